@@ -1,0 +1,138 @@
+#include "graph/Graph.h"
+
+#include <array>
+
+namespace jointscope {
+namespace {
+
+constexpr std::array<std::string_view, 6> kNodeOpNames = {"placeholder", "get_attr",    "call_function",
+                                                            "call_method", "call_module", "output"};
+
+} // namespace
+
+std::string_view nodeOpName(NodeOp op) { return kNodeOpNames[static_cast<size_t>(op)]; }
+
+std::optional<NodeOp> parseNodeOp(std::string_view text) {
+    for (size_t i = 0; i < kNodeOpNames.size(); ++i)
+        if (kNodeOpNames[i] == text)
+            return static_cast<NodeOp>(i);
+    return std::nullopt;
+}
+
+std::string Device::str() const {
+    if (index < 0)
+        return type;
+    return type + ":" + std::to_string(index);
+}
+
+std::optional<uint64_t> TensorMeta::bytes() const {
+    if (!known())
+        return std::nullopt;
+    uint64_t numel = 1;
+    for (const SymInt& d : sizes) {
+        if (d.isSymbolic() || d.value < 0)
+            return std::nullopt;
+        numel *= static_cast<uint64_t>(d.value);
+    }
+    return numel * itemSize(dtype);
+}
+
+Graph::Graph(const Graph& other)
+    : name(other.name), numFwdOutputs(other.numFwdOutputs), decisions(other.decisions),
+      attributes(other.attributes), nodes_(other.nodes_), byName_(other.byName_) {
+    subgraphs_.reserve(other.subgraphs_.size());
+    for (const auto& sub : other.subgraphs_)
+        subgraphs_.push_back(std::make_unique<Graph>(*sub));
+}
+
+Graph& Graph::operator=(const Graph& other) {
+    if (this != &other) {
+        Graph copy(other);
+        *this = std::move(copy);
+    }
+    return *this;
+}
+
+NodeId Graph::addNode(Node node) {
+    const auto id = static_cast<NodeId>(nodes_.size());
+    byName_.emplace(node.name, id);
+    nodes_.push_back(std::move(node));
+    return id;
+}
+
+std::optional<NodeId> Graph::find(std::string_view name) const {
+    auto it = byName_.find(std::string(name));
+    if (it == byName_.end())
+        return std::nullopt;
+    return it->second;
+}
+
+void Graph::computeUsers() {
+    for (Node& n : nodes_)
+        n.users.clear();
+    for (NodeId id = 0; id < nodes_.size(); ++id) {
+        nodes_[id].forEachInput([&](NodeId input) {
+            if (input >= nodes_.size())
+                return;
+            auto& users = nodes_[input].users;
+            if (users.empty() || users.back() != id)
+                users.push_back(id);
+        });
+    }
+}
+
+void Graph::reserve(size_t n) {
+    nodes_.reserve(n);
+    byName_.reserve(n);
+}
+
+int32_t Graph::addSubgraph(std::unique_ptr<Graph> graph) {
+    subgraphs_.push_back(std::move(graph));
+    return static_cast<int32_t>(subgraphs_.size() - 1);
+}
+
+int32_t Graph::findSubgraph(std::string_view subName) const {
+    for (size_t i = 0; i < subgraphs_.size(); ++i)
+        if (subgraphs_[i]->name == subName)
+            return static_cast<int32_t>(i);
+    return -1;
+}
+
+std::optional<NodeId> Graph::outputNode() const {
+    for (size_t i = nodes_.size(); i-- > 0;)
+        if (nodes_[i].op == NodeOp::Output)
+            return static_cast<NodeId>(i);
+    return std::nullopt;
+}
+
+bool operator==(const Node& a, const Node& b) {
+    return a.name == b.name && a.op == b.op && a.target == b.target && a.args == b.args && a.kwargs == b.kwargs &&
+           a.outputKind == b.outputKind && a.outputs == b.outputs && a.symValue == b.symValue && a.meta == b.meta &&
+           a.subgraph == b.subgraph;
+}
+
+bool operator==(const Graph& a, const Graph& b) {
+    if (a.name != b.name || a.numFwdOutputs != b.numFwdOutputs || a.decisions != b.decisions ||
+        a.attributes != b.attributes || a.nodes_ != b.nodes_ || a.subgraphs_.size() != b.subgraphs_.size())
+        return false;
+    for (size_t i = 0; i < a.subgraphs_.size(); ++i)
+        if (!(*a.subgraphs_[i] == *b.subgraphs_[i]))
+            return false;
+    return true;
+}
+
+bool isTangent(const Node& node) {
+    return node.op == NodeOp::Placeholder && node.target.text.find("tangents") != std::string::npos;
+}
+
+static bool isSeedOffset(const Node& node) {
+    const std::string& t = node.target.text;
+    return t.find("fwd_seed") != std::string::npos || t.find("fwd_base_offset") != std::string::npos ||
+           t.find("bwd_seed") != std::string::npos || t.find("bwd_base_offset") != std::string::npos;
+}
+
+bool isPrimal(const Node& node) {
+    return node.op == NodeOp::Placeholder && !isTangent(node) && !isSeedOffset(node);
+}
+
+} // namespace jointscope

@@ -1,0 +1,47 @@
+// Opens any graph file engineers have: FX text, TORCH_TRACE logs, TORCH_LOGS pastes, jointscope JSON.
+#pragma once
+
+#include "graph/Graph.h"
+#include "io/GraphEntry.h"
+#include "support/Diagnostic.h"
+
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace jointscope {
+
+enum class FileFormat { FxText, TraceLog, LogPaste, Json };
+std::string_view formatName(FileFormat format);
+
+struct OpenOptions {
+    std::string metaPath;      // explicit torch 1.13 sidecar; else <stem>.meta.json beside the file if present
+    bool autoSidecars = true;  // also reference.json beside joint.txt (torch's own decisions)
+};
+
+class GraphFile {
+public:
+    static Expected<GraphFile> open(const std::string& path, const OpenOptions& options = {});
+    static Expected<GraphFile> fromText(std::string text, std::string fileName, const OpenOptions& options = {});
+
+    FileFormat format() const { return format_; }
+    const std::string& fileName() const { return fileName_; }
+    const std::vector<GraphEntry>& graphs() const { return graphs_; }
+    const std::vector<Diagnostic>& problems() const { return problems_; }
+
+    // Parses graph `index` (sidecars applied for single-graph files).
+    Expected<Graph> load(size_t index) const;
+    // "INDEX", "KIND" (first of that kind) or "KIND@COMPILE_ID".
+    std::optional<size_t> select(std::string_view spec) const;
+
+private:
+    FileFormat format_ = FileFormat::FxText;
+    std::string fileName_;
+    std::string text_; // whole file for single-graph formats
+    OpenOptions options_;
+    std::vector<GraphEntry> graphs_;
+    std::vector<Diagnostic> problems_;
+};
+
+} // namespace jointscope

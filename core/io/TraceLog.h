@@ -1,0 +1,26 @@
+// TORCH_TRACE structured logs (glog prefix + JSON + tab-indented payload) and TORCH_LOGS terminal pastes.
+#pragma once
+
+#include "io/GraphEntry.h"
+#include "support/Diagnostic.h"
+
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace jointscope {
+
+struct GraphIndex {
+    std::vector<GraphEntry> graphs;
+    std::vector<Diagnostic> problems; // located; the file still loads (e.g. a corrupted JSON line)
+};
+
+bool looksLikeTraceLog(std::string_view head);
+// Lists every graph payload with its compile id; checks md5 of payloads; resolves the string table.
+GraphIndex indexTraceLog(std::string_view text, const std::string& fileName);
+
+bool looksLikeLogPaste(std::string_view head);
+// Lists every graph in a TORCH_LOGS paste (glog prefixes, ANSI escapes, TRACED GRAPH / Forward graph headers).
+GraphIndex indexLogPaste(std::string_view text, const std::string& fileName);
+
+} // namespace jointscope

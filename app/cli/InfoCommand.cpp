@@ -1,1 +1,158 @@
-// stub
+// jointscope-cli info: counts for one graph, or the list of graphs in a log.
+#include "Command.h"
+
+#include "graph/GraphStats.h"
+
+#include <nlohmann/json.hpp>
+
+#include <algorithm>
+#include <cstdio>
+
+namespace jointscope::cli {
+namespace {
+
+using Json = nlohmann::ordered_json;
+
+Json statsJson(const Graph& graph) {
+    const GraphStats s = computeStats(graph);
+    Json j = Json::object();
+    j["nodes"] = s.nodes;
+    j["placeholders"] = s.placeholders;
+    j["call_function"] = s.callFunctions;
+    j["primals"] = s.primals;
+    j["tangents"] = s.tangents;
+    j["forward"] = s.forward;
+    j["backward"] = s.backward;
+    j["tensor_bytes"] = s.tensorBytes;
+    j["subgraphs"] = s.subgraphs;
+    j["num_fwd_outputs"] = graph.numFwdOutputs ? Json(*graph.numFwdOutputs) : Json(nullptr);
+    return j;
+}
+
+std::string cellText(const Json& j) {
+    return j.is_string() ? j.get<std::string>() : j.dump();
+}
+
+// Columns padded to their widest cell; numbers right-aligned.
+void printTable(const std::vector<std::string>& header, const std::vector<std::vector<Json>>& rows) {
+    std::vector<size_t> width(header.size());
+    for (size_t c = 0; c < header.size(); ++c) {
+        width[c] = header[c].size();
+        for (const auto& row : rows)
+            width[c] = std::max(width[c], cellText(row[c]).size());
+    }
+    auto print = [&](const std::vector<std::string>& cells, const std::vector<bool>& right) {
+        std::string line;
+        for (size_t c = 0; c < cells.size(); ++c) {
+            const std::string pad(width[c] - cells[c].size(), ' ');
+            line += right[c] ? pad + cells[c] : cells[c] + (c + 1 < cells.size() ? pad : "");
+            if (c + 1 < cells.size())
+                line += "  ";
+        }
+        std::printf("%s\n", line.c_str());
+    };
+    print(header, std::vector<bool>(header.size(), false));
+    for (const auto& row : rows) {
+        std::vector<std::string> cells;
+        std::vector<bool> right;
+        for (const Json& cell : row) {
+            cells.push_back(cellText(cell));
+            right.push_back(cell.is_number());
+        }
+        print(cells, right);
+    }
+}
+
+int printGraphInfo(const GraphFile& file, size_t index, bool asJson) {
+    Expected<Graph> graph = file.load(index);
+    if (!graph)
+        return inputError(graph.error());
+    const Json stats = statsJson(*graph);
+    if (asJson) {
+        std::printf("%s\n", stats.dump(2).c_str());
+        return kExitOk;
+    }
+    const GraphEntry& entry = file.graphs()[index];
+    const std::string_view format = formatName(file.format());
+    const std::string label =
+        entry.title.empty() || entry.title == format ? "graph '" + graph->name + "'" : entry.title;
+    std::printf("%s: %s (%.*s)\n", file.fileName().c_str(), label.c_str(), int(format.size()), format.data());
+    size_t width = 0;
+    for (const auto& item : stats.items())
+        width = std::max(width, item.key().size());
+    for (const auto& item : stats.items())
+        std::printf("  %-*s  %s\n", int(width), item.key().c_str(),
+                    item.value().is_null() ? "-" : item.value().dump().c_str());
+    return kExitOk;
+}
+
+int printGraphList(const GraphFile& file, bool asJson) {
+    Json graphs = Json::array();
+    Json problems = Json::array();
+    for (const Diagnostic& d : file.problems())
+        problems.push_back(d.format());
+    for (size_t i = 0; i < file.graphs().size(); ++i) {
+        const GraphEntry& entry = file.graphs()[i];
+        uint64_t nodes = entry.nodes;
+        if (nodes == 0) {
+            Expected<Graph> graph = file.load(i);
+            if (graph)
+                nodes = graph->size();
+            else
+                problems.push_back(graph.error().format());
+        }
+        graphs.push_back(
+            Json{{"index", i}, {"kind", entry.kind}, {"compile_id", entry.compileId}, {"nodes", nodes}});
+    }
+    if (asJson) {
+        Json out = Json::object();
+        out["graphs"] = std::move(graphs);
+        if (!problems.empty())
+            out["problems"] = std::move(problems);
+        std::printf("%s\n", out.dump(2).c_str());
+        return kExitOk;
+    }
+    std::printf("%s: %zu graphs (%.*s)\n", file.fileName().c_str(), file.graphs().size(),
+                int(formatName(file.format()).size()), formatName(file.format()).data());
+    std::vector<std::vector<Json>> rows;
+    for (const Json& g : graphs)
+        rows.push_back({g["index"], g["compile_id"].get<std::string>().empty() ? Json("-") : g["compile_id"],
+                        g["kind"], g["nodes"]});
+    printTable({"index", "compile_id", "kind", "nodes"}, rows);
+    for (const Json& p : problems)
+        std::fprintf(stderr, "%s\n", p.get<std::string>().c_str());
+    return kExitOk;
+}
+
+int runInfo(const ParsedArgs& args) {
+    Expected<GraphFile> file = openGraphFile(args);
+    if (!file)
+        return inputError(file.error());
+    std::string error;
+    std::optional<size_t> index = chooseGraph(*file, args, error);
+    if (!error.empty())
+        return usageError(infoCommand(), error);
+    const bool asJson = args.has("--json");
+    const bool singleGraphFormat = file->format() == FileFormat::FxText || file->format() == FileFormat::Json;
+    if (index && (args.has("--graph") || singleGraphFormat))
+        return printGraphInfo(*file, *index, asJson);
+    return printGraphList(*file, asJson);
+}
+
+} // namespace
+
+const Command& infoCommand() {
+    static const Command command{
+        "info",
+        "info FILE [--graph G] [--meta F] [--json]",
+        "Print node counts of a graph (GraphStats), or list the graphs of a TORCH_TRACE log / TORCH_LOGS "
+        "paste.",
+        {graphOption(), metaOption(), jsonOption()},
+        1,
+        1,
+        &runInfo,
+    };
+    return command;
+}
+
+} // namespace jointscope::cli

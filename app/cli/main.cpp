@@ -1,1 +1,97 @@
-int main() { return 0; }
+// jointscope-cli: the command-line front end (no Qt). One file per subcommand; see Command.h.
+#include "Command.h"
+
+#include <array>
+#include <cstdio>
+#include <string>
+#include <vector>
+
+#ifndef JOINTSCOPE_VERSION
+#define JOINTSCOPE_VERSION "unknown"
+#endif
+
+namespace jointscope::cli {
+namespace {
+
+using CommandFn = const Command& (*)();
+constexpr std::array<CommandFn, 2> kCommands = {&infoCommand, &convertCommand};
+
+const Command* findCommand(std::string_view name) {
+    for (CommandFn fn : kCommands)
+        if (fn().name == name)
+            return &fn();
+    return nullptr;
+}
+
+void printUsage(std::FILE* out) {
+    std::fprintf(out,
+                 "usage: jointscope-cli COMMAND [ARGS...]\n       jointscope-cli help COMMAND | --help | "
+                 "--version\n\ncommands:\n");
+    for (CommandFn fn : kCommands) {
+        const Command& c = fn();
+        std::fprintf(out, "  %-10.*s %.*s\n", int(c.name.size()), c.name.data(), int(c.summary.size()),
+                     c.summary.data());
+    }
+    std::fprintf(out, "\nFILE is FX text, a TORCH_TRACE log, a TORCH_LOGS paste or jointscope JSON "
+                      "(docs/formats.md).\nExit status: 0 ok, 1 usage error, 2 bad input.\n");
+}
+
+int run(const std::vector<std::string>& argv) {
+    if (argv.empty()) {
+        printUsage(stderr);
+        return kExitUsage;
+    }
+    const std::string& first = argv[0];
+    if (first == "--help" || first == "-h" || first == "help") {
+        if (first == "help" && argv.size() > 1) {
+            const Command* command = findCommand(argv[1]);
+            if (!command) {
+                std::fprintf(stderr, "jointscope-cli: error: unknown command '%s'\n", argv[1].c_str());
+                return kExitUsage;
+            }
+            printHelp(*command, stdout);
+            return kExitOk;
+        }
+        printUsage(stdout);
+        return kExitOk;
+    }
+    if (first == "--version" || first == "-V") {
+        std::printf("jointscope-cli %s\n", JOINTSCOPE_VERSION);
+        return kExitOk;
+    }
+    const Command* command = findCommand(first);
+    if (!command) {
+        std::fprintf(stderr, "jointscope-cli: error: unknown command '%s'\n", first.c_str());
+        printUsage(stderr);
+        return kExitUsage;
+    }
+    const std::span<const std::string> rest(argv.begin() + 1, argv.end());
+    for (const std::string& arg : rest) {
+        if (arg == "--help" || arg == "-h") {
+            printHelp(*command, stdout);
+            return kExitOk;
+        }
+    }
+    auto [args, error] = parseArgs(rest, command->options);
+    if (!args)
+        return usageError(*command, error);
+    if (args->positional.size() < command->minPositional)
+        return usageError(*command, "missing arguments");
+    if (args->positional.size() > command->maxPositional)
+        return usageError(*command, "unexpected argument '" + args->positional[command->maxPositional] + "'");
+    return command->run(*args);
+}
+
+} // namespace
+} // namespace jointscope::cli
+
+int main(int argc, char** argv) {
+    std::vector<std::string> args(argv + 1, argv + argc);
+    try {
+        return jointscope::cli::run(args);
+    } catch (const std::exception& e) {
+        // Readers report problems as diagnostics; this is the last line of defence against a crash.
+        std::fprintf(stderr, "jointscope-cli: internal error: %s\n", e.what());
+        return jointscope::cli::kExitBadInput;
+    }
+}

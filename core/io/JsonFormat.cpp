@@ -1,2 +1,1044 @@
-// Implemented in progress.
-#include "io/GraphFile.h"
+// jointscope JSON (docs/formats.md): a lossless, versioned serialization of the whole IR.
+#include "io/JsonFormat.h"
+
+#include "io/JsonSupport.h"
+
+#include <array>
+#include <charconv>
+#include <cmath>
+#include <cstdio>
+#include <limits>
+#include <unordered_map>
+
+namespace jointscope {
+namespace {
+
+using json_support::Json;
+
+constexpr std::string_view kFormatName = "jointscope-graph";
+constexpr size_t kMaxGraphDepth = 32;
+
+constexpr std::array<std::string_view, 6> kTargetKindNames = {"name",         "op_overload", "op_packet",
+                                                              "higher_order", "operator",    "python"};
+constexpr std::array<std::string_view, 7> kOutputKindNames = {"unknown",   "tensor",   "tuple", "sym_int",
+                                                              "sym_float", "sym_bool", "none"};
+
+template <size_t N> int findName(const std::array<std::string_view, N>& names, std::string_view text) {
+    for (size_t i = 0; i < N; ++i)
+        if (names[i] == text)
+            return static_cast<int>(i);
+    return -1;
+}
+
+// ---------------------------------------------------------------------------------------------------------------
+// Writer: appends straight to the output (no DOM), with python's separators (", " and ": ") so that node
+// lines read like json.dumps output.
+
+std::string deviceText(const std::string& type, int64_t index) {
+    return index < 0 ? type : type + ":" + std::to_string(index);
+}
+
+// Length of a valid UTF-8 sequence at text[i], or 0.
+size_t utf8Length(std::string_view text, size_t i) {
+    const auto c = static_cast<unsigned char>(text[i]);
+    size_t length = 0;
+    if (c < 0x80)
+        return 1;
+    if ((c & 0xE0) == 0xC0 && c >= 0xC2)
+        length = 2;
+    else if ((c & 0xF0) == 0xE0)
+        length = 3;
+    else if ((c & 0xF8) == 0xF0 && c <= 0xF4)
+        length = 4;
+    else
+        return 0;
+    if (i + length > text.size())
+        return 0;
+    for (size_t k = 1; k < length; ++k)
+        if ((static_cast<unsigned char>(text[i + k]) & 0xC0) != 0x80)
+            return 0;
+    return length;
+}
+
+void appendString(std::string& out, std::string_view text) {
+    out += '"';
+    for (size_t i = 0; i < text.size();) {
+        const char c = text[i];
+        switch (c) {
+        case '"':
+            out += "\\\"";
+            break;
+        case '\\':
+            out += "\\\\";
+            break;
+        case '\n':
+            out += "\\n";
+            break;
+        case '\t':
+            out += "\\t";
+            break;
+        case '\r':
+            out += "\\r";
+            break;
+        case '\b':
+            out += "\\b";
+            break;
+        case '\f':
+            out += "\\f";
+            break;
+        default:
+            if (static_cast<unsigned char>(c) < 0x20) {
+                char escaped[8];
+                std::snprintf(escaped, sizeof escaped, "\\u%04x", static_cast<unsigned>(c));
+                out += escaped;
+            } else if (const size_t length = utf8Length(text, i); length > 0) {
+                out.append(text.substr(i, length));
+                i += length;
+                continue;
+            } else {
+                out += "\xEF\xBF\xBD"; // invalid UTF-8 (never in files GraphFile accepts): U+FFFD
+            }
+        }
+        ++i;
+    }
+    out += '"';
+}
+
+void appendInt(std::string& out, int64_t value) {
+    char buffer[24];
+    const auto result = std::to_chars(buffer, buffer + sizeof buffer, value);
+    out.append(buffer, result.ptr);
+}
+
+// Shortest text that reads back to the same double; always with '.' or an exponent so it stays a float.
+void appendFloat(std::string& out, double value) {
+    char buffer[32];
+    const auto result = std::to_chars(buffer, buffer + sizeof buffer, value);
+    const std::string_view text(buffer, static_cast<size_t>(result.ptr - buffer));
+    out += text;
+    if (text.find_first_of(".e") == std::string_view::npos)
+        out += ".0";
+}
+
+void appendKey(std::string& out, std::string_view key, bool& first) {
+    if (!first)
+        out += ", ";
+    first = false;
+    appendString(out, key);
+    out += ": ";
+}
+
+void appendTagged(std::string& out, std::string_view tag, std::string_view text) {
+    out += '{';
+    appendString(out, tag);
+    out += ": ";
+    appendString(out, text);
+    out += '}';
+}
+
+void appendStrings(std::string& out, const std::vector<std::string>& items) {
+    out += '[';
+    for (size_t i = 0; i < items.size(); ++i) {
+        if (i)
+            out += ", ";
+        appendString(out, items[i]);
+    }
+    out += ']';
+}
+
+void appendSymInt(std::string& out, const SymInt& s) {
+    if (!s.isSymbolic()) {
+        appendInt(out, s.value);
+    } else if (s.value == 0) {
+        appendString(out, s.expr);
+    } else {
+        out += "{\"sym\": ";
+        appendString(out, s.expr);
+        out += ", \"value\": ";
+        appendInt(out, s.value);
+        out += '}';
+    }
+}
+
+void appendSymInts(std::string& out, const std::vector<SymInt>& dims) {
+    out += '[';
+    for (size_t i = 0; i < dims.size(); ++i) {
+        if (i)
+            out += ", ";
+        appendSymInt(out, dims[i]);
+    }
+    out += ']';
+}
+
+void appendTensor(std::string& out, const TensorMeta& t) {
+    if (t == TensorMeta{}) {
+        out += "null";
+        return;
+    }
+    bool first = true;
+    out += '{';
+    if (t.dtype != DType::Undefined) {
+        appendKey(out, "dtype", first);
+        appendString(out, torchName(t.dtype));
+    }
+    appendKey(out, "sizes", first);
+    appendSymInts(out, t.sizes);
+    if (!t.strides.empty()) {
+        appendKey(out, "strides", first);
+        appendSymInts(out, t.strides);
+    }
+    if (!t.device.type.empty() || t.device.index != -1) {
+        appendKey(out, "device", first);
+        appendString(out, deviceText(t.device.type, t.device.index));
+    }
+    out += '}';
+}
+
+void appendValue(std::string& out, const Value& v, const Graph& graph) {
+    auto items = [&](const std::vector<Value>& values) {
+        out += '[';
+        for (size_t i = 0; i < values.size(); ++i) {
+            if (i)
+                out += ", ";
+            appendValue(out, values[i], graph);
+        }
+        out += ']';
+    };
+    switch (v.kind()) {
+    case ValueKind::None:
+        out += "null";
+        return;
+    case ValueKind::Bool:
+        out += v.asBool() ? "true" : "false";
+        return;
+    case ValueKind::Int:
+        appendInt(out, v.asInt());
+        return;
+    case ValueKind::Float: {
+        const double f = v.asFloat();
+        if (std::isnan(f))
+            out += "{\"float\": \"nan\"}";
+        else if (std::isinf(f))
+            out += f > 0 ? "{\"float\": \"inf\"}" : "{\"float\": \"-inf\"}";
+        else
+            appendFloat(out, f);
+        return;
+    }
+    case ValueKind::String:
+        appendString(out, v.text());
+        return;
+    case ValueKind::NodeRef:
+        if (v.asNode() < graph.size())
+            appendTagged(out, "node", graph.node(v.asNode()).name);
+        else
+            out += "{\"node\": null}";
+        return;
+    case ValueKind::List:
+        items(v.items());
+        return;
+    case ValueKind::Tuple:
+        out += "{\"tuple\": ";
+        items(v.items());
+        out += '}';
+        return;
+    case ValueKind::Dict:
+        out += "{\"dict\": [";
+        for (size_t i = 0; i + 1 < v.items().size(); i += 2) {
+            if (i)
+                out += ", ";
+            out += '[';
+            appendValue(out, v.items()[i], graph);
+            out += ", ";
+            appendValue(out, v.items()[i + 1], graph);
+            out += ']';
+        }
+        out += "]}";
+        return;
+    case ValueKind::Slice:
+        out += "{\"slice\": ";
+        items(v.items());
+        out += '}';
+        return;
+    case ValueKind::DType:
+        appendTagged(out, "dtype", torchName(v.asDType()));
+        return;
+    case ValueKind::Device:
+        appendTagged(out, "device", deviceText(v.text(), v.deviceIndex()));
+        return;
+    case ValueKind::Layout:
+        appendTagged(out, "layout", v.text());
+        return;
+    case ValueKind::MemoryFormat:
+        appendTagged(out, "memory_format", v.text());
+        return;
+    case ValueKind::SymExpr:
+        appendTagged(out, "sym", v.text());
+        return;
+    case ValueKind::Ellipsis:
+        out += "{\"ellipsis\": true}";
+        return;
+    case ValueKind::Opaque:
+        appendTagged(out, "opaque", v.text());
+        return;
+    }
+    out += "null";
+}
+
+// The string form when it parses back to the same target, else the full object.
+void appendTarget(std::string& out, const Target& t, NodeOp op) {
+    const Target reparsed = op == NodeOp::CallFunction ? Target::parseFunction(t.text) : Target::name(t.text);
+    if (reparsed == t) {
+        appendString(out, t.text);
+        return;
+    }
+    bool first = true;
+    out += '{';
+    appendKey(out, "kind", first);
+    appendString(out, kTargetKindNames[static_cast<size_t>(t.kind)]);
+    appendKey(out, "text", first);
+    appendString(out, t.text);
+    appendKey(out, "ns", first);
+    appendString(out, t.ns);
+    appendKey(out, "op", first);
+    appendString(out, t.op);
+    appendKey(out, "overload", first);
+    appendString(out, t.overload);
+    out += '}';
+}
+
+void appendMeta(std::string& out, const NodeMeta& m, bool& firstInNode) {
+    if (m == NodeMeta{})
+        return;
+    appendKey(out, "meta", firstInNode);
+    bool first = true;
+    out += '{';
+    if (!m.stackTrace.empty()) {
+        appendKey(out, "stack_trace", first);
+        appendStrings(out, m.stackTrace);
+    }
+    if (!m.nnModuleStack.empty()) {
+        appendKey(out, "nn_module_stack", first);
+        out += '[';
+        for (size_t i = 0; i < m.nnModuleStack.size(); ++i) {
+            const ModuleFrame& f = m.nnModuleStack[i];
+            out += i ? ", {\"key\": " : "{\"key\": ";
+            appendString(out, f.key);
+            out += ", \"path\": ";
+            appendString(out, f.path);
+            out += ", \"type\": ";
+            appendString(out, f.type);
+            out += '}';
+        }
+        out += ']';
+    }
+    if (!m.recompute.empty()) {
+        appendKey(out, "recompute", first);
+        appendString(out, m.recompute);
+    }
+    if (m.acGraphId != -1) {
+        appendKey(out, "ac_graph_id", first);
+        appendInt(out, m.acGraphId);
+    }
+    if (!m.partitionerTag.empty()) {
+        appendKey(out, "partitioner_tag", first);
+        appendString(out, m.partitionerTag);
+    }
+    if (!m.descriptor.empty()) {
+        appendKey(out, "descriptor", first);
+        appendString(out, m.descriptor);
+    }
+    if (!m.extra.empty()) {
+        appendKey(out, "extra", first);
+        bool firstExtra = true;
+        out += '{';
+        for (const auto& [key, text] : m.extra) {
+            appendKey(out, key, firstExtra);
+            appendString(out, text);
+        }
+        out += '}';
+    }
+    if (m.sourceLine != 0) {
+        appendKey(out, "source_line", first);
+        appendInt(out, m.sourceLine);
+    }
+    out += '}';
+}
+
+void appendNode(std::string& out, const Node& n, const Graph& graph) {
+    bool first = true;
+    out += '{';
+    appendKey(out, "name", first);
+    appendString(out, n.name);
+    appendKey(out, "op", first);
+    appendString(out, nodeOpName(n.op));
+    appendKey(out, "target", first);
+    appendTarget(out, n.target, n.op);
+    if (!n.args.empty()) {
+        appendKey(out, "args", first);
+        out += '[';
+        for (size_t i = 0; i < n.args.size(); ++i) {
+            if (i)
+                out += ", ";
+            appendValue(out, n.args[i], graph);
+        }
+        out += ']';
+    }
+    if (!n.kwargs.empty()) {
+        appendKey(out, "kwargs", first);
+        bool firstKwarg = true;
+        out += '{';
+        for (const auto& [key, value] : n.kwargs) {
+            appendKey(out, key, firstKwarg);
+            appendValue(out, value, graph);
+        }
+        out += '}';
+    }
+    if (n.outputKind != OutputKind::Unknown) {
+        appendKey(out, "output_kind", first);
+        appendString(out, kOutputKindNames[static_cast<size_t>(n.outputKind)]);
+    }
+    if (!n.outputs.empty()) {
+        appendKey(out, "outputs", first);
+        out += '[';
+        for (size_t i = 0; i < n.outputs.size(); ++i) {
+            if (i)
+                out += ", ";
+            appendTensor(out, n.outputs[i]);
+        }
+        out += ']';
+    }
+    if (!n.symValue.empty()) {
+        appendKey(out, "sym", first);
+        appendString(out, n.symValue);
+    }
+    if (n.subgraph >= 0) {
+        appendKey(out, "subgraph", first);
+        appendInt(out, n.subgraph);
+    }
+    appendMeta(out, n.meta, first);
+    out += '}';
+}
+
+void appendDecision(std::string& out, const PartitionDecision& d) {
+    bool first = true;
+    out += '{';
+    appendKey(out, "name", first);
+    appendString(out, d.name);
+    if (!d.origin.empty()) {
+        appendKey(out, "origin", first);
+        appendString(out, d.origin);
+    }
+    appendKey(out, "saved", first);
+    appendStrings(out, d.saved);
+    if (!d.savedSym.empty()) {
+        appendKey(out, "saved_sym", first);
+        appendStrings(out, d.savedSym);
+    }
+    if (d.seconds) {
+        appendKey(out, "seconds", first);
+        if (std::isfinite(*d.seconds))
+            appendFloat(out, *d.seconds);
+        else
+            out += "null";
+    }
+    out += '}';
+}
+
+// A graph object over several lines: one line per node, decision and nested graph field.
+void writeGraphObject(const Graph& graph, const std::string& indent, std::string& out) {
+    const std::string inner = indent + ' ';
+    out += "{\n" + inner + "\"name\": ";
+    appendString(out, graph.name);
+    if (graph.numFwdOutputs) {
+        out += ",\n" + inner + "\"num_fwd_outputs\": ";
+        appendInt(out, *graph.numFwdOutputs);
+    }
+    if (!graph.attributes.empty()) {
+        out += ",\n" + inner + "\"attributes\": {";
+        bool first = true;
+        for (const auto& [key, value] : graph.attributes) {
+            appendKey(out, key, first);
+            appendString(out, value);
+        }
+        out += '}';
+    }
+    out += ",\n" + inner + "\"nodes\": [";
+    for (size_t i = 0; i < graph.size(); ++i) {
+        out += i ? ",\n" : "\n";
+        out += inner + ' ';
+        appendNode(out, graph.node(static_cast<NodeId>(i)), graph);
+    }
+    out += graph.size() ? "\n" + inner + "]" : "]";
+    if (!graph.subgraphs().empty()) {
+        out += ",\n" + inner + "\"subgraphs\": [";
+        for (size_t i = 0; i < graph.subgraphs().size(); ++i) {
+            out += i ? ",\n" : "\n";
+            out += inner + ' ';
+            writeGraphObject(*graph.subgraphs()[i], inner + ' ', out);
+        }
+        out += "\n" + inner + "]";
+    }
+    if (!graph.decisions.empty()) {
+        out += ",\n" + inner + "\"decisions\": [";
+        for (size_t i = 0; i < graph.decisions.size(); ++i) {
+            out += i ? ",\n" : "\n";
+            out += inner + ' ';
+            appendDecision(out, graph.decisions[i]);
+        }
+        out += "\n" + inner + "]";
+    }
+    out += "\n" + indent + "}";
+}
+
+// ---------------------------------------------------------------------------------------------------------------
+// Reader
+
+// A schema violation inside `where` (the innermost object that can be located).
+struct SchemaError {
+    const Json* where;
+    std::string message;
+};
+
+// The field being read, e.g. "node 'mm': args[1].tuple[0]". Built on the stack and formatted only when an
+// error is reported, so that reading large graphs allocates no messages.
+struct Path {
+    const Path* parent = nullptr;
+    std::string_view key;  // root label ("node", "graph"), or a field name; empty for an index
+    std::string_view name; // root only: the node / decision name
+    size_t index = 0;
+
+    static Path root(std::string_view label, std::string_view name = {}) {
+        return Path{nullptr, label, name, 0};
+    }
+    Path field(std::string_view k) const { return Path{this, k, {}, 0}; }
+    Path at(size_t i) const { return Path{this, {}, {}, i}; }
+
+    std::string str() const {
+        if (!parent)
+            return name.empty() ? std::string(key) : std::string(key) + " '" + std::string(name) + "'";
+        std::string out = parent->str();
+        if (key.empty())
+            return out + "[" + std::to_string(index) + "]";
+        return out + (parent->parent ? "." : ": ") + std::string(key);
+    }
+};
+
+class GraphReader {
+public:
+    void readGraph(const Json& j, Graph& graph, size_t depth) {
+        if (!j.is_object())
+            fail(nullptr, "\"graph\" must be an object");
+        if (depth > kMaxGraphDepth)
+            fail(&j, "subgraphs nested deeper than " + std::to_string(kMaxGraphDepth) + " levels");
+        if (const Json* name = find(j, "name"))
+            graph.name = stringOf(*name, &j, Path::root(depth == 0 ? "graph" : "subgraph").field("name"));
+        const Path self = depth == 0 ? Path::root("graph") : Path::root("subgraph", graph.name);
+        if (const Json* n = find(j, "num_fwd_outputs"); n && !n->is_null())
+            graph.numFwdOutputs = intOf(*n, &j, self.field("num_fwd_outputs"));
+        if (const Json* attributes = find(j, "attributes")) {
+            if (!attributes->is_object())
+                fail(&j, self.field("attributes").str() + ": expected an object of strings");
+            const Path path = self.field("attributes");
+            for (const auto& item : attributes->items())
+                graph.attributes.emplace_back(item.key(), stringOf(item.value(), &j, path.field(item.key())));
+        }
+        // Subgraphs first, so that nodes can name them.
+        if (const Json* subgraphs = find(j, "subgraphs")) {
+            if (!subgraphs->is_array())
+                fail(&j, self.field("subgraphs").str() + ": expected an array");
+            for (const Json& sub : *subgraphs) {
+                auto child = std::make_unique<Graph>();
+                readGraph(sub, *child, depth + 1);
+                graph.addSubgraph(std::move(child));
+            }
+        }
+        const Json* nodes = find(j, "nodes");
+        if (!nodes)
+            fail(&j, self.str() + ": missing \"nodes\"");
+        if (!nodes->is_array())
+            fail(&j, self.field("nodes").str() + ": expected an array");
+        graph.reserve(nodes->size());
+        // Names first: a reference may point anywhere in the same graph.
+        for (const Json& jn : *nodes)
+            graph.addNode(readNodeHeader(jn, graph, self));
+        for (NodeId id = 0; id < graph.size(); ++id)
+            readNodeBody((*nodes)[id], graph, graph.node(id));
+        if (const Json* decisions = find(j, "decisions")) {
+            if (!decisions->is_array())
+                fail(&j, self.field("decisions").str() + ": expected an array");
+            for (const Json& d : *decisions)
+                graph.decisions.push_back(readDecision(d, self));
+        }
+        graph.computeUsers();
+    }
+
+private:
+    [[noreturn]] static void fail(const Json* where, std::string message) {
+        throw SchemaError{where, std::move(message)};
+    }
+
+    static const Json* find(const Json& object, std::string_view key) {
+        auto it = object.find(key);
+        return it == object.end() ? nullptr : &*it;
+    }
+
+    static const std::string& stringOf(const Json& j, const Json* where, const Path& path) {
+        if (!j.is_string())
+            fail(where, path.str() + ": expected a string, got " + std::string(j.type_name()));
+        return j.get_ref<const std::string&>();
+    }
+
+    static int64_t intOf(const Json& j, const Json* where, const Path& path) {
+        if (!j.is_number_integer() ||
+            (j.is_number_unsigned() && j.get<uint64_t>() > uint64_t(std::numeric_limits<int64_t>::max())))
+            fail(where, path.str() + ": expected an int64 integer, got " + std::string(j.type_name()));
+        return j.get<int64_t>();
+    }
+
+    static std::vector<std::string> stringsOf(const Json& j, const Json* where, const Path& path) {
+        if (!j.is_array())
+            fail(where, path.str() + ": expected an array of strings");
+        std::vector<std::string> out;
+        out.reserve(j.size());
+        for (size_t i = 0; i < j.size(); ++i)
+            out.push_back(stringOf(j[i], where, path.at(i)));
+        return out;
+    }
+
+    static Device parseDevice(const std::string& text) {
+        Device d;
+        const size_t colon = text.rfind(':');
+        if (colon != std::string::npos && colon + 1 < text.size() &&
+            text.find_first_not_of("0123456789", colon + 1) == std::string::npos &&
+            text.size() - colon <= 10) {
+            d.type = text.substr(0, colon);
+            d.index = std::stoll(text.substr(colon + 1));
+        } else {
+            d.type = text;
+        }
+        return d;
+    }
+
+    static DType dtypeOf(const Json& j, const Json* where, const Path& path) {
+        const std::string& text = stringOf(j, where, path);
+        if (text == "undefined")
+            return DType::Undefined;
+        std::optional<DType> d = parseDType(text);
+        if (!d)
+            fail(where, path.str() + ": unknown dtype '" + text + "'");
+        return *d;
+    }
+
+    Node readNodeHeader(const Json& j, const Graph& graph, const Path& owner) {
+        if (!j.is_object())
+            fail(nullptr, owner.field("nodes").str() + ": every entry must be an object");
+        Node n;
+        const Json* name = find(j, "name");
+        if (!name)
+            fail(&j, owner.field("nodes").str() + ": node without \"name\"");
+        n.name = stringOf(*name, &j, owner.field("nodes").field("name"));
+        const Path self = Path::root("node", n.name);
+        if (graph.find(n.name))
+            fail(&j, self.str() + ": duplicate node name");
+        const Json* op = find(j, "op");
+        if (!op)
+            fail(&j, self.str() + ": missing \"op\"");
+        std::optional<NodeOp> nodeOp = parseNodeOp(stringOf(*op, &j, self.field("op")));
+        if (!nodeOp)
+            fail(&j, self.field("op").str() + ": unknown op '" + op->get<std::string>() + "'");
+        n.op = *nodeOp;
+        const Json* target = find(j, "target");
+        if (!target)
+            fail(&j, self.str() + ": missing \"target\"");
+        n.target = readTarget(*target, n.op, &j, self.field("target"));
+        return n;
+    }
+
+    Target readTarget(const Json& j, NodeOp op, const Json* where, const Path& path) {
+        if (j.is_string())
+            return op == NodeOp::CallFunction ? Target::parseFunction(j.get_ref<const std::string&>())
+                                              : Target::name(j.get_ref<const std::string&>());
+        if (!j.is_object())
+            fail(where, path.str() + ": expected a string or an object");
+        Target t;
+        const Json* kind = find(j, "kind");
+        const int k = kind ? findName(kTargetKindNames, stringOf(*kind, where, path.field("kind"))) : -1;
+        if (k < 0)
+            fail(where, path.field("kind").str() +
+                            ": expected one of name, op_overload, op_packet, higher_order, operator, python");
+        t.kind = static_cast<TargetKind>(k);
+        auto text = [&](std::string_view key) {
+            const Json* f = find(j, key);
+            return f ? stringOf(*f, where, path.field(key)) : std::string();
+        };
+        t.text = text("text");
+        t.ns = text("ns");
+        t.op = text("op");
+        t.overload = text("overload");
+        return t;
+    }
+
+    void readNodeBody(const Json& j, const Graph& graph, Node& n) {
+        const Path self = Path::root("node", n.name);
+        if (const Json* args = find(j, "args")) {
+            const Path path = self.field("args");
+            if (!args->is_array())
+                fail(&j, path.str() + ": expected an array");
+            n.args.reserve(args->size());
+            for (size_t i = 0; i < args->size(); ++i)
+                n.args.push_back(readValue((*args)[i], graph, &j, path.at(i), 0));
+        }
+        if (const Json* kwargs = find(j, "kwargs")) {
+            const Path path = self.field("kwargs");
+            if (!kwargs->is_object())
+                fail(&j, path.str() + ": expected an object");
+            for (const auto& item : kwargs->items())
+                n.kwargs.emplace_back(item.key(),
+                                      readValue(item.value(), graph, &j, path.field(item.key()), 0));
+        }
+        if (const Json* kind = find(j, "output_kind")) {
+            const int k = findName(kOutputKindNames, stringOf(*kind, &j, self.field("output_kind")));
+            if (k < 0)
+                fail(&j,
+                     self.field("output_kind").str() + ": unknown kind '" + kind->get<std::string>() + "'");
+            n.outputKind = static_cast<OutputKind>(k);
+        }
+        if (const Json* outputs = find(j, "outputs")) {
+            const Path path = self.field("outputs");
+            if (!outputs->is_array())
+                fail(&j, path.str() + ": expected an array");
+            for (size_t i = 0; i < outputs->size(); ++i)
+                n.outputs.push_back(readTensor((*outputs)[i], &j, path.at(i)));
+        }
+        if (const Json* sym = find(j, "sym"))
+            n.symValue = stringOf(*sym, &j, self.field("sym"));
+        if (const Json* sub = find(j, "subgraph")) {
+            const Path path = self.field("subgraph");
+            if (sub->is_string()) {
+                n.subgraph = graph.findSubgraph(sub->get_ref<const std::string&>());
+                if (n.subgraph < 0)
+                    fail(&j, path.str() + ": no subgraph named '" + sub->get<std::string>() + "'");
+            } else {
+                const int64_t index = intOf(*sub, &j, path);
+                if (index < -1 || index >= static_cast<int64_t>(graph.subgraphs().size()))
+                    fail(&j, path.str() + ": index " + std::to_string(index) + " out of range");
+                n.subgraph = static_cast<int32_t>(index);
+            }
+        }
+        if (const Json* meta = find(j, "meta"))
+            n.meta = readMeta(*meta, &j, self.field("meta"));
+    }
+
+    SymInt readSymInt(const Json& j, const Json* where, const Path& path) {
+        SymInt s;
+        if (j.is_string()) {
+            s.expr = j.get<std::string>();
+        } else if (j.is_object()) {
+            const Json* sym = find(j, "sym");
+            if (!sym)
+                fail(where, path.str() + ": expected {\"sym\": EXPR}");
+            s.expr = stringOf(*sym, where, path.field("sym"));
+            if (const Json* value = find(j, "value"))
+                s.value = intOf(*value, where, path.field("value"));
+        } else {
+            s.value = intOf(j, where, path);
+        }
+        return s;
+    }
+
+    TensorMeta readTensor(const Json& j, const Json* where, const Path& path) {
+        TensorMeta t;
+        if (j.is_null())
+            return t;
+        if (!j.is_object())
+            fail(where, path.str() + ": expected a tensor object or null");
+        if (const Json* dtype = find(j, "dtype"))
+            t.dtype = dtypeOf(*dtype, where, path.field("dtype"));
+        auto dims = [&](std::string_view key, std::vector<SymInt>& out) {
+            const Json* f = find(j, key);
+            if (!f)
+                return;
+            const Path field = path.field(key);
+            if (!f->is_array())
+                fail(where, field.str() + ": expected an array");
+            out.reserve(f->size());
+            for (size_t i = 0; i < f->size(); ++i)
+                out.push_back(readSymInt((*f)[i], where, field.at(i)));
+        };
+        dims("sizes", t.sizes);
+        dims("strides", t.strides);
+        if (const Json* device = find(j, "device"))
+            t.device = parseDevice(stringOf(*device, where, path.field("device")));
+        return t;
+    }
+
+    NodeMeta readMeta(const Json& j, const Json* where, const Path& path) {
+        NodeMeta m;
+        if (!j.is_object())
+            fail(where, path.str() + ": expected an object");
+        if (const Json* f = find(j, "stack_trace"))
+            m.stackTrace = stringsOf(*f, where, path.field("stack_trace"));
+        if (const Json* f = find(j, "nn_module_stack")) {
+            const Path stack = path.field("nn_module_stack");
+            if (!f->is_array())
+                fail(where, stack.str() + ": expected an array");
+            for (size_t i = 0; i < f->size(); ++i) {
+                const Json& frame = (*f)[i];
+                if (!frame.is_object())
+                    fail(where, stack.at(i).str() + ": expected {\"key\", \"path\", \"type\"}");
+                ModuleFrame mf;
+                auto text = [&](std::string_view key) {
+                    const Json* v = find(frame, key);
+                    return v ? stringOf(*v, where, stack.at(i).field(key)) : std::string();
+                };
+                mf.key = text("key");
+                mf.path = text("path");
+                mf.type = text("type");
+                m.nnModuleStack.push_back(std::move(mf));
+            }
+        }
+        if (const Json* f = find(j, "recompute"))
+            m.recompute = stringOf(*f, where, path.field("recompute"));
+        if (const Json* f = find(j, "ac_graph_id"))
+            m.acGraphId = intOf(*f, where, path.field("ac_graph_id"));
+        if (const Json* f = find(j, "partitioner_tag"))
+            m.partitionerTag = stringOf(*f, where, path.field("partitioner_tag"));
+        if (const Json* f = find(j, "descriptor"))
+            m.descriptor = stringOf(*f, where, path.field("descriptor"));
+        if (const Json* f = find(j, "extra")) {
+            if (!f->is_object())
+                fail(where, path.field("extra").str() + ": expected an object");
+            for (const auto& item : f->items())
+                m.extra.emplace_back(item.key(),
+                                     item.value().is_string()
+                                         ? item.value().get<std::string>()
+                                         : item.value().dump(-1, ' ', false, Json::error_handler_t::replace));
+        }
+        if (const Json* f = find(j, "source_line")) {
+            const int64_t line = intOf(*f, where, path.field("source_line"));
+            if (line < 0 || line > UINT32_MAX)
+                fail(where, path.field("source_line").str() + ": out of range");
+            m.sourceLine = static_cast<uint32_t>(line);
+        }
+        return m;
+    }
+
+    std::vector<Value> readItems(const Json& j, const Graph& graph, const Json* where, const Path& path,
+                                 size_t depth) {
+        if (!j.is_array())
+            fail(where, path.str() + ": expected an array");
+        std::vector<Value> items;
+        items.reserve(j.size());
+        for (size_t i = 0; i < j.size(); ++i)
+            items.push_back(readValue(j[i], graph, where, path.at(i), depth + 1));
+        return items;
+    }
+
+    Value readValue(const Json& j, const Graph& graph, const Json* where, const Path& path, size_t depth) {
+        switch (j.type()) {
+        case Json::value_t::null:
+            return Value::none();
+        case Json::value_t::boolean:
+            return Value::boolean(j.get<bool>());
+        case Json::value_t::number_integer:
+        case Json::value_t::number_unsigned:
+            return Value::integer(intOf(j, where, path));
+        case Json::value_t::number_float:
+            return Value::real(j.get<double>());
+        case Json::value_t::string:
+            return Value::string(j.get<std::string>());
+        case Json::value_t::array:
+            return Value::list(readItems(j, graph, where, path, depth));
+        case Json::value_t::object:
+            break;
+        default:
+            fail(where, path.str() + ": unsupported JSON value");
+        }
+        if (j.size() != 1)
+            fail(where,
+                 path.str() +
+                     ": a tagged value must have exactly one key (\"node\", \"tuple\", \"dict\", ...)");
+        const std::string& tag = j.begin().key();
+        const Json& body = j.begin().value();
+        const Path field = path.field(tag);
+        if (tag == "node") {
+            if (body.is_null())
+                return Value::nodeRef(kNoNode);
+            const std::string& name = stringOf(body, where, field);
+            std::optional<NodeId> id = graph.find(name);
+            if (!id)
+                fail(where, path.str() + ": unknown node reference '" + name + "'");
+            return Value::nodeRef(*id);
+        }
+        if (tag == "float") {
+            if (body.is_number())
+                return Value::real(body.get<double>());
+            const std::string& text = stringOf(body, where, field);
+            if (text == "inf")
+                return Value::real(std::numeric_limits<double>::infinity());
+            if (text == "-inf")
+                return Value::real(-std::numeric_limits<double>::infinity());
+            if (text == "nan")
+                return Value::real(std::numeric_limits<double>::quiet_NaN());
+            fail(where, field.str() + ": expected \"inf\", \"-inf\", \"nan\" or a number");
+        }
+        if (tag == "tuple")
+            return Value::tuple(readItems(body, graph, where, field, depth));
+        if (tag == "dict") {
+            if (!body.is_array())
+                fail(where, field.str() + ": expected an array of [key, value] pairs");
+            std::vector<std::pair<Value, Value>> entries;
+            entries.reserve(body.size());
+            for (size_t i = 0; i < body.size(); ++i) {
+                const Path entry = field.at(i);
+                if (!body[i].is_array() || body[i].size() != 2)
+                    fail(where, entry.str() + ": expected a [key, value] pair");
+                entries.emplace_back(readValue(body[i][0], graph, where, entry.at(0), depth + 1),
+                                     readValue(body[i][1], graph, where, entry.at(1), depth + 1));
+            }
+            return Value::dict(std::move(entries));
+        }
+        if (tag == "slice") {
+            std::vector<Value> parts = readItems(body, graph, where, field, depth);
+            if (parts.size() != 3)
+                fail(where, field.str() + ": expected [start, stop, step]");
+            return Value::slice(std::move(parts[0]), std::move(parts[1]), std::move(parts[2]));
+        }
+        if (tag == "dtype")
+            return Value::dtype(dtypeOf(body, where, field));
+        if (tag == "device") {
+            Device d = parseDevice(stringOf(body, where, field));
+            return Value::device(d.type, d.index);
+        }
+        if (tag == "layout")
+            return Value::layout(stringOf(body, where, field));
+        if (tag == "memory_format")
+            return Value::memoryFormat(stringOf(body, where, field));
+        if (tag == "sym")
+            return Value::symExpr(stringOf(body, where, field));
+        if (tag == "ellipsis")
+            return Value::ellipsis();
+        if (tag == "opaque")
+            return Value::opaque(stringOf(body, where, field));
+        fail(where, path.str() + ": unknown value tag \"" + tag + "\"");
+    }
+
+    PartitionDecision readDecision(const Json& j, const Path& owner) {
+        if (!j.is_object())
+            fail(nullptr, owner.field("decisions").str() + ": every decision must be an object");
+        PartitionDecision d;
+        const Json* name = find(j, "name");
+        if (!name)
+            fail(&j, owner.field("decisions").str() + ": decision without \"name\"");
+        d.name = stringOf(*name, &j, owner.field("decisions").field("name"));
+        const Path self = Path::root("decision", d.name);
+        if (const Json* f = find(j, "origin"))
+            d.origin = stringOf(*f, &j, self.field("origin"));
+        if (const Json* f = find(j, "saved"))
+            d.saved = stringsOf(*f, &j, self.field("saved"));
+        if (const Json* f = find(j, "saved_sym"))
+            d.savedSym = stringsOf(*f, &j, self.field("saved_sym"));
+        if (const Json* f = find(j, "seconds"); f && !f->is_null()) {
+            if (!f->is_number())
+                fail(&j, self.field("seconds").str() + ": expected a number");
+            d.seconds = f->get<double>();
+        }
+        return d;
+    }
+};
+
+} // namespace
+
+bool looksLikeJsonGraph(std::string_view head) {
+    const size_t first = head.find_first_not_of(" \t\r\n\xEF\xBB\xBF");
+    if (first == std::string_view::npos || head[first] != '{')
+        return false;
+    const std::string_view window = head.substr(first, 4096);
+    const size_t key = window.find("\"format\"");
+    return key != std::string_view::npos &&
+           window.find("\"jointscope-graph\"", key) != std::string_view::npos;
+}
+
+std::string writeJsonGraph(const Graph& graph) {
+    std::string out =
+        "{\n \"format\": \"jointscope-graph\",\n \"version\": " + std::to_string(kJsonFormatVersion) +
+        ",\n \"graph\": ";
+    writeGraphObject(graph, " ", out);
+    out += "\n}\n";
+    return out;
+}
+
+namespace {
+
+// The document's "graph" object once "format" and "version" check out; else a located diagnostic.
+Expected<const Json*> checkDocument(const Json& root, std::string_view text, const std::string& fileName) {
+    auto errorAt = [&](const Json* where, std::string message) {
+        return makeError(json_support::locateObject(text, root, where, fileName), std::move(message));
+    };
+    if (!root.is_object())
+        return errorAt(nullptr, "expected a JSON object with \"format\": \"jointscope-graph\"");
+    auto format = root.find("format");
+    if (format == root.end() || !format->is_string() || format->get<std::string>() != kFormatName) {
+        std::string message = "not a jointscope graph: expected \"format\": \"jointscope-graph\"";
+        if (root.contains("nodes") && root.contains("num_fwd_outputs"))
+            message += " (this looks like a torch 1.13 meta sidecar: open the graph text with --meta)";
+        else if (root.contains("min_cut_saved"))
+            message += " (this looks like a torch 1.13 reference.json)";
+        return errorAt(&root, std::move(message));
+    }
+    auto version = root.find("version");
+    if (version == root.end() || !version->is_number_integer())
+        return errorAt(&root, "missing integer \"version\"");
+    if (version->get<int64_t>() != kJsonFormatVersion)
+        return errorAt(&root, "unsupported version " + version->dump() + " (this build reads version " +
+                                  std::to_string(kJsonFormatVersion) + ")");
+    auto graphJson = root.find("graph");
+    if (graphJson == root.end())
+        return errorAt(&root, "missing \"graph\"");
+    if (!graphJson->is_object())
+        return errorAt(&root, "\"graph\" must be an object");
+    return &*graphJson;
+}
+
+} // namespace
+
+Expected<Graph> readJsonGraph(std::string_view text, const std::string& fileName) {
+    Expected<Json> parsed = json_support::parseLocated(text, fileName);
+    if (!parsed)
+        return parsed.error();
+    const Json& root = *parsed;
+    Expected<const Json*> graphJson = checkDocument(root, text, fileName);
+    if (!graphJson)
+        return graphJson.error();
+    Graph graph;
+    try {
+        GraphReader().readGraph(**graphJson, graph, 0);
+    } catch (const SchemaError& e) {
+        return makeError(json_support::locateObject(text, root, e.where ? e.where : *graphJson, fileName),
+                         e.message);
+    }
+    return graph;
+}
+
+Expected<json_support::JsonGraphSummary> json_support::summarizeJsonGraph(std::string_view text,
+                                                                          const std::string& fileName) {
+    Expected<Json> parsed = parseLocated(text, fileName);
+    if (!parsed)
+        return parsed.error();
+    Expected<const Json*> graphJson = checkDocument(*parsed, text, fileName);
+    if (!graphJson)
+        return graphJson.error();
+    const Json& graph = **graphJson;
+    JsonGraphSummary summary;
+    if (auto nodes = graph.find("nodes"); nodes != graph.end() && nodes->is_array())
+        summary.nodes = nodes->size();
+    if (auto attributes = graph.find("attributes"); attributes != graph.end() && attributes->is_object()) {
+        if (auto kind = attributes->find("kind"); kind != attributes->end() && kind->is_string())
+            summary.kind = kind->get<std::string>();
+        if (auto id = attributes->find("compile_id"); id != attributes->end() && id->is_string())
+            summary.compileId = id->get<std::string>();
+    }
+    return summary;
+}
+
+} // namespace jointscope

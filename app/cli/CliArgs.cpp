@@ -1,0 +1,62 @@
+#include "CliArgs.h"
+
+namespace jointscope::cli {
+
+bool ParsedArgs::has(std::string_view option) const {
+    for (const auto& [name, value] : options_)
+        if (name == option)
+            return true;
+    return false;
+}
+
+std::optional<std::string> ParsedArgs::value(std::string_view option) const {
+    for (auto it = options_.rbegin(); it != options_.rend(); ++it)
+        if (it->first == option)
+            return it->second;
+    return std::nullopt;
+}
+
+std::string ParsedArgs::valueOr(std::string_view option, std::string fallback) const {
+    std::optional<std::string> v = value(option);
+    return v ? *v : std::move(fallback);
+}
+
+std::pair<std::optional<ParsedArgs>, std::string> parseArgs(std::span<const std::string> args,
+                                                            std::span<const OptionSpec> specs) {
+    ParsedArgs parsed;
+    bool optionsEnded = false;
+    for (size_t i = 0; i < args.size(); ++i) {
+        const std::string& arg = args[i];
+        if (optionsEnded || arg.size() < 2 || arg[0] != '-') {
+            parsed.positional.push_back(arg);
+            continue;
+        }
+        if (arg == "--") {
+            optionsEnded = true;
+            continue;
+        }
+        const size_t equals = arg.find('=');
+        const std::string_view name = std::string_view(arg).substr(0, equals);
+        const OptionSpec* spec = nullptr;
+        for (const OptionSpec& s : specs)
+            if (s.name == name || (!s.shortName.empty() && s.shortName == name))
+                spec = &s;
+        if (!spec)
+            return {std::nullopt, "unknown option '" + std::string(name) + "'"};
+        if (spec->valueName.empty()) {
+            if (equals != std::string::npos)
+                return {std::nullopt, "option '" + std::string(spec->name) + "' takes no value"};
+            parsed.add(spec->name, "");
+        } else if (equals != std::string::npos) {
+            parsed.add(spec->name, arg.substr(equals + 1));
+        } else if (i + 1 < args.size()) {
+            parsed.add(spec->name, args[++i]);
+        } else {
+            return {std::nullopt, "option '" + std::string(spec->name) + "' expects a value " +
+                                      std::string(spec->valueName)};
+        }
+    }
+    return {std::move(parsed), std::string()};
+}
+
+} // namespace jointscope::cli

@@ -1,0 +1,43 @@
+// The tiny argument parser shared by every jointscope-cli subcommand.
+#pragma once
+
+#include <optional>
+#include <span>
+#include <string>
+#include <string_view>
+#include <utility>
+#include <vector>
+
+namespace jointscope::cli {
+
+struct OptionSpec {
+    std::string_view name;      // "--graph"
+    std::string_view shortName; // "-o", or empty
+    std::string_view valueName; // "G" when the option takes a value, empty for a flag
+    std::string_view help;
+};
+
+class ParsedArgs {
+public:
+    std::vector<std::string> positional;
+
+    bool has(std::string_view option) const;
+    // The last value given for option, if any.
+    std::optional<std::string> value(std::string_view option) const;
+    std::string valueOr(std::string_view option, std::string fallback) const;
+
+    void add(std::string_view option, std::string value) {
+        options_.emplace_back(std::string(option), std::move(value));
+    }
+
+private:
+    std::vector<std::pair<std::string, std::string>> options_; // long name -> value ("" for flags)
+};
+
+// Parses args (after the subcommand name): "--name VALUE", "--name=VALUE", "-o VALUE", flags, and
+// positionals;
+// "--" ends options. Returns the parsed arguments or a usage message.
+std::pair<std::optional<ParsedArgs>, std::string> parseArgs(std::span<const std::string> args,
+                                                            std::span<const OptionSpec> specs);
+
+} // namespace jointscope::cli

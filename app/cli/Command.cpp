@@ -1,0 +1,61 @@
+#include "Command.h"
+
+namespace jointscope::cli {
+
+OptionSpec graphOption() {
+    return {"--graph", "-g", "G", "graph to use: INDEX, KIND or KIND@COMPILE_ID (e.g. aot_joint_graph@0/0)"};
+}
+OptionSpec metaOption() {
+    return {"--meta", "", "F", "torch 1.13 meta sidecar (default: <stem>.meta.json beside FILE)"};
+}
+OptionSpec jsonOption() {
+    return {"--json", "", "", "machine-readable JSON output"};
+}
+
+int usageError(const Command& command, const std::string& message) {
+    std::fprintf(stderr, "jointscope-cli: error: %s\nusage: jointscope-cli %.*s\n", message.c_str(),
+                 int(command.synopsis.size()), command.synopsis.data());
+    return kExitUsage;
+}
+
+int inputError(const Diagnostic& diagnostic) {
+    std::fprintf(stderr, "%s\n", diagnostic.format().c_str());
+    return kExitBadInput;
+}
+
+Expected<GraphFile> openGraphFile(const ParsedArgs& args) {
+    OpenOptions options;
+    options.metaPath = args.valueOr("--meta", "");
+    return GraphFile::open(args.positional.at(0), options);
+}
+
+std::optional<size_t> chooseGraph(const GraphFile& file, const ParsedArgs& args, std::string& error) {
+    if (std::optional<std::string> spec = args.value("--graph")) {
+        std::optional<size_t> index = file.select(*spec);
+        if (!index)
+            error = "no graph '" + *spec + "' in " + file.fileName() + " (it has " +
+                    std::to_string(file.graphs().size()) + "; `jointscope-cli info " + file.fileName() +
+                    "` lists them)";
+        return index;
+    }
+    if (file.graphs().size() == 1)
+        return 0;
+    return std::nullopt;
+}
+
+void printHelp(const Command& command, std::FILE* out) {
+    std::fprintf(out, "usage: jointscope-cli %.*s\n\n%.*s\n", int(command.synopsis.size()),
+                 command.synopsis.data(), int(command.summary.size()), command.summary.data());
+    if (!command.options.empty())
+        std::fprintf(out, "\noptions:\n");
+    for (const OptionSpec& o : command.options) {
+        std::string left = std::string(o.name);
+        if (!o.shortName.empty())
+            left = std::string(o.shortName) + ", " + left;
+        if (!o.valueName.empty())
+            left += " " + std::string(o.valueName);
+        std::fprintf(out, "  %-22s %.*s\n", left.c_str(), int(o.help.size()), o.help.data());
+    }
+}
+
+} // namespace jointscope::cli

@@ -1,0 +1,59 @@
+// A jointscope-cli subcommand, and the helpers they share (opening a file, choosing a graph, exit codes).
+//
+// Adding a subcommand: write FooCommand.cpp defining `const Command& fooCommand()` (name, synopsis, options,
+// run function), declare it below, list it in kCommands in main.cpp, and add the file to app/CMakeLists.txt.
+#pragma once
+
+#include "CliArgs.h"
+
+#include "graph/Graph.h"
+#include "io/GraphFile.h"
+
+#include <cstdio>
+#include <optional>
+#include <span>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace jointscope::cli {
+
+enum ExitCode : int {
+    kExitOk = 0,
+    kExitUsage = 1,    // bad command line
+    kExitBadInput = 2, // the input could not be read or parsed (a located message is on stderr)
+};
+
+struct Command {
+    std::string_view name;
+    std::string_view synopsis; // "info FILE [--graph G] [--meta F] [--json]"
+    std::string_view summary;  // one line for the command list
+    std::vector<OptionSpec> options;
+    size_t minPositional = 0;
+    size_t maxPositional = 0;
+    int (*run)(const ParsedArgs& args) = nullptr;
+};
+
+const Command& infoCommand();
+const Command& convertCommand();
+
+// Options every graph-reading command accepts.
+OptionSpec graphOption();
+OptionSpec metaOption();
+OptionSpec jsonOption();
+
+// Prints "jointscope-cli: error: message" and the synopsis of command; returns kExitUsage.
+int usageError(const Command& command, const std::string& message);
+// Prints a located diagnostic (file:line:col: error: ...) to stderr; returns kExitBadInput.
+int inputError(const Diagnostic& diagnostic);
+
+// Opens FILE with --meta applied.
+Expected<GraphFile> openGraphFile(const ParsedArgs& args);
+
+// The graph index chosen by --graph, or the only graph of the file; nullopt when the file holds several and
+// none was chosen. An unknown --graph spec sets `error`.
+std::optional<size_t> chooseGraph(const GraphFile& file, const ParsedArgs& args, std::string& error);
+
+void printHelp(const Command& command, std::FILE* out);
+
+} // namespace jointscope::cli

@@ -1,0 +1,127 @@
+// The jointscope main window: canvas in the centre, graph list / node table / inspector / log docks.
+#pragma once
+
+#include "graph/Graph.h"
+#include "graph/GraphStats.h"
+#include "io/GraphFile.h"
+#include "layout/LayoutRunner.h"
+
+#include <QMainWindow>
+
+#include <functional>
+#include <map>
+#include <memory>
+#include <optional>
+#include <vector>
+
+class QLabel;
+class QLineEdit;
+class QMenu;
+class QPlainTextEdit;
+class QProgressBar;
+class QSortFilterProxyModel;
+class QTableView;
+class QToolButton;
+class QTreeView;
+class QHBoxLayout;
+
+namespace jointscope::views {
+class GraphListModel;
+class GraphScene;
+class GraphView;
+class InspectorModel;
+class NodeTableModel;
+} // namespace jointscope::views
+
+namespace jointscope::gui {
+
+class MainWindow : public QMainWindow {
+    Q_OBJECT
+public:
+    explicit MainWindow(bool interactive = true, QWidget* parent = nullptr);
+    ~MainWindow() override;
+
+    // Opens a file and shows its first graph; on failure logs the diagnostic and, when interactive, says so in a box.
+    bool openFile(const QString& path);
+    // Selects and centres on the node named `name` in the graph shown; false when absent.
+    bool selectNodeByName(const QString& name);
+    // Opens the HOP body read by get_attr node `name` of the graph shown; false when it is none.
+    bool enterSubgraph(const QString& name);
+    // Saves a picture of the window once the current layout is shown, then calls `done`.
+    void screenshotWhenReady(const QString& path, std::function<void(bool)> done);
+    bool layoutBusy() const;
+    // Runs `fn` once the graph shown has its layout on the canvas (at once when it has).
+    void whenLayoutReady(std::function<void()> fn);
+
+protected:
+    void dragEnterEvent(QDragEnterEvent* event) override;
+    void dropEvent(QDropEvent* event) override;
+    void closeEvent(QCloseEvent* event) override;
+
+private:
+    void createActions();
+    void createDocks();
+    void createCentral();
+    void restoreSettings();
+    void saveSettings();
+    void updateRecentMenu();
+    void addRecentFile(const QString& path);
+
+    void loadGraph(size_t index);
+    void showLevel(size_t depth); // show path_[depth], dropping deeper levels
+    void openBody(NodeId id);     // double click: the body of a get_attr / HOP call
+    void rebuildBreadcrumb();
+    void startLayout();
+    void onLayoutFinished(quint64 ticket, std::shared_ptr<const layout::LayoutResult> result);
+    void onLayoutCancelled(quint64 ticket);
+    void onNodeSelected(NodeId id);
+    void selectNode(NodeId id, bool centre);
+    void updateStatus();
+    void log(const QString& text);
+    void reportError(const QString& title, const Diagnostic& diagnostic);
+
+    void showSearch();
+    void runSearch();
+    void nextMatch(int step);
+
+    const Graph* currentGraph() const { return path_.empty() ? nullptr : path_.back(); }
+
+    bool interactive_;
+    std::optional<GraphFile> file_;
+    QString filePath_;
+    std::shared_ptr<Graph> root_;
+    std::vector<const Graph*> path_; // breadcrumb: root graph, then opened bodies
+    std::map<const Graph*, std::shared_ptr<const layout::LayoutResult>> layouts_;
+    quint64 pendingTicket_ = 0;
+    double lastLayoutSeconds_ = 0;
+    qint64 layoutStartMs_ = 0;
+    std::vector<std::function<void()>> afterLayout_;
+
+    layout::LayoutRunner runner_;
+    views::GraphScene* scene_ = nullptr;
+    views::GraphView* view_ = nullptr;
+    views::NodeTableModel* nodeModel_ = nullptr;
+    QSortFilterProxyModel* nodeProxy_ = nullptr;
+    QTableView* nodeTable_ = nullptr;
+    views::InspectorModel* inspectorModel_ = nullptr;
+    QTreeView* inspector_ = nullptr;
+    views::GraphListModel* graphListModel_ = nullptr;
+    QTreeView* graphList_ = nullptr;
+    QPlainTextEdit* log_ = nullptr;
+    QWidget* breadcrumb_ = nullptr;
+    QHBoxLayout* breadcrumbLayout_ = nullptr;
+    QWidget* searchBar_ = nullptr;
+    QLineEdit* searchEdit_ = nullptr;
+    QLabel* searchCount_ = nullptr;
+    std::vector<NodeId> matches_;
+    int currentMatch_ = -1;
+    QLabel* statsLabel_ = nullptr;
+    QLabel* layoutLabel_ = nullptr;
+    QProgressBar* busy_ = nullptr;
+    QToolButton* cancelButton_ = nullptr;
+    QMenu* recentMenu_ = nullptr;
+    QMenu* viewMenu_ = nullptr;
+    bool syncingSelection_ = false;
+};
+
+} // namespace jointscope::gui

@@ -1,0 +1,67 @@
+// jointscope [FILE]: the desktop graph inspector. With no FILE it opens the bundled example graph.
+#include "MainWindow.h"
+
+#include <QApplication>
+#include <QCommandLineParser>
+#include <QDir>
+#include <QFileInfo>
+#include <QTimer>
+
+namespace {
+
+// ../share/jointscope/examples beside an installed binary, else the source tree's resources/examples.
+QString bundledExample() {
+    const QString name = QStringLiteral("gpt_block2.json");
+    const QString appDir = QCoreApplication::applicationDirPath();
+    const QStringList candidates = {
+        QDir(appDir).filePath(QStringLiteral("../share/jointscope/examples/") + name),
+        QStringLiteral(JOINTSCOPE_SOURCE_EXAMPLES_DIR "/") + name,
+        QStringLiteral(JOINTSCOPE_SHARED_EXAMPLE),
+    };
+    for (const QString& path : candidates)
+        if (QFileInfo::exists(path))
+            return QFileInfo(path).canonicalFilePath();
+    return candidates.front();
+}
+
+} // namespace
+
+int main(int argc, char* argv[]) {
+    QApplication app(argc, argv);
+    QApplication::setApplicationName(QStringLiteral("jointscope"));
+    QApplication::setOrganizationName(QStringLiteral("jointscope"));
+    QApplication::setApplicationVersion(QStringLiteral(JOINTSCOPE_VERSION));
+    QApplication::setDesktopFileName(QStringLiteral("jointscope"));
+
+    QCommandLineParser parser;
+    parser.setApplicationDescription(QStringLiteral("Graph inspector and partition debugger for torch.compile"));
+    parser.addHelpOption();
+    parser.addVersionOption();
+    parser.addPositionalArgument(QStringLiteral("FILE"), QStringLiteral("FX text, TORCH_TRACE log, TORCH_LOGS paste or jointscope JSON"));
+    QCommandLineOption screenshot(QStringLiteral("screenshot"), QStringLiteral("Save the window to OUT.png once laid out, then quit."),
+                                  QStringLiteral("OUT.png"));
+    QCommandLineOption enter(QStringLiteral("enter"), QStringLiteral("Open the HOP body read by get_attr node NAME."),
+                             QStringLiteral("NAME"));
+    QCommandLineOption select(QStringLiteral("select"), QStringLiteral("Select and centre on node NAME."), QStringLiteral("NAME"));
+    screenshot.setFlags(QCommandLineOption::HiddenFromHelp);
+    parser.addOptions({screenshot, enter, select});
+    parser.process(app);
+
+    const bool shooting = parser.isSet(screenshot);
+    jointscope::gui::MainWindow window(!shooting);
+    window.show();
+    const QString file = parser.positionalArguments().isEmpty() ? bundledExample() : parser.positionalArguments().first();
+    bool ok = window.openFile(file);
+    for (const QString& name : parser.values(enter))
+        ok = window.enterSubgraph(name) && ok;
+    if (parser.isSet(select)) {
+        const QString name = parser.value(select);
+        window.whenLayoutReady([&window, name] { window.selectNodeByName(name); });
+    }
+    if (shooting) {
+        window.screenshotWhenReady(parser.value(screenshot), [ok](bool saved) { QCoreApplication::exit(saved && ok ? 0 : 1); });
+        // A stuck layout must not hang scripted runs.
+        QTimer::singleShot(120000, &app, [] { QCoreApplication::exit(2); });
+    }
+    return app.exec();
+}

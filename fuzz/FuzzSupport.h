@@ -1,0 +1,37 @@
+// Shared helpers of the libFuzzer targets.
+#pragma once
+
+#include "io/FxReader.h"
+#include "io/GraphEntry.h"
+
+#include <cstdint>
+#include <cstdio>
+#include <cstdlib>
+#include <string_view>
+#include <vector>
+
+namespace jointscope::fuzz {
+
+inline std::string_view asText(const uint8_t* data, size_t size) {
+    return {reinterpret_cast<const char*>(data), size};
+}
+
+// A failed reader must still say where: a located `file:line:col` diagnostic (house rule).
+inline void checkLocated(const Diagnostic& error, const char* what) {
+    if (error.message.empty() || error.loc.file.empty()) {
+        std::fprintf(stderr, "%s: unlocated or empty diagnostic: '%s'\n", what, error.format().c_str());
+        std::abort();
+    }
+}
+
+// Parses every payload of an index the way GraphFile::load does.
+inline void loadEveryPayload(const std::vector<GraphEntry>& graphs, const char* fileName) {
+    for (const GraphEntry& entry : graphs) {
+        FxReadOptions options{fileName, entry.payloadLine, entry.payloadColumn};
+        Expected<Graph> graph = readFxText(entry.payload, options);
+        if (!graph)
+            checkLocated(graph.error(), "readFxText(payload)");
+    }
+}
+
+} // namespace jointscope::fuzz

@@ -1,0 +1,127 @@
+"""Small reference models for tests and examples (plain torch.nn, torch 1.13 compatible).
+
+Every constructor takes `device` so that production-size models can be built on the `meta` device
+without allocating their weights.
+"""
+
+import math
+
+import torch
+import torch.nn as nn
+import torch.nn.functional as F
+
+
+class MLP(nn.Module):
+    def __init__(self, dim=16, hidden=64, device=None):
+        super().__init__()
+        self.fc1 = nn.Linear(dim, hidden, device=device)
+        self.fc2 = nn.Linear(hidden, dim, device=device)
+
+    def forward(self, x):
+        return self.fc2(F.gelu(self.fc1(x)))
+
+
+class CausalSelfAttention(nn.Module):
+    def __init__(self, dim, heads, device=None):
+        super().__init__()
+        self.heads = heads
+        self.qkv = nn.Linear(dim, 3 * dim, device=device)
+        self.proj = nn.Linear(dim, dim, device=device)
+
+    def forward(self, x):
+        b, t, c = x.shape
+        q, k, v = self.qkv(x).split(c, dim=2)
+        q = q.view(b, t, self.heads, c // self.heads).transpose(1, 2)
+        k = k.view(b, t, self.heads, c // self.heads).transpose(1, 2)
+        v = v.view(b, t, self.heads, c // self.heads).transpose(1, 2)
+        att = (q @ k.transpose(-2, -1)) * (1.0 / math.sqrt(c // self.heads))
+        mask = torch.ones(t, t, dtype=torch.bool, device=x.device).tril()
+        att = att.masked_fill(~mask, float("-inf")).softmax(dim=-1)
+        y = (att @ v).transpose(1, 2).reshape(b, t, c)
+        return self.proj(y)
+
+
+class GPTBlock(nn.Module):
+    """Pre-norm transformer block: layer norm, causal attention, layer norm, GELU MLP."""
+
+    def __init__(self, dim=32, heads=4, device=None):
+        super().__init__()
+        self.ln1 = nn.LayerNorm(dim, device=device)
+        self.attn = CausalSelfAttention(dim, heads, device=device)
+        self.ln2 = nn.LayerNorm(dim, device=device)
+        self.mlp = MLP(dim, 4 * dim, device=device)
+
+    def forward(self, x):
+        x = x + self.attn(self.ln1(x))
+        return x + self.mlp(self.ln2(x))
+
+
+class ConvNet(nn.Module):
+    """Conv + batch norm + ReLU, twice, then pooling and a linear head."""
+
+    def __init__(self, channels=8, classes=10, device=None):
+        super().__init__()
+        self.conv1 = nn.Conv2d(3, channels, 3, padding=1, device=device)
+        self.bn1 = nn.BatchNorm2d(channels, device=device)
+        self.conv2 = nn.Conv2d(channels, channels, 3, padding=1, device=device)
+        self.bn2 = nn.BatchNorm2d(channels, device=device)
+        self.head = nn.Linear(channels, classes, device=device)
+
+    def forward(self, x):
+        x = F.relu(self.bn1(self.conv1(x)))
+        x = F.relu(self.bn2(self.conv2(x)))
+        return self.head(x.mean(dim=(2, 3)))
+
+
+class RMSNorm(nn.Module):
+    def __init__(self, dim, eps=1e-5, device=None):
+        super().__init__()
+        self.eps = eps
+        self.weight = nn.Parameter(torch.ones(dim, device=device))
+
+    def forward(self, x):
+        return x * torch.rsqrt(x.pow(2).mean(-1, keepdim=True) + self.eps) * self.weight
+
+
+class LlamaLayer(nn.Module):
+    """LLaMA-style decoder layer: RMSNorm, causal attention without biases, RMSNorm, SwiGLU MLP."""
+
+    def __init__(self, dim, heads, hidden, device=None):
+        super().__init__()
+        self.heads = heads
+        self.attention_norm = RMSNorm(dim, device=device)
+        self.wq = nn.Linear(dim, dim, bias=False, device=device)
+        self.wk = nn.Linear(dim, dim, bias=False, device=device)
+        self.wv = nn.Linear(dim, dim, bias=False, device=device)
+        self.wo = nn.Linear(dim, dim, bias=False, device=device)
+        self.ffn_norm = RMSNorm(dim, device=device)
+        self.w1 = nn.Linear(dim, hidden, bias=False, device=device)
+        self.w2 = nn.Linear(hidden, dim, bias=False, device=device)
+        self.w3 = nn.Linear(dim, hidden, bias=False, device=device)
+
+    def forward(self, x):
+        b, t, c = x.shape
+        h = self.attention_norm(x)
+        q = self.wq(h).view(b, t, self.heads, c // self.heads).transpose(1, 2)
+        k = self.wk(h).view(b, t, self.heads, c // self.heads).transpose(1, 2)
+        v = self.wv(h).view(b, t, self.heads, c // self.heads).transpose(1, 2)
+        att = (q @ k.transpose(-2, -1)) / math.sqrt(c // self.heads)
+        mask = torch.full((t, t), float("-inf"), device=x.device).triu(1)
+        att = (att + mask).softmax(dim=-1)
+        x = x + self.wo((att @ v).transpose(1, 2).reshape(b, t, c))
+        h = self.ffn_norm(x)
+        return x + self.w2(F.silu(self.w1(h)) * self.w3(h))
+
+
+class LlamaStack(nn.Module):
+    """`layers` LLaMA-style layers; LlamaStack(4096, 32, 11008, 2, device="meta") has LLaMA-7B layer shapes."""
+
+    def __init__(self, dim=4096, heads=32, hidden=11008, layers=2, device=None):
+        super().__init__()
+        self.layers = nn.ModuleList([LlamaLayer(dim, heads, hidden, device=device) for _ in range(layers)])
+        self.norm = RMSNorm(dim, device=device)
+
+    def forward(self, x):
+        for layer in self.layers:
+            x = layer(x)
+        return self.norm(x)

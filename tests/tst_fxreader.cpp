@@ -1,0 +1,670 @@
+// FX text reader: real torch 1.13 / 2.x texts, HOP nesting, literals, and located errors.
+// Expected counts come from torch's own sidecars and from a line counter written here, not from the reader.
+#include "io/FxReader.h"
+#include "testutil.h"
+
+#include <QDir>
+#include <QJsonArray>
+#include <QJsonDocument>
+#include <QJsonObject>
+#include <QRegularExpression>
+
+#include <cmath>
+#include <limits>
+
+using namespace jointscope;
+using namespace jointscope::test;
+
+namespace {
+
+std::vector<std::string> splitLines(const std::string& text) {
+    std::vector<std::string> lines;
+    size_t start = 0;
+    while (start <= text.size()) {
+        size_t end = text.find('\n', start);
+        if (end == std::string::npos)
+            end = text.size();
+        lines.push_back(text.substr(start, end - start));
+        start = end + 1;
+    }
+    return lines;
+}
+
+// Independent node count of the forward() whose body is indented by `bodyIndent` spaces (the first one
+// found): placeholders (def parameters, or the names a tree_flatten_spec line unpacks) + one per
+// `name = ...` statement at that indentation (dynamo's `l_x_ = L_x_` renames excluded) + the output.
+int countNodes(const std::string& text, int bodyIndent) {
+    const QRegularExpression assignment(
+        QString("^ {%1}([A-Za-z_][A-Za-z0-9_]*)(: [^=]+)? = (.*)$").arg(bodyIndent));
+    const QRegularExpression bareName("^[A-Za-z_][A-Za-z0-9_]*(;.*)?$");
+    const QString defPrefix = QString(bodyIndent - 4, ' ') + "def forward(";
+    int placeholders = 0;
+    int statements = 0;
+    int returns = 0;
+    QString params;
+    bool inDef = false;
+    bool inBody = false;
+    for (const std::string& raw : splitLines(text)) {
+        const QString line = q(raw);
+        if (!inBody && line.startsWith(defPrefix)) {
+            params = line.mid(defPrefix.size());
+            inDef = !line.trimmed().endsWith("):");
+            inBody = !inDef;
+            continue;
+        }
+        if (inDef) {
+            params += "\n" + line;
+            if (line.trimmed().startsWith("):")) {
+                inDef = false;
+                inBody = true;
+            }
+            continue;
+        }
+        if (!inBody)
+            continue;
+        if (!line.trimmed().isEmpty() && !line.trimmed().startsWith("#") &&
+            !line.startsWith(QString(bodyIndent, ' ')))
+            break; // end of this forward's body
+        if (line.contains("fx_pytree.tree_flatten_spec")) {
+            const QString names = line.left(line.indexOf(" = fx_pytree")).trimmed();
+            int n = 0;
+            for (const QString& name : names.split(',', Qt::SkipEmptyParts))
+                n += name.trimmed().isEmpty() ? 0 : 1;
+            placeholders = n;
+            params.clear();
+            continue;
+        }
+        if (line.startsWith(QString(bodyIndent, ' ') + "return"))
+            ++returns;
+        const auto m = assignment.match(line);
+        if (m.hasMatch() && !bareName.match(m.captured(3)).hasMatch())
+            ++statements;
+    }
+    if (!params.isEmpty()) {
+        // "self, a: "f32[4]", b" (single- or multi-line): count the top-level commas after self.
+        params.remove(QRegularExpression("#[^\n]*"));
+        params = params.left(params.lastIndexOf(')'));
+        int depth = 0;
+        int count = 0;
+        bool inString = false;
+        QString current;
+        for (QChar c : params + ",") {
+            if (c == '"')
+                inString = !inString;
+            if (!inString && (c == '[' || c == '('))
+                ++depth;
+            if (!inString && (c == ']' || c == ')'))
+                --depth;
+            if (!inString && depth == 0 && c == ',') {
+                if (!current.trimmed().isEmpty() && current.trimmed() != "self")
+                    ++count;
+                current.clear();
+            } else {
+                current += c;
+            }
+        }
+        placeholders = count;
+    }
+    return placeholders + statements + returns;
+}
+
+// The aot_joint_graph payload of the provenance log: the tab-indented lines after its header.
+struct Payload {
+    std::string text;
+    uint32_t firstLine = 0;
+};
+
+Payload jointPayload() {
+    const std::vector<std::string> lines =
+        splitLines(readFile(sharedPath("graphs/torch-trace/inductor_provenance_jit_debug_handle_log.txt")));
+    Payload p;
+    for (size_t i = 0; i < lines.size(); ++i) {
+        if (lines[i].empty() || lines[i][0] == '\t' ||
+            lines[i].find("\"aot_joint_graph\"") == std::string::npos)
+            continue;
+        p.firstLine = static_cast<uint32_t>(i + 2);
+        for (size_t j = i + 1; j < lines.size() && !lines[j].empty() && lines[j][0] == '\t'; ++j)
+            p.text += lines[j].substr(1) + "\n";
+        break;
+    }
+    return p;
+}
+
+const Node& nodeNamed(const Graph& g, const std::string& name) {
+    auto id = g.find(name);
+    if (!id)
+        qFatal("no node %s", name.c_str());
+    return g.node(*id);
+}
+
+std::vector<SymInt> ints(std::initializer_list<int64_t> values) {
+    std::vector<SymInt> out;
+    for (int64_t v : values)
+        out.push_back(SymInt{v, {}});
+    return out;
+}
+
+const std::string kLiterals =
+    "def forward(self, x):\n"
+    "    a = torch.ops.test.op(x, 9223372036854775807, -9223372036854775808, -3, inf, -inf, nan, 1e-05, "
+    "2.5e+16, True, False, None, 'it\\'s', \"say \\\"hi\\\"\", 'tab\\tnl\\n', [1, 2], (3,), (), {'k': 1, "
+    "'j': [x]}, slice(None, 5, None), torch.float32, device(type='cuda', index=0), device(type='cpu'), "
+    "torch.strided, torch.channels_last, ..., s0, 4*s0 + 1, dtype = torch.bfloat16)\n"
+    "    return (a,)\n";
+
+Diagnostic errorOf(const std::string& text, const FxReadOptions& options = {}) {
+    auto g = readFxText(text, options);
+    if (g)
+        qFatal("expected a parse error for:\n%s", text.c_str());
+    return g.error();
+}
+
+} // namespace
+
+class TestFxReader : public QObject {
+    Q_OBJECT
+private slots:
+    void torch113TextsMatchTorchsCounts() {
+        const QStringList models =
+            QDir(q(sharedPath("graphs/torch-1.13"))).entryList(QDir::Dirs | QDir::NoDotAndDotDot);
+        QVERIFY(models.size() >= 3);
+        for (const QString& model : models) {
+            const std::string dir = "graphs/torch-1.13/" + model.toStdString() + "/";
+            for (const char* part : {"joint.txt", "fw.txt", "bw.txt"}) {
+                const std::string text = readFile(sharedPath(dir + part));
+                auto g = readFxText(text, {dir + part});
+                JS_VERIFY_EXPECTED(g);
+                QCOMPARE(int(g->size()), countNodes(text, text.rfind("class ", 0) == 0 ? 8 : 4));
+                QVERIFY(g->outputNode().has_value());
+            }
+            const std::string jointText = readFile(sharedPath(dir + "joint.txt"));
+            auto joint = readFxText(jointText);
+            JS_VERIFY_EXPECTED(joint);
+            QCOMPARE(joint->name, std::string("fake_fn"));
+            const QJsonObject reference =
+                QJsonDocument::fromJson(
+                    QByteArray::fromStdString(readFile(sharedPath(dir + "reference.json"))))
+                    .object();
+            QCOMPARE(int(joint->size()), reference["joint_nodes"].toInt());
+            const QJsonArray metaNodes =
+                QJsonDocument::fromJson(
+                    QByteArray::fromStdString(readFile(sharedPath(dir + "joint.meta.json"))))
+                    .object()["nodes"]
+                    .toArray();
+            QCOMPARE(int(joint->size()), int(metaNodes.size()));
+            for (int i = 0; i < metaNodes.size(); ++i) {
+                const QJsonObject m = metaNodes[i].toObject();
+                const Node& n = joint->node(NodeId(i));
+                QCOMPARE(q(n.name), m["name"].toString());
+                QCOMPARE(q(std::string(nodeOpName(n.op))), m["op"].toString());
+                std::string target = m["target"].toString().toStdString();
+                // str(operator.getitem) in the sidecar; FX prints it as x[i].
+                if (target == "<built-in function getitem>")
+                    target = "operator.getitem";
+                QCOMPARE(n.target.text,
+                         n.op == NodeOp::CallFunction ? Target::parseFunction(target).text : target);
+            }
+            const Node& out = joint->node(*joint->outputNode());
+            QCOMPARE(out.args.size(), size_t(1));
+            QCOMPARE(out.args[0].kind(), ValueKind::List);
+        }
+    }
+
+    void torch113MlpNodeDetails() {
+        auto g = readFxText(readFile(sharedPath("graphs/torch-1.13/mlp/joint.txt")));
+        JS_VERIFY_EXPECTED(g);
+        // Hand-read from the file: "addmm = torch.ops.aten.addmm.default(primals_2, primals_5, t);  primals_2
+        // = None"
+        const Node& addmm = nodeNamed(*g, "addmm");
+        QCOMPARE(addmm.target.text, std::string("torch.ops.aten.addmm.default"));
+        QCOMPARE(addmm.args.size(), size_t(3));
+        QCOMPARE(g->node(addmm.args[0].asNode()).name, std::string("primals_2"));
+        QCOMPARE(g->node(addmm.args[2].asNode()).name, std::string("t"));
+        QCOMPARE(addmm.meta.sourceLine, 7u);
+        const Node& sum1 = nodeNamed(*g, "sum_1"); // sum.dim_IntList(tangents_1, [0], True)
+        QCOMPARE(sum1.args[1], Value::list({Value::integer(0)}));
+        QCOMPARE(sum1.args[2], Value::boolean(true));
+        QCOMPARE(nodeNamed(*g, "tangents_1").op, NodeOp::Placeholder);
+        // Users, read off the file by hand: mm(tangents_1, t_2), t_3 = t(tangents_1), sum_1 = sum(tangents_1,
+        // ...).
+        std::vector<std::string> users;
+        for (NodeId u : nodeNamed(*g, "tangents_1").users)
+            users.push_back(g->node(u).name);
+        QCOMPARE(users, (std::vector<std::string>{"mm", "t_3", "sum_1"}));
+        QVERIFY(addmm.meta.stackTrace.empty()); // "# Gradient addition node ..." is not a stack trace
+    }
+
+    void snippetsLoad() {
+        const QStringList files = QDir(q(sharedPath("graphs/snippets"))).entryList({"*.txt"}, QDir::Files);
+        QVERIFY(files.size() >= 5);
+        for (const QString& file : files) {
+            const std::string text = readFile(sharedPath("graphs/snippets/" + file.toStdString()));
+            auto g = readFxText(text, {file.toStdString()});
+            JS_VERIFY_EXPECTED(g);
+            const bool isClass = text.rfind("class ", 0) == 0;
+            QCOMPARE(int(g->size()), countNodes(text, isClass ? 8 : 4));
+            QCOMPARE(g->name, std::string(isClass ? "GraphModule" : "forward"));
+        }
+    }
+
+    void hopBodiesNest() {
+        auto g = readFxText(readFile(sharedPath("graphs/snippets/hop_nested_invoke_subgraph.txt")));
+        JS_VERIFY_EXPECTED(g);
+        QCOMPARE(g->subgraphs().size(), size_t(1));
+        const Graph& sub = *g->subgraph(0);
+        QCOMPARE(sub.name, std::string("subgraph_0"));
+        QCOMPARE(sub.subgraphs().size(), size_t(1));
+        const Graph& body = *sub.subgraph(0);
+        QCOMPARE(body.name, std::string("wrap_body_0"));
+        QCOMPARE(nodeNamed(*g, "subgraph_0").op, NodeOp::GetAttr);
+        QCOMPARE(nodeNamed(*g, "subgraph_0").subgraph, 0);
+        QCOMPARE(nodeNamed(sub, "wrap_body_0").subgraph, 0);
+        QCOMPARE(nodeNamed(*g, "invoke_subgraph").target.kind, TargetKind::HigherOrder);
+        // Counted by hand: l_x_, subgraph_0, invoke_subgraph, getitem_2, detach, output.
+        QCOMPARE(g->size(), size_t(6));
+        QCOMPARE(sub.size(), size_t(5));
+        QCOMPARE(body.size(), size_t(4)); // l_x_, a, _, output
+        // Dynamo's "l_x_ = L_x_" renames the placeholder; it is not a node of its own.
+        const Node& input = g->node(0);
+        QCOMPARE(input.name, std::string("l_x_"));
+        QCOMPARE(input.target.text, std::string("L_x_"));
+        QCOMPARE(input.tensor()->sizes, ints({8}));
+        QCOMPARE(nodeNamed(*g, "detach").op, NodeOp::CallMethod);
+        QCOMPARE(nodeNamed(*g, "getitem_2").target.text, std::string("operator.getitem"));
+        QCOMPARE(nodeNamed(body, "_").args[0], Value::nodeRef(0));
+        QCOMPARE(body.node(0).users.size(), size_t(2));
+    }
+
+    void checkpointBodyForms() {
+        auto g = readFxText(readFile(sharedPath("graphs/snippets/hop_checkpoint_wrap.txt")));
+        JS_VERIFY_EXPECTED(g);
+        const Node& tac = nodeNamed(*g, "tag_activation_checkpoint");
+        QCOMPARE(tac.kwargs.size(), size_t(1));
+        QCOMPARE(tac.kwargs[0].first, std::string("use_reentrant"));
+        QCOMPARE(tac.kwargs[0].second, Value::boolean(false));
+        QCOMPARE(tac.meta.stackTrace,
+                 std::vector<std::string>{
+                     "File: /opt/pytorch/lightning-thunder/main.py:19 in checkpoint_fn, code: return "
+                     "checkpoint(fn, x, use_reentrant=False)"});
+        const Graph& body = *g->subgraph(0);
+        const Node& w = nodeNamed(body, "w");
+        QCOMPARE(w.op, NodeOp::CallMethod);
+        QCOMPARE(w.target.text, std::string("sin"));
+        QCOMPARE(w.meta.stackTrace[0],
+                 std::string("File: /opt/pytorch/lightning-thunder/main.py:15 in fn, code: w = x.sin()"));
+        const Node& mT = nodeNamed(body, "getattr_1");
+        QCOMPARE(mT.op, NodeOp::CallFunction);
+        QCOMPARE(mT.target.text, std::string("getattr"));
+        QCOMPARE(mT.args[1], Value::string("mT"));
+        QCOMPARE(mT.meta.stackTrace[0].substr(0, 44),
+                 std::string("File: /opt/pytorch/lightning-thunder/main.py"));
+        const Node& matmul = nodeNamed(body, "matmul");
+        QCOMPARE(matmul.target.text, std::string("operator.matmul"));
+        QCOMPARE(matmul.args, (std::vector<Value>{Value::nodeRef(*body.find("getattr_1")),
+                                                  Value::nodeRef(*body.find("w"))}));
+    }
+
+    void aotJointAnnotationsAndDescriptors() {
+        const Payload payload = jointPayload();
+        QVERIFY(!payload.text.empty());
+        FxReadOptions options{"inductor_provenance_jit_debug_handle_log.txt", payload.firstLine, 1};
+        auto g = readFxText(payload.text, options);
+        JS_VERIFY_EXPECTED(g);
+        QCOMPARE(g->name, std::string("inner_f"));
+        QCOMPARE(int(g->size()), countNodes(payload.text, 8));
+        const Node& permute = nodeNamed(*g, "permute");
+        QCOMPARE(permute.outputKind, OutputKind::Tensor);
+        QCOMPARE(permute.tensor()->dtype, DType::Float32);
+        QCOMPARE(permute.tensor()->sizes, ints({10, 16}));
+        QCOMPARE(permute.tensor()->strides, ints({1, 10}));
+        QCOMPARE(permute.tensor()->device.str(), std::string("cuda:0"));
+        QCOMPARE(permute.args[1], Value::list({Value::integer(1), Value::integer(0)}));
+        QVERIFY(permute.meta.stackTrace.size() == 1 &&
+                permute.meta.stackTrace[0].find(
+                    "test_provenance_tracing.py:79 in forward, code: x = self.fc1(x)") != std::string::npos);
+        // sourceLine is the line in the log file.
+        const std::vector<std::string> fileLines = splitLines(
+            readFile(sharedPath("graphs/torch-trace/inductor_provenance_jit_debug_handle_log.txt")));
+        QVERIFY(permute.meta.sourceLine > 0 && permute.meta.sourceLine <= fileLines.size());
+        QVERIFY(fileLines[permute.meta.sourceLine - 1].rfind("\t        permute: ", 0) == 0);
+        QCOMPARE(nodeNamed(*g, "le").tensor()->dtype, DType::Bool);
+        const Node& scalar = nodeNamed(*g, "scalar_tensor");
+        QCOMPARE(scalar.tensor()->dtype, DType::Float32);
+        QVERIFY(scalar.tensor()->sizes.empty());
+        QVERIFY(scalar.tensor()->strides.empty());
+        QCOMPARE(scalar.kwargs.size(), size_t(3));
+        QCOMPARE(scalar.kwargs[0].first, std::string("dtype"));
+        QCOMPARE(scalar.kwargs[0].second, Value::dtype(DType::Float32));
+        QCOMPARE(scalar.kwargs[1].second, Value::layout("strided"));
+        QCOMPARE(scalar.kwargs[2].first, std::string("device"));
+        QCOMPARE(scalar.kwargs[2].second, Value::device("cuda", 0));
+        const Node& primals1 = g->node(0);
+        QCOMPARE(primals1.name, std::string("primals_1"));
+        QCOMPARE(primals1.meta.descriptor, std::string("PlainAOTInput(idx=0)"));
+        QCOMPARE(primals1.tensor()->sizes, ints({16, 10}));
+        const Node& tangents = nodeNamed(*g, "tangents_1");
+        QCOMPARE(tangents.op, NodeOp::Placeholder);
+        QCOMPARE(tangents.meta.descriptor, std::string("TangentAOTInput(output=PlainAOTOutput(idx=0))"));
+        // The returned list keeps its Nones; the pytree containers (primals, tangents) are not nodes.
+        const Node& out = g->node(*g->outputNode());
+        QCOMPARE(out.args[0].items().size(), size_t(8));
+        QCOMPARE(out.args[0].items()[4], Value::none());
+        // The per-output comments of the multi-line return are the AOT output descriptors.
+        QCOMPARE(out.meta.extra.size(), size_t(1));
+        QCOMPARE(out.meta.extra[0].first, std::string("output_descriptors"));
+        const QJsonArray descriptors =
+            QJsonDocument::fromJson(QByteArray::fromStdString(out.meta.extra[0].second)).array();
+        QCOMPARE(descriptors.size(), 8);
+        QCOMPARE(descriptors[0].toString(), QString("PlainAOTOutput(idx=0)"));
+        QCOMPARE(descriptors[2].toString(), QString("GradAOTOutput(grad_of=PlainAOTInput(idx=0))"));
+        QCOMPARE(descriptors[7].toString(), QString("None"));
+        QVERIFY(!g->find("primals"));
+        QCOMPARE(std::count_if(g->nodes().begin(), g->nodes().end(),
+                               [](const Node& n) { return n.op == NodeOp::Placeholder; }),
+                 long(7));
+    }
+
+    void exportedProgram() {
+        // str(ExportedProgram) in export.log: a header line, the module indented by 4, then signature lines.
+        // The payload has empty lines without the tab, so take tab lines and empty lines after the header.
+        const std::vector<std::string> lines =
+            splitLines(readFile(sharedPath("graphs/torch-trace/export.log")));
+        std::string text;
+        uint32_t firstLine = 0;
+        for (size_t i = 0; i < lines.size() && text.empty(); ++i) {
+            if (lines[i].find("{\"exported_program\"") == std::string::npos)
+                continue;
+            firstLine = uint32_t(i + 2);
+            for (size_t j = i + 1; j < lines.size() && (lines[j].empty() || lines[j][0] == '\t'); ++j)
+                text += (lines[j].empty() ? "" : lines[j].substr(1)) + "\n";
+        }
+        QVERIFY(text.rfind("ExportedProgram:\n", 0) == 0);
+        auto g = readFxText(text, {"export.log", firstLine, 1});
+        JS_VERIFY_EXPECTED(g);
+        QCOMPARE(int(g->size()), countNodes(text, 12));
+        const Node& neg = nodeNamed(*g, "neg");
+        QCOMPARE(neg.target.text, std::string("operator.neg"));
+        QCOMPARE(neg.symValue, std::string("-u1"));
+        QCOMPARE(nodeNamed(*g, "floordiv").target.text, std::string("operator.floordiv"));
+        QCOMPARE(nodeNamed(*g, "slice_1").tensor()->sizes[0].expr, std::string("(((-u1)//3)) + 5"));
+        QCOMPARE(nodeNamed(*g, "slice_1").args[3], Value::nodeRef(*g->find("add")));
+    }
+
+    void literalEdgeCases() {
+        auto g = readFxText(kLiterals);
+        JS_VERIFY_EXPECTED(g);
+        QCOMPARE(g->name, std::string("forward"));
+        const std::vector<Value>& a = nodeNamed(*g, "a").args;
+        QCOMPARE(a.size(), size_t(28));
+        QCOMPARE(a[1], Value::integer(std::numeric_limits<int64_t>::max()));
+        QCOMPARE(a[2], Value::integer(std::numeric_limits<int64_t>::min()));
+        QCOMPARE(a[3], Value::integer(-3));
+        QCOMPARE(a[4], Value::real(INFINITY));
+        QCOMPARE(a[5], Value::real(-INFINITY));
+        QVERIFY(a[6].kind() == ValueKind::Float && std::isnan(a[6].asFloat()));
+        QCOMPARE(a[7], Value::real(1e-05));
+        QCOMPARE(a[8], Value::real(2.5e16));
+        QCOMPARE(a[9], Value::boolean(true));
+        QCOMPARE(a[10], Value::boolean(false));
+        QCOMPARE(a[11], Value::none());
+        QCOMPARE(a[12], Value::string("it's"));
+        QCOMPARE(a[13], Value::string("say \"hi\""));
+        QCOMPARE(a[14], Value::string("tab\tnl\n"));
+        QCOMPARE(a[15], Value::list({Value::integer(1), Value::integer(2)}));
+        QCOMPARE(a[16], Value::tuple({Value::integer(3)}));
+        QCOMPARE(a[17], Value::tuple({}));
+        QCOMPARE(a[18], Value::dict({{Value::string("k"), Value::integer(1)},
+                                     {Value::string("j"), Value::list({Value::nodeRef(0)})}}));
+        QCOMPARE(a[19], Value::slice(Value::none(), Value::integer(5), Value::none()));
+        QCOMPARE(a[20], Value::dtype(DType::Float32));
+        QCOMPARE(a[21], Value::device("cuda", 0));
+        QCOMPARE(a[22], Value::device("cpu"));
+        QCOMPARE(a[23], Value::layout("strided"));
+        QCOMPARE(a[24], Value::memoryFormat("channels_last"));
+        QCOMPARE(a[25], Value::ellipsis());
+        QCOMPARE(a[26], Value::symExpr("s0"));
+        QCOMPARE(a[27], Value::symExpr("4*s0 + 1"));
+        QCOMPARE(nodeNamed(*g, "a").kwargs[0].second, Value::dtype(DType::BFloat16));
+        QCOMPARE(g->node(0).users, std::vector<NodeId>{1}); // x is used once by a (dict and arg)
+    }
+
+    void operatorAndAttributeForms() {
+        const std::string text = "class M(torch.nn.Module):\n"
+                                 "    def forward(self, x: \"f32[4, 8]\", s0: \"Sym(s0)\"):\n"
+                                 "        # No stacktrace found for following nodes\n"
+                                 "        b = x + 1\n"
+                                 "        c = -x\n"
+                                 "        d = x @ b\n"
+                                 "        e = x[0]\n"
+                                 "        f = x[(slice(None, None, None), 0)]\n"
+                                 "        g = x.view(4, 8)\n"
+                                 "        w = getattr(self.layers, \"0\").weight\n"
+                                 "        l0 = getattr(self, \"0\")\n"
+                                 "        p = self.fc1.bias\n"
+                                 "        m = self.norm(x, eps = 1e-05)\n"
+                                 "        t = x.mT\n"
+                                 "        h = torch.sin(x)\n"
+                                 "        k = operator.getitem(x, 1)\n"
+                                 "        n = 2 - x\n"
+                                 "        sym: \"Sym(4*s0 + 1)\" = s0 * 4\n"
+                                 "        return [b, c, d, e, f, g, w, l0, p, m, t, h, k, n, sym]\n";
+        auto g = readFxText(text);
+        JS_VERIFY_EXPECTED(g);
+        QCOMPARE(g->size(), size_t(18)); // x, s0, 15 statements, output
+        QCOMPARE(nodeNamed(*g, "b").target.text, std::string("operator.add"));
+        QCOMPARE(nodeNamed(*g, "b").args[1], Value::integer(1));
+        QCOMPARE(nodeNamed(*g, "c").target.text, std::string("operator.neg"));
+        QCOMPARE(nodeNamed(*g, "c").args.size(), size_t(1));
+        QCOMPARE(nodeNamed(*g, "d").target.text, std::string("operator.matmul"));
+        QCOMPARE(nodeNamed(*g, "e").args[1], Value::integer(0));
+        QCOMPARE(
+            nodeNamed(*g, "f").args[1],
+            Value::tuple({Value::slice(Value::none(), Value::none(), Value::none()), Value::integer(0)}));
+        QCOMPARE(nodeNamed(*g, "g").op, NodeOp::CallMethod);
+        QCOMPARE(nodeNamed(*g, "g").args.size(), size_t(3));
+        QCOMPARE(nodeNamed(*g, "w").op, NodeOp::GetAttr);
+        QCOMPARE(nodeNamed(*g, "w").target.text, std::string("layers.0.weight"));
+        QCOMPARE(nodeNamed(*g, "p").target.text, std::string("fc1.bias"));
+        QCOMPARE(nodeNamed(*g, "l0").target.text, std::string("0"));
+        QCOMPARE(nodeNamed(*g, "m").op, NodeOp::CallModule);
+        QCOMPARE(nodeNamed(*g, "m").target.text, std::string("norm"));
+        QCOMPARE(nodeNamed(*g, "m").kwargs[0].second, Value::real(1e-05));
+        QCOMPARE(nodeNamed(*g, "t").args[1], Value::string("mT"));
+        QCOMPARE(nodeNamed(*g, "h").target.kind, TargetKind::Python);
+        QCOMPARE(nodeNamed(*g, "k").target.text, std::string("operator.getitem"));
+        QCOMPARE(nodeNamed(*g, "n").args[0], Value::integer(2));
+        QCOMPARE(nodeNamed(*g, "s0").outputKind, OutputKind::SymInt);
+        const Node& sym = nodeNamed(*g, "sym");
+        QCOMPARE(sym.outputKind, OutputKind::SymInt);
+        QCOMPARE(sym.symValue, std::string("4*s0 + 1"));
+        QCOMPARE(sym.args[0], Value::nodeRef(*g->find("s0")));
+        QCOMPARE(nodeNamed(*g, "x").tensor()->sizes, ints({4, 8}));
+        QVERIFY(nodeNamed(*g, "x").tensor()->strides.empty());
+        QVERIFY(nodeNamed(*g, "x").tensor()->device.type.empty());
+    }
+
+    void olderAndSymbolicAnnotations() {
+        const std::string text =
+            "def forward(self, x: f32[s0, 8], y):\n"
+            "    sym_size: Sym(s0) = torch.ops.aten.sym_size(x, 0)\n"
+            "    add: f32[s0, 8] = torch.ops.aten.add.Tensor(x, y)\n"
+            "    cat: \"f32[2*s0, (((-u1)//3)) + 5][8, 1]cpu\" = torch.ops.aten.cat.default([add, add])\n"
+            "    return (add, cat, sym_size)\n";
+        auto g = readFxText(text);
+        JS_VERIFY_EXPECTED(g);
+        const TensorMeta& x = *nodeNamed(*g, "x").tensor();
+        QCOMPARE(x.sizes[0], (SymInt{0, "s0"}));
+        QCOMPARE(x.sizes[1], (SymInt{8, {}}));
+        QCOMPARE(nodeNamed(*g, "sym_size").symValue, std::string("s0"));
+        const TensorMeta& cat = *nodeNamed(*g, "cat").tensor();
+        QCOMPARE(cat.sizes[0].expr, std::string("2*s0"));
+        QCOMPARE(cat.sizes[1].expr, std::string("(((-u1)//3)) + 5"));
+        QCOMPARE(cat.strides, ints({8, 1}));
+        QCOMPARE(cat.device.str(), std::string("cpu"));
+        QVERIFY(!nodeNamed(*g, "y").tensor());
+    }
+
+    void gmCodeHeader() {
+        // print(gm.code): leading blank lines, imports and wrap() registrations before a bare def.
+        const std::string text = "\n\n\nimport torch\nfrom math import inf\n"
+                                 "torch.fx._symbolic_trace.wrap(\"my_fn\")\n\n"
+                                 "def forward(self, x : torch.Tensor):\n"
+                                 "    my_fn = __main___my_fn(x);  x = None\n"
+                                 "    return my_fn\n";
+        auto g = readFxText(text);
+        JS_VERIFY_EXPECTED(g);
+        QCOMPARE(g->size(), size_t(3));
+        QCOMPARE(g->node(1).target.text, std::string("__main___my_fn"));
+        QCOMPARE(g->node(1).meta.sourceLine, 9u);
+        QVERIFY(!g->node(0).tensor()); // "torch.Tensor" carries no shape
+    }
+
+    void blankLinesAndStackTraceGroups() {
+        // Blank lines with trailing spaces; a free comment ends the trace group; a multi-line group.
+        const std::string text = "def forward(self, x):\n"
+                                 "     # File: a.py:1 in f, code: y = x\n"
+                                 "    a = torch.sin(x)\n"
+                                 "        \n"
+                                 "    b = torch.cos(a)\n"
+                                 "     # File: b.py:2 in g, code: z\n"
+                                 "     # File: c.py:3 in h, code: w\n"
+                                 "    c = torch.tan(b)\n"
+                                 "    # Gradient addition node due to multiple use of tensor around:\n"
+                                 "    d = torch.exp(c)\n"
+                                 "    return d\n";
+        auto g = readFxText(text);
+        JS_VERIFY_EXPECTED(g);
+        QCOMPARE(nodeNamed(*g, "a").meta.stackTrace,
+                 std::vector<std::string>{"File: a.py:1 in f, code: y = x"});
+        QVERIFY(nodeNamed(*g, "b").meta.stackTrace.empty());
+        QCOMPARE(nodeNamed(*g, "c").meta.stackTrace.size(), size_t(2));
+        QVERIFY(nodeNamed(*g, "d").meta.stackTrace.empty());
+        QCOMPARE(g->node(*g->outputNode()).args[0], Value::nodeRef(*g->find("d")));
+        QCOMPARE(nodeNamed(*g, "c").meta.sourceLine, 8u);
+    }
+
+    void errorsAreLocated() {
+        Diagnostic d = errorOf("");
+        QCOMPARE(d.format(),
+                 std::string("<input>:1:1: error: empty input: expected 'class' or 'def forward'"));
+
+        // Truncated before the return: reported at the end of the last line.
+        std::string mlp = readFile(sharedPath("graphs/torch-1.13/mlp/joint.txt"));
+        const size_t returnAt = mlp.find("        return pytree");
+        std::string truncated = mlp.substr(0, returnAt);
+        const int lastLine = int(std::count(truncated.begin(), truncated.end(), '\n'));
+        const size_t lastLineStart = truncated.rfind('\n', truncated.size() - 2) + 1;
+        d = errorOf(truncated, {"joint.txt"});
+        QCOMPARE(d.loc.file, std::string("joint.txt"));
+        QCOMPARE(d.loc.line, uint32_t(lastLine));
+        QCOMPARE(d.loc.col, uint32_t(truncated.size() - lastLineStart)); // one past the last character
+        QVERIFY2(d.message.find("expected a 'return'") != std::string::npos, d.message.c_str());
+
+        // Truncated inside a call.
+        d = errorOf(mlp.substr(0, mlp.find("primals_2, primals_5, t)")));
+        QCOMPARE(d.loc.line, 7u);
+        QVERIFY2(d.message.find("expected ')' to close '(' at 7:") != std::string::npos, d.message.c_str());
+
+        d = errorOf("def forward(self, x):\n    a = torch.sin(x]\n    return a\n");
+        QCOMPARE(d.format(),
+                 std::string("<input>:2:20: error: expected ')' to close '(' at 2:18, found ']'"));
+
+        d = errorOf("def forward(self, x):\n    while x:\n        pass\n");
+        QCOMPARE(d.loc.line, 2u);
+        QCOMPARE(d.loc.col, 5u);
+        QVERIFY(d.message.rfind("expected a statement", 0) == 0);
+
+        d = errorOf(std::string("\x7f"
+                                "ELF\x02\x01\x01\0\0\0",
+                                10));
+        QCOMPARE(d.format(), std::string("<input>:1:1: error: unexpected byte 0x7f"));
+        d = errorOf("def forward(self, x):\n    a = \x01\x02");
+        QCOMPARE(d.loc.line, 2u);
+        QCOMPARE(d.loc.col, 9u);
+
+        // 10k-deep nesting: refused at the 257th bracket, without recursion.
+        const std::string deep = "def forward(self, x):\n    a = f(" + std::string(10000, '[') + "\n";
+        d = errorOf(deep);
+        QCOMPARE(d.loc.line, 2u);
+        QCOMPARE(d.loc.col, 10u + 256u);
+        QVERIFY(d.message.find("nested deeper than 256") != std::string::npos);
+
+        d = errorOf("def forward(self, x):\n    a = torch.sin(y)\n    return a\n");
+        QCOMPARE(d.format(), std::string("<input>:2:19: error: use of undefined node 'y'"));
+        d = errorOf("def forward(self, x):\n    a = torch.add(x, b1)\n    b1 = torch.sin(x)\n    return a\n");
+        QCOMPARE(d.loc.line, 2u);
+        QCOMPARE(d.loc.col, 22u);
+        QVERIFY(d.message.find("use of undefined node 'b1' (it is defined later, at line 3)") !=
+                std::string::npos);
+
+        d = errorOf("def forward(self, x):\n    a = torch.sin(x)\n    a = torch.cos(x)\n    return a\n");
+        QCOMPARE(d.format(),
+                 std::string("<input>:3:5: error: duplicate node name 'a' (first defined at line 2)"));
+
+        d = errorOf("def forward(self, x):\n    a = torch.sin(x)\n    return a\n    b = torch.cos(x)\n");
+        QCOMPARE(d.format(), std::string("<input>:4:5: error: unexpected statement after 'return'"));
+
+        d = errorOf("def forward(self, x):\n    a = 'unterminated\n    return a\n");
+        QCOMPARE(d.loc.line, 2u);
+        QVERIFY(d.message.find("expected closing '") == 0);
+
+        d = errorOf("def forward(self, x: \"f32[4, 8\"):\n    return x\n");
+        QCOMPARE(d.loc.col, 31u); // the end of the annotation text
+        QVERIFY(d.message.find("expected ']'") == 0);
+
+        d = errorOf("def forward(self, x):\n    return x\ndef forward(self, y):\n    return y\n");
+        QCOMPARE(
+            d.format(),
+            std::string("<input>:3:1: error: expected end of input after the graph module, found 'def'"));
+
+        d = errorOf("class A(torch.nn.Module):\n    x = 1\n");
+        QCOMPARE(d.format(), std::string("<input>:2:5: error: expected 'def forward' or a nested 'class' in "
+                                         "the class body, found 'x'"));
+
+        // Payload offsets: line and column map back into the enclosing file.
+        d = errorOf("def forward(self, x):\n    a = torch.sin(y)\n    return a\n", {"trace.log", 100, 1});
+        QCOMPARE(d.format(), std::string("trace.log:101:20: error: use of undefined node 'y'"));
+    }
+
+    void largeGraphReadsCompletely() {
+        // Speed is measured in bench/ (bench_readers); this checks a 100k-node graph reads whole.
+        // 100k nodes in the shape of real aot graphs (annotations, kwargs, stack traces every 5 nodes).
+        std::string text = "class GraphModule(torch.nn.Module):\n    def forward(self, primals_1: "
+                           "\"f32[1024, 1024][1024, 1]cuda:0\", primals_2: \"f32[1024][1]cuda:0\"):\n";
+        std::string prev = "primals_1";
+        const int n = 100000;
+        for (int i = 0; i < n; ++i) {
+            if (i % 5 == 0)
+                text += "        \n         # File: /data/users/someone/pytorch/torch/nn/modules/linear.py:" +
+                        std::to_string(i) +
+                        " in forward, code: return F.linear(input, self.weight, self.bias)\n";
+            const std::string name = "n_" + std::to_string(i);
+            text += "        " + name + ": \"f32[1024, 1024][1024, 1]cuda:0\" = ";
+            switch (i % 4) {
+            case 0:
+                text += "torch.ops.aten.mul.Tensor(" + prev + ", primals_1)";
+                break;
+            case 1:
+                text += "torch.ops.aten.add.Tensor(" + prev + ", primals_2, alpha = 0.5)";
+                break;
+            case 2:
+                text += "torch.ops.aten.view.default(" + prev + ", [1024, 1024])";
+                break;
+            default:
+                text += "torch.ops.aten.permute.default(" + prev + ", [1, 0])";
+                break;
+            }
+            text += ";  " + prev + " = None\n";
+            prev = name;
+        }
+        text += "        return (" + prev + ",)\n";
+        auto g = readFxText(text);
+        JS_VERIFY_EXPECTED(g);
+        QCOMPARE(g->size(), size_t(n + 3));
+        QCOMPARE(g->node(*g->find(prev)).users.size(), size_t(1));
+        QCOMPARE(g->node(*g->find("n_99999")).meta.stackTrace.size(), size_t(1));
+    }
+};
+
+QTEST_GUILESS_MAIN(TestFxReader)
+#include "tst_fxreader.moc"

@@ -1,0 +1,553 @@
+// TORCH_TRACE logs: every graph listed with its compile id, payload md5 checked, damage located, nothing
+// crashes. Expected values come from small independent scanners below (record keys, Qt's md5, statement
+// counts).
+#include "io/FxReader.h"
+#include "io/Md5.h"
+#include "io/TraceLog.h"
+#include "testutil.h"
+
+#include <QCryptographicHash>
+
+#include <algorithm>
+#include <map>
+#include <optional>
+
+#include <random>
+#include <regex>
+#include <set>
+
+using namespace jointscope;
+using namespace jointscope::test;
+
+namespace {
+
+std::string tracePath(const std::string& name) {
+    return sharedPath("graphs/torch-trace/" + name);
+}
+
+std::vector<std::string> splitLines(const std::string& text) {
+    std::vector<std::string> lines;
+    size_t pos = 0;
+    while (pos <= text.size()) {
+        size_t end = text.find('\n', pos);
+        if (end == std::string::npos)
+            end = text.size();
+        std::string line = text.substr(pos, end - pos);
+        if (!line.empty() && line.back() == '\r')
+            line.pop_back();
+        lines.push_back(line);
+        pos = end + 1;
+    }
+    return lines;
+}
+
+// One record as a naive scanner sees it: `...] {"kind"...` then tab lines.
+struct RawRecord {
+    uint32_t line = 0;
+    std::string kind;
+    std::string header;
+    std::string payload; // tab-stripped lines joined by '\n'
+    bool hasPayloadLines = false;
+};
+
+std::vector<RawRecord> scanRecords(const std::string& text) {
+    static const std::regex glog(
+        "^[VIWEC]\\d{4} \\d\\d:\\d\\d:\\d\\d\\.\\d+ \\d+ \\S+:\\d+\\] \\{\"([a-z_]+)\"");
+    std::vector<RawRecord> records;
+    const auto lines = splitLines(text);
+    for (size_t i = 0; i < lines.size(); ++i) {
+        std::smatch m;
+        if (lines[i].empty() || std::string_view("VIWEC").find(lines[i][0]) == std::string_view::npos ||
+            !std::regex_search(lines[i], m, glog))
+            continue;
+        RawRecord r;
+        r.line = static_cast<uint32_t>(i + 1);
+        r.kind = m[1];
+        r.header = lines[i];
+        std::vector<std::string> body;
+        while (i + 1 < lines.size() && !lines[i + 1].empty() && lines[i + 1][0] == '\t')
+            body.push_back(lines[++i].substr(1));
+        r.hasPayloadLines = !body.empty();
+        for (size_t k = 0; k < body.size(); ++k)
+            r.payload += (k ? "\n" : "") + body[k];
+        records.push_back(r);
+    }
+    return records;
+}
+
+// Nodes of an AOT graph's print_readable text: placeholders + single-name assignments in forward's body +
+// output.
+uint64_t countAotNodes(const std::string& payload) {
+    const auto lines = splitLines(payload);
+    size_t i = 0;
+    while (i < lines.size() && lines[i].rfind("    def forward(", 0) != 0)
+        ++i;
+    if (i == lines.size())
+        return 0;
+    // Signature: up to the ')' matching forward's '(' (strings and comments skipped).
+    std::string signature;
+    int depth = 0;
+    bool started = false;
+    for (; i < lines.size(); ++i) {
+        bool inString = false;
+        const std::string& l = lines[i];
+        for (size_t k = 0; k < l.size(); ++k) {
+            char c = l[k];
+            if (inString) {
+                inString = c != '"';
+                continue;
+            }
+            if (c == '"') {
+                inString = true;
+                continue;
+            }
+            if (c == '#')
+                break;
+            if (c == '(') {
+                if (depth++ == 0) {
+                    started = true;
+                    continue;
+                }
+            } else if (c == ')' && --depth == 0) {
+                break;
+            }
+            if (started && depth >= 1)
+                signature += c;
+        }
+        if (started && depth == 0)
+            break;
+        signature += ' ';
+    }
+    uint64_t params = 0;
+    {
+        std::string name;
+        int nest = 0;
+        auto flush = [&] {
+            static const std::regex ident("^\\s*([A-Za-z_]\\w*)");
+            std::smatch m;
+            if (std::regex_search(name, m, ident) && m[1] != "self")
+                ++params;
+            name.clear();
+        };
+        for (char c : signature) {
+            if (c == '[' || c == '(')
+                ++nest;
+            if (c == ']' || c == ')')
+                --nest;
+            if (c == ',' && nest == 0)
+                flush();
+            else
+                name += c;
+        }
+        flush();
+    }
+    static const std::regex assignment("^        [A-Za-z_]\\w*(: \"[^\"]*\")? = ");
+    static const std::regex flatten("^        ([\\w, ]+) = fx_pytree\\.tree_flatten_spec\\(");
+    uint64_t assignments = 0;
+    std::optional<uint64_t> flattened;
+    for (++i; i < lines.size(); ++i) {
+        const std::string& l = lines[i];
+        if (l.find_first_not_of(' ') == std::string::npos)
+            continue;
+        if (l.find_first_not_of(' ') <= 4)
+            break;
+        std::smatch m;
+        if (std::regex_search(l, m, flatten)) {
+            uint64_t names = 0;
+            std::string piece;
+            for (char c : std::string(m[1]) + ",") {
+                if (c != ',') {
+                    piece += c;
+                    continue;
+                }
+                names += piece.find_first_not_of(' ') != std::string::npos;
+                piece.clear();
+            }
+            flattened = names;
+        } else if (std::regex_search(l, assignment)) {
+            ++assignments;
+        }
+    }
+    return (flattened ? *flattened : params) + assignments + 1;
+}
+
+std::map<std::string, int> countKinds(const std::vector<GraphEntry>& graphs) {
+    std::map<std::string, int> counts;
+    for (const GraphEntry& g : graphs)
+        ++counts[g.kind];
+    return counts;
+}
+
+bool isClassLine(const std::string& payload) {
+    const std::string first = payload.substr(0, payload.find('\n'));
+    return first.rfind("class ", 0) == 0 && first.size() > 18 &&
+           first.substr(first.size() - 18) == "(torch.nn.Module):";
+}
+
+const std::set<std::string> kFixedGraphKinds = {
+    "dynamo_output_graph", "aot_joint_graph",         "aot_forward_graph",       "aot_backward_graph",
+    "aot_inference_graph", "compiled_autograd_graph", "inductor_pre_grad_graph", "inductor_post_grad_graph"};
+
+// Graph records by an independent reading: fixed graph kinds, plus string artifacts holding class text.
+std::vector<RawRecord> expectedGraphRecords(const std::string& text) {
+    std::vector<RawRecord> out;
+    for (const RawRecord& r : scanRecords(text)) {
+        if (kFixedGraphKinds.count(r.kind) ||
+            (r.kind == "artifact" && r.header.find("\"encoding\": \"string\"") != std::string::npos &&
+             isClassLine(r.payload)))
+            out.push_back(r);
+    }
+    return out;
+}
+
+std::set<uint32_t> md5WarningLines(const GraphIndex& index) {
+    std::set<uint32_t> lines;
+    for (const Diagnostic& d : index.problems)
+        if (d.message.find("md5 mismatch") != std::string::npos)
+            lines.insert(d.loc.line);
+    return lines;
+}
+
+} // namespace
+
+class TestTraceLog : public QObject {
+    Q_OBJECT
+private slots:
+    void md5KnownVectors() {
+        // RFC 1321 appendix A.5.
+        QCOMPARE(md5Hex(""), std::string("d41d8cd98f00b204e9800998ecf8427e"));
+        QCOMPARE(md5Hex("abc"), std::string("900150983cd24fb0d6963f7d28e17f72"));
+        QCOMPARE(md5Hex("message digest"), std::string("f96b697d7cb7938d525a2f31aaf161d0"));
+        QCOMPARE(md5Hex("12345678901234567890123456789012345678901234567890123456789012345678901234567890"),
+                 std::string("57edf4a22be3c955ac49da2e2107b67a"));
+        // Every length around the 64-byte block boundary, against Qt's md5.
+        std::string s;
+        for (int n = 0; n < 200; ++n, s += char('a' + n % 26)) {
+            const QByteArray qt =
+                QCryptographicHash::hash(QByteArray::fromStdString(s), QCryptographicHash::Md5).toHex();
+            QCOMPARE(md5Hex(s), qt.toStdString());
+        }
+        // Incremental updates in odd pieces agree with one shot.
+        Md5 md5;
+        for (size_t i = 0; i < s.size(); i += 7)
+            md5.update(std::string_view(s).substr(i, 7));
+        auto digest = md5.finish();
+        QCOMPARE(QByteArray(reinterpret_cast<const char*>(digest.data()), 16).toHex().toStdString(),
+                 md5Hex(s));
+    }
+
+    void listsJointForwardBackward() {
+        const std::string path = tracePath("inductor_provenance_jit_debug_handle_log.txt");
+        const std::string text = readFile(path);
+        QVERIFY(looksLikeTraceLog(text.substr(0, 4096)));
+        GraphIndex index = indexTraceLog(text, path);
+        for (const char* kind : {"aot_joint_graph", "aot_forward_graph", "aot_backward_graph"}) {
+            auto it = std::find_if(index.graphs.begin(), index.graphs.end(),
+                                   [&](const GraphEntry& g) { return g.kind == kind; });
+            QVERIFY2(it != index.graphs.end(), kind);
+            QCOMPARE(it->compileId, std::string("0/0"));
+            QCOMPARE(it->title, "[0/0] " + std::string(kind));
+            QCOMPARE(it->payloadColumn, 1u);
+        }
+        // Same graphs, same order, same lines and payloads as the independent scan.
+        const auto expected = expectedGraphRecords(text);
+        QCOMPARE(index.graphs.size(), expected.size());
+        for (size_t i = 0; i < expected.size(); ++i) {
+            const GraphEntry& g = index.graphs[i];
+            QCOMPARE(g.index, uint32_t(i));
+            QCOMPARE(g.line, expected[i].line);
+            QCOMPARE(g.payloadLine, expected[i].line + 1);
+            QCOMPARE(g.payload, expected[i].payload);
+            QVERIFY(g.kind == expected[i].kind || g.kind.rfind("artifact:", 0) == 0);
+        }
+        QVERIFY(md5WarningLines(index).empty());
+    }
+
+    void nodeCountsMatchStatementCounts() {
+        for (const char* name : {"inductor_provenance_jit_debug_handle_log.txt", "multi_rank_rank_1.log",
+                                 "simple.log", "collectives_parity_rank_0.log"}) {
+            const std::string path = tracePath(name);
+            GraphIndex index = indexTraceLog(readFile(path), path);
+            int checked = 0;
+            for (const GraphEntry& g : index.graphs) {
+                if (g.kind.rfind("aot_", 0) != 0)
+                    continue; // dynamo graphs rename placeholders ("l_x_ = L_x_"): the simple count does not
+                              // apply
+                const uint64_t expected = countAotNodes(g.payload);
+                QVERIFY2(expected > 1, g.title.c_str());
+                QVERIFY2(g.nodes == expected, (std::string(name) + " " + g.title + ": " +
+                                               std::to_string(g.nodes) + " != " + std::to_string(expected))
+                                                  .c_str());
+                ++checked;
+            }
+            QVERIFY(checked > 0);
+        }
+        // Hand-counted: the joint graph has 7 inputs, 31 operations and the output.
+        GraphIndex jit =
+            indexTraceLog(readFile(tracePath("inductor_provenance_jit_debug_handle_log.txt")), "jit");
+        auto joint = std::find_if(jit.graphs.begin(), jit.graphs.end(),
+                                  [](const GraphEntry& g) { return g.kind == "aot_joint_graph"; });
+        QVERIFY(joint != jit.graphs.end());
+        QCOMPARE(joint->nodes, uint64_t(39));
+    }
+
+    void multiRankListsAllGraphs() {
+        const std::string path = tracePath("multi_rank_rank_1.log");
+        const std::string text = readFile(path);
+        GraphIndex index = indexTraceLog(text, path);
+        auto counts = countKinds(index.graphs);
+        QCOMPARE(counts["dynamo_output_graph"], 15);
+        QCOMPARE(counts["aot_inference_graph"], 15);
+        int expectedPostGrad = 0;
+        for (const RawRecord& r : scanRecords(text))
+            expectedPostGrad += r.kind == "inductor_post_grad_graph";
+        QVERIFY(expectedPostGrad > 0);
+        QCOMPARE(counts["inductor_post_grad_graph"], expectedPostGrad);
+        QCOMPARE(index.graphs.size(), expectedGraphRecords(text).size());
+        // Compile ids as tlparse shows them, from each record's own frame ids.
+        static const std::regex ids(
+            "\"frame_id\": (\\d+), \"frame_compile_id\": (\\d+), \"attempt\": (\\d+)");
+        const auto lines = splitLines(text);
+        std::set<std::string> dynamoIds;
+        for (const GraphEntry& g : index.graphs) {
+            std::smatch m;
+            QVERIFY(std::regex_search(lines[g.line - 1], m, ids));
+            std::string expected = std::string(m[1]) + "/" + std::string(m[2]);
+            if (m[3] != "0")
+                expected += "_" + std::string(m[3]);
+            QCOMPARE(g.compileId, expected);
+            if (g.kind == "dynamo_output_graph")
+                dynamoIds.insert(g.compileId);
+        }
+        QCOMPARE(dynamoIds.size(), size_t(15));
+        QVERIFY(md5WarningLines(index).empty());
+    }
+
+    void md5MismatchesAreExactlyTheAlteredPayloads() {
+        // Qt's md5 of tlparse's payload (tab-stripped lines joined by '\n') decides which records were
+        // altered.
+        for (const char* name :
+             {"simple.log", "multi_rank_rank_1.log", "collectives_parity_rank_0.log", "cache_hit_miss.log",
+              "inductor_provenance_aot_cuda_log.txt", "artifacts.log"}) {
+            const std::string path = tracePath(name);
+            const std::string text = readFile(path);
+            std::set<uint32_t> expected;
+            int verified = 0;
+            static const std::regex hasPayload("\"has_payload\": \"([0-9a-f]{32})\"");
+            for (const RawRecord& r : scanRecords(text)) {
+                std::smatch m;
+                if (!std::regex_search(r.header, m, hasPayload))
+                    continue;
+                const QByteArray md5 =
+                    QCryptographicHash::hash(QByteArray::fromStdString(r.payload), QCryptographicHash::Md5)
+                        .toHex();
+                if (md5.toStdString() != std::string(m[1]))
+                    expected.insert(r.line);
+                else
+                    ++verified;
+            }
+            QVERIFY(verified > 0);
+            GraphIndex index = indexTraceLog(text, path);
+            QVERIFY2(md5WarningLines(index) == expected, name);
+            for (const Diagnostic& d : index.problems)
+                if (d.message.find("md5") != std::string::npos)
+                    QCOMPARE(d.severity, Severity::Warning);
+        }
+    }
+
+    void collectivesAreC10dFunctionalOps() {
+        const std::string path = tracePath("collectives_parity_rank_0.log");
+        GraphIndex index = indexTraceLog(readFile(path), path);
+        QVERIFY(!index.graphs.empty());
+        int collectives = 0;
+        for (const GraphEntry& g : index.graphs) {
+            if (g.payload.find("torch.ops._c10d_functional.") == std::string::npos ||
+                g.kind == "dynamo_output_graph")
+                continue;
+            FxReadOptions options{path, g.payloadLine, g.payloadColumn};
+            Expected<Graph> graph = readFxText(g.payload, options);
+            JS_VERIFY_EXPECTED(graph);
+            for (const Node& node : graph->nodes())
+                collectives += node.target.ns == "_c10d_functional";
+        }
+        QVERIFY(collectives > 0);
+    }
+
+    void corruptedJsonIsLocatedAndTheRestLoads() {
+        const std::string good = readFile(tracePath("simple.log"));
+        const std::string badPath = tracePath("simple_corrupted_json.log");
+        const std::string bad = readFile(badPath);
+        const auto goodLines = splitLines(good);
+        const auto badLines = splitLines(bad);
+        uint32_t firstDiff = 0;
+        for (size_t i = 0; i < std::min(goodLines.size(), badLines.size()); ++i)
+            if (goodLines[i] != badLines[i]) {
+                firstDiff = static_cast<uint32_t>(i + 1);
+                break;
+            }
+        QVERIFY(firstDiff > 0);
+        GraphIndex goodIndex = indexTraceLog(good, "simple.log");
+        GraphIndex badIndex = indexTraceLog(bad, badPath);
+        bool located = false;
+        for (const Diagnostic& d : badIndex.problems) {
+            QCOMPARE(d.loc.file, badPath);
+            located = located || (d.severity == Severity::Error && d.loc.line == firstDiff && d.loc.col > 0);
+        }
+        QVERIFY2(located, ("no error at line " + std::to_string(firstDiff)).c_str());
+        // The same graphs (the damage is in a chromium_event record), shifted by the removed line.
+        QVERIFY(badIndex.graphs.size() + 1 >= goodIndex.graphs.size());
+        QCOMPARE(badIndex.graphs.size(), goodIndex.graphs.size());
+        for (size_t i = 0; i < goodIndex.graphs.size(); ++i) {
+            QCOMPARE(badIndex.graphs[i].kind, goodIndex.graphs[i].kind);
+            QCOMPARE(badIndex.graphs[i].compileId, goodIndex.graphs[i].compileId);
+            QCOMPARE(badIndex.graphs[i].payload, goodIndex.graphs[i].payload);
+            QCOMPARE(badIndex.graphs[i].line + 1, goodIndex.graphs[i].line);
+        }
+    }
+
+    void corruptedRecordLineIsLocatedAtItsColumn() {
+        std::string text = readFile(tracePath("simple.log"));
+        auto lines = splitLines(text);
+        // Damage the JSON of the aot_inference_graph record: its graph goes, the others stay.
+        size_t target = 0;
+        for (size_t i = 0; i < lines.size(); ++i)
+            if (lines[i].find("] {\"aot_inference_graph\"") != std::string::npos)
+                target = i;
+        QVERIFY(target > 0);
+        const size_t brace = lines[target].find("] {") + 2;
+        lines[target].insert(brace + 1, "\"x\" ");
+        std::string damaged;
+        for (const auto& l : lines)
+            damaged += l + "\n";
+        GraphIndex index = indexTraceLog(damaged, "d.log");
+        bool found = false;
+        for (const Diagnostic& d : index.problems)
+            found = found ||
+                    (d.loc.line == target + 1 && d.loc.col == brace + 1 + 5 && d.severity == Severity::Error);
+        QVERIFY(found);
+        auto counts = countKinds(index.graphs);
+        QCOMPARE(counts["aot_inference_graph"], 0);
+        QCOMPARE(counts["dynamo_output_graph"], 1);
+        QCOMPARE(counts["inductor_post_grad_graph"], 1);
+    }
+
+    void compileIdsAsTlparseShowsThem() {
+        const std::string graph =
+            "\tclass GraphModule(torch.nn.Module):\n\t    def forward(self, x):\n\t        "
+            "sin = torch.ops.aten.sin.default(x);  x = None\n\t        return (sin,)\n";
+        const std::string md5 =
+            md5Hex("class GraphModule(torch.nn.Module):\n    def forward(self, x):\n        sin = "
+                   "torch.ops.aten.sin.default(x);  x = None\n        return (sin,)");
+        auto record = [&](const std::string& ids) {
+            return "V0101 00:00:00.000000 1 torch/x.py:1] {\"aot_forward_graph\": {}" + ids +
+                   ", \"has_payload\": \"" + md5 + "\"}\n" + graph;
+        };
+        const std::string text =
+            "V0101 00:00:00.000000 1 torch/_logging/structured.py:22] {\"str\": [\"/a/b.py\", 0]}\n" +
+            record(", \"frame_id\": 0, \"frame_compile_id\": 0, \"attempt\": 0") +
+            record(", \"frame_id\": 1, \"frame_compile_id\": 0, \"attempt\": 1") +
+            record(
+                ", \"compiled_autograd_id\": 0, \"frame_id\": 2, \"frame_compile_id\": 3, \"attempt\": 0") +
+            record(", \"compiled_autograd_id\": 1") +
+            record(", \"compiled_autograd_id\": null, \"frame_id\": null") +
+            record(", \"frame_id\": 4, \"frame_compile_id\": 1");
+        GraphIndex index = indexTraceLog(text, "ids.log");
+        QVERIFY2(index.problems.empty(), index.problems.empty() ? "" : index.problems[0].format().c_str());
+        QCOMPARE(index.graphs.size(), size_t(6));
+        const char* expected[] = {"0/0", "1/0_1", "!0/2/3", "!1/-/-", "", "4/1"};
+        for (size_t i = 0; i < 6; ++i) {
+            QCOMPARE(index.graphs[i].compileId, std::string(expected[i]));
+            QCOMPARE(index.graphs[i].nodes, uint64_t(3));
+            QCOMPARE(index.graphs[i].line, uint32_t(2 + 5 * i));
+        }
+        QCOMPARE(index.graphs[4].title, std::string("aot_forward_graph"));
+        QCOMPARE(index.graphs[1].title, std::string("[1/0_1] aot_forward_graph"));
+    }
+
+    void junkLinesAreReportedOnce() {
+        std::string text = readFile(tracePath("simple.log"));
+        GraphIndex clean = indexTraceLog(text, "s.log");
+        const size_t cut = text.find("\nV", text.size() / 3) + 1;
+        text.insert(cut, "this is not a record\nnor is this\n\x01\x02\x03\n");
+        const uint32_t junkLine =
+            static_cast<uint32_t>(std::count(text.begin(), text.begin() + cut, '\n') + 1);
+        GraphIndex index = indexTraceLog(text, "s.log");
+        QCOMPARE(index.graphs.size(), clean.graphs.size());
+        int junk = 0;
+        for (const Diagnostic& d : index.problems)
+            if (d.message.find("glog prefix") != std::string::npos) {
+                ++junk;
+                QCOMPARE(d.loc.line, junkLine);
+            }
+        QCOMPARE(junk, 1);
+    }
+
+    void hostileInputNeverCrashes() {
+        const std::string simple = readFile(tracePath("simple.log"));
+        std::mt19937 rng(7);
+        std::string binary(1 << 20, '\0');
+        for (char& c : binary)
+            c = static_cast<char>(rng());
+        std::vector<std::string> inputs = {
+            "",
+            "\n\n\n",
+            "\t\t\t\n\t",
+            binary,
+            simple.substr(0, simple.size() / 2),                  // truncated mid-record
+            simple.substr(0, simple.find("\"has_payload\"") + 5), // truncated inside the JSON
+            "V0101 00:00:00.000000 1 a.py:1] " + std::string(200000, '[') + "\n",
+            "V0101 00:00:00.000000 1 a.py:1] {\"aot_joint_graph\": {}, \"has_payload\": \"0\"}\n\t" +
+                std::string(4 << 20, 'x'),
+            "V0101 00:00:00.000000 1 a.py:1] {\"aot_joint_graph\": {}}\n",
+            std::string(3 << 20, '\n'),
+        };
+        for (const std::string& input : inputs) {
+            GraphIndex index = indexTraceLog(input, "h.log");
+            QVERIFY(index.problems.size() <= 201);
+            for (const GraphEntry& g : index.graphs)
+                QVERIFY(g.payload.size() <= input.size());
+        }
+        GraphIndex garbage = indexTraceLog(binary, "h.log");
+        QVERIFY(!garbage.problems.empty());
+        QCOMPARE(garbage.problems.front().severity, Severity::Error);
+        QVERIFY(!looksLikeTraceLog(binary.substr(0, 4096)));
+    }
+
+    void detectsOnlyTraceLogs() {
+        for (const char* name : {"artifacts.log", "cache_hit_miss.log", "collectives_parity_rank_0.log",
+                                 "comp_failure.log", "export.log", "links.log", "multi_rank_rank_1.log",
+                                 "simple.log", "inductor_provenance_aot_cuda_log.txt"})
+            QVERIFY2(looksLikeTraceLog(readFile(tracePath(name)).substr(0, 4096)), name);
+        QVERIFY(!looksLikeTraceLog(readFile(sharedPath("graphs/torch-1.13/mlp/joint.txt")).substr(0, 4096)));
+        QVERIFY(!looksLikeTraceLog(
+            readFile(sourcePath("tests/data/logs/aot_graphs_colored.log")).substr(0, 4096)));
+        QVERIFY(!looksLikeTraceLog(""));
+    }
+
+    void exportedProgramGraphIsListed() {
+        const std::string path = tracePath("export.log");
+        const std::string text = readFile(path);
+        GraphIndex index = indexTraceLog(text, path);
+        QCOMPARE(index.graphs.size(), size_t(1));
+        const GraphEntry& g = index.graphs[0];
+        QCOMPARE(g.kind, std::string("exported_program"));
+        QVERIFY(g.payload.rfind("class GraphModule(torch.nn.Module):", 0) == 0);
+        QVERIFY(g.payload.find("Graph signature") == std::string::npos);
+        // The class line of the payload is where the listing says, at the column it says.
+        const auto lines = splitLines(text);
+        QCOMPARE(lines[g.payloadLine - 1].substr(g.payloadColumn),
+                 std::string("class GraphModule(torch.nn.Module):"));
+    }
+
+    void indexesLargestLogWithoutProblems() {
+        // Speed is measured in bench/ (bench_readers); here the 3.5 MB log must index cleanly.
+        const std::string path = tracePath("multi_rank_rank_1.log");
+        const std::string text = readFile(path);
+        GraphIndex index = indexTraceLog(text, path);
+        QVERIFY(index.graphs.size() >= 30);
+        QVERIFY2(index.problems.empty(), index.problems.empty() ? "" : index.problems.front().format().c_str());
+    }
+};
+
+QTEST_GUILESS_MAIN(TestTraceLog)
+#include "tst_tracelog.moc"

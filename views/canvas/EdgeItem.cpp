@@ -1,0 +1,60 @@
+#include "canvas/EdgeItem.h"
+
+#include <QPainter>
+#include <QStyleOptionGraphicsItem>
+
+#include <cmath>
+
+namespace jointscope::views {
+
+namespace {
+const QColor kEdgeColor(0x94, 0xa3, 0xb8);
+const QColor kEmphasisColor(0xdc, 0x26, 0x26);
+} // namespace
+
+EdgeItem::EdgeItem(const layout::EdgeRoute& route) : from_(route.from), to_(route.to) {
+    QPainterPath path;
+    const auto& p = route.points;
+    if (!p.empty()) {
+        path.moveTo(p[0].x, p[0].y);
+        for (size_t i = 1; i + 2 < p.size(); i += 3)
+            path.cubicTo(p[i].x, p[i].y, p[i + 1].x, p[i + 1].y, p[i + 2].x, p[i + 2].y);
+    }
+    setPath(path);
+    // Arrowhead at the end, along the final tangent.
+    if (path.elementCount() > 1) {
+        const QPointF tip = path.pointAtPercent(1.0);
+        const QPointF before = path.pointAtPercent(0.97);
+        QPointF dir = tip - before;
+        const double len = std::hypot(dir.x(), dir.y());
+        dir = len > 1e-6 ? dir / len : QPointF(0, 1);
+        const QPointF normal(-dir.y(), dir.x());
+        arrow_ << tip << tip - dir * 7 + normal * 3.5 << tip - dir * 7 - normal * 3.5;
+    }
+    setPen(QPen(kEdgeColor, 1.2));
+    setZValue(0);
+    setFlag(ItemIsSelectable, false);
+}
+
+void EdgeItem::setEmphasis(bool on) {
+    if (emphasis_ == on)
+        return;
+    emphasis_ = on;
+    setPen(QPen(on ? kEmphasisColor : kEdgeColor, on ? 2.2 : 1.2));
+    setZValue(on ? 0.5 : 0);
+}
+
+QRectF EdgeItem::boundingRect() const { return QGraphicsPathItem::boundingRect().united(arrow_.boundingRect()).adjusted(-2, -2, 2, 2); }
+
+void EdgeItem::paint(QPainter* painter, const QStyleOptionGraphicsItem*, QWidget*) {
+    painter->setPen(pen());
+    painter->setBrush(Qt::NoBrush);
+    painter->drawPath(path());
+    if (!arrow_.isEmpty() && QStyleOptionGraphicsItem::levelOfDetailFromTransform(painter->worldTransform()) > 0.2) {
+        painter->setPen(Qt::NoPen);
+        painter->setBrush(pen().color());
+        painter->drawPolygon(arrow_);
+    }
+}
+
+} // namespace jointscope::views

@@ -1,0 +1,95 @@
+#include "canvas/GraphView.h"
+
+#include "canvas/GraphScene.h"
+#include "canvas/NodeItem.h"
+
+#include <QKeyEvent>
+#include <QWheelEvent>
+
+#include <algorithm>
+#include <cmath>
+
+namespace jointscope::views {
+
+namespace {
+constexpr double kMinZoom = 0.02;
+constexpr double kMaxZoom = 6.0;
+} // namespace
+
+GraphView::GraphView(QWidget* parent) : QGraphicsView(parent) {
+    setRenderHints(QPainter::Antialiasing | QPainter::TextAntialiasing | QPainter::SmoothPixmapTransform);
+    setDragMode(QGraphicsView::ScrollHandDrag);
+    setTransformationAnchor(QGraphicsView::AnchorUnderMouse);
+    setViewportUpdateMode(QGraphicsView::SmartViewportUpdate);
+    setOptimizationFlag(QGraphicsView::DontAdjustForAntialiasing);
+    setFrameShape(QFrame::NoFrame);
+}
+
+void GraphView::setZoom(double factor) {
+    factor = std::clamp(factor, kMinZoom, kMaxZoom);
+    setTransform(QTransform::fromScale(factor, factor));
+}
+
+void GraphView::fitAll() {
+    if (!scene())
+        return;
+    const QRectF rect = scene()->sceneRect();
+    if (rect.isEmpty())
+        return;
+    fitInView(rect, Qt::KeepAspectRatio);
+    if (zoom() > 1.5)
+        setZoom(1.5);
+    centerOn(rect.center());
+}
+
+void GraphView::showStart() {
+    fitAll();
+    auto* graphScene = qobject_cast<GraphScene*>(scene());
+    if (!graphScene || !graphScene->graph() || zoom() >= NodeItem::kLabelLevelOfDetail)
+        return;
+    setZoom(0.8);
+    const Graph& graph = *graphScene->graph();
+    for (NodeId id = 0; id < graph.size(); ++id) {
+        const NodeOp op = graph.node(id).op;
+        if (op == NodeOp::Placeholder || op == NodeOp::GetAttr)
+            continue;
+        if (NodeItem* item = graphScene->nodeItem(id)) {
+            // The first computation in the upper third, its inputs above it.
+            centerOn(item->pos() + QPointF(0, viewport()->height() / zoom() * 0.25));
+            return;
+        }
+    }
+}
+
+void GraphView::centreOnNode(NodeId id) {
+    auto* graphScene = qobject_cast<GraphScene*>(scene());
+    if (!graphScene)
+        return;
+    if (NodeItem* item = graphScene->nodeItem(id)) {
+        if (zoom() < 0.8)
+            setZoom(1.0);
+        centerOn(item);
+    }
+}
+
+void GraphView::wheelEvent(QWheelEvent* event) {
+    const double steps = event->angleDelta().y() / 120.0;
+    if (steps == 0) {
+        QGraphicsView::wheelEvent(event);
+        return;
+    }
+    const double target = std::clamp(zoom() * std::pow(1.2, steps), kMinZoom, kMaxZoom);
+    scale(target / zoom(), target / zoom());
+    event->accept();
+}
+
+void GraphView::keyPressEvent(QKeyEvent* event) {
+    switch (event->key()) {
+    case Qt::Key_Plus:
+    case Qt::Key_Equal: scale(1.2, 1.2); return;
+    case Qt::Key_Minus: scale(1 / 1.2, 1 / 1.2); return;
+    default: QGraphicsView::keyPressEvent(event);
+    }
+}
+
+} // namespace jointscope::views

@@ -1,0 +1,89 @@
+#include "canvas/NodeItem.h"
+
+#include <QFontMetricsF>
+#include <QPainter>
+#include <QStyleOptionGraphicsItem>
+
+namespace jointscope::views {
+
+NodeItem::NodeItem(NodeId id, NodeRole role, QString title, QString subtitle, QSizeF size, bool hasBody)
+    : id_(id), role_(role), title_(std::move(title)), subtitle_(std::move(subtitle)), size_(size), hasBody_(hasBody) {
+    setFlag(ItemIsSelectable);
+    setAcceptHoverEvents(false);
+    setZValue(1);
+}
+
+QFont NodeItem::titleFont() {
+    QFont font;
+    font.setPointSizeF(9);
+    font.setWeight(QFont::DemiBold);
+    return font;
+}
+
+QFont NodeItem::subtitleFont() {
+    QFont font;
+    font.setPointSizeF(8);
+    return font;
+}
+
+void NodeItem::setMatched(bool matched) {
+    if (matched_ == matched)
+        return;
+    matched_ = matched;
+    update();
+}
+
+QRectF NodeItem::box() const { return QRectF(-size_.width() / 2, -size_.height() / 2, size_.width(), size_.height()); }
+
+QRectF NodeItem::boundingRect() const { return box().adjusted(-4, -4, 4, 4); }
+
+QPainterPath NodeItem::shape() const {
+    QPainterPath path;
+    path.addRoundedRect(box(), 6, 6);
+    return path;
+}
+
+void NodeItem::paint(QPainter* painter, const QStyleOptionGraphicsItem* option, QWidget*) {
+    const RoleColors colors = roleColors(role_);
+    const double lod = QStyleOptionGraphicsItem::levelOfDetailFromTransform(painter->worldTransform());
+    const bool selected = isSelected();
+    QPen pen(selected ? QColor(0xdc, 0x26, 0x26) : colors.border, selected ? 3.0 : (role_ == NodeRole::Output ? 2.0 : 1.2));
+    if (hasBody_)
+        pen.setStyle(Qt::DashLine);
+    if (matched_ && !selected) {
+        painter->setPen(Qt::NoPen);
+        painter->setBrush(QColor(0xfa, 0xcc, 0x15, 200));
+        painter->drawRoundedRect(box().adjusted(-4, -4, 4, 4), 9, 9);
+    }
+    if (lod < kLabelLevelOfDetail) {
+        // Far away the pale fills vanish: solid mid-tone boxes keep forward / backward regions visible.
+        const QColor solid = QColor::fromRgbF((colors.fill.redF() + colors.border.redF() * 2) / 3,
+                                              (colors.fill.greenF() + colors.border.greenF() * 2) / 3,
+                                              (colors.fill.blueF() + colors.border.blueF() * 2) / 3);
+        painter->setPen(selected || matched_ ? pen : QPen(Qt::NoPen));
+        painter->setBrush(solid);
+        if (lod < 0.2) // plain rectangles are much cheaper
+            painter->drawRect(box());
+        else
+            painter->drawRoundedRect(box(), 6, 6);
+        return;
+    }
+    painter->setPen(pen);
+    painter->setBrush(colors.fill);
+    painter->drawRoundedRect(box(), 6, 6);
+
+    const QRectF text = box().adjusted(6, 3, -6, -3);
+    painter->setPen(QColor(0x11, 0x18, 0x27));
+    painter->setFont(titleFont());
+    const QFontMetricsF titleMetrics(titleFont());
+    const QRectF top(text.left(), text.top(), text.width(), text.height() / 2);
+    painter->drawText(top, Qt::AlignHCenter | Qt::AlignBottom, titleMetrics.elidedText(title_, Qt::ElideMiddle, text.width()));
+    painter->setPen(QColor(0x4b, 0x55, 0x63));
+    painter->setFont(subtitleFont());
+    const QFontMetricsF subMetrics(subtitleFont());
+    const QRectF bottom(text.left(), text.center().y() + 1, text.width(), text.height() / 2);
+    painter->drawText(bottom, Qt::AlignHCenter | Qt::AlignTop, subMetrics.elidedText(subtitle_, Qt::ElideRight, text.width()));
+    Q_UNUSED(option);
+}
+
+} // namespace jointscope::views

@@ -1,0 +1,196 @@
+#include "layout/GraphLayout.h"
+
+#include <algorithm>
+#include <numeric>
+#include <unordered_set>
+
+namespace jointscope::layout {
+
+namespace {
+
+bool cancelled(const std::atomic<bool>* cancel) { return cancel && cancel->load(std::memory_order_relaxed); }
+
+// Vertical Bezier from the bottom of `a` to the top of `b`.
+EdgeRoute verticalCurve(NodeId from, NodeId to, const NodePlacement& a, const NodePlacement& b) {
+    const Point start{a.x, a.y + a.height / 2};
+    const Point end{b.x, b.y - b.height / 2};
+    const double bend = std::max(12.0, (end.y - start.y) * 0.45);
+    return {from, to, {start, {start.x, start.y + bend}, {end.x, end.y - bend}, end}};
+}
+
+} // namespace
+
+NodeSize estimateNodeSize(const Node& node) {
+    // Roughly 6.5 points per character at the canvas' 9 pt font, plus padding.
+    const size_t chars = std::max(node.name.size(), node.target.op.empty() ? node.target.text.size() : node.target.op.size() + 6);
+    const double width = std::clamp(16.0 + 6.5 * static_cast<double>(std::min<size_t>(chars, 40)), 64.0, 300.0);
+    return {width, 36.0};
+}
+
+std::vector<std::pair<NodeId, NodeId>> graphEdges(const Graph& graph) {
+    std::vector<std::pair<NodeId, NodeId>> edges;
+    for (NodeId id = 0; id < graph.size(); ++id) {
+        std::vector<NodeId> inputs;
+        graph.node(id).forEachInput([&](NodeId input) {
+            if (input < graph.size() && input != id && std::find(inputs.begin(), inputs.end(), input) == inputs.end())
+                inputs.push_back(input);
+        });
+        for (NodeId input : inputs)
+            edges.emplace_back(input, id);
+    }
+    return edges;
+}
+
+std::optional<LayoutResult> layeredLayout(const Graph& graph, const std::vector<NodeSize>& sizes,
+                                          const LayoutOptions& options, const std::atomic<bool>* cancel) {
+    const size_t n = graph.size();
+    const auto edges = graphEdges(graph);
+    std::vector<std::vector<NodeId>> inputs(n), users(n);
+    for (auto [from, to] : edges) {
+        inputs[to].push_back(from);
+        users[from].push_back(to);
+    }
+
+    // Longest-path layering; FX graphs list inputs before users, but guard against forward references.
+    std::vector<int> layer(n, 0);
+    for (NodeId id = 0; id < n; ++id)
+        for (NodeId in : inputs[id])
+            if (in < id)
+                layer[id] = std::max(layer[id], layer[in] + 1);
+    // Sources (placeholders, get_attr) sit just above their first user rather than all on top.
+    for (NodeId id = 0; id < n; ++id) {
+        if (!inputs[id].empty() || users[id].empty())
+            continue;
+        int lowest = INT32_MAX;
+        for (NodeId user : users[id])
+            lowest = std::min(lowest, layer[user]);
+        layer[id] = std::max(0, lowest - 1);
+    }
+    if (cancelled(cancel))
+        return std::nullopt;
+
+    const int layerCount = n ? *std::max_element(layer.begin(), layer.end()) + 1 : 0;
+    std::vector<std::vector<NodeId>> ranks(layerCount);
+    for (NodeId id = 0; id < n; ++id)
+        ranks[layer[id]].push_back(id);
+
+    // Barycentre ordering: alternate sweeps down (by inputs) and up (by users).
+    std::vector<double> order(n, 0);
+    auto renumber = [&](const std::vector<NodeId>& rank) {
+        for (size_t i = 0; i < rank.size(); ++i)
+            order[rank[i]] = rank.size() > 1 ? double(i) / double(rank.size() - 1) : 0.5;
+    };
+    for (const auto& rank : ranks)
+        renumber(rank);
+    for (int sweep = 0; sweep < 6; ++sweep) {
+        if (cancelled(cancel))
+            return std::nullopt;
+        const bool down = sweep % 2 == 0;
+        for (int i = 0; i < layerCount; ++i) {
+            auto& rank = ranks[down ? i : layerCount - 1 - i];
+            std::vector<double> key(rank.size());
+            for (size_t k = 0; k < rank.size(); ++k) {
+                const auto& neighbours = down ? inputs[rank[k]] : users[rank[k]];
+                if (neighbours.empty()) {
+                    key[k] = order[rank[k]];
+                    continue;
+                }
+                double sum = 0;
+                for (NodeId v : neighbours)
+                    sum += order[v];
+                key[k] = sum / double(neighbours.size());
+            }
+            std::vector<size_t> perm(rank.size());
+            std::iota(perm.begin(), perm.end(), 0);
+            std::stable_sort(perm.begin(), perm.end(), [&](size_t a, size_t b) { return key[a] < key[b]; });
+            std::vector<NodeId> sorted;
+            sorted.reserve(rank.size());
+            for (size_t k : perm)
+                sorted.push_back(rank[k]);
+            rank = std::move(sorted);
+            renumber(rank);
+        }
+    }
+
+    // Coordinates: pack each rank left to right, pulled towards its inputs' x, then no overlaps.
+    LayoutResult result;
+    result.algorithm = LayoutAlgorithm::Layered;
+    result.nodes.resize(n);
+    double y = 0;
+    double minX = 0, maxX = 0;
+    for (int i = 0; i < layerCount; ++i) {
+        const auto& rank = ranks[i];
+        double rankHeight = 0;
+        for (NodeId id : rank)
+            rankHeight = std::max(rankHeight, sizes[id].height);
+        std::vector<double> desired(rank.size());
+        double cursor = 0;
+        for (size_t k = 0; k < rank.size(); ++k) {
+            const NodeId id = rank[k];
+            double sum = 0;
+            int count = 0;
+            for (NodeId in : inputs[id])
+                if (layer[in] < i) {
+                    sum += result.nodes[in].x;
+                    ++count;
+                }
+            desired[k] = count ? sum / count : cursor + sizes[id].width / 2;
+            cursor += sizes[id].width + options.nodeSeparation;
+        }
+        // Left to right: at the desired x unless that overlaps the previous box.
+        double right = -1e300;
+        for (size_t k = 0; k < rank.size(); ++k) {
+            const NodeId id = rank[k];
+            const double half = sizes[id].width / 2;
+            const double x = std::max(desired[k], right + options.nodeSeparation + half);
+            result.nodes[id] = {x, y + rankHeight / 2, sizes[id].width, sizes[id].height};
+            right = x + half;
+        }
+        // Shift the rank so it is, on average, where its nodes wanted to be.
+        if (!rank.empty()) {
+            double drift = 0;
+            for (size_t k = 0; k < rank.size(); ++k)
+                drift += result.nodes[rank[k]].x - desired[k];
+            drift /= double(rank.size());
+            for (NodeId id : rank) {
+                result.nodes[id].x -= drift;
+                minX = std::min(minX, result.nodes[id].x - sizes[id].width / 2);
+                maxX = std::max(maxX, result.nodes[id].x + sizes[id].width / 2);
+            }
+        }
+        y += rankHeight + options.rankSeparation;
+    }
+    for (auto& p : result.nodes)
+        p.x -= minX;
+    result.width = maxX - minX;
+    result.height = std::max(0.0, y - options.rankSeparation);
+    result.edges.reserve(edges.size());
+    for (auto [from, to] : edges)
+        result.edges.push_back(verticalCurve(from, to, result.nodes[from], result.nodes[to]));
+    if (cancelled(cancel))
+        return std::nullopt;
+    return result;
+}
+
+std::optional<LayoutResult> computeLayout(const Graph& graph, const LayoutOptions& options, const std::atomic<bool>* cancel) {
+    std::vector<NodeSize> sizes = options.sizes;
+    if (sizes.size() != graph.size()) {
+        sizes.clear();
+        sizes.reserve(graph.size());
+        for (const Node& node : graph.nodes())
+            sizes.push_back(estimateNodeSize(node));
+    }
+    if (cancelled(cancel))
+        return std::nullopt;
+    const bool useGraphviz = graphvizAvailable() &&
+                             (options.algorithm == LayoutAlgorithm::Graphviz ||
+                              (options.algorithm == LayoutAlgorithm::Auto && graph.size() <= options.graphvizNodeLimit));
+    if (useGraphviz) {
+        auto result = graphvizLayout(graph, sizes, options, cancel);
+        if (result || cancelled(cancel))
+            return result;
+    }
+    return layeredLayout(graph, sizes, options, cancel);
+}
+
+} // namespace jointscope::layout

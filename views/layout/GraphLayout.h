@@ -1,0 +1,77 @@
+// Widget-free graph layout: Graphviz `dot` when available and the graph is small enough,
+// else a fast layered layout (longest-path layering + barycentre ordering).
+#pragma once
+
+#include "graph/Graph.h"
+
+#include <atomic>
+#include <cstddef>
+#include <optional>
+#include <vector>
+
+namespace jointscope::layout {
+
+struct Point {
+    double x = 0;
+    double y = 0;
+};
+
+// Size of a node's box in points.
+struct NodeSize {
+    double width = 120;
+    double height = 36;
+};
+
+// Centre and size of a node's box in points, y pointing down.
+struct NodePlacement {
+    double x = 0;
+    double y = 0;
+    double width = 0;
+    double height = 0;
+};
+
+// Cubic Bezier from an input to the node reading it: p0, c1, c2, p1, c1, c2, p2, ... (1 + 3n points).
+struct EdgeRoute {
+    NodeId from = kNoNode;
+    NodeId to = kNoNode;
+    std::vector<Point> points;
+};
+
+enum class LayoutAlgorithm { Auto, Graphviz, Layered };
+
+struct LayoutOptions {
+    LayoutAlgorithm algorithm = LayoutAlgorithm::Auto;
+    size_t graphvizNodeLimit = 1500; // Auto uses the layered layout above this many nodes
+    std::vector<NodeSize> sizes;     // per node; empty = estimated from the name / op text
+    double nodeSeparation = 18;      // points between boxes of one rank
+    double rankSeparation = 28;      // points between ranks
+};
+
+struct LayoutResult {
+    LayoutAlgorithm algorithm = LayoutAlgorithm::Layered; // the one that produced it
+    std::vector<NodePlacement> nodes;                     // indexed by NodeId
+    std::vector<EdgeRoute> edges;
+    double width = 0;
+    double height = 0;
+};
+
+bool graphvizAvailable();
+
+// Box size for a node label of `text` characters over two lines, for callers without fonts.
+NodeSize estimateNodeSize(const Node& node);
+
+// One edge per (input, user) pair, in graph order, without repeats.
+std::vector<std::pair<NodeId, NodeId>> graphEdges(const Graph& graph);
+
+// Lays out `graph`. Returns nullopt when `cancel` was set before it finished (the partial
+// result is discarded). Not thread-safe with other Graphviz users: callers serialise
+// (LayoutRunner does).
+std::optional<LayoutResult> computeLayout(const Graph& graph, const LayoutOptions& options = {},
+                                          const std::atomic<bool>* cancel = nullptr);
+
+std::optional<LayoutResult> layeredLayout(const Graph& graph, const std::vector<NodeSize>& sizes,
+                                          const LayoutOptions& options, const std::atomic<bool>* cancel);
+std::optional<LayoutResult> graphvizLayout(const Graph& graph, const std::vector<NodeSize>& sizes,
+                                           const LayoutOptions& options, const std::atomic<bool>* cancel);
+
+} // namespace jointscope::layout

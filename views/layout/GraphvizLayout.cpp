@@ -1,0 +1,140 @@
+// Graphviz `dot` through the gvc / cgraph C API. gvc keeps global state: never call this from two
+// threads at once (LayoutRunner owns the one layout thread).
+#include "layout/GraphLayout.h"
+
+#ifdef JOINTSCOPE_HAVE_GRAPHVIZ
+#include <graphviz/cgraph.h>
+#include <graphviz/gvc.h>
+
+#include <memory>
+#include <mutex>
+#include <string>
+#endif
+
+namespace jointscope::layout {
+
+#ifndef JOINTSCOPE_HAVE_GRAPHVIZ
+
+bool graphvizAvailable() { return false; }
+
+std::optional<LayoutResult> graphvizLayout(const Graph&, const std::vector<NodeSize>&, const LayoutOptions&,
+                                           const std::atomic<bool>*) {
+    return std::nullopt;
+}
+
+#else
+
+bool graphvizAvailable() { return true; }
+
+namespace {
+
+constexpr double kPointsPerInch = 72.0;
+
+struct GvcDeleter {
+    void operator()(GVC_t* gvc) const { gvFreeContext(gvc); }
+};
+
+// cgraph takes char* for names and values it only reads.
+char* mutableText(std::string& s) { return s.data(); }
+
+// gvc and cgraph keep process-wide state (string pools, plugin tables): one layout at a time.
+std::mutex& graphvizMutex() {
+    static std::mutex mutex;
+    return mutex;
+}
+
+} // namespace
+
+std::optional<LayoutResult> graphvizLayout(const Graph& graph, const std::vector<NodeSize>& sizes,
+                                           const LayoutOptions& options, const std::atomic<bool>* cancel) {
+    std::lock_guard<std::mutex> lock(graphvizMutex());
+    std::unique_ptr<GVC_t, GvcDeleter> gvc(gvContext());
+    if (!gvc)
+        return std::nullopt;
+    std::string graphName = "g";
+    Agraph_t* g = agopen(mutableText(graphName), Agdirected, nullptr);
+    auto setGraph = [&](std::string key, std::string value) { agattr(g, AGRAPH, mutableText(key), mutableText(value)); };
+    setGraph("rankdir", "TB");
+    setGraph("nodesep", std::to_string(options.nodeSeparation / kPointsPerInch));
+    setGraph("ranksep", std::to_string(options.rankSeparation / kPointsPerInch));
+    setGraph("splines", "spline");
+    // Network simplex runs to convergence by default: 20 s for a 300-node joint graph whose output
+    // node reads ~150 values. A few passes per node give nearly the same picture in 0.2 s.
+    setGraph("nslimit", "2");
+    setGraph("nslimit1", "2");
+    std::string shapeKey = "shape", widthKey = "width", heightKey = "height", fixedKey = "fixedsize", labelKey = "label";
+    std::string box = "box", one = "0.5", yes = "true", empty = "";
+    Agsym_t* shapeSym = agattr(g, AGNODE, mutableText(shapeKey), mutableText(box));
+    Agsym_t* widthSym = agattr(g, AGNODE, mutableText(widthKey), mutableText(one));
+    Agsym_t* heightSym = agattr(g, AGNODE, mutableText(heightKey), mutableText(one));
+    agattr(g, AGNODE, mutableText(fixedKey), mutableText(yes));
+    agattr(g, AGNODE, mutableText(labelKey), mutableText(empty));
+    std::string arrowKey = "arrowhead", none = "none";
+    agattr(g, AGEDGE, mutableText(arrowKey), mutableText(none));
+    (void)shapeSym;
+
+    std::vector<Agnode_t*> agNodes(graph.size());
+    for (NodeId id = 0; id < graph.size(); ++id) {
+        std::string name = "n" + std::to_string(id);
+        Agnode_t* node = agnode(g, mutableText(name), 1);
+        std::string w = std::to_string(sizes[id].width / kPointsPerInch);
+        std::string h = std::to_string(sizes[id].height / kPointsPerInch);
+        agxset(node, widthSym, mutableText(w));
+        agxset(node, heightSym, mutableText(h));
+        agNodes[id] = node;
+    }
+    const auto edges = graphEdges(graph);
+    std::vector<Agedge_t*> agEdges;
+    agEdges.reserve(edges.size());
+    for (auto [from, to] : edges) {
+        std::string edgeName;
+        agEdges.push_back(agedge(g, agNodes[from], agNodes[to], mutableText(edgeName), 1));
+    }
+    if (cancel && cancel->load()) {
+        agclose(g);
+        return std::nullopt;
+    }
+
+    if (gvLayout(gvc.get(), g, "dot") != 0) {
+        agclose(g);
+        return std::nullopt;
+    }
+    const boxf bb = GD_bb(g);
+    const double top = bb.UR.y;
+    LayoutResult result;
+    result.algorithm = LayoutAlgorithm::Graphviz;
+    result.width = bb.UR.x - bb.LL.x;
+    result.height = bb.UR.y - bb.LL.y;
+    result.nodes.resize(graph.size());
+    for (NodeId id = 0; id < graph.size(); ++id) {
+        const pointf c = ND_coord(agNodes[id]);
+        result.nodes[id] = {c.x - bb.LL.x, top - c.y, ND_width(agNodes[id]) * kPointsPerInch,
+                            ND_height(agNodes[id]) * kPointsPerInch};
+    }
+    result.edges.reserve(edges.size());
+    for (size_t i = 0; i < edges.size(); ++i) {
+        EdgeRoute route{edges[i].first, edges[i].second, {}};
+        const splines* spl = ED_spl(agEdges[i]);
+        if (spl && spl->size > 0) {
+            const bezier& bz = spl->list[0];
+            route.points.reserve(size_t(bz.size));
+            for (int k = 0; k < bz.size; ++k)
+                route.points.push_back({bz.list[k].x - bb.LL.x, top - bz.list[k].y});
+        }
+        if (route.points.size() < 4) { // dot gave no spline (e.g. both nodes at one place): a straight line
+            const auto& a = result.nodes[route.from];
+            const auto& b = result.nodes[route.to];
+            route.points = {{a.x, a.y}, {a.x, a.y}, {b.x, b.y}, {b.x, b.y}};
+        }
+        result.edges.push_back(std::move(route));
+    }
+    gvFreeLayout(gvc.get(), g);
+    agclose(g);
+    if (cancel && cancel->load())
+        return std::nullopt;
+    return result;
+}
+
+#endif
+
+} // namespace jointscope::layout

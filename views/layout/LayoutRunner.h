@@ -1,0 +1,41 @@
+// Runs layouts off the UI thread, one at a time, with cancel. No widgets: usable from tests.
+#pragma once
+
+#include "layout/GraphLayout.h"
+
+#include <QObject>
+#include <QThreadPool>
+
+#include <atomic>
+#include <memory>
+
+namespace jointscope::layout {
+
+class LayoutRunner : public QObject {
+    Q_OBJECT
+public:
+    explicit LayoutRunner(QObject* parent = nullptr);
+    ~LayoutRunner() override;
+
+    // Starts laying out `graph` (kept alive by the runner until done) and cancels the layout before it.
+    // Returns the ticket that finished() / cancelled() will carry.
+    quint64 start(std::shared_ptr<const Graph> graph, LayoutOptions options);
+    // Cancels the running layout; its result, if it still arrives, is discarded.
+    void cancel();
+    bool busy() const { return pending_ > 0; }
+    // Blocks until every started layout has reported (tests, --screenshot).
+    void waitForDone();
+
+signals:
+    void started(quint64 ticket);
+    void finished(quint64 ticket, std::shared_ptr<const jointscope::layout::LayoutResult> result);
+    void cancelled(quint64 ticket);
+
+private:
+    QThreadPool pool_; // one thread: layouts run serialised, in order
+    std::shared_ptr<std::atomic<bool>> currentCancel_;
+    quint64 nextTicket_ = 1;
+    int pending_ = 0;
+};
+
+} // namespace jointscope::layout

@@ -1,0 +1,112 @@
+#include "models/GraphListModel.h"
+
+#include <QFont>
+
+#include <map>
+
+namespace jointscope::views {
+
+GraphListModel::GraphListModel(QObject* parent) : QAbstractItemModel(parent) {}
+
+void GraphListModel::setEntries(std::vector<GraphEntry> entries) {
+    beginResetModel();
+    entries_ = std::move(entries);
+    groups_.clear();
+    placement_.assign(entries_.size(), {-1, -1});
+    // Groups in order of first appearance in the file.
+    std::map<std::string, int> groupOf;
+    for (size_t i = 0; i < entries_.size(); ++i) {
+        const std::string& id = entries_[i].compileId;
+        auto [it, inserted] = groupOf.emplace(id, int(groups_.size()));
+        if (inserted)
+            groups_.push_back({QString::fromStdString(id), {}});
+        Group& group = groups_[it->second];
+        placement_[i] = {it->second, int(group.entries.size())};
+        group.entries.push_back(i);
+    }
+    endResetModel();
+}
+
+QModelIndex GraphListModel::indexOfEntry(uint32_t entryIndex) const {
+    for (size_t i = 0; i < entries_.size(); ++i)
+        if (entries_[i].index == entryIndex)
+            return createIndex(placement_[i].second, 0, quintptr(i + 1));
+    return {};
+}
+
+QModelIndex GraphListModel::index(int row, int column, const QModelIndex& parent) const {
+    if (row < 0 || column < 0 || column >= ColumnCount)
+        return {};
+    if (!parent.isValid())
+        return row < int(groups_.size()) ? createIndex(row, column, quintptr(0)) : QModelIndex();
+    if (parent.internalId() != 0 || parent.row() >= int(groups_.size()))
+        return {};
+    const Group& group = groups_[parent.row()];
+    if (row >= int(group.entries.size()))
+        return {};
+    return createIndex(row, column, quintptr(group.entries[row] + 1));
+}
+
+QModelIndex GraphListModel::parent(const QModelIndex& child) const {
+    if (!child.isValid() || child.internalId() == 0)
+        return {};
+    return createIndex(placement_[child.internalId() - 1].first, 0, quintptr(0));
+}
+
+int GraphListModel::rowCount(const QModelIndex& parent) const {
+    if (!parent.isValid())
+        return int(groups_.size());
+    if (parent.internalId() != 0 || parent.column() != 0)
+        return 0;
+    return int(groups_[parent.row()].entries.size());
+}
+
+int GraphListModel::columnCount(const QModelIndex&) const { return ColumnCount; }
+
+QVariant GraphListModel::data(const QModelIndex& index, int role) const {
+    if (!index.isValid())
+        return {};
+    if (index.internalId() == 0) {
+        const Group& group = groups_[index.row()];
+        if (role == Qt::DisplayRole && index.column() == TitleColumn)
+            return group.compileId.isEmpty() ? tr("(no compile id)") : tr("compile %1").arg(group.compileId);
+        if (role == Qt::DisplayRole && index.column() == NodesColumn)
+            return tr("%n graph(s)", nullptr, int(group.entries.size()));
+        if (role == Qt::FontRole) {
+            QFont font;
+            font.setBold(true);
+            return font;
+        }
+        return {};
+    }
+    const GraphEntry& e = entries_[index.internalId() - 1];
+    switch (role) {
+    case EntryIndexRole: return QVariant::fromValue(uint(e.index));
+    case Qt::ToolTipRole: return QString::fromStdString(e.title);
+    case Qt::DisplayRole:
+        switch (Column(index.column())) {
+        case TitleColumn: return QString::fromStdString(e.title.empty() ? e.kind : e.title);
+        case KindColumn: return QString::fromStdString(e.kind);
+        case NodesColumn: return e.nodes ? QVariant::fromValue<qulonglong>(e.nodes) : QVariant();
+        case LineColumn: return e.line ? QVariant(uint(e.line)) : QVariant();
+        case ColumnCount: break;
+        }
+        return {};
+    default: return {};
+    }
+}
+
+QVariant GraphListModel::headerData(int section, Qt::Orientation orientation, int role) const {
+    if (orientation != Qt::Horizontal || role != Qt::DisplayRole)
+        return {};
+    switch (Column(section)) {
+    case TitleColumn: return tr("Graph");
+    case KindColumn: return tr("Kind");
+    case NodesColumn: return tr("Nodes");
+    case LineColumn: return tr("Line");
+    case ColumnCount: break;
+    }
+    return {};
+}
+
+} // namespace jointscope::views

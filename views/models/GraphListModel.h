@@ -1,0 +1,46 @@
+// The graphs of a multi-graph file (TORCH_TRACE log, TORCH_LOGS paste) grouped by compile id.
+#pragma once
+
+#include "io/GraphEntry.h"
+
+#include <QAbstractItemModel>
+
+#include <vector>
+
+namespace jointscope::views {
+
+class GraphListModel : public QAbstractItemModel {
+    Q_OBJECT
+public:
+    enum Column { TitleColumn, KindColumn, NodesColumn, LineColumn, ColumnCount };
+    enum Role {
+        EntryIndexRole = Qt::UserRole + 1, // GraphEntry::index for graph rows; invalid for group rows
+    };
+
+    explicit GraphListModel(QObject* parent = nullptr);
+
+    void setEntries(std::vector<GraphEntry> entries);
+    size_t entryCount() const { return entries_.size(); }
+    int groupCount() const { return int(groups_.size()); }
+    // Index of the row showing entry `entryIndex` (GraphEntry::index); invalid when absent.
+    QModelIndex indexOfEntry(uint32_t entryIndex) const;
+
+    QModelIndex index(int row, int column, const QModelIndex& parent = {}) const override;
+    QModelIndex parent(const QModelIndex& child) const override;
+    int rowCount(const QModelIndex& parent = {}) const override;
+    int columnCount(const QModelIndex& parent = {}) const override;
+    QVariant data(const QModelIndex& index, int role = Qt::DisplayRole) const override;
+    QVariant headerData(int section, Qt::Orientation orientation, int role = Qt::DisplayRole) const override;
+
+private:
+    struct Group {
+        QString compileId;
+        std::vector<size_t> entries; // positions in entries_
+    };
+    // internalId: 0 for groups, 1 + position in entries_ for graphs.
+    std::vector<GraphEntry> entries_;
+    std::vector<Group> groups_;
+    std::vector<std::pair<int, int>> placement_; // entry position -> (group, row)
+};
+
+} // namespace jointscope::views

@@ -17,19 +17,6 @@ using namespace jointscope::test;
 
 namespace {
 
-std::vector<std::string> splitLines(const std::string& text) {
-    std::vector<std::string> lines;
-    size_t start = 0;
-    while (start <= text.size()) {
-        size_t end = text.find('\n', start);
-        if (end == std::string::npos)
-            end = text.size();
-        lines.push_back(text.substr(start, end - start));
-        start = end + 1;
-    }
-    return lines;
-}
-
 // Independent node count of the forward() whose body is indented by `bodyIndent` spaces (the first one
 // found): placeholders (def parameters, or the names a tree_flatten_spec line unpacks) + one per
 // `name = ...` statement at that indentation (dynamo's `l_x_ = L_x_` renames excluded) + the output.
@@ -358,6 +345,8 @@ private slots:
         QCOMPARE(descriptors[0].toString(), QString("PlainAOTOutput(idx=0)"));
         QCOMPARE(descriptors[2].toString(), QString("GradAOTOutput(grad_of=PlainAOTInput(idx=0))"));
         QCOMPARE(descriptors[7].toString(), QString("None"));
+        // Two PlainAOTOutputs (sigmoid, mul_3) come before the first gradient: torch's num_fwd_outputs.
+        QCOMPARE(g->numFwdOutputs.value_or(-1), int64_t(2));
         QVERIFY(!g->find("primals"));
         QCOMPARE(std::count_if(g->nodes().begin(), g->nodes().end(),
                                [](const Node& n) { return n.op == NodeOp::Placeholder; }),

@@ -17,22 +17,6 @@ std::string pastePath(const std::string& name) {
     return sourcePath("tests/data/logs/" + name);
 }
 
-std::vector<std::string> splitLines(const std::string& text) {
-    std::vector<std::string> lines;
-    size_t pos = 0;
-    while (pos <= text.size()) {
-        size_t end = text.find('\n', pos);
-        if (end == std::string::npos)
-            end = text.size();
-        std::string line = text.substr(pos, end - pos);
-        if (!line.empty() && line.back() == '\r') // multi_rank_rank_1.log has CRLF line ends
-            line.pop_back();
-        lines.push_back(line);
-        pos = end + 1;
-    }
-    return lines;
-}
-
 // Payloads of the TORCH_TRACE records `{"kind"`, tab-stripped, trailing blank lines dropped (a paste cannot
 // keep them apart from the blank line torch prints after every graph).
 std::vector<std::string> tracePayloads(const std::string& traceFile, const std::string& kind) {

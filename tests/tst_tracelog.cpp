@@ -25,22 +25,6 @@ std::string tracePath(const std::string& name) {
     return sharedPath("graphs/torch-trace/" + name);
 }
 
-std::vector<std::string> splitLines(const std::string& text) {
-    std::vector<std::string> lines;
-    size_t pos = 0;
-    while (pos <= text.size()) {
-        size_t end = text.find('\n', pos);
-        if (end == std::string::npos)
-            end = text.size();
-        std::string line = text.substr(pos, end - pos);
-        if (!line.empty() && line.back() == '\r')
-            line.pop_back();
-        lines.push_back(line);
-        pos = end + 1;
-    }
-    return lines;
-}
-
 // One record as a naive scanner sees it: `...] {"kind"...` then tab lines.
 struct RawRecord {
     uint32_t line = 0;

@@ -17,6 +17,16 @@
 namespace jointscope {
 namespace {
 
+// A joint graph's outputs are the forward outputs, then the gradients; torch 2.x prints an AOT descriptor per
+// output, so num_fwd_outputs is the number before the first GradAOTOutput (or None gradient).
+std::optional<int64_t> forwardOutputCount(const std::vector<std::string>& descriptors) {
+    for (size_t i = 0; i < descriptors.size(); ++i)
+        if (descriptors[i].starts_with("GradAOTOutput") || descriptors[i] == "None")
+            return static_cast<int64_t>(i);
+    return std::nullopt;
+}
+
+
 using fx::Token;
 using fx::TokenKind;
 
@@ -1010,6 +1020,8 @@ bool FxParser::parseReturn() {
                     [](const std::string& c) { return !c.empty(); }) &&
         result.isSequence() && itemComments_.size() == result.items().size())
         output.meta.extra.emplace_back(fx::kOutputDescriptorsKey, fx::toJsonStringArray(itemComments_));
+    if (!s.graph.numFwdOutputs && std::any_of(s.graph.nodes().begin(), s.graph.nodes().end(), isTangent))
+        s.graph.numFwdOutputs = forwardOutputCount(itemComments_);
     output.args.push_back(std::move(result));
     std::string_view key = output.name == "output" ? std::string_view("output")
                                                    : std::string_view(ownedNames_.emplace_back(output.name));

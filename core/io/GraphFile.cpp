@@ -1,6 +1,7 @@
 // The facade every front end opens files through: read safely, detect the format, list and load graphs.
 #include "io/GraphFile.h"
 
+#include "support/Utf8.h"
 #include "io/FxReader.h"
 #include "io/JsonFormat.h"
 #include "io/JsonSupport.h"
@@ -52,28 +53,6 @@ Expected<std::string> readWholeFile(const std::string& path) {
         }
     }
     return text;
-}
-
-// Length of the UTF-8 sequence starting at text[i], or 0 when it is not valid UTF-8.
-size_t utf8SequenceLength(std::string_view text, size_t i) {
-    const auto c = static_cast<unsigned char>(text[i]);
-    size_t length = 0;
-    if (c < 0x80)
-        return 1;
-    if ((c & 0xE0) == 0xC0 && c >= 0xC2)
-        length = 2;
-    else if ((c & 0xF0) == 0xE0)
-        length = 3;
-    else if ((c & 0xF8) == 0xF0 && c <= 0xF4)
-        length = 4;
-    else
-        return 0;
-    if (i + length > text.size())
-        return 0;
-    for (size_t k = 1; k < length; ++k)
-        if ((static_cast<unsigned char>(text[i + k]) & 0xC0) != 0x80)
-            return 0;
-    return length;
 }
 
 // A located error at the first byte that cannot be in a text file (NUL, other control bytes, invalid UTF-8).

@@ -1,6 +1,7 @@
 // jointscope JSON (docs/formats.md): a lossless, versioned serialization of the whole IR.
 #include "io/JsonFormat.h"
 
+#include "support/Utf8.h"
 #include "io/JsonSupport.h"
 
 #include <array>
@@ -38,28 +39,6 @@ std::string deviceText(const std::string& type, int64_t index) {
     return index < 0 ? type : type + ":" + std::to_string(index);
 }
 
-// Length of a valid UTF-8 sequence at text[i], or 0.
-size_t utf8Length(std::string_view text, size_t i) {
-    const auto c = static_cast<unsigned char>(text[i]);
-    size_t length = 0;
-    if (c < 0x80)
-        return 1;
-    if ((c & 0xE0) == 0xC0 && c >= 0xC2)
-        length = 2;
-    else if ((c & 0xF0) == 0xE0)
-        length = 3;
-    else if ((c & 0xF8) == 0xF0 && c <= 0xF4)
-        length = 4;
-    else
-        return 0;
-    if (i + length > text.size())
-        return 0;
-    for (size_t k = 1; k < length; ++k)
-        if ((static_cast<unsigned char>(text[i + k]) & 0xC0) != 0x80)
-            return 0;
-    return length;
-}
-
 void appendString(std::string& out, std::string_view text) {
     out += '"';
     for (size_t i = 0; i < text.size();) {
@@ -91,7 +70,7 @@ void appendString(std::string& out, std::string_view text) {
                 char escaped[8];
                 std::snprintf(escaped, sizeof escaped, "\\u%04x", static_cast<unsigned>(c));
                 out += escaped;
-            } else if (const size_t length = utf8Length(text, i); length > 0) {
+            } else if (const size_t length = utf8SequenceLength(text, i); length > 0) {
                 out.append(text.substr(i, length));
                 i += length;
                 continue;

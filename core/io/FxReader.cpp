@@ -26,7 +26,6 @@ std::optional<int64_t> forwardOutputCount(const std::vector<std::string>& descri
     return std::nullopt;
 }
 
-
 using fx::Token;
 using fx::TokenKind;
 
@@ -66,6 +65,45 @@ bool isOpenBracket(const Token& t) {
 }
 bool isCloseBracket(const Token& t) {
     return t.isOp(")") || t.isOp("]") || t.isOp("}");
+}
+
+// A token after which an expression may end: a name, a literal or a closing bracket.
+bool endsOperand(const Token& t) {
+    return t.kind == TokenKind::Name || t.kind == TokenKind::Int || t.kind == TokenKind::Float ||
+           t.kind == TokenKind::String || isCloseBracket(t);
+}
+
+bool isUnaryOperator(const Token& t) {
+    return t.isOp("-") || t.isOp("+") || t.isOp("~");
+}
+
+bool isBracket(const Token& t) {
+    return isOpenBracket(t) || isCloseBracket(t);
+}
+
+// Collapses each run of whitespace that holds a line break into one space.
+std::string joinLines(std::string_view text) {
+    std::string out;
+    out.reserve(text.size());
+    for (size_t i = 0; i < text.size();) {
+        if (text[i] == '\n' || text[i] == '\r' ||
+            ((text[i] == ' ' || text[i] == '\t') && i + 1 < text.size())) {
+            size_t j = i;
+            bool lineBreak = false;
+            while (j < text.size() &&
+                   (text[j] == ' ' || text[j] == '\t' || text[j] == '\n' || text[j] == '\r')) {
+                lineBreak = lineBreak || text[j] == '\n' || text[j] == '\r';
+                ++j;
+            }
+            if (lineBreak) {
+                out += ' ';
+                i = j;
+                continue;
+            }
+        }
+        out += text[i++];
+    }
+    return out;
 }
 
 // operator module names for the infix forms FX prints (torch.fx.graph.magic_methods).
@@ -1546,6 +1584,12 @@ bool FxParser::parseSpan(Value& out) {
             take();
             continue;
         }
+        if (t.isOp(".") && (!last || !endsOperand(*last) || tok(1).kind != TokenKind::Name))
+            return expected(t, "a name after '.'");
+        if (t.kind == TokenKind::Op && !isBracket(t) && !t.isOp(".") && (!last || !endsOperand(*last)) &&
+            !isUnaryOperator(t) && !t.isOp("*") && !t.isOp("**") && !t.isOp("...") && !t.isOp(":") &&
+            !t.isOp(","))
+            return expected(t, "an operand before '" + std::string(t.text) + "'");
         if (isOpenBracket(t))
             ++depth;
         else if (isCloseBracket(t))
@@ -1582,7 +1626,10 @@ bool FxParser::parseSpan(Value& out) {
     }
     if (!last)
         return expected(first, "a value");
-    std::string text(sourceSpan(first, *last));
+    if (last->kind == TokenKind::Op && !isCloseBracket(*last))
+        return expected(tok(), "an operand after '" + std::string(last->text) + "'");
+    // Inside brackets Python joins lines: the kept text is one line, so that a writer can print it back.
+    std::string text = joinLines(sourceSpan(first, *last));
     if (symbolic) {
         out = Value::symExpr(std::move(text));
     } else {

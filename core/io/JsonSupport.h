@@ -117,6 +117,20 @@ inline Expected<Json> parseLocated(std::string_view text, const std::string& fil
             message.erase(echo, close == std::string::npos ? std::string::npos : close + 1 - echo);
         }
         return makeError(locationOf(text, offset, fileName), "invalid JSON: " + message);
+    } catch (const Json::exception& e) {
+        // Number overflow ("number overflow parsing '1e999'") carries no offset: point at the literal it names.
+        std::string what = e.what();
+        size_t offset = 0;
+        if (const size_t q = what.find("parsing '"); q != std::string::npos) {
+            const size_t end = what.find('\'', q + 9);
+            if (end != std::string::npos)
+                offset = text.find(std::string_view(what).substr(q + 9, end - q - 9));
+        }
+        if (offset == std::string_view::npos)
+            offset = 0;
+        const size_t colon = what.find("] ");
+        return makeError(locationOf(text, offset, fileName),
+                         "invalid JSON: " + (colon == std::string::npos ? what : what.substr(colon + 2)));
     }
 }
 

@@ -1,8 +1,8 @@
 // jointscope JSON (docs/formats.md): a lossless, versioned serialization of the whole IR.
 #include "io/JsonFormat.h"
 
-#include "support/Utf8.h"
 #include "io/JsonSupport.h"
+#include "support/Utf8.h"
 
 #include <array>
 #include <charconv>
@@ -999,25 +999,93 @@ Expected<Graph> readJsonGraph(std::string_view text, const std::string& fileName
     return graph;
 }
 
+namespace {
+
+// Reads the few fields a file listing needs in one streaming pass, without building the document: opening a
+// large graph file must not parse it twice into a DOM. Anything unexpected sets `suspicious`, and the caller
+// then takes the full (slower, precisely located) path.
+class SummaryHandler : public nlohmann::json_sax<Json> {
+public:
+    json_support::JsonGraphSummary summary;
+    std::string format;
+    int64_t version = -1;
+    bool sawGraph = false;
+
+    bool null() override { return true; }
+    bool boolean(bool) override { return true; }
+    bool number_integer(number_integer_t v) override { return integer(v); }
+    bool number_unsigned(number_unsigned_t v) override { return integer(static_cast<int64_t>(v)); }
+    bool number_float(number_float_t, const string_t&) override { return true; }
+    bool string(string_t& v) override {
+        if (at({"format"}))
+            format = v;
+        else if (at({"graph", "attributes", "kind"}))
+            summary.kind = v;
+        else if (at({"graph", "attributes", "compile_id"}))
+            summary.compileId = v;
+        return true;
+    }
+    bool binary(binary_t&) override { return true; }
+    bool start_object(std::size_t) override {
+        if (at({"graph", "nodes", ""}) && inArray_.back())
+            ++summary.nodes;
+        sawGraph = sawGraph || at({"graph"});
+        return open(false);
+    }
+    bool end_object() override { return close(); }
+    bool start_array(std::size_t) override { return open(true); }
+    bool end_array() override { return close(); }
+    bool key(string_t& k) override {
+        keys_.back() = k;
+        return true;
+    }
+    bool parse_error(std::size_t, const std::string&, const nlohmann::detail::exception&) override {
+        return false;
+    }
+
+private:
+    // One entry per open container: the key being read in it ("" in arrays).
+    std::vector<std::string> keys_;
+    std::vector<bool> inArray_;
+
+    bool at(std::initializer_list<std::string_view> path) const {
+        return keys_.size() == path.size() && std::equal(path.begin(), path.end(), keys_.begin());
+    }
+    bool integer(int64_t v) {
+        if (at({"version"}))
+            version = v;
+        return true;
+    }
+    bool open(bool array) {
+        keys_.emplace_back();
+        inArray_.push_back(array);
+        return true;
+    }
+    bool close() {
+        keys_.pop_back();
+        inArray_.pop_back();
+        return true;
+    }
+};
+
+} // namespace
+
 Expected<json_support::JsonGraphSummary> json_support::summarizeJsonGraph(std::string_view text,
                                                                           const std::string& fileName) {
-    Expected<Json> parsed = parseLocated(text, fileName);
-    if (!parsed)
-        return parsed.error();
-    Expected<const Json*> graphJson = checkDocument(*parsed, text, fileName);
+    SummaryHandler handler;
+    const bool parsed =
+        Json::sax_parse(text.begin(), text.end(), &handler, nlohmann::detail::input_format_t::json,
+                        /*strict=*/true);
+    if (parsed && handler.format == kFormatName && handler.version == kJsonFormatVersion && handler.sawGraph)
+        return handler.summary;
+    // Not a well-formed jointscope graph: the DOM path explains exactly what and where.
+    Expected<Json> dom = parseLocated(text, fileName);
+    if (!dom)
+        return dom.error();
+    Expected<const Json*> graphJson = checkDocument(*dom, text, fileName);
     if (!graphJson)
         return graphJson.error();
-    const Json& graph = **graphJson;
-    JsonGraphSummary summary;
-    if (auto nodes = graph.find("nodes"); nodes != graph.end() && nodes->is_array())
-        summary.nodes = nodes->size();
-    if (auto attributes = graph.find("attributes"); attributes != graph.end() && attributes->is_object()) {
-        if (auto kind = attributes->find("kind"); kind != attributes->end() && kind->is_string())
-            summary.kind = kind->get<std::string>();
-        if (auto id = attributes->find("compile_id"); id != attributes->end() && id->is_string())
-            summary.compileId = id->get<std::string>();
-    }
-    return summary;
+    return handler.summary;
 }
 
 } // namespace jointscope

@@ -81,6 +81,18 @@ bool isBracket(const Token& t) {
     return isOpenBracket(t) || isCloseBracket(t);
 }
 
+// text with the given comments (views into it, in order) cut out.
+std::string withoutComments(std::string_view text, const std::vector<std::string_view>& comments) {
+    std::string out;
+    const char* pos = text.data();
+    for (std::string_view c : comments) {
+        out.append(pos, c.data());
+        pos = c.data() + c.size();
+    }
+    out.append(pos, text.data() + text.size());
+    return out;
+}
+
 // Collapses each run of whitespace that holds a line break into one space.
 std::string joinLines(std::string_view text) {
     std::string out;
@@ -1572,6 +1584,7 @@ bool FxParser::parseSpan(Value& out) {
     const Token& first = tok();
     const Token* last = nullptr;
     std::vector<Value> refs;
+    std::vector<std::string_view> comments; // dropped from the kept text: it becomes one line
     bool symbolic = true;
     int depth = 0;
     while (true) {
@@ -1581,7 +1594,7 @@ bool FxParser::parseSpan(Value& out) {
         if (depth == 0 && (isTerminator(t) || isCloseBracket(t)))
             break;
         if (t.kind == TokenKind::Comment) {
-            take();
+            comments.push_back(take().text);
             continue;
         }
         if (t.isOp(".") && (!last || !endsOperand(*last) || tok(1).kind != TokenKind::Name))
@@ -1629,7 +1642,7 @@ bool FxParser::parseSpan(Value& out) {
     if (last->kind == TokenKind::Op && !isCloseBracket(*last))
         return expected(tok(), "an operand after '" + std::string(last->text) + "'");
     // Inside brackets Python joins lines: the kept text is one line, so that a writer can print it back.
-    std::string text = joinLines(sourceSpan(first, *last));
+    std::string text = joinLines(withoutComments(sourceSpan(first, *last), comments));
     if (symbolic) {
         out = Value::symExpr(std::move(text));
     } else {

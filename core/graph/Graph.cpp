@@ -39,7 +39,7 @@ std::optional<uint64_t> TensorMeta::bytes() const {
 
 Graph::Graph(const Graph& other)
     : name(other.name), numFwdOutputs(other.numFwdOutputs), decisions(other.decisions),
-      attributes(other.attributes), nodes_(other.nodes_), byName_(other.byName_) {
+      attributes(other.attributes), nodes_(other.nodes_), nameSlots_(other.nameSlots_) {
     subgraphs_.reserve(other.subgraphs_.size());
     for (const auto& sub : other.subgraphs_)
         subgraphs_.push_back(std::make_unique<Graph>(*sub));
@@ -55,16 +55,48 @@ Graph& Graph::operator=(const Graph& other) {
 
 NodeId Graph::addNode(Node node) {
     const auto id = static_cast<NodeId>(nodes_.size());
-    byName_.emplace(node.name, id);
     nodes_.push_back(std::move(node));
+    if ((nodes_.size() + 1) * 2 > nameSlots_.size())
+        rebuildNameIndex(nodes_.size() * 2);
+    else
+        indexName(id);
     return id;
 }
 
 std::optional<NodeId> Graph::find(std::string_view name) const {
-    auto it = byName_.find(std::string(name));
-    if (it == byName_.end())
+    if (nameSlots_.empty())
         return std::nullopt;
-    return it->second;
+    const size_t mask = nameSlots_.size() - 1;
+    for (size_t slot = std::hash<std::string_view>{}(name) & mask;; slot = (slot + 1) & mask) {
+        const NodeId id = nameSlots_[slot];
+        if (id == kNoNode)
+            return std::nullopt;
+        if (nodes_[id].name == name)
+            return id;
+    }
+}
+
+void Graph::indexName(NodeId id) {
+    const size_t mask = nameSlots_.size() - 1;
+    const std::string& name = nodes_[id].name;
+    for (size_t slot = std::hash<std::string_view>{}(name) & mask;; slot = (slot + 1) & mask) {
+        NodeId& entry = nameSlots_[slot];
+        if (entry == kNoNode) {
+            entry = id;
+            return;
+        }
+        if (nodes_[entry].name == name)
+            return; // names are unique; the first node keeps the name
+    }
+}
+
+void Graph::rebuildNameIndex(size_t capacity) {
+    size_t size = 16;
+    while (size < capacity * 2)
+        size *= 2;
+    nameSlots_.assign(size, kNoNode);
+    for (NodeId id = 0; id < nodes_.size(); ++id)
+        indexName(id);
 }
 
 void Graph::computeUsers() {
@@ -83,7 +115,8 @@ void Graph::computeUsers() {
 
 void Graph::reserve(size_t n) {
     nodes_.reserve(n);
-    byName_.reserve(n);
+    if (n * 2 > nameSlots_.size())
+        rebuildNameIndex(n);
 }
 
 int32_t Graph::addSubgraph(std::unique_ptr<Graph> graph) {

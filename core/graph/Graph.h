@@ -9,7 +9,6 @@
 #include <optional>
 #include <string>
 #include <string_view>
-#include <unordered_map>
 #include <utility>
 #include <vector>
 
@@ -152,8 +151,13 @@ public:
     friend bool operator==(const Graph& a, const Graph& b);
 
 private:
+    // Name index: open addressing over node ids (kNoNode = empty), sized to a power of two at most half full.
+    // Ids rather than string keys: no second copy of every name, and no allocation per lookup.
+    void indexName(NodeId id);
+    void rebuildNameIndex(size_t capacity);
+
     std::vector<Node> nodes_;
-    std::unordered_map<std::string, NodeId> byName_;
+    std::vector<NodeId> nameSlots_;
     std::vector<std::unique_ptr<Graph>> subgraphs_;
 };
 

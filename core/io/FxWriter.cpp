@@ -336,7 +336,9 @@ private:
                     writeValue(graph, node.args[0]);
                 } else {
                     writeValue(graph, node.args[0]);
-                    out_ += " " + std::string(form->spelling) + " ";
+                    out_ += ' ';
+                    out_ += form->spelling;
+                    out_ += ' ';
                     writeValue(graph, node.args[1]);
                 }
                 return;

@@ -5,6 +5,7 @@
 #include <QtTest>
 
 #include <fstream>
+#include <regex>
 #include <sstream>
 #include <string>
 #include <vector>
@@ -39,6 +40,102 @@ inline std::vector<std::string> splitLines(const std::string& text) {
         pos = end + 1;
     }
     return lines;
+}
+
+// Nodes of an AOT graph's print_readable text: placeholders + single-name assignments in forward's body +
+// output.
+inline uint64_t countAotNodes(const std::string& payload) {
+    const auto lines = splitLines(payload);
+    size_t i = 0;
+    while (i < lines.size() && lines[i].rfind("    def forward(", 0) != 0)
+        ++i;
+    if (i == lines.size())
+        return 0;
+    // Signature: up to the ')' matching forward's '(' (strings and comments skipped).
+    std::string signature;
+    int depth = 0;
+    bool started = false;
+    for (; i < lines.size(); ++i) {
+        bool inString = false;
+        const std::string& l = lines[i];
+        for (size_t k = 0; k < l.size(); ++k) {
+            char c = l[k];
+            if (inString) {
+                inString = c != '"';
+                continue;
+            }
+            if (c == '"') {
+                inString = true;
+                continue;
+            }
+            if (c == '#')
+                break;
+            if (c == '(') {
+                if (depth++ == 0) {
+                    started = true;
+                    continue;
+                }
+            } else if (c == ')' && --depth == 0) {
+                break;
+            }
+            if (started && depth >= 1)
+                signature += c;
+        }
+        if (started && depth == 0)
+            break;
+        signature += ' ';
+    }
+    uint64_t params = 0;
+    {
+        std::string name;
+        int nest = 0;
+        auto flush = [&] {
+            static const std::regex ident("^\\s*([A-Za-z_]\\w*)");
+            std::smatch m;
+            if (std::regex_search(name, m, ident) && m[1] != "self")
+                ++params;
+            name.clear();
+        };
+        for (char c : signature) {
+            if (c == '[' || c == '(')
+                ++nest;
+            if (c == ']' || c == ')')
+                --nest;
+            if (c == ',' && nest == 0)
+                flush();
+            else
+                name += c;
+        }
+        flush();
+    }
+    static const std::regex assignment("^        [A-Za-z_]\\w*(: \"[^\"]*\")? = ");
+    static const std::regex flatten("^        ([\\w, ]+) = fx_pytree\\.tree_flatten_spec\\(");
+    uint64_t assignments = 0;
+    std::optional<uint64_t> flattened;
+    for (++i; i < lines.size(); ++i) {
+        const std::string& l = lines[i];
+        if (l.find_first_not_of(' ') == std::string::npos)
+            continue;
+        if (l.find_first_not_of(' ') <= 4)
+            break;
+        std::smatch m;
+        if (std::regex_search(l, m, flatten)) {
+            uint64_t names = 0;
+            std::string piece;
+            for (char c : std::string(m[1]) + ",") {
+                if (c != ',') {
+                    piece += c;
+                    continue;
+                }
+                names += piece.find_first_not_of(' ') != std::string::npos;
+                piece.clear();
+            }
+            flattened = names;
+        } else if (std::regex_search(l, assignment)) {
+            ++assignments;
+        }
+    }
+    return (flattened ? *flattened : params) + assignments + 1;
 }
 
 inline QString q(const std::string& s) { return QString::fromStdString(s); }

@@ -35,68 +35,6 @@ std::vector<std::string> tracePayloads(const std::string& traceFile, const std::
     return out;
 }
 
-// Nodes of an AOT graph's print_readable text: placeholders + single-name assignments in forward's body +
-// output.
-uint64_t countAotNodes(const std::string& payload) {
-    const auto lines = splitLines(payload);
-    size_t i = 0;
-    while (i < lines.size() && lines[i].rfind("    def forward(", 0) != 0)
-        ++i;
-    if (i == lines.size())
-        return 0;
-    uint64_t params = 0;
-    int depth = 0;
-    bool started = false;
-    std::string param;
-    auto flush = [&] {
-        static const std::regex ident("^\\s*([A-Za-z_]\\w*)");
-        std::smatch m;
-        if (std::regex_search(param, m, ident) && m[1] != "self")
-            ++params;
-        param.clear();
-    };
-    for (; i < lines.size() && !(started && depth == 0); ++i) {
-        bool inString = false;
-        for (char c : lines[i]) {
-            if (inString) {
-                inString = c != '"';
-                continue;
-            }
-            if (c == '"') {
-                inString = true;
-                continue;
-            }
-            if (c == '#')
-                break;
-            if (c == '(' || c == '[') {
-                if (depth++ == 0 && c == '(') {
-                    started = true;
-                    continue;
-                }
-            } else if ((c == ')' || c == ']') && --depth == 0) {
-                flush();
-                break;
-            }
-            if (c == ',' && depth == 1)
-                flush();
-            else if (started)
-                param += c;
-        }
-    }
-    static const std::regex assignment("^        [A-Za-z_]\\w*(: \"[^\"]*\")? = ");
-    uint64_t assignments = 0;
-    for (; i < lines.size(); ++i) {
-        const std::string& l = lines[i];
-        const size_t indent = l.find_first_not_of(' ');
-        if (indent == std::string::npos)
-            continue;
-        if (indent <= 4)
-            break;
-        assignments += std::regex_search(l, assignment);
-    }
-    return params + assignments + 1;
-}
-
 const Diagnostic* problemAt(const GraphIndex& index, uint32_t line) {
     for (const Diagnostic& d : index.problems)
         if (d.loc.line == line)

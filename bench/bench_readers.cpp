@@ -78,14 +78,16 @@ void BM_ReadFx(benchmark::State& state, const std::string& name) {
     state.SetItemsProcessed(static_cast<int64_t>(state.iterations() * graph.size()));
 }
 
-void BM_WriteFx(benchmark::State& state, const std::string& name) {
+// Times writer(graph) on a generated graph; bytes are the output's.
+template <typename Writer>
+void benchWriter(benchmark::State& state, const std::string& name, Writer writer) {
     std::string text;
     Graph graph;
     if (!loadGenerated(state, name, text, graph))
         return;
     size_t written = 0;
     for (auto _ : state) {
-        std::string out = writeFxText(graph);
+        std::string out = writer(graph);
         written = out.size();
         benchmark::DoNotOptimize(out);
     }
@@ -94,20 +96,12 @@ void BM_WriteFx(benchmark::State& state, const std::string& name) {
     state.SetBytesProcessed(static_cast<int64_t>(state.iterations() * written));
 }
 
+void BM_WriteFx(benchmark::State& state, const std::string& name) {
+    benchWriter(state, name, [](const Graph& g) { return writeFxText(g); });
+}
+
 void BM_WriteJson(benchmark::State& state, const std::string& name) {
-    std::string text;
-    Graph graph;
-    if (!loadGenerated(state, name, text, graph))
-        return;
-    size_t written = 0;
-    for (auto _ : state) {
-        std::string out = writeJsonGraph(graph);
-        written = out.size();
-        benchmark::DoNotOptimize(out);
-    }
-    state.counters["nodes"] = static_cast<double>(graph.size());
-    state.counters["MB"] = static_cast<double>(written) / 1e6;
-    state.SetBytesProcessed(static_cast<int64_t>(state.iterations() * written));
+    benchWriter(state, name, [](const Graph& g) { return writeJsonGraph(g); });
 }
 
 void BM_ReadJson(benchmark::State& state, const std::string& name) {

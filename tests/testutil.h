@@ -1,6 +1,8 @@
 // Helpers shared by the QtTest suites.
 #pragma once
 
+#include "graph/Graph.h"
+
 #include <QString>
 #include <QtTest>
 
@@ -136,6 +138,16 @@ inline uint64_t countAotNodes(const std::string& payload) {
         }
     }
     return (flattened ? *flattened : params) + assignments + 1;
+}
+
+// A node for hand-built graphs: call_function targets parsed as FX prints them, others kept as names.
+inline Node makeNode(std::string name, NodeOp op, std::string target, std::vector<Value> args = {}) {
+    Node n;
+    n.name = std::move(name);
+    n.op = op;
+    n.target = op == NodeOp::CallFunction ? Target::parseFunction(target) : Target::name(target);
+    n.args = std::move(args);
+    return n;
 }
 
 inline QString q(const std::string& s) { return QString::fromStdString(s); }

@@ -16,15 +16,6 @@ using namespace jointscope::test;
 
 namespace {
 
-Node makeNode(std::string name, NodeOp op, std::string target, std::vector<Value> args = {}) {
-    Node n;
-    n.name = std::move(name);
-    n.op = op;
-    n.target = op == NodeOp::CallFunction ? Target::parseFunction(target) : Target::name(target);
-    n.args = std::move(args);
-    return n;
-}
-
 QModelIndex section(const InspectorModel& m, const QString& title) {
     const int row = m.sectionRow(title);
     return row < 0 ? QModelIndex() : m.index(row, 0);

@@ -15,15 +15,6 @@ using namespace jointscope::test;
 
 namespace {
 
-Node makeNode(std::string name, NodeOp op, std::string target, std::vector<Value> args = {}) {
-    Node n;
-    n.name = std::move(name);
-    n.op = op;
-    n.target = op == NodeOp::CallFunction ? Target::parseFunction(target) : Target::name(target);
-    n.args = std::move(args);
-    return n;
-}
-
 TensorMeta f32(std::vector<int64_t> dims) {
     TensorMeta t;
     t.dtype = DType::Float32;

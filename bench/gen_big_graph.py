@@ -15,6 +15,7 @@ backward N..1 as in a real deep model. The result is one connected graph with un
 Deterministic; uses only the standard library. Nothing here is executed from the input.
 """
 import argparse
+import json
 import os
 import re
 import sys
@@ -126,7 +127,7 @@ class Template:
         return bwd
 
 
-def generate(template_text, layers, input_name, chain_output, num_fwd, chain_backward):
+def generate(template_text, layers, input_name, chain_output, num_fwd, chain_backward, template_meta=None):
     t = Template(template_text)
     primals = [p for p in t.placeholders if p.startswith("primals")]
     tangents = [p for p in t.placeholders if p.startswith("tangents")]
@@ -201,6 +202,21 @@ def generate(template_text, layers, input_name, chain_output, num_fwd, chain_bac
     out.append(f"{ind}{', '.join(all_placeholders)}, = fx_pytree.tree_flatten_spec([primals, tangents], "
                "self._in_spec)")
     nodes = len(all_placeholders)
+    # The torch 1.13 template's shapes live in its .meta.json sidecar: each generated node takes its template
+    # node's entry under its new name.
+    meta_by_name = {m["name"]: m for m in template_meta["nodes"]} if template_meta else {}
+    meta_nodes = []
+
+    def add_meta(new_name, template_name):
+        if template_name in meta_by_name:
+            entry = dict(meta_by_name[template_name])
+            entry["name"] = new_name
+            meta_nodes.append(entry)
+
+    for g, p, _ in placeholder_list:
+        add_meta(g, p)
+    for g, p, _, _ in tangent_list:
+        add_meta(g, p)
 
     def emit(stmts, k):
         nonlocal nodes
@@ -208,6 +224,7 @@ def generate(template_text, layers, input_name, chain_output, num_fwd, chain_bac
         for pending, sind, name, ann, rhs in stmts:
             out.extend(pending)
             out.append(f"{sind}{names[name]}{ann} = {rename(rhs, names)}")
+            add_meta(names[name], name)
             nodes += 1
 
     for k in range(1, layers + 1):
@@ -223,7 +240,12 @@ def generate(template_text, layers, input_name, chain_output, num_fwd, chain_bac
         out.append(f"{ind}return pytree.tree_unflatten([{', '.join(e for e, _ in outputs)}], self._out_spec)")
     out.append(f"{ind}")
     nodes += 1  # output node
-    return "\n".join(out) + "\n", nodes, len(t.statements)
+    sidecar = None
+    if template_meta:
+        sidecar = {"torch": template_meta.get("torch", ""), "num_fwd_outputs": sum(
+            1 for k in range(1, layers + 1) for name, _ in fwd_outs
+            if not (chain_backward and name == chain_output and k != layers)), "nodes": meta_nodes}
+    return "\n".join(out) + "\n", nodes, len(t.statements), sidecar
 
 
 def trace_log_payload(path, kind):
@@ -247,10 +269,14 @@ def main():
     ap.add_argument("--nodes", type=int, help="repeat until at least this many nodes")
     ap.add_argument("--layers", type=int, help="transformer layers (1.13 template: 2 per repeat)")
     ap.add_argument("--out", required=True)
+    ap.add_argument("--meta", action="store_true", help="1.13 style: also write OUT's .meta.json sidecar (shapes)")
     a = ap.parse_args()
     if a.style == "113":
         text = open(os.path.join(a.shared, "graphs/torch-1.13/gpt_block2/joint.txt"), encoding="utf-8").read()
         args = dict(input_name="primals_25", chain_output="add_3", num_fwd=1, chain_backward=True)
+        if a.meta and a.style == "113":
+            with open(os.path.join(a.shared, "graphs/torch-1.13/gpt_block2/joint.meta.json"), encoding="utf-8") as f:
+                args["template_meta"] = json.load(f)
         per_repeat_layers = 2
     else:
         text = trace_log_payload(os.path.join(a.shared, "graphs/torch-trace/inductor_provenance_jit_debug_handle_log.txt"),
@@ -260,10 +286,14 @@ def main():
     if a.layers:
         repeats = max(1, a.layers // per_repeat_layers)
     else:
-        _, one, _ = generate(text, 1, **args)
-        _, two, _ = generate(text, 2, **args)
+        _, one, _, _ = generate(text, 1, **args)
+        _, two, _, _ = generate(text, 2, **args)
         repeats = 1 + max(0, -(-(a.nodes - one) // (two - one)))
-    result, nodes, _ = generate(text, repeats, **args)
+    result, nodes, _, sidecar = generate(text, repeats, **args)
+    if sidecar is not None:
+        stem = a.out[:-4] if a.out.endswith(".txt") else a.out
+        with open(stem + ".meta.json", "w", encoding="utf-8") as f:
+            json.dump(sidecar, f)
     with open(a.out, "w", encoding="utf-8") as f:
         f.write(result)
     with open(a.out + ".nodes", "w", encoding="utf-8") as f:

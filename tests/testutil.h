@@ -3,6 +3,7 @@
 
 #include "graph/Graph.h"
 
+#include <QProcess>
 #include <QString>
 #include <QtTest>
 
@@ -13,6 +14,29 @@
 #include <vector>
 
 namespace jointscope::test {
+
+// One run of jointscope-cli (JOINTSCOPE_CLI): exit code (-2 if it crashed), stdout and stderr.
+struct Run {
+    int exitCode = -1;
+    std::string out;
+    std::string err;
+};
+
+inline Run runCli(const QStringList& args) {
+    QProcess process;
+    process.start(QString(JOINTSCOPE_CLI), args);
+    Run run;
+    if (!process.waitForFinished(120000)) {
+        process.kill();
+        process.waitForFinished();
+        run.err = "timed out";
+        return run;
+    }
+    run.exitCode = process.exitStatus() == QProcess::NormalExit ? process.exitCode() : -2;
+    run.out = process.readAllStandardOutput().toStdString();
+    run.err = process.readAllStandardError().toStdString();
+    return run;
+}
 
 inline std::string sharedPath(const std::string& relative) { return std::string(JOINTSCOPE_SHARED_DIR) + "/" + relative; }
 inline std::string sourcePath(const std::string& relative) { return std::string(JOINTSCOPE_SOURCE_DIR) + "/" + relative; }

@@ -15,30 +15,10 @@ namespace fs = std::filesystem;
 using jointscope::test::q;
 using jointscope::test::readFile;
 using jointscope::test::sharedPath;
+using jointscope::test::Run;
+using jointscope::test::runCli;
 
 namespace {
-
-struct Run {
-    int exitCode = -1;
-    std::string out;
-    std::string err;
-};
-
-Run runCli(const QStringList& args) {
-    QProcess process;
-    process.start(QString(JOINTSCOPE_CLI), args);
-    Run run;
-    if (!process.waitForFinished(120000)) {
-        process.kill();
-        process.waitForFinished();
-        run.err = "timed out";
-        return run;
-    }
-    run.exitCode = process.exitStatus() == QProcess::NormalExit ? process.exitCode() : -2;
-    run.out = process.readAllStandardOutput().toStdString();
-    run.err = process.readAllStandardError().toStdString();
-    return run;
-}
 
 void writeFile(const std::string& path, const std::string& bytes) {
     std::ofstream out(path, std::ios::binary);

@@ -58,4 +58,22 @@ void printHelp(const Command& command, std::FILE* out) {
     }
 }
 
+int loadOneGraph(const Command& command, const ParsedArgs& args, Graph& graph) {
+    Expected<GraphFile> file = openGraphFile(args);
+    if (!file)
+        return inputError(file.error());
+    std::string error;
+    std::optional<size_t> index = chooseGraph(*file, args, error);
+    if (!error.empty())
+        return usageError(command, error);
+    if (!index)
+        return usageError(command, file->fileName() + " holds " + std::to_string(file->graphs().size()) +
+                                       " graphs: choose one with --graph");
+    Expected<Graph> loaded = file->load(*index);
+    if (!loaded)
+        return inputError(loaded.error());
+    graph = loaded.take();
+    return kExitOk;
+}
+
 } // namespace jointscope::cli

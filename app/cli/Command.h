@@ -36,6 +36,8 @@ struct Command {
 
 const Command& infoCommand();
 const Command& convertCommand();
+const Command& partitionCommand();
+const Command& paretoCommand();
 
 // Options every graph-reading command accepts.
 OptionSpec graphOption();
@@ -55,5 +57,9 @@ Expected<GraphFile> openGraphFile(const ParsedArgs& args);
 std::optional<size_t> chooseGraph(const GraphFile& file, const ParsedArgs& args, std::string& error);
 
 void printHelp(const Command& command, std::FILE* out);
+
+// Opens FILE, chooses the graph (--graph, or the only one) and loads it into `graph`. Returns kExitOk, or the
+// exit code after printing the usage / located input error.
+int loadOneGraph(const Command& command, const ParsedArgs& args, Graph& graph);
 
 } // namespace jointscope::cli

@@ -14,7 +14,7 @@ namespace jointscope::cli {
 namespace {
 
 using CommandFn = const Command& (*)();
-constexpr std::array<CommandFn, 2> kCommands = {&infoCommand, &convertCommand};
+constexpr std::array<CommandFn, 4> kCommands = {&infoCommand, &convertCommand, &partitionCommand, &paretoCommand};
 
 const Command* findCommand(std::string_view name) {
     for (CommandFn fn : kCommands)

@@ -1,0 +1,323 @@
+// jointscope-cli partition / pareto: torch's activation-checkpointing partition of a joint graph, natively.
+#include "Command.h"
+
+#include "cost/RuntimeEstimator.h"
+#include "io/FxWriter.h"
+#include "io/JsonFormat.h"
+#include "partition/Partitioner.h"
+
+#include <nlohmann/json.hpp>
+
+#include <chrono>
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+
+namespace jointscope::cli {
+namespace {
+
+using Json = nlohmann::ordered_json;
+using namespace jointscope::partition;
+
+std::vector<OptionSpec> partitionOptions() {
+    return {graphOption(),
+            metaOption(),
+            {"--ruleset", "", "R", "torch-2 (default), torch-1.13, or a ruleset JSON file"},
+            {"--strategy", "", "S", "min-cut (default) or default"},
+            {"--memory-budget", "", "B", "activation_memory_budget in [0, 1] (default 1)"},
+            {"--solver", "", "K", "knapsack solver for budgets below 1: greedy, dp (default) or ilp"},
+            {"--policy", "", "P.json",
+             "node name -> MUST_SAVE | PREFER_SAVE | MUST_RECOMPUTE | PREFER_RECOMPUTE"},
+            jsonOption()};
+}
+
+// The options shared by partition and pareto, parsed; returns kExitOk or a usage / input error code.
+int readEngineOptions(const Command& command, const ParsedArgs& args, Ruleset& rules,
+                      PartitionOptions& options) {
+    Expected<Ruleset> loaded = loadRuleset(args.valueOr("--ruleset", "torch-2"));
+    if (!loaded)
+        return inputError(loaded.error());
+    rules = loaded.take();
+    if (std::optional<std::string> s = args.value("--strategy")) {
+        const std::optional<Strategy> strategy = parseStrategy(*s);
+        if (!strategy)
+            return usageError(command, "unknown --strategy '" + *s + "' (min-cut or default)");
+        options.strategy = *strategy;
+    }
+    if (std::optional<std::string> b = args.value("--memory-budget")) {
+        char* end = nullptr;
+        const double budget = std::strtod(b->c_str(), &end);
+        if (end == b->c_str() || *end != '\0' || !(budget >= 0 && budget <= 1))
+            return usageError(command, "--memory-budget takes a number in [0, 1]; got '" + *b + "'");
+        options.memoryBudget = budget;
+    }
+    if (std::optional<std::string> k = args.value("--solver")) {
+        const std::optional<KnapsackSolver> solver = parseKnapsackSolver(*k);
+        if (!solver)
+            return usageError(command, "unknown --solver '" + *k + "' (greedy, dp or ilp)");
+        options.solver = *solver;
+    }
+    if (std::optional<std::string> p = args.value("--policy")) {
+        Expected<std::vector<std::pair<std::string, Policy>>> policy = readPolicyFile(*p);
+        if (!policy)
+            return inputError(policy.error());
+        options.overrides = policy.take();
+    }
+    return kExitOk;
+}
+
+Json names(const Graph& graph, const std::vector<NodeId>& ids) {
+    Json list = Json::array();
+    for (NodeId id : ids)
+        list.push_back(graph.node(id).name);
+    return list;
+}
+
+Json nodeIdentity(const Node& node) {
+    Json j = Json::object();
+    j["target"] = node.op == NodeOp::Placeholder ? std::string("placeholder") : node.target.text;
+    if (const TensorMeta* meta = node.tensor()) {
+        Json shape = Json::array();
+        for (const SymInt& dim : meta->sizes)
+            shape.push_back(dim.isSymbolic() ? Json(dim.expr) : Json(dim.value));
+        j["shape"] = shape;
+        j["dtype"] = std::string(torchName(meta->dtype));
+    }
+    return j;
+}
+
+Json explanationJson(const Partition& p, NodeId id) {
+    const NodeExplanation e = explainNode(p, id);
+    Json j = Json::object();
+    j["node"] = p.graph.node(id).name;
+    j["decision"] = e.decision;
+    j["rule"] = e.rule;
+    if (!e.banReason.empty())
+        j["ban"] = e.banReason;
+    if (!e.policy.empty())
+        j["policy"] = e.policy;
+    j["weight"] = e.weight >= kInfiniteCapacity ? Json("inf") : Json(e.weight);
+    j["dist_from_bw"] = e.distFromBw;
+    j["bytes"] = e.bytes;
+    return j;
+}
+
+Json decisionJson(const Partition& p, const Ruleset& rules, const PartitionOptions& options) {
+    const Graph& g = p.graph;
+    Json j = Json::object();
+    j["format"] = "jointscope-decision";
+    j["version"] = 1;
+    j["graph"] = g.name;
+    j["ruleset"] = rules.name;
+    j["strategy"] = options.strategy == Strategy::MinCut ? "min-cut" : "default";
+    j["memory_budget"] = p.memoryBudget;
+    j["decided_by"] = std::string(escalationName(p.escalation));
+    j["saved"] = names(g, p.saved);
+    j["saved_sym"] = names(g, p.savedSym);
+    j["saved_bytes"] = p.savedBytes;
+    j["recomputed"] = names(g, p.recomputed);
+    Json banned = Json::object();
+    if (p.cut)
+        for (NodeId id : p.cut->banned)
+            banned[g.node(id).name] = std::string(banReasonText(p.cut->banReason[id]));
+    j["banned"] = banned;
+    j["cut_value"] = p.cut ? Json(p.cut->cutValue) : Json(nullptr);
+    j["seconds"] = p.seconds;
+    Json merged = Json::object();
+    for (const auto& [removed, kept] : p.merged)
+        merged[removed] = kept;
+    j["cse_merged"] = merged;
+    j["warnings"] = p.warnings;
+    Json nodes = Json::object();
+    for (const auto* list : {&p.saved, &p.savedSym, &p.recomputed})
+        for (NodeId id : *list)
+            nodes[g.node(id).name] = nodeIdentity(g.node(id));
+    j["nodes"] = nodes;
+    return j;
+}
+
+bool writeText(const std::filesystem::path& path, const std::string& text) {
+    std::ofstream out(path, std::ios::binary | std::ios::trunc);
+    out.write(text.data(), std::streamsize(text.size()));
+    out.close();
+    if (!out)
+        std::fprintf(stderr, "%s: error: cannot write file\n", path.string().c_str());
+    return bool(out);
+}
+
+int runPartition(const ParsedArgs& args) {
+    const Command& command = partitionCommand();
+    Ruleset rules;
+    PartitionOptions options;
+    if (int code = readEngineOptions(command, args, rules, options); code != kExitOk)
+        return code;
+    Graph graph;
+    if (int code = loadOneGraph(command, args, graph); code != kExitOk)
+        return code;
+    const std::optional<std::string> outDir = args.value("--out");
+    options.extract = outDir.has_value(); // the graphs are only written, never printed
+    Expected<Partition> partition = partitionJoint(std::move(graph), rules, options);
+    if (!partition) {
+        Diagnostic d = partition.error();
+        if (d.loc.file.empty())
+            d.loc.file = args.positional[0];
+        return inputError(d);
+    }
+    const Partition& p = *partition;
+    Json decision = decisionJson(p, rules, options);
+
+    std::optional<NodeId> explained;
+    if (std::optional<std::string> name = args.value("--explain")) {
+        explained = p.graph.find(*name);
+        if (!explained) {
+            for (const auto& [removed, kept] : p.merged)
+                if (removed == *name)
+                    explained = p.graph.find(kept);
+            if (!explained)
+                return usageError(command,
+                                  "--explain: no node '" + *name + "' in graph '" + p.graph.name + "'");
+        }
+        decision["explain"] = explanationJson(p, *explained);
+    }
+    if (outDir) {
+        std::error_code ec;
+        std::filesystem::create_directories(*outDir, ec);
+        const std::filesystem::path dir(*outDir);
+        Graph forward = p.forward, backward = p.backward;
+        forward.name = "forward";
+        backward.name = "backward";
+        if (!writeText(dir / "forward.txt", writeFxText(forward)) ||
+            !writeText(dir / "backward.txt", writeFxText(backward)) ||
+            !writeText(dir / "forward.json", writeJsonGraph(forward)) ||
+            !writeText(dir / "backward.json", writeJsonGraph(backward)) ||
+            !writeText(dir / "decision.json", decision.dump(1) + "\n"))
+            return kExitBadInput;
+    }
+    for (const std::string& w : p.warnings)
+        std::fprintf(stderr, "jointscope-cli: warning: %s\n", w.c_str());
+    if (args.has("--json")) {
+        std::printf("%s\n", decision.dump(1).c_str());
+        return kExitOk;
+    }
+    std::printf("graph %s: %zu nodes after DCE/CSE (%zu dead, %zu merged), ruleset %s, %s\n",
+                p.graph.name.c_str(), p.graph.size(), p.deadNodes.size(), p.merged.size(), rules.name.c_str(),
+                std::string(escalationName(p.escalation)).c_str());
+    std::printf("saved %zu tensors (%llu bytes)%s, %zu sym; recomputed %zu; banned %zu; engine %.3f ms\n",
+                p.saved.size(), (unsigned long long)p.savedBytes,
+                p.cut ? (" cut value " + std::to_string(p.cut->cutValue)).c_str() : "", p.savedSym.size(),
+                p.recomputed.size(), p.cut ? p.cut->banned.size() : size_t(0), p.seconds * 1e3);
+    std::printf("saved:");
+    for (NodeId id : p.saved)
+        std::printf(" %s", p.graph.node(id).name.c_str());
+    std::printf("\n");
+    if (explained) {
+        const NodeExplanation e = explainNode(p, *explained);
+        std::printf("%s: %s — %s", p.graph.node(*explained).name.c_str(), e.decision.c_str(), e.rule.c_str());
+        if (e.weight >= kInfiniteCapacity)
+            std::printf("; weight inf");
+        else if (e.weight >= 0)
+            std::printf("; weight %lld", (long long)e.weight);
+        std::printf("; dist_from_bw %lld; %llu bytes\n", (long long)e.distFromBw,
+                    (unsigned long long)e.bytes);
+    }
+    if (outDir)
+        std::printf("wrote %s/{forward,backward}.{txt,json} and decision.json\n", outDir->c_str());
+    return kExitOk;
+}
+
+int runPareto(const ParsedArgs& args) {
+    const Command& command = paretoCommand();
+    Ruleset rules;
+    PartitionOptions options;
+    if (int code = readEngineOptions(command, args, rules, options); code != kExitOk)
+        return code;
+    int points = 100;
+    if (std::optional<std::string> n = args.value("--points")) {
+        points = std::atoi(n->c_str());
+        if (points < 2 || points > 10000)
+            return usageError(command, "--points takes an integer in [2, 10000]");
+    }
+    Graph graph;
+    if (int code = loadOneGraph(command, args, graph); code != kExitOk)
+        return code;
+    const std::string graphName = graph.name;
+    const auto start = std::chrono::steady_clock::now();
+    Expected<std::vector<ParetoPoint>> curve = paretoCurve(std::move(graph), rules, options, points);
+    const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+    if (!curve) {
+        Diagnostic d = curve.error();
+        if (d.loc.file.empty())
+            d.loc.file = args.positional[0];
+        return inputError(d);
+    }
+    if (args.has("--json")) {
+        Json j = Json::object();
+        j["format"] = "jointscope-pareto";
+        j["graph"] = graphName;
+        j["ruleset"] = rules.name;
+        j["solver"] = args.valueOr("--solver", "dp");
+        j["seconds"] = seconds;
+        Json list = Json::array();
+        for (const ParetoPoint& pt : *curve)
+            list.push_back({{"budget", pt.budget},
+                            {"memory_ratio", pt.memoryRatio},
+                            {"saved_bytes", pt.savedBytes},
+                            {"saved", pt.savedCount},
+                            {"recomputed", pt.recomputedCount},
+                            {"recompute_cost", pt.recomputeCost},
+                            {"decided_by", std::string(escalationName(pt.escalation))}});
+        j["points"] = list;
+        std::printf("%s\n", j.dump(1).c_str());
+        return kExitOk;
+    }
+    std::printf("%8s %12s %14s %8s %10s %16s  %s\n", "budget", "mem ratio", "saved bytes", "saved",
+                "recomputed", "recompute cost", "decided by");
+    for (const ParetoPoint& pt : *curve)
+        std::printf("%8.3f %12.4f %14llu %8zu %10zu %16.4g  %s\n", pt.budget, pt.memoryRatio,
+                    (unsigned long long)pt.savedBytes, pt.savedCount, pt.recomputedCount, pt.recomputeCost,
+                    std::string(escalationName(pt.escalation)).c_str());
+    std::printf("%d budgets in %.1f ms\n", points, seconds * 1e3);
+    return kExitOk;
+}
+
+} // namespace
+
+const Command& partitionCommand() {
+    static const Command command{
+        "partition",
+        "partition FILE [--graph G] [--ruleset torch-2|torch-1.13] [--strategy min-cut|default] "
+        "[--memory-budget B] "
+        "[--solver greedy|dp|ilp] [--policy P.json] [--explain NODE] [--out DIR] [--json]",
+        "Decide which activations torch saves and which it recomputes, as torch's partitioner does.",
+        [] {
+            std::vector<OptionSpec> o = partitionOptions();
+            o.push_back({"--explain", "", "NODE", "why NODE is saved, recomputed or banned"});
+            o.push_back(
+                {"--out", "", "DIR", "write forward.txt, backward.txt (and .json) and decision.json"});
+            return o;
+        }(),
+        1,
+        1,
+        &runPartition,
+    };
+    return command;
+}
+
+const Command& paretoCommand() {
+    static const Command command{
+        "pareto",
+        "pareto FILE [--graph G] [--ruleset R] [--solver greedy|dp|ilp] [--points N] [--json]",
+        "Saved memory against recompute cost over N activation memory budgets (default 100).",
+        [] {
+            std::vector<OptionSpec> o = partitionOptions();
+            o.push_back({"--points", "", "N", "number of budgets in [0, 1] (default 100)"});
+            return o;
+        }(),
+        1,
+        1,
+        &runPareto,
+    };
+    return command;
+}
+
+} // namespace jointscope::cli

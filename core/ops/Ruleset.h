@@ -1,0 +1,88 @@
+// A partitioner ruleset: the op classes and switches that make our min-cut decide as one torch version does.
+// Rulesets are data (resources/rulesets/*.json, compiled in); a user may load another from a file.
+#pragma once
+
+#include "graph/DType.h"
+#include "graph/Graph.h"
+#include "support/Diagnostic.h"
+
+#include <array>
+#include <string>
+#include <string_view>
+#include <unordered_set>
+#include <vector>
+
+namespace jointscope {
+
+// How _size_of measures a node.
+enum class SizeModel : uint8_t {
+    TensorMeta, // functorch 1.13: node.meta['tensor_meta'] of tensor outputs only, through a fixed dtype
+                // table
+    Val, // torch 2: node.meta['val']; tuples sum their tensors, symbolic ints count 1, unknown dims 4096
+};
+
+// The set of op overload packets of one class, keyed "aten.add", "prims.div", "operator.getitem".
+class OpSet {
+public:
+    void insert(std::string key) { keys_.insert(std::move(key)); }
+    bool contains(std::string_view key) const { return keys_.count(std::string(key)) != 0; }
+    size_t size() const { return keys_.size(); }
+
+private:
+    std::unordered_set<std::string> keys_;
+};
+
+// get_aten_target(node): the overload packet for aten-style targets, else the printed target.
+std::string opKey(const Target& target);
+
+struct Ruleset {
+    std::string name;
+    std::string description;
+
+    SizeModel sizeModel = SizeModel::Val;
+    bool cse = true;
+    bool banIfNotInAllowlist = true;
+    bool banIfReduction = true;
+    bool banIfMaterializedBackward = true;
+    bool banIfUsedFarApart = true;
+    bool banIfLongFusibleChains = true;
+    int64_t maxDistFromBw = 1000; // < 0: the rule is off
+    bool recomputeViews = false;
+    bool treatParametersAsFreeToSave = true;
+    bool honorRecomputeTags = true;   // CheckpointPolicy tags in node.meta['recompute']
+    bool forceSaveCollectives = true; // force_save_collectives
+    bool outputDistIsInfinite = true; // dist_from_bw of the output node: 1e9 (torch 2) or 0 (1.13)
+    bool primalSourceByTargetName =
+        false;                       // 1.13 ties placeholders with "primals" in their name to the source
+    bool dceKeepsMutatingOps = true; // Node.is_impure() counts mutable schemas (torch >= 2.1)
+    bool memoryBudget = true;        // activation_memory_budget exists
+    bool bwdOutputsRequiredInBackward = true; // classify_nodes adds the backward outputs to required_bw
+    bool liftFreshRecomputable = true;        // lift_fresh(_copy).default is never banned
+    bool catFusesProducers = true;            // is_fusible(a, cat) holds for any a ("memory fusion" into cat)
+
+    OpSet recomputable;
+    OpSet views;
+    OpSet random;
+    OpSet computeIntensive;
+    OpSet fusible; // recomputable + random
+    OpSet cseExcluded;
+    std::array<uint8_t, 32> dtypeBytes{}; // by DType; 0 = this ruleset cannot size the dtype
+
+    bool isRecomputable(const Node& n) const { return recomputable.contains(opKey(n.target)); }
+    bool isView(const Node& n) const {
+        return n.op == NodeOp::CallFunction && views.contains(opKey(n.target));
+    }
+    bool isRandom(const Node& n) const { return random.contains(opKey(n.target)); }
+    bool isComputeIntensive(const Node& n) const { return computeIntensive.contains(opKey(n.target)); }
+    bool isFusible(const Node& n) const {
+        return n.op == NodeOp::CallFunction && fusible.contains(opKey(n.target));
+    }
+};
+
+// The built-in rulesets: "torch-2" (default) and "torch-1.13".
+std::vector<std::string_view> builtinRulesetNames();
+// A built-in name, or a path to a ruleset JSON file.
+Expected<Ruleset> loadRuleset(std::string_view nameOrPath);
+Expected<Ruleset> parseRuleset(std::string_view jsonText, std::string_view fileName);
+
+} // namespace jointscope

@@ -1,0 +1,86 @@
+#include "partition/DefaultPartition.h"
+
+#include "partition/Extract.h"
+
+#include <algorithm>
+#include <unordered_set>
+
+namespace jointscope::partition {
+namespace {
+
+bool isSym(const Node& n) {
+    return n.outputKind == OutputKind::SymInt || n.outputKind == OutputKind::SymFloat ||
+           n.outputKind == OutputKind::SymBool;
+}
+
+void appendOnce(std::vector<NodeId>& list, std::vector<bool>& listed, NodeId id) {
+    if (!listed[id]) {
+        listed[id] = true;
+        list.push_back(id);
+    }
+}
+
+} // namespace
+
+Expected<SavedSet> defaultPartition(const Graph& joint) {
+    if (!joint.numFwdOutputs)
+        return makeError({}, "graph '" + joint.name + "': the number of forward outputs is unknown");
+    std::vector<NodeId> inputs;
+    for (NodeId id = 0; id < joint.size(); ++id) {
+        const Node& n = joint.node(id);
+        if (n.op == NodeOp::Placeholder && !isTangent(n) &&
+            n.target.text.find("bwd_seed") == std::string::npos &&
+            n.target.text.find("bwd_base_offset") == std::string::npos)
+            inputs.push_back(id);
+    }
+    const FwdBwdOutputs outputs = splitOutputs(joint, *joint.numFwdOutputs);
+    Expected<Graph> forwardOnly = extractGraph(joint, inputs, outputs.forward, ExtractSide::Forward);
+    if (!forwardOnly)
+        return forwardOnly.error();
+    std::vector<bool> inForward(joint.size(), false);
+    for (const Node& node : forwardOnly->nodes())
+        if (node.op != NodeOp::Output)
+            if (std::optional<NodeId> id = joint.find(node.name))
+                inForward[*id] = true;
+
+    SavedSet set;
+    std::vector<bool> listed(joint.size(), false), listedSym(joint.size(), false);
+    for (NodeId id = 0; id < joint.size(); ++id) {
+        if (!inForward[id])
+            continue;
+        const Node& node = joint.node(id);
+        const bool hasTensorMeta = node.outputKind == OutputKind::Tensor;
+        if (isSym(node)) {
+            appendOnce(set.savedSym, listedSym, id);
+        } else if (!hasTensorMeta && node.op == NodeOp::CallFunction && !node.users.empty() &&
+                   std::all_of(node.users.begin(), node.users.end(),
+                               [&](NodeId u) { return joint.node(u).target.isGetItem(); })) {
+            // A tuple cannot be saved: its elements are.
+            for (NodeId user : node.users)
+                appendOnce(set.saved, listed, user);
+        } else {
+            std::vector<NodeId> backwardUsers;
+            for (NodeId user : node.users)
+                if (!inForward[user])
+                    backwardUsers.push_back(user);
+            const bool onlySizes =
+                hasTensorMeta && std::all_of(backwardUsers.begin(), backwardUsers.end(),
+                                             [&](NodeId u) { return isSym(joint.node(u)); });
+            if (onlySizes) {
+                for (NodeId user : backwardUsers)
+                    appendOnce(set.savedSym, listedSym, user);
+            } else {
+                appendOnce(set.saved, listed, id);
+            }
+        }
+    }
+    Expected<FwdBwdGraphs> parts =
+        extractForwardBackward(joint, set.saved, set.savedSym, *joint.numFwdOutputs);
+    if (!parts)
+        return parts.error();
+    set.saved = parts->saved;
+    set.savedSym = parts->savedSym;
+    return set;
+}
+
+} // namespace jointscope::partition

@@ -1,0 +1,306 @@
+#include "partition/Extract.h"
+
+#include "partition/JointGraph.h"
+
+#include <algorithm>
+
+namespace jointscope::partition {
+namespace {
+
+bool mustBeInBackward(const Node& n) {
+    return n.meta.partitionerTag == "must_be_in_backward" ||
+           (n.meta.partitionerTag == "is_backward" && n.target.ns == "higher_order" &&
+            n.target.op == "with_effects");
+}
+
+// Side-effectful calls that dead-code elimination keeps (Node.is_impure of torch 2).
+bool keptWithoutUsers(const Node& n) {
+    if (n.op != NodeOp::CallFunction)
+        return n.op == NodeOp::Placeholder || n.op == NodeOp::Output;
+    const Target& t = n.target;
+    if (t.ns == "higher_order" && t.op == "with_effects")
+        return true;
+    if (t.op == "_assert_async" || t.op == "_assert_scalar" || t.text == "torch._assert" || t.op == "print")
+        return true;
+    return (t.kind == TargetKind::OpOverload || t.kind == TargetKind::OpPacket) && !t.op.empty() &&
+           t.op.back() == '_' && t.op.rfind("__", 0) != 0;
+}
+
+Value remap(const Value& value, const std::vector<NodeId>& newId) {
+    if (value.kind() == ValueKind::NodeRef)
+        return Value::nodeRef(newId[value.asNode()]);
+    if (value.items().empty())
+        return value;
+    Value copy = value;
+    for (Value& item : copy.items())
+        item = remap(item, newId);
+    return copy;
+}
+
+void leavesOf(const Value& v, std::vector<Value>& leaves) {
+    if (v.isSequence()) {
+        for (const Value& item : v.items())
+            leavesOf(item, leaves);
+    } else if (v.kind() == ValueKind::Dict) {
+        for (size_t i = 1; i < v.items().size(); i += 2)
+            leavesOf(v.items()[i], leaves);
+    } else {
+        leaves.push_back(v);
+    }
+}
+
+std::string describe(const Node& n) {
+    return "'" + n.name + "' (" + (n.op == NodeOp::Placeholder ? std::string("placeholder") : n.target.text) +
+           ")";
+}
+
+// The inputs `id` cannot be computed without: invalid placeholders (and must-be-in-backward nodes) it depends
+// on.
+std::vector<NodeId> missingRoots(const Graph& joint, NodeId id, const std::vector<bool>& invalid,
+                                 const std::vector<bool>& isRoot) {
+    std::vector<NodeId> roots, stack{id};
+    std::vector<bool> seen(joint.size(), false);
+    seen[id] = true;
+    while (!stack.empty()) {
+        const NodeId v = stack.back();
+        stack.pop_back();
+        if (isRoot[v]) {
+            roots.push_back(v);
+            continue;
+        }
+        joint.node(v).forEachInput([&](NodeId in) {
+            if (invalid[in] && !seen[in]) {
+                seen[in] = true;
+                stack.push_back(in);
+            }
+        });
+    }
+    std::sort(roots.begin(), roots.end());
+    return roots;
+}
+
+} // namespace
+
+void eliminateDeadCode(Graph& graph) {
+    const size_t n = graph.size();
+    std::vector<uint32_t> users(n);
+    for (NodeId id = 0; id < n; ++id)
+        users[id] = uint32_t(graph.node(id).users.size());
+    std::vector<bool> keep(n, true);
+    bool removed = false;
+    for (NodeId id = NodeId(n); id-- > 0;) {
+        const Node& node = graph.node(id);
+        if (users[id] != 0 || keptWithoutUsers(node))
+            continue;
+        keep[id] = false;
+        removed = true;
+        std::vector<NodeId> inputs;
+        node.forEachInput([&](NodeId in) { inputs.push_back(in); });
+        std::sort(inputs.begin(), inputs.end());
+        inputs.erase(std::unique(inputs.begin(), inputs.end()), inputs.end());
+        for (NodeId in : inputs)
+            --users[in];
+    }
+    if (!removed)
+        return;
+    std::vector<NodeId> identity(n);
+    for (NodeId id = 0; id < n; ++id)
+        identity[id] = id;
+    graph = compactGraph(std::move(graph), keep, identity);
+}
+
+Expected<ExtractionPlan> planExtraction(const Graph& joint, std::span<const NodeId> inputs,
+                                        std::span<const Value> outputs, ExtractSide side) {
+    const size_t n = joint.size();
+    ExtractionPlan plan;
+    plan.inputs.assign(inputs.begin(), inputs.end());
+    plan.outputs.assign(outputs.begin(), outputs.end());
+    plan.kept.assign(n, false);
+    plan.read.assign(n, false);
+    std::vector<bool> invalid(n, false), isRoot(n, false), isInput(n, false);
+    for (NodeId id : inputs)
+        isInput[id] = true;
+    // Forward pass: which calls are computable from the inputs.
+    for (NodeId id = 0; id < n; ++id) {
+        const Node& node = joint.node(id);
+        if (side != ExtractSide::Backward && mustBeInBackward(node)) {
+            invalid[id] = isRoot[id] = true;
+            continue;
+        }
+        if (isInput[id])
+            continue;
+        if (node.op == NodeOp::Placeholder) {
+            invalid[id] = isRoot[id] = true;
+        } else if (node.op == NodeOp::CallFunction || node.op == NodeOp::GetAttr) {
+            bool ok = true;
+            node.forEachInput([&](NodeId in) { ok = ok && !invalid[in]; });
+            invalid[id] = !ok;
+        } else {
+            invalid[id] = true; // the output node and call_method / call_module, as torch skips them
+        }
+    }
+    for (const Value& leaf : outputs) {
+        if (leaf.kind() != ValueKind::NodeRef)
+            continue;
+        const NodeId out = leaf.asNode();
+        if (invalid[out]) {
+            const Node& needed = joint.node(out);
+            std::string roots;
+            for (NodeId r : missingRoots(joint, out, invalid, isRoot))
+                roots += (roots.empty() ? "" : ", ") + describe(joint.node(r));
+            std::string message =
+                side == ExtractSide::Backward
+                    ? "the backward needs " + describe(needed) +
+                          ", which is neither saved nor recomputable from saved values: it depends on " +
+                          roots + ", not saved"
+                    : "the forward output " + describe(needed) +
+                          " cannot be computed from the forward inputs: it depends on " + roots;
+            return makeError({"", needed.meta.sourceLine, 0}, message);
+        }
+        (isInput[out] ? plan.read : plan.kept)[out] = true;
+    }
+    // Backward pass (dead-code elimination): a call is kept when something kept reads it, or it is impure.
+    for (NodeId id = NodeId(n); id-- > 0;) {
+        if (isInput[id] || invalid[id])
+            continue;
+        const Node& node = joint.node(id);
+        if (!plan.kept[id] && !(node.op == NodeOp::CallFunction && keptWithoutUsers(node)))
+            continue;
+        plan.kept[id] = true;
+        node.forEachInput([&](NodeId in) { (isInput[in] ? plan.read : plan.kept)[in] = true; });
+    }
+    return plan;
+}
+
+Graph materialize(const Graph& joint, const ExtractionPlan& plan) {
+    Graph out;
+    out.name = joint.name;
+    out.attributes = joint.attributes;
+    for (const auto& sub : joint.subgraphs())
+        out.addSubgraph(std::make_unique<Graph>(*sub));
+    std::vector<NodeId> newId(joint.size(), kNoNode);
+    size_t keptCount = 0;
+    for (bool k : plan.kept)
+        keptCount += k;
+    out.reserve(plan.inputs.size() + keptCount + 1);
+    for (NodeId id : plan.inputs) {
+        const Node& from = joint.node(id);
+        Node placeholder;
+        placeholder.name = from.name;
+        placeholder.op = NodeOp::Placeholder;
+        placeholder.target = Target::name(from.name);
+        placeholder.outputKind = from.outputKind;
+        placeholder.outputs = from.outputs;
+        placeholder.symValue = from.symValue;
+        placeholder.meta = from.meta;
+        newId[id] = out.addNode(std::move(placeholder));
+    }
+    for (NodeId id = 0; id < joint.size(); ++id) {
+        if (!plan.kept[id] || newId[id] != kNoNode)
+            continue;
+        Node copy = joint.node(id);
+        for (Value& arg : copy.args)
+            arg = remap(arg, newId);
+        for (auto& kv : copy.kwargs)
+            kv.second = remap(kv.second, newId);
+        copy.users.clear();
+        newId[id] = out.addNode(std::move(copy));
+    }
+    std::vector<Value> results;
+    results.reserve(plan.outputs.size());
+    for (const Value& leaf : plan.outputs)
+        results.push_back(remap(leaf, newId));
+    Node output;
+    output.name = "output";
+    output.op = NodeOp::Output;
+    output.target = Target::name("output");
+    output.args.push_back(Value::tuple(std::move(results)));
+    out.addNode(std::move(output));
+    out.computeUsers();
+    return out;
+}
+
+Expected<Graph> extractGraph(const Graph& joint, std::span<const NodeId> inputs,
+                             std::span<const Value> outputs, ExtractSide side) {
+    Expected<ExtractionPlan> plan = planExtraction(joint, inputs, outputs, side);
+    if (!plan)
+        return plan.error();
+    return materialize(joint, *plan);
+}
+
+FwdBwdOutputs splitOutputs(const Graph& joint, int64_t numFwdOutputs) {
+    FwdBwdOutputs split;
+    const std::optional<NodeId> output = joint.outputNode();
+    if (!output)
+        return split;
+    std::vector<Value> leaves;
+    for (const Value& arg : joint.node(*output).args)
+        leavesOf(arg, leaves);
+    const size_t numFwd = std::min(leaves.size(), size_t(std::max<int64_t>(numFwdOutputs, 0)));
+    split.forward.assign(leaves.begin(), leaves.begin() + long(numFwd));
+    split.backward.assign(leaves.begin() + long(numFwd), leaves.end());
+    return split;
+}
+
+Expected<FwdBwdGraphs> extractForwardBackward(const Graph& joint, std::vector<NodeId> saved,
+                                              std::vector<NodeId> savedSym, int64_t numFwdOutputs,
+                                              bool buildGraphs) {
+    const FwdBwdOutputs outputs = splitOutputs(joint, numFwdOutputs);
+    std::vector<NodeId> primals, tangents, fwdSeeds, bwdSeeds;
+    for (NodeId id = 0; id < joint.size(); ++id) {
+        const Node& node = joint.node(id);
+        if (node.op != NodeOp::Placeholder)
+            continue;
+        const std::string& t = node.target.text.empty() ? node.name : node.target.text;
+        if (isTangent(node))
+            tangents.push_back(id);
+        else if (t.find("bwd_seed") != std::string::npos || t.find("bwd_base_offset") != std::string::npos)
+            bwdSeeds.push_back(id);
+        else if (t.find("fwd_seed") != std::string::npos || t.find("fwd_base_offset") != std::string::npos)
+            fwdSeeds.push_back(id);
+        else
+            primals.push_back(id);
+    }
+    auto backwardInputs = [&] {
+        std::vector<NodeId> in = savedSym;
+        in.insert(in.end(), saved.begin(), saved.end());
+        in.insert(in.end(), tangents.begin(), tangents.end());
+        in.insert(in.end(), bwdSeeds.begin(), bwdSeeds.end());
+        return in;
+    };
+    Expected<ExtractionPlan> firstBackward =
+        planExtraction(joint, backwardInputs(), outputs.backward, ExtractSide::Backward);
+    if (!firstBackward)
+        return firstBackward.error();
+    // Saved values the backward does not read are not saved after all (torch's _remove_by_name step).
+    std::erase_if(saved, [&](NodeId id) { return !firstBackward->read[id]; });
+    std::erase_if(savedSym, [&](NodeId id) { return !firstBackward->read[id]; });
+
+    std::vector<NodeId> forwardInputs = primals;
+    forwardInputs.insert(forwardInputs.end(), fwdSeeds.begin(), fwdSeeds.end());
+    std::vector<Value> forwardOutputs = outputs.forward;
+    for (NodeId id : saved)
+        forwardOutputs.push_back(Value::nodeRef(id));
+    for (NodeId id : savedSym)
+        forwardOutputs.push_back(Value::nodeRef(id));
+    Expected<ExtractionPlan> forward =
+        planExtraction(joint, forwardInputs, forwardOutputs, ExtractSide::Forward);
+    if (!forward)
+        return forward.error();
+    Expected<ExtractionPlan> backward =
+        planExtraction(joint, backwardInputs(), outputs.backward, ExtractSide::Backward);
+    if (!backward)
+        return backward.error();
+    FwdBwdGraphs graphs;
+    graphs.inForward = forward->kept;
+    graphs.inBackward = backward->kept;
+    if (buildGraphs) {
+        graphs.forward = materialize(joint, *forward);
+        graphs.backward = materialize(joint, *backward);
+    }
+    graphs.saved = std::move(saved);
+    graphs.savedSym = std::move(savedSym);
+    return graphs;
+}
+
+} // namespace jointscope::partition

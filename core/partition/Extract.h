@@ -1,0 +1,56 @@
+// Forward / backward extraction from a joint graph (torch/_functorch/partitioners.py).
+#pragma once
+
+#include "graph/Graph.h"
+#include "support/Diagnostic.h"
+
+#include <span>
+#include <vector>
+
+namespace jointscope::partition {
+
+// Which graph is being extracted: nodes tagged must_be_in_backward are invalid outside the backward.
+enum class ExtractSide { Forward, Backward, Any };
+
+// Mirrors _extract_graph_with_inputs_outputs: a new graph whose placeholders are `inputs` (named and
+// described as the joint nodes), then every call_function / get_attr of the joint whose node inputs are all
+// valid, then the output node returning `outputs` (None and other non-node leaves kept), then dead-code
+// elimination. Fails, naming the node, when an output cannot be computed from the inputs.
+Expected<Graph> extractGraph(const Graph& joint, std::span<const NodeId> inputs,
+                             std::span<const Value> outputs, ExtractSide side);
+
+// fx's Graph.eliminate_dead_code on an extracted graph (placeholders and impure calls stay).
+void eliminateDeadCode(Graph& graph);
+
+// What an extraction keeps, by joint node id, before any node is copied: `kept` marks the calls that survive
+// dead-code elimination, `read` the inputs something kept (or the output) reads.
+struct ExtractionPlan {
+    std::vector<NodeId> inputs;
+    std::vector<Value> outputs;
+    std::vector<bool> kept;
+    std::vector<bool> read;
+};
+Expected<ExtractionPlan> planExtraction(const Graph& joint, std::span<const NodeId> inputs,
+                                        std::span<const Value> outputs, ExtractSide side);
+Graph materialize(const Graph& joint, const ExtractionPlan& plan);
+
+// Mirrors _extract_fwd_bwd_outputs: the output node's leaves, split after the forward outputs.
+struct FwdBwdOutputs {
+    std::vector<Value> forward, backward;
+};
+FwdBwdOutputs splitOutputs(const Graph& joint, int64_t numFwdOutputs);
+
+// Mirrors _extract_fwd_bwd_modules: the backward is extracted once to drop saved values it does not read,
+// then both graphs are extracted for good. `saved` / `savedSym` come back filtered, order kept. With
+// buildGraphs false only the plans are made (the graphs stay empty): enough for the saved lists and for which
+// nodes each side computes.
+struct FwdBwdGraphs {
+    Graph forward, backward;
+    std::vector<NodeId> saved, savedSym;
+    std::vector<bool> inForward, inBackward; // by joint node id: a call the forward / backward graph computes
+};
+Expected<FwdBwdGraphs> extractForwardBackward(const Graph& joint, std::vector<NodeId> saved,
+                                              std::vector<NodeId> savedSym, int64_t numFwdOutputs,
+                                              bool buildGraphs = true);
+
+} // namespace jointscope::partition

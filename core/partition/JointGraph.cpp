@@ -1,0 +1,215 @@
+#include "partition/JointGraph.h"
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <string_view>
+#include <unordered_map>
+
+namespace jointscope::partition {
+namespace {
+
+Value remapped(const Value& value, const std::vector<NodeId>& newId) {
+    if (value.kind() == ValueKind::NodeRef)
+        return Value::nodeRef(newId[value.asNode()]);
+    if (value.items().empty())
+        return value;
+    Value copy = value;
+    for (Value& item : copy.items())
+        item = remapped(item, newId);
+    return copy;
+}
+
+// Python equality of flattened leaves: 1 == 1.0 == True, so they share one spelling.
+void appendNumber(std::string& key, double number) {
+    if (std::isnan(number)) {
+        key += "nan!"; // nan != nan: made unique by the caller
+        return;
+    }
+    if (number == std::floor(number) && std::fabs(number) < 9.2e18) {
+        key += 'n';
+        key += std::to_string(static_cast<int64_t>(number));
+    } else {
+        char buffer[40];
+        std::snprintf(buffer, sizeof buffer, "f%.17g", number);
+        key += buffer;
+    }
+}
+
+// The CSE token of fx_graph_cse: the target, the flattened arguments (node references already substituted)
+// and the pytree spec (structure) they came from.
+void appendToken(std::string& key, const Value& value, const std::vector<NodeId>& replace, bool& unique) {
+    switch (value.kind()) {
+    case ValueKind::None:
+        key += 'N';
+        return;
+    case ValueKind::Bool:
+        appendNumber(key, value.asBool() ? 1 : 0);
+        return;
+    case ValueKind::Int:
+        key += 'n';
+        key += std::to_string(value.asInt());
+        return;
+    case ValueKind::Float:
+        if (std::isnan(value.asFloat()))
+            unique = true;
+        appendNumber(key, value.asFloat());
+        return;
+    case ValueKind::NodeRef:
+        key += '%';
+        key += std::to_string(replace[value.asNode()]);
+        return;
+    case ValueKind::List:
+        key += '[';
+        break;
+    case ValueKind::Tuple:
+        key += '(';
+        break;
+    case ValueKind::Dict:
+        key += '{';
+        break;
+    case ValueKind::Slice:
+        key += ':';
+        break;
+    default:
+        key += char('a' + int(value.kind()));
+        key += std::to_string(value.asInt());
+        key += '\'';
+        key += value.text();
+        key += '\'';
+        break;
+    }
+    for (const Value& item : value.items()) {
+        appendToken(key, item, replace, unique);
+        key += ',';
+    }
+    key += ']';
+}
+
+bool excludedFromCse(const Node& node, const Ruleset& rules) {
+    if (node.op != NodeOp::CallFunction)
+        return true;
+    const std::string key = opKey(node.target);
+    return rules.cseExcluded.contains(key) || isImpure(node, rules);
+}
+
+} // namespace
+
+bool isImpure(const Node& node, const Ruleset& rules) {
+    if (node.op == NodeOp::Placeholder || node.op == NodeOp::Output)
+        return true;
+    if (node.op != NodeOp::CallFunction)
+        return false;
+    const Target& t = node.target;
+    // torch.fx.node._side_effectful_functions
+    if (t.text == "torch._assert" || t.text == "_assert" || t.op == "_assert_async" ||
+        t.op == "_assert_scalar" || t.op == "sym_constrain_range" || t.op == "sym_constrain_range_for_size" ||
+        t.op == "print" || t.op == "record_function_enter" || t.op == "record_function_exit" ||
+        t.op == "record_function_enter_new")
+        return true;
+    if (t.ns == "higher_order" && t.op == "with_effects")
+        return true;
+    // torch >= 2.1: an OpOverload whose schema mutates an argument (in-place "foo_" ops, copy_).
+    if (rules.dceKeepsMutatingOps && (t.kind == TargetKind::OpOverload || t.kind == TargetKind::OpPacket) &&
+        !t.op.empty() && t.op.back() == '_' && !(t.op.size() > 2 && t.op.compare(0, 2, "__") == 0))
+        return true;
+    return false;
+}
+
+Graph compactGraph(Graph&& graph, const std::vector<bool>& keep, const std::vector<NodeId>& replace) {
+    Graph out;
+    out.name = graph.name;
+    out.numFwdOutputs = graph.numFwdOutputs;
+    out.decisions = graph.decisions;
+    out.attributes = graph.attributes;
+    for (const auto& sub : graph.subgraphs())
+        out.addSubgraph(std::make_unique<Graph>(*sub));
+    out.reserve(graph.size());
+    // resolved[id]: the new id that readers of `id` read. Replacements come earlier in graph order than the
+    // nodes they replace, so one forward pass resolves everything.
+    std::vector<NodeId> resolved(graph.size(), kNoNode);
+    for (NodeId id = 0; id < graph.size(); ++id) {
+        if (!keep[id]) {
+            if (replace[id] != id)
+                resolved[id] = resolved[replace[id]];
+            continue;
+        }
+        Node copy = std::move(graph.node(id));
+        for (Value& arg : copy.args)
+            arg = remapped(arg, resolved);
+        for (auto& kv : copy.kwargs)
+            kv.second = remapped(kv.second, resolved);
+        copy.users.clear();
+        resolved[id] = out.addNode(std::move(copy));
+    }
+    out.computeUsers();
+    return out;
+}
+
+PreparedJoint prepareJoint(Graph joint, const Ruleset& rules) {
+    PreparedJoint prepared;
+    const size_t n = joint.size();
+    std::vector<bool> keep(n, true);
+    std::vector<NodeId> replace(n);
+    for (NodeId id = 0; id < n; ++id)
+        replace[id] = id;
+
+    // eliminate_dead_code: reverse order, so chains of dead nodes fall together.
+    std::vector<uint32_t> liveUsers(n, 0);
+    for (NodeId id = 0; id < n; ++id)
+        liveUsers[id] = uint32_t(joint.node(id).users.size());
+    for (NodeId id = NodeId(n); id-- > 0;) {
+        const Node& node = joint.node(id);
+        if (liveUsers[id] != 0 || isImpure(node, rules))
+            continue;
+        keep[id] = false;
+        prepared.deadNodes.push_back(node.name);
+        std::vector<NodeId> inputs;
+        node.forEachInput([&](NodeId in) { inputs.push_back(in); });
+        std::sort(inputs.begin(), inputs.end());
+        inputs.erase(std::unique(inputs.begin(), inputs.end()), inputs.end());
+        for (NodeId in : inputs)
+            --liveUsers[in];
+    }
+    std::reverse(prepared.deadNodes.begin(), prepared.deadNodes.end());
+
+    // fx_graph_cse: the first node with a given token stands for every later one.
+    if (rules.cse) {
+        std::unordered_map<std::string, NodeId> firstWithToken;
+        std::string key;
+        for (NodeId id = 0; id < n; ++id) {
+            const Node& node = joint.node(id);
+            if (!keep[id] || excludedFromCse(node, rules))
+                continue;
+            key.assign(node.target.text);
+            key += '|';
+            bool unique = false;
+            for (const Value& arg : node.args) {
+                appendToken(key, arg, replace, unique);
+                key += ';';
+            }
+            key += '|';
+            for (const auto& [name, value] : node.kwargs) {
+                key += name;
+                key += '=';
+                appendToken(key, value, replace, unique);
+                key += ';';
+            }
+            if (unique)
+                continue;
+            auto [it, inserted] = firstWithToken.emplace(key, id);
+            if (!inserted) {
+                replace[id] = it->second;
+                keep[id] = false;
+                prepared.merged.emplace_back(node.name, joint.node(it->second).name);
+            }
+        }
+    }
+    if (prepared.deadNodes.empty() && prepared.merged.empty())
+        prepared.graph = std::move(joint);
+    else
+        prepared.graph = compactGraph(std::move(joint), keep, replace);
+    return prepared;
+}
+
+} // namespace jointscope::partition

@@ -1,0 +1,31 @@
+// The joint graph as torch's min-cut partitioner sees it: dead code eliminated, then common subexpressions
+// merged.
+#pragma once
+
+#include "graph/Graph.h"
+#include "ops/Ruleset.h"
+
+#include <string>
+#include <utility>
+#include <vector>
+
+namespace jointscope::partition {
+
+struct PreparedJoint {
+    Graph graph;
+    std::vector<std::string> deadNodes;                      // removed by dead-code elimination
+    std::vector<std::pair<std::string, std::string>> merged; // (removed, kept) by CSE
+};
+
+// Node.is_impure() of the ruleset's torch: side-effectful calls survive dead-code elimination.
+bool isImpure(const Node& node, const Ruleset& rules);
+
+// Mirrors torch: joint_module.graph.eliminate_dead_code(), then fx_graph_cse (compile_utils.py) when the
+// ruleset enables CSE. Node names are kept, as node_copy keeps them.
+PreparedJoint prepareJoint(Graph joint, const Ruleset& rules);
+
+// `graph` with only the nodes where keep[id]; arguments of removed nodes are redirected through `replace`
+// (replace[id] == id for nodes that stay themselves). Nodes are moved out of `graph`.
+Graph compactGraph(Graph&& graph, const std::vector<bool>& keep, const std::vector<NodeId>& replace);
+
+} // namespace jointscope::partition

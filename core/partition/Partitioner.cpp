@@ -1,0 +1,520 @@
+#include "partition/Partitioner.h"
+
+#include "partition/DefaultPartition.h"
+#include "partition/Extract.h"
+#include "partition/JointGraph.h"
+
+#include <nlohmann/json.hpp>
+
+#include <algorithm>
+#include <chrono>
+#include <fstream>
+#include <map>
+#include <numeric>
+#include <unordered_map>
+#include <unordered_set>
+
+namespace jointscope::partition {
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+double secondsSince(Clock::time_point start) {
+    return std::chrono::duration<double>(Clock::now() - start).count();
+}
+
+// Ops whose output shares its input's storage: get_node_storage() sees through them.
+bool aliasesFirstArgument(const Node& node, const Ruleset& rules) {
+    static const char* const kAliasing[] = {
+        "aten.view",      "aten._unsafe_view", "aten._reshape_alias",
+        "aten.transpose", "aten.detach",       "aten.alias",
+        "aten.t",         "aten.permute",      "aten.expand",
+        "aten.slice",     "aten.select",       "aten.squeeze",
+        "aten.unsqueeze", "aten.as_strided",   "aten.diagonal",
+        "aten.narrow",    "aten.view_as",      "aten.expand_as",
+        "aten.unflatten",
+    };
+    if (node.op != NodeOp::CallFunction || node.args.empty() || node.args[0].kind() != ValueKind::NodeRef)
+        return false;
+    const std::string key = opKey(node.target);
+    if (rules.views.contains(key))
+        return true;
+    return std::any_of(std::begin(kAliasing), std::end(kAliasing), [&](const char* k) { return key == k; });
+}
+
+NodeId storageRoot(const Graph& graph, NodeId id, const Ruleset& rules) {
+    while (aliasesFirstArgument(graph.node(id), rules))
+        id = graph.node(id).args[0].asNode();
+    return id;
+}
+
+Expected<std::vector<Policy>> initialTags(const Graph& graph, const Ruleset& rules,
+                                          const PartitionOptions& options,
+                                          const std::vector<std::pair<std::string, std::string>>& merged,
+                                          std::vector<std::string>& warnings) {
+    std::vector<Policy> tags(graph.size(), Policy::None);
+    if (rules.honorRecomputeTags)
+        for (NodeId id = 0; id < graph.size(); ++id) {
+            const std::string& text = graph.node(id).meta.recompute;
+            if (text.empty())
+                continue;
+            if (const std::optional<Policy> p = parsePolicy(text))
+                tags[id] = *p;
+            else
+                warnings.push_back("node '" + graph.node(id).name + "': unknown recompute tag '" + text +
+                                   "' ignored");
+        }
+    if (!options.overrides.empty() && !rules.honorRecomputeTags)
+        warnings.push_back(
+            "ruleset " + rules.name +
+            " has no CheckpointPolicy tags; the policy file is applied with torch 2's tag semantics");
+    std::vector<std::string> unknown;
+    for (const auto& [name, policy] : options.overrides) {
+        std::optional<NodeId> id = graph.find(name);
+        if (!id)
+            for (const auto& [removed, kept] : merged)
+                if (removed == name) {
+                    id = graph.find(kept);
+                    warnings.push_back("policy for '" + name + "' applies to '" + kept +
+                                       "' (CSE merged them)");
+                }
+        if (!id) {
+            unknown.push_back(name);
+            continue;
+        }
+        tags[*id] = policy;
+    }
+    if (!unknown.empty()) {
+        std::string list;
+        for (const std::string& name : unknown)
+            list += (list.empty() ? "'" : ", '") + name + "'";
+        return makeError({}, "the policy names node(s) not in graph '" + graph.name + "': " + list);
+    }
+    return tags;
+}
+
+// choose_saved_values_set, with every stage computed once and kept (the Pareto sweep re-asks many budgets).
+class SavedValuesChooser {
+public:
+    SavedValuesChooser(const Graph& graph, const NodeInfo& info, const Ruleset& rules,
+                       const PartitionOptions& options)
+        : graph_(graph), info_(info), rules_(rules), options_(options) {}
+
+    struct Choice {
+        std::vector<NodeId> saved; // before the sym split, in graph order
+        Escalation escalation = Escalation::RuntimeOptimized;
+        const MinCutResult* cut = nullptr;
+        double expectedRuntime = 0;
+    };
+    Expected<Choice> choose(double budget);
+    double memoryRatio(const std::vector<NodeId>& saved) const {
+        return (activationGB(saved) - minAct_) / (maxAct_ - minAct_);
+    }
+    double runtimeOf(NodeId id) const { return estimator().estimate(graph_, id); }
+
+private:
+    double activationGB(const std::vector<NodeId>& nodes) const {
+        uint64_t bytes = 0;
+        for (NodeId id : nodes)
+            bytes += info_.bytes[id];
+        return double(bytes) / 1e9;
+    }
+    const cost::RuntimeEstimator& estimator() const {
+        return options_.estimator ? *options_.estimator : flops_;
+    }
+    Expected<const MinCutResult*> stage(int index, const MinCutOptions& opts);
+    Expected<bool> prepareKnapsack(const MinCutOptions& aggressive);
+
+    const Graph& graph_;
+    const NodeInfo& info_;
+    const Ruleset& rules_;
+    const PartitionOptions& options_;
+    cost::FlopEstimator flops_;
+    std::optional<MinCutResult> stages_[3];
+    double minAct_ = 0, maxAct_ = 0;
+    bool knapsackReady_ = false;
+    std::vector<NodeId> candidates_, mustSave_;
+    std::vector<double> memories_, runtimes_;
+    std::map<std::vector<int>, MinCutResult> byRecomputed_;
+};
+
+Expected<const MinCutResult*> SavedValuesChooser::stage(int index, const MinCutOptions& opts) {
+    if (!stages_[index]) {
+        Expected<MinCutResult> cut = solveMinCut(graph_, info_, rules_, opts);
+        if (!cut)
+            return cut.error();
+        stages_[index] = cut.take();
+    }
+    return &*stages_[index];
+}
+
+Expected<bool> SavedValuesChooser::prepareKnapsack(const MinCutOptions& aggressive) {
+    if (knapsackReady_)
+        return true;
+    Expected<const MinCutResult*> cut = stage(2, aggressive);
+    if (!cut)
+        return cut.error();
+    std::unordered_set<NodeId> inputStorages;
+    for (NodeId id : info_.inputs)
+        inputStorages.insert(storageRoot(graph_, id, rules_));
+    std::vector<NodeId> recomputable;
+    for (NodeId id : (*cut)->banned) {
+        // Only nodes the backward actually needs, and not views of an input.
+        if (info_.distFromBw[id] >= 1000000000 || inputStorages.count(storageRoot(graph_, id, rules_)))
+            continue;
+        (info_.policy[id] == Policy::MustSave ? mustSave_ : recomputable).push_back(id);
+    }
+    std::stable_sort(recomputable.begin(), recomputable.end(),
+                     [&](NodeId a, NodeId b) { return graph_.node(a).name < graph_.node(b).name; });
+    std::stable_sort(recomputable.begin(), recomputable.end(),
+                     [&](NodeId a, NodeId b) { return info_.bytes[a] > info_.bytes[b]; });
+    candidates_ = std::move(recomputable);
+    for (NodeId id : candidates_) {
+        memories_.push_back((double(info_.bytes[id]) / 1e9) / (maxAct_ - minAct_));
+        runtimes_.push_back(runtimeOf(id));
+    }
+    knapsackReady_ = true;
+    return true;
+}
+
+Expected<SavedValuesChooser::Choice> SavedValuesChooser::choose(double budget) {
+    if (budget < 0 || budget > 1)
+        return makeError({}, "the memory budget must lie in [0, 1]; got " + std::to_string(budget));
+    const MinCutOptions base = MinCutOptions::fromRuleset(rules_);
+    Choice choice;
+    if (budget == 0) {
+        choice.saved = info_.inputs;
+        choice.escalation = Escalation::InputsOnly;
+        return choice;
+    }
+    Expected<const MinCutResult*> runtimeOptimized = stage(0, base);
+    if (!runtimeOptimized)
+        return runtimeOptimized.error();
+    choice.saved = (*runtimeOptimized)->saved;
+    choice.cut = *runtimeOptimized;
+    if (budget == 1)
+        return choice;
+    minAct_ = activationGB(info_.inputs);
+    maxAct_ = activationGB((*runtimeOptimized)->saved);
+    if (maxAct_ <= minAct_)
+        return choice;
+
+    MinCutOptions moreAggressive = base;
+    moreAggressive.banIfUsedFarApart = false;
+    moreAggressive.banIfLongFusibleChains = false;
+    moreAggressive.banIfMaterializedBackward = false;
+    Expected<const MinCutResult*> more = stage(1, moreAggressive);
+    if (!more)
+        return more.error();
+    if (memoryRatio((*more)->saved) < budget)
+        return Choice{(*more)->saved, Escalation::MoreAggressive, *more, 0};
+
+    MinCutOptions aggressive = moreAggressive;
+    aggressive.banIfNotInAllowlist = false;
+    Expected<const MinCutResult*> aggr = stage(2, aggressive);
+    if (!aggr)
+        return aggr.error();
+    if (memoryRatio((*aggr)->saved) < budget)
+        return Choice{(*aggr)->saved, Escalation::Aggressive, *aggr, 0};
+
+    if (Expected<bool> ready = prepareKnapsack(aggressive); !ready)
+        return ready.error();
+    if (candidates_.empty()) {
+        choice.saved = info_.inputs;
+        choice.saved.insert(choice.saved.end(), mustSave_.begin(), mustSave_.end());
+        choice.escalation = Escalation::InputsOnly;
+        choice.cut = nullptr;
+        return choice;
+    }
+    Expected<KnapsackResult> knap =
+        solveKnapsack(options_.solver, memories_, runtimes_, std::max(budget, 0.0));
+    if (!knap)
+        return knap.error();
+    std::vector<int> recomputed;
+    for (int idx : knap->recomputed)
+        if (idx >= 0 && size_t(idx) < candidates_.size())
+            recomputed.push_back(idx);
+    std::sort(recomputed.begin(), recomputed.end());
+    auto found = byRecomputed_.find(recomputed);
+    if (found == byRecomputed_.end()) {
+        std::vector<bool> dontBan(graph_.size(), false);
+        for (int idx : recomputed)
+            dontBan[candidates_[size_t(idx)]] = true;
+        Expected<MinCutResult> cut = solveMinCut(graph_, info_, rules_, aggressive, dontBan);
+        if (!cut)
+            return cut.error();
+        found = byRecomputed_.emplace(recomputed, cut.take()).first;
+    }
+    return Choice{found->second.saved, Escalation::Knapsack, &found->second, knap->expectedRuntime};
+}
+
+// Fills saved / savedSym / recomputed (and the graphs, when asked) from a saved list, as
+// _extract_fwd_bwd_modules.
+Expected<bool> finishPartition(Partition& p, std::vector<NodeId> saved, bool buildGraphs) {
+    std::vector<NodeId> savedSym;
+    std::vector<NodeId> savedTensors;
+    for (NodeId id : saved)
+        (isSymNode(p.graph.node(id)) ? savedSym : savedTensors).push_back(id);
+    Expected<FwdBwdGraphs> parts = extractForwardBackward(
+        p.graph, std::move(savedTensors), std::move(savedSym), *p.graph.numFwdOutputs, buildGraphs);
+    if (!parts)
+        return parts.error();
+    p.saved = parts->saved;
+    p.savedSym = parts->savedSym;
+    p.forward = std::move(parts->forward);
+    p.backward = std::move(parts->backward);
+    p.recomputed.clear();
+    for (NodeId id = 0; id < p.graph.size(); ++id)
+        if (parts->inForward[id] && parts->inBackward[id] && p.graph.node(id).op == NodeOp::CallFunction)
+            p.recomputed.push_back(id);
+    p.savedBytes = 0;
+    for (NodeId id : p.saved)
+        p.savedBytes += p.info.bytes[id];
+    return true;
+}
+
+bool hasMustRecompute(const std::vector<Policy>& tags) {
+    return std::any_of(tags.begin(), tags.end(), [](Policy p) { return mustRecompute(p); });
+}
+
+} // namespace
+
+std::optional<Strategy> parseStrategy(std::string_view text) {
+    if (text == "min-cut" || text == "mincut")
+        return Strategy::MinCut;
+    if (text == "default")
+        return Strategy::Default;
+    return std::nullopt;
+}
+
+std::string_view escalationName(Escalation e) {
+    switch (e) {
+    case Escalation::RuntimeOptimized:
+        return "runtime-optimized min-cut";
+    case Escalation::MoreAggressive:
+        return "more aggressive min-cut";
+    case Escalation::Aggressive:
+        return "aggressive min-cut";
+    case Escalation::Knapsack:
+        return "knapsack over banned nodes";
+    case Escalation::InputsOnly:
+        return "inputs only";
+    case Escalation::Default:
+        return "default partition";
+    }
+    return "";
+}
+
+Expected<Partition> partitionJoint(Graph joint, const Ruleset& rules, const PartitionOptions& options) {
+    const Clock::time_point start = Clock::now();
+    Partition p;
+    if (!joint.numFwdOutputs)
+        return makeError(
+            {}, "graph '" + joint.name +
+                    "': the number of forward outputs is unknown (torch 1.13 joint graphs need their "
+                    ".meta.json sidecar; torch 2 graphs carry output descriptors)");
+    const double budget = options.memoryBudget.value_or(1.0);
+    if (budget < 0 || budget > 1)
+        return makeError({}, "the memory budget must lie in [0, 1]; got " + std::to_string(budget));
+    if (budget < 1 && !rules.memoryBudget)
+        p.warnings.push_back("ruleset " + rules.name +
+                             " has no activation memory budget; applying torch 2's");
+    p.memoryBudget = budget;
+
+    bool useMinCut = options.strategy == Strategy::MinCut;
+    if (!useMinCut) {
+        // default_partition hands graphs with recompute tags to the min-cut partitioner.
+        Expected<std::vector<Policy>> tags = initialTags(joint, rules, options, {}, p.warnings);
+        if (!tags)
+            return tags.error();
+        useMinCut = rules.honorRecomputeTags && hasMustRecompute(*tags);
+        if (useMinCut)
+            p.warnings.push_back(
+                "the graph has recompute tags: default_partition defers to the min-cut partitioner");
+    }
+    if (!useMinCut) {
+        p.graph = std::move(joint);
+        Expected<NodeInfo> info = classifyNodes(p.graph, rules, {});
+        if (!info)
+            return info.error();
+        p.info = info.take();
+        Expected<SavedSet> set = defaultPartition(p.graph);
+        if (!set)
+            return set.error();
+        std::vector<NodeId> saved = set->saved;
+        saved.insert(saved.end(), set->savedSym.begin(), set->savedSym.end());
+        if (Expected<bool> done = finishPartition(p, saved, options.extract); !done)
+            return done.error();
+        p.saved = set->saved; // default_partition's own order
+        p.savedSym = set->savedSym;
+        p.escalation = Escalation::Default;
+        p.seconds = secondsSince(start);
+        return p;
+    }
+
+    PreparedJoint prepared = prepareJoint(std::move(joint), rules);
+    p.graph = std::move(prepared.graph);
+    p.deadNodes = std::move(prepared.deadNodes);
+    p.merged = std::move(prepared.merged);
+    Expected<std::vector<Policy>> tags = initialTags(p.graph, rules, options, p.merged, p.warnings);
+    if (!tags)
+        return tags.error();
+    Expected<NodeInfo> info = classifyNodes(p.graph, rules, tags.take());
+    if (!info)
+        return info.error();
+    p.info = info.take();
+
+    if (std::none_of(p.info.requiredBw.begin(), p.info.requiredBw.end(), [](bool b) { return b; })) {
+        // "networkx blows up on graphs with no required backward nodes": torch hands them to
+        // default_partition.
+        p.warnings.push_back("no backward nodes: partitioned with default_partition, as torch does");
+        Expected<SavedSet> set = defaultPartition(p.graph);
+        if (!set)
+            return set.error();
+        std::vector<NodeId> saved = set->saved;
+        saved.insert(saved.end(), set->savedSym.begin(), set->savedSym.end());
+        if (Expected<bool> done = finishPartition(p, saved, options.extract); !done)
+            return done.error();
+        p.escalation = Escalation::Default;
+        p.seconds = secondsSince(start);
+        return p;
+    }
+
+    SavedValuesChooser chooser(p.graph, p.info, rules, options);
+    Expected<SavedValuesChooser::Choice> choice = chooser.choose(budget);
+    if (!choice)
+        return choice.error();
+    if (choice->cut)
+        p.cut = *choice->cut;
+    p.escalation = choice->escalation;
+    if (Expected<bool> done = finishPartition(p, choice->saved, options.extract); !done)
+        return done.error();
+    p.seconds = secondsSince(start);
+    return p;
+}
+
+NodeExplanation explainNode(const Partition& p, NodeId id) {
+    NodeExplanation e;
+    const Node& node = p.graph.node(id);
+    e.distFromBw = p.info.distFromBw[id];
+    e.bytes = p.info.bytes[id];
+    e.policy = std::string(policyName(p.info.policy[id]));
+    if (!p.info.policyNote[id].empty())
+        e.policy += " (" + p.info.policyNote[id] + ")";
+    if (p.cut) {
+        e.weight = p.cut->weight[id];
+        e.banReason = std::string(banReasonText(p.cut->banReason[id]));
+    }
+    const auto contains = [](const std::vector<NodeId>& v, NodeId x) {
+        return std::find(v.begin(), v.end(), x) != v.end();
+    };
+    const bool banned = !e.banReason.empty();
+    if (contains(p.saved, id) || contains(p.savedSym, id)) {
+        e.decision = "saved";
+        e.rule = banned ? "banned from recomputation (" + e.banReason + "), and the backward needs it"
+                        : "on the minimum cut: saving it is cheaper than saving what recomputing it needs";
+    } else if (contains(p.recomputed, id)) {
+        e.decision = "recomputed";
+        e.rule = mustRecompute(p.info.policy[id])
+                     ? "policy " + e.policy
+                     : "recomputable, and recomputing it from saved values is cheaper";
+    } else if (p.info.requiredBw[id]) {
+        e.decision = node.meta.partitionerTag == "must_be_in_backward" ? "must-be-in-backward" : "backward";
+        e.rule =
+            isTangent(node) ? "tangent input" : "reads a tangent (tangent closure) or is a backward output";
+    } else if (node.op == NodeOp::Placeholder) {
+        e.decision = "input";
+        e.rule = "forward input the backward does not read";
+    } else if (p.info.requiredFw[id]) {
+        e.decision = banned ? "banned" : "forward";
+        e.rule = banned ? "banned from recomputation (" + e.banReason + "); the backward does not need it"
+                        : "forward only: the backward does not need it";
+    } else {
+        e.decision = "unclaimed";
+        e.rule = "neither needed by the forward outputs nor reading a tangent";
+    }
+    return e;
+}
+
+Expected<std::vector<ParetoPoint>> paretoCurve(Graph joint, const Ruleset& rules,
+                                               const PartitionOptions& options, int points) {
+    PreparedJoint prepared = prepareJoint(std::move(joint), rules);
+    std::vector<std::string> warnings;
+    Expected<std::vector<Policy>> tags =
+        initialTags(prepared.graph, rules, options, prepared.merged, warnings);
+    if (!tags)
+        return tags.error();
+    Expected<NodeInfo> infoOr = classifyNodes(prepared.graph, rules, tags.take());
+    if (!infoOr)
+        return infoOr.error();
+    const NodeInfo& info = *infoOr;
+    const Graph& graph = prepared.graph;
+    SavedValuesChooser chooser(graph, info, rules, options);
+    // The runtime-optimized cut fixes the normalisation of memory ratios.
+    Expected<SavedValuesChooser::Choice> full = chooser.choose(1.0);
+    if (!full)
+        return full.error();
+    uint64_t inputBytes = 0, fullBytes = 0;
+    for (NodeId id : info.inputs)
+        inputBytes += info.bytes[id];
+    for (NodeId id : full->saved)
+        fullBytes += info.bytes[id];
+    std::vector<double> runtime(graph.size(), -1);
+    std::vector<ParetoPoint> curve;
+    for (int i = 0; i < points; ++i) {
+        const double budget = points == 1 ? 1.0 : double(i) / double(points - 1);
+        Expected<SavedValuesChooser::Choice> choice = chooser.choose(budget);
+        if (!choice)
+            return choice.error();
+        ParetoPoint point;
+        point.budget = budget;
+        point.escalation = choice->escalation;
+        point.savedCount = choice->saved.size();
+        for (NodeId id : choice->saved)
+            point.savedBytes += info.bytes[id];
+        point.memoryRatio = fullBytes > inputBytes ? (double(point.savedBytes) - double(inputBytes)) /
+                                                         (double(fullBytes) - double(inputBytes))
+                                                   : 1.0;
+        // Recomputed: forward call_function nodes on the sink side of the cut (everything, when only inputs
+        // are saved).
+        for (NodeId id = 0; id < graph.size(); ++id) {
+            if (!info.requiredFw[id] || graph.node(id).op != NodeOp::CallFunction ||
+                info.distFromBw[id] >= 1000000000)
+                continue;
+            const bool recomputed = choice->cut ? choice->cut->recomputeSide[id] : true;
+            if (!recomputed)
+                continue;
+            if (runtime[id] < 0)
+                runtime[id] = chooser.runtimeOf(id);
+            point.recomputeCost += runtime[id];
+            ++point.recomputedCount;
+        }
+        curve.push_back(point);
+    }
+    return curve;
+}
+
+Expected<std::vector<std::pair<std::string, Policy>>> readPolicyFile(const std::string& path) {
+    std::ifstream in(path);
+    if (!in)
+        return makeError({path, 0, 0}, "cannot open policy file");
+    nlohmann::json doc = nlohmann::json::parse(in, nullptr, /*allow_exceptions=*/false);
+    if (doc.is_discarded() || !doc.is_object())
+        return makeError({path, 1, 1}, "a policy file is a JSON object {\"node\": \"MUST_SAVE\", ...}");
+    if (doc.contains("policies") && doc.at("policies").is_object())
+        doc = doc.at("policies");
+    std::vector<std::pair<std::string, Policy>> policies;
+    for (const auto& [name, value] : doc.items()) {
+        const std::optional<Policy> policy =
+            value.is_string() ? parsePolicy(value.get<std::string>()) : std::nullopt;
+        if (!policy || *policy == Policy::None)
+            return makeError({path, 1, 1}, "node '" + name +
+                                               "': policy must be MUST_SAVE, PREFER_SAVE, "
+                                               "MUST_RECOMPUTE or PREFER_RECOMPUTE; got " +
+                                               value.dump());
+        policies.emplace_back(name, *policy);
+    }
+    return policies;
+}
+
+} // namespace jointscope::partition

@@ -1,0 +1,93 @@
+// The partition engine's entry point: torch's min_cut_rematerialization_partition (or default_partition) on a
+// joint graph, with the activation memory budget, policy overrides, explanations and the forward / backward
+// graphs.
+#pragma once
+
+#include "cost/RuntimeEstimator.h"
+#include "graph/Graph.h"
+#include "ops/Ruleset.h"
+#include "partition/Knapsack.h"
+#include "partition/MinCut.h"
+#include "support/Diagnostic.h"
+
+#include <optional>
+#include <string>
+#include <utility>
+#include <vector>
+
+namespace jointscope::partition {
+
+enum class Strategy : uint8_t { MinCut, Default };
+std::optional<Strategy> parseStrategy(std::string_view text); // "min-cut" | "default"
+
+struct PartitionOptions {
+    Strategy strategy = Strategy::MinCut;
+    std::optional<double> memoryBudget; // activation_memory_budget in [0, 1]; 1 when absent
+    KnapsackSolver solver = KnapsackSolver::Dp;
+    const cost::RuntimeEstimator* estimator = nullptr;     // FLOP counts when null
+    std::vector<std::pair<std::string, Policy>> overrides; // node name -> policy, on top of the graph's tags
+    bool extract = true;                                   // build the forward and backward graphs
+};
+
+// Which step of choose_saved_values_set produced the saved set.
+enum class Escalation : uint8_t {
+    RuntimeOptimized,
+    MoreAggressive,
+    Aggressive,
+    Knapsack,
+    InputsOnly,
+    Default
+};
+std::string_view escalationName(Escalation e);
+
+struct Partition {
+    Graph graph; // the joint graph after dead-code elimination and CSE; the ids below index it
+    std::vector<std::string> deadNodes;
+    std::vector<std::pair<std::string, std::string>> merged;
+    NodeInfo info;
+    std::optional<MinCutResult> cut; // the min-cut that decided (min-cut strategy only)
+    std::vector<NodeId> saved;       // saved tensors, in torch's order
+    std::vector<NodeId> savedSym;    // saved symbolic values
+    std::vector<NodeId> recomputed;  // forward nodes the backward computes again
+    uint64_t savedBytes = 0;
+    Graph forward, backward;
+    Escalation escalation = Escalation::RuntimeOptimized;
+    double memoryBudget = 1.0;
+    double seconds = 0; // engine time, extraction included
+    std::vector<std::string> warnings;
+};
+
+// Takes the joint graph by value: pass it with std::move when it is not needed afterwards (no copy).
+Expected<Partition> partitionJoint(Graph joint, const Ruleset& rules, const PartitionOptions& options);
+
+// Why a node ended where it did.
+struct NodeExplanation {
+    std::string decision; // saved | recomputed | backward | forward | input | banned-unused | unclaimed
+    std::string rule;     // the rule that decided, in words
+    std::string banReason;
+    std::string policy;
+    Capacity weight = -1; // capacity of its node edge (-1: none, kInfiniteCapacity: cannot be saved)
+    int64_t distFromBw = 0;
+    uint64_t bytes = 0;
+};
+NodeExplanation explainNode(const Partition& partition, NodeId id);
+
+// One point of the memory / recompute trade-off.
+struct ParetoPoint {
+    double budget = 0;
+    double memoryRatio = 0; // (saved - inputs) / (runtime-optimized - inputs), as torch's get_mem_ratio
+    uint64_t savedBytes = 0;
+    double recomputeCost = 0; // estimator units (FLOPs by default) of the recomputed forward nodes
+    size_t savedCount = 0;
+    size_t recomputedCount = 0;
+    Escalation escalation = Escalation::RuntimeOptimized;
+};
+// `points` budgets evenly spaced over [0, 1].
+Expected<std::vector<ParetoPoint>> paretoCurve(Graph joint, const Ruleset& rules,
+                                               const PartitionOptions& options, int points = 100);
+
+// Reads a policy file: {"node name": "MUST_SAVE" | "PREFER_SAVE" | "MUST_RECOMPUTE" | "PREFER_RECOMPUTE",
+// ...}, optionally wrapped as {"policies": {...}}.
+Expected<std::vector<std::pair<std::string, Policy>>> readPolicyFile(const std::string& path);
+
+} // namespace jointscope::partition

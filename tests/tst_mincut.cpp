@@ -1,0 +1,330 @@
+// The min-cut partition engine: torch 1.13's own decisions on real graphs, and each torch 2 rule on small
+// hand-built joint graphs whose expected cut is worked out by hand in the comments.
+#include "testutil.h"
+
+#include "io/FxReader.h"
+#include "io/GraphFile.h"
+#include "ops/Ruleset.h"
+#include "partition/FlowNetwork.h"
+#include "partition/JointGraph.h"
+#include "partition/Partitioner.h"
+
+#include <nlohmann/json.hpp>
+
+using namespace jointscope;
+using namespace jointscope::partition;
+using namespace jointscope::test;
+
+namespace {
+
+Graph parseJoint(const std::string& text, int64_t numFwdOutputs) {
+    Expected<GraphFile> file = GraphFile::fromText(text, "test.py");
+    if (!file)
+        qFatal("%s", file.error().format().c_str());
+    Expected<Graph> graph = file->load(0);
+    if (!graph)
+        qFatal("%s", graph.error().format().c_str());
+    graph->numFwdOutputs = numFwdOutputs;
+    return graph.take();
+}
+
+Ruleset ruleset(const char* name) {
+    Expected<Ruleset> rules = loadRuleset(name);
+    if (!rules)
+        qFatal("%s", rules.error().format().c_str());
+    return rules.take();
+}
+
+std::vector<std::string> names(const Partition& p, const std::vector<NodeId>& ids) {
+    std::vector<std::string> out;
+    for (NodeId id : ids)
+        out.push_back(p.graph.node(id).name);
+    return out;
+}
+
+Partition partitionOk(const Graph& g, const Ruleset& rules, const PartitionOptions& options = {}) {
+    Expected<Partition> p = partitionJoint(g, rules, options);
+    if (!p)
+        qFatal("%s", p.error().format().c_str());
+    return p.take();
+}
+
+std::string banOf(const Partition& p, const char* name) {
+    const std::optional<NodeId> id = p.graph.find(name);
+    return id && p.cut ? std::string(banReasonText(p.cut->banReason[*id])) : std::string("<no node>");
+}
+
+using Names = std::vector<std::string>;
+
+// A forward mm -> relu, a backward threshold_backward and a weight-gradient mm through t(primals_1).
+// torch 2 by hand: mm is banned (not in the allowlist); relu is banned too, as "materialized in backward":
+// the output node reads it and is neither a required forward node nor fusible. relu (dist_from_bw 1,
+// materialized) weighs int(256 * 1.1) = 281 < mm's int(256 * 1.21) = 309, so relu is cut. primals_1 (281) and
+// the unclaimed t (281) tie; networkx's cut keeps the sink side smallest, so t is cut.
+const char* kMlpJoint = R"(class GraphModule(torch.nn.Module):
+    def forward(self, primals_1: "f32[8, 8]", primals_2: "f32[8, 8]", tangents_1: "f32[8, 8]"):
+        mm: "f32[8, 8]" = torch.ops.aten.mm.default(primals_1, primals_2)
+        relu: "f32[8, 8]" = torch.ops.aten.relu.default(mm)
+        threshold_backward: "f32[8, 8]" = torch.ops.aten.threshold_backward.default(tangents_1, relu, 0)
+        t: "f32[8, 8]" = torch.ops.aten.t.default(primals_1)
+        mm_1: "f32[8, 8]" = torch.ops.aten.mm.default(t, threshold_backward)
+        return (relu, None, mm_1)
+)";
+
+} // namespace
+
+class TestMinCut : public QObject {
+    Q_OBJECT
+
+private slots:
+    void rulesetsLoad() {
+        const Ruleset t2 = ruleset("torch-2");
+        const Ruleset t113 = ruleset("torch-1.13");
+        QCOMPARE(t2.name, std::string("torch-2"));
+        QVERIFY(t2.recomputable.contains("aten.gelu") && t2.views.contains("aten.t"));
+        QVERIFY(!t113.recomputable.contains("aten.t")); // nvfuser's list has no views but squeeze/unsqueeze
+        QVERIFY(t113.recomputable.contains("aten._softmax") && !t2.recomputable.contains("aten._softmax"));
+        QVERIFY(t2.computeIntensive.contains("aten.mm") && t113.computeIntensive.contains("aten.mm"));
+        QCOMPARE(int(t113.dtypeBytes[size_t(DType::BFloat16)]), 2);
+        QCOMPARE(int(t113.dtypeBytes[size_t(DType::Complex64)]), 0); // 1.13's _size_of table has no complex
+        Expected<Ruleset> missing = loadRuleset("/nonexistent/ruleset.json");
+        QVERIFY(!missing);
+        QVERIFY(missing.error().message.find("torch-2") != std::string::npos);
+        Expected<Ruleset> bad = parseRuleset(
+            "{\"format\": \"jointscope-ruleset\", \"switches\": {\"size_model\": 3}}", "bad.json");
+        QVERIFY(!bad);
+        QVERIFY(bad.error().format().starts_with("bad.json:1:1"));
+    }
+
+    // torch's partitioner decisions recorded by torch 1.13 itself (reference.json) for the shared graphs.
+    void torch113ReferenceGraphs_data() {
+        QTest::addColumn<QString>("model");
+        QTest::newRow("mlp") << "mlp";
+        QTest::newRow("gpt_block2") << "gpt_block2";
+        QTest::newRow("convnet") << "convnet";
+    }
+    void torch113ReferenceGraphs() {
+        QFETCH(QString, model);
+        const std::string dir = sharedPath("graphs/torch-1.13/" + model.toStdString());
+        const auto reference = nlohmann::json::parse(readFile(dir + "/reference.json"));
+        Expected<GraphFile> file = GraphFile::open(dir + "/joint.txt");
+        QVERIFY(file);
+        Expected<Graph> graph = file->load(0);
+        QVERIFY(graph);
+        const Ruleset rules = ruleset("torch-1.13");
+        const Partition p = partitionOk(*graph, rules);
+        QCOMPARE(names(p, p.saved), reference.at("min_cut_saved").get<Names>());
+        QVERIFY(p.savedSym.empty());
+        QVERIFY(p.merged.empty() && p.deadNodes.empty());
+        QVERIFY(p.seconds < 5);
+
+        PartitionOptions dflt;
+        dflt.strategy = Strategy::Default;
+        const Partition d = partitionOk(*graph, rules, dflt);
+        Names got = names(d, d.saved), want = reference.at("default_partition_saved").get<Names>();
+        std::sort(got.begin(), got.end());
+        std::sort(want.begin(), want.end());
+        QCOMPARE(got, want); // torch 1.13 keeps this list as list(set(...)): compared as a set
+    }
+
+    void flowNetworkValueAndTies() {
+        // CLRS figure 26.1: maximum flow 23.
+        FlowNetwork clrs(6);
+        const int edges[][3] = {{0, 1, 16}, {0, 2, 13}, {2, 1, 4},  {1, 3, 12}, {3, 2, 9},
+                                {2, 4, 14}, {4, 3, 7},  {3, 5, 20}, {4, 5, 4}};
+        for (const auto& e : edges)
+            clrs.addEdge(e[0], e[1], e[2]);
+        QCOMPARE(clrs.maxFlow(0, 5), Capacity(23));
+
+        // s -> a_in -1-> a_out -> b_in -1-> b_out -> t: two minimum cuts of value 1; the sink side is the set
+        // of vertices that still reach t, so b (next to the sink) is the cut.
+        FlowNetwork chain(6);
+        chain.addEdge(4, 0, kInfiniteCapacity);
+        chain.addEdge(0, 1, 1);
+        chain.addEdge(1, 2, kInfiniteCapacity);
+        chain.addEdge(2, 3, 1);
+        chain.addEdge(3, 5, kInfiniteCapacity);
+        QCOMPARE(chain.maxFlow(4, 5), Capacity(1));
+        const std::vector<bool> sink = chain.sinkSide(5);
+        QVERIFY(!sink[0] && !sink[1] && !sink[2] && sink[3] && sink[5]);
+
+        FlowNetwork unbounded(3);
+        unbounded.addEdge(0, 1, kInfiniteCapacity);
+        unbounded.addEdge(1, 2, kInfiniteCapacity);
+        QCOMPARE(unbounded.infinitePath(0, 2), (std::vector<uint32_t>{0, 1, 2}));
+    }
+
+    void torch2AllowlistAndTies() {
+        const Graph g = parseJoint(kMlpJoint, 1);
+        const Partition p = partitionOk(g, ruleset("torch-2"));
+        QCOMPARE(names(p, p.saved), (Names{"relu", "t"}));
+        QCOMPARE(banOf(p, "mm"), std::string(banReasonText(BanReason::NotInAllowlist)));
+        QCOMPARE(banOf(p, "primals_1"), std::string(banReasonText(BanReason::Input)));
+        QCOMPARE(banOf(p, "relu"), std::string(banReasonText(BanReason::MaterializedBackward)));
+        const NodeId relu = *p.graph.find("relu");
+        QCOMPARE(p.info.distFromBw[relu], int64_t(1));
+        QCOMPARE(p.cut->weight[relu], Capacity(281));
+        QCOMPARE(p.cut->weight[*p.graph.find("mm")], Capacity(309));
+        QCOMPARE(p.cut->cutValue, Capacity(281 + 281));
+        QCOMPARE(explainNode(p, relu).decision, std::string("saved"));
+        QCOMPARE(explainNode(p, *p.graph.find("t")).decision, std::string("saved"));
+        QVERIFY(explainNode(p, *p.graph.find("t")).rule.find("minimum cut") != std::string::npos);
+        QCOMPARE(explainNode(p, *p.graph.find("mm")).decision, std::string("banned"));
+        QCOMPARE(explainNode(p, *p.graph.find("mm_1")).decision, std::string("backward"));
+        // The forward returns relu and the saved values; the backward takes them and the tangent.
+        QCOMPARE(p.forward.outputNode().has_value(), true);
+        QCOMPARE(p.backward.node(0).name, std::string("relu"));
+        QCOMPARE(p.backward.node(1).name, std::string("t"));
+        QCOMPARE(p.backward.node(2).name, std::string("tangents_1"));
+    }
+
+    void torch2RecomputeTags() {
+        // MUST_RECOMPUTE on relu: relu_in is tied to the sink and gets no node edge, so the cut moves to mm.
+        Graph g = parseJoint(kMlpJoint, 1);
+        g.node(*g.find("relu")).meta.recompute = "CheckpointPolicy.MUST_RECOMPUTE";
+        const Partition p = partitionOk(g, ruleset("torch-2"));
+        QCOMPARE(names(p, p.saved), (Names{"mm", "t"}));
+        QCOMPARE(names(p, p.recomputed), (Names{"relu"}));
+        QCOMPARE(explainNode(p, *p.graph.find("relu")).decision, std::string("recomputed"));
+        // functorch 1.13 knows no CheckpointPolicy: the tag changes nothing.
+        const Partition old = partitionOk(g, ruleset("torch-1.13"));
+        QCOMPARE(names(old, old.saved), (Names{"relu", "t"}));
+
+        // MUST_SAVE bans recomputation: same cut, but for that reason.
+        Graph s = parseJoint(kMlpJoint, 1);
+        s.node(*s.find("relu")).meta.recompute = "MUST_SAVE";
+        const Partition ps = partitionOk(s, ruleset("torch-2"));
+        QCOMPARE(banOf(ps, "relu"), std::string(banReasonText(BanReason::MustSave)));
+
+        // A policy file overrides the graph's tags by node name.
+        PartitionOptions options;
+        options.overrides = {{"relu", Policy::PreferRecompute}};
+        const Partition po = partitionOk(parseJoint(kMlpJoint, 1), ruleset("torch-2"), options);
+        QCOMPARE(names(po, po.saved), (Names{"mm", "t"}));
+        options.overrides = {{"no_such_node", Policy::MustSave}};
+        Expected<Partition> bad = partitionJoint(parseJoint(kMlpJoint, 1), ruleset("torch-2"), options);
+        QVERIFY(!bad);
+        QVERIFY(bad.error().message.find("'no_such_node'") != std::string::npos);
+    }
+
+    void cleanupRecomputeTagsAtRegionBoundary() {
+        // Two checkpoint regions back to back: relu (region 1) feeds sigmoid (region 2);
+        // cleanup_recompute_tags saves the boundary value relu.
+        Graph g = parseJoint(R"(class GraphModule(torch.nn.Module):
+    def forward(self, primals_1: "f32[8, 8]", tangents_1: "f32[8, 8]"):
+        relu: "f32[8, 8]" = torch.ops.aten.relu.default(primals_1)
+        sigmoid: "f32[8, 8]" = torch.ops.aten.sigmoid.default(relu)
+        mul: "f32[8, 8]" = torch.ops.aten.mul.Tensor(tangents_1, sigmoid)
+        return (sigmoid, mul)
+)",
+                             1);
+        g.node(*g.find("relu")).meta.recompute = "MUST_RECOMPUTE";
+        g.node(*g.find("relu")).meta.acGraphId = 1;
+        g.node(*g.find("sigmoid")).meta.recompute = "MUST_RECOMPUTE";
+        g.node(*g.find("sigmoid")).meta.acGraphId = 2;
+        const Partition p = partitionOk(g, ruleset("torch-2"));
+        QCOMPARE(p.info.policy[*p.graph.find("relu")], Policy::MustSave);
+        QCOMPARE(names(p, p.saved), (Names{"relu"}));
+        QCOMPARE(names(p, p.recomputed), (Names{"sigmoid"}));
+    }
+
+    void contradictionIsDiagnosed() {
+        // native_layer_norm returns a tuple (cannot be saved whole) and is not recomputable; its getitem is
+        // forced to be recomputed: every cut is infinite.
+        Graph g = parseJoint(R"(class GraphModule(torch.nn.Module):
+    def forward(self, primals_1: "f32[4, 8]", primals_2: "f32[8]", primals_3: "f32[8]", tangents_1: "f32[4, 8]"):
+        native_layer_norm = torch.ops.aten.native_layer_norm.default(primals_1, [8], primals_2, primals_3, 1e-05)
+        getitem: "f32[4, 8]" = native_layer_norm[0]
+        mul: "f32[4, 8]" = torch.ops.aten.mul.Tensor(tangents_1, getitem)
+        return (getitem, mul, None, None)
+)",
+                             1);
+        g.node(*g.find("getitem")).meta.recompute = "MUST_RECOMPUTE";
+        Expected<Partition> p = partitionJoint(g, ruleset("torch-2"), {});
+        QVERIFY(!p);
+        const std::string& m = p.error().message;
+        QVERIFY2(m.find("'native_layer_norm'") != std::string::npos, m.c_str());
+        QVERIFY2(m.find("op not in the recomputable allowlist") != std::string::npos, m.c_str());
+        QVERIFY2(m.find("not a single tensor") != std::string::npos, m.c_str());
+        QVERIFY2(m.find("'getitem'") != std::string::npos && m.find("MUST_RECOMPUTE") != std::string::npos,
+                 m.c_str());
+    }
+
+    void reductionBan() {
+        // sum over 64x64 floats: 4 bytes * 4 < 16384 bytes of input, so saving it beats recomputing it. sum_1
+        // feeds only fusible users (add, mul), so no earlier rule bans it. primals_1 (placeholder, 18022) is
+        // cut rather than the unclaimed cos (non-materialized: 2 * 18022).
+        const Graph g = parseJoint(R"(class GraphModule(torch.nn.Module):
+    def forward(self, primals_1: "f32[64, 64]", tangents_1: "f32[64, 64]"):
+        sin: "f32[64, 64]" = torch.ops.aten.sin.default(primals_1)
+        sum_1: "f32[]" = torch.ops.aten.sum.default(sin)
+        add: "f32[64, 64]" = torch.ops.aten.add.Tensor(sin, sum_1)
+        mul: "f32[64, 64]" = torch.ops.aten.mul.Tensor(tangents_1, sum_1)
+        cos: "f32[64, 64]" = torch.ops.aten.cos.default(primals_1)
+        mul_1: "f32[64, 64]" = torch.ops.aten.mul.Tensor(mul, cos)
+        return (add, mul_1)
+)",
+                                   1);
+        const Partition p = partitionOk(g, ruleset("torch-2"));
+        QCOMPARE(banOf(p, "sum_1"), std::string(banReasonText(BanReason::Reduction)));
+        QCOMPARE(names(p, p.saved), (Names{"primals_1", "sum_1"}));
+    }
+
+    void cseMergesButNotRandomOps() {
+        const Graph g = parseJoint(R"(class GraphModule(torch.nn.Module):
+    def forward(self, primals_1: "f32[8]", tangents_1: "f32[8]"):
+        relu: "f32[8]" = torch.ops.aten.relu.default(primals_1)
+        relu_1: "f32[8]" = torch.ops.aten.relu.default(primals_1)
+        add: "f32[8]" = torch.ops.aten.add.Tensor(relu, relu_1)
+        rand_like: "f32[8]" = torch.ops.aten.rand_like.default(primals_1)
+        rand_like_1: "f32[8]" = torch.ops.aten.rand_like.default(primals_1)
+        mul: "f32[8]" = torch.ops.aten.mul.Tensor(rand_like, rand_like_1)
+        add_1: "f32[8]" = torch.ops.aten.add.Tensor(add, mul)
+        unused: "f32[8]" = torch.ops.aten.neg.default(primals_1)
+        mul_1: "f32[8]" = torch.ops.aten.mul.Tensor(tangents_1, add_1)
+        return (add_1, mul_1)
+)",
+                                   1);
+        const PreparedJoint prepared = prepareJoint(g, ruleset("torch-2"));
+        QCOMPARE(prepared.merged.size(), size_t(1));
+        QCOMPARE(prepared.merged[0].first, std::string("relu_1"));
+        QCOMPARE(prepared.merged[0].second, std::string("relu"));
+        QCOMPARE(prepared.deadNodes, (Names{"unused"}));
+        QVERIFY(prepared.graph.find("rand_like_1"));
+        const Node& add = prepared.graph.node(*prepared.graph.find("add"));
+        QCOMPARE(add.args[0], add.args[1]); // both read relu now
+    }
+
+    void staticParametersAreFreeToSave() {
+        Graph g = parseJoint(kMlpJoint, 1);
+        g.node(*g.find("primals_1")).meta.descriptor = "ParamAOTInput(target='weight')";
+        const Partition p = partitionOk(g, ruleset("torch-2"));
+        // primals_1 now weighs 0: cheaper than t, so the weight itself is saved.
+        QCOMPARE(p.cut->weight[*p.graph.find("primals_1")], Capacity(0));
+        QCOMPARE(names(p, p.saved), (Names{"primals_1", "relu"}));
+    }
+
+    void memoryBudgetZeroSavesOnlyInputs() {
+        const Graph g = parseJoint(kMlpJoint, 1);
+        PartitionOptions options;
+        options.memoryBudget = 0.0;
+        const Partition p = partitionOk(g, ruleset("torch-2"), options);
+        QCOMPARE(p.escalation, Escalation::InputsOnly);
+        QCOMPARE(names(p, p.saved), (Names{"primals_1", "primals_2"}));
+        QVERIFY(std::find(p.recomputed.begin(), p.recomputed.end(), *p.graph.find("mm")) !=
+                p.recomputed.end());
+        options.memoryBudget = 1.5;
+        QVERIFY(!partitionJoint(g, ruleset("torch-2"), options));
+    }
+
+    void missingForwardOutputCountIsReported() {
+        Graph g = parseJoint(kMlpJoint, 1);
+        g.numFwdOutputs.reset();
+        Expected<Partition> p = partitionJoint(g, ruleset("torch-2"), {});
+        QVERIFY(!p);
+        QVERIFY(p.error().message.find("forward outputs") != std::string::npos);
+    }
+};
+
+QTEST_APPLESS_MAIN(TestMinCut)
+#include "tst_mincut.moc"

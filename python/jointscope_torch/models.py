@@ -125,3 +125,56 @@ class LlamaStack(nn.Module):
         for layer in self.layers:
             x = layer(x)
         return self.norm(x)
+
+
+class GPTStack(nn.Module):
+    """`layers` GPT blocks and a final layer norm; GPTStack(layers=48) gives the ~7.4k-node benchmark graph."""
+
+    def __init__(self, dim=32, heads=4, layers=12, device=None):
+        super().__init__()
+        self.blocks = nn.ModuleList([GPTBlock(dim, heads, device=device) for _ in range(layers)])
+        self.ln_f = nn.LayerNorm(dim, device=device)
+
+    def forward(self, x):
+        for block in self.blocks:
+            x = block(x)
+        return self.ln_f(x)
+
+
+class TinyLM(nn.Module):
+    """A language model with its loss: token + position embeddings, dropout, GPT blocks, tied-free head,
+    cross-entropy. forward(tokens, targets) returns the scalar loss."""
+
+    def __init__(self, vocab=64, dim=32, heads=4, layers=2, context=16, dropout=0.1, device=None):
+        super().__init__()
+        self.tok = nn.Embedding(vocab, dim, device=device)
+        self.pos = nn.Embedding(context, dim, device=device)
+        self.drop = nn.Dropout(dropout)
+        self.blocks = nn.ModuleList([GPTBlock(dim, heads, device=device) for _ in range(layers)])
+        self.ln_f = nn.LayerNorm(dim, device=device)
+        self.head = nn.Linear(dim, vocab, bias=False, device=device)
+
+    def forward(self, tokens, targets):
+        t = tokens.shape[1]
+        positions = torch.arange(t, device=tokens.device)
+        x = self.drop(self.tok(tokens) + self.pos(positions))
+        for block in self.blocks:
+            x = block(x)
+        logits = self.head(self.ln_f(x))
+        return F.cross_entropy(logits.view(-1, logits.shape[-1]), targets.view(-1))
+
+
+def oracle_models():
+    """The models the partition oracle test exports live: name -> (module, example args). Small shapes, fixed
+    seed, CPU."""
+    torch.manual_seed(0)
+    tokens = torch.randint(0, 64, (2, 16))
+    targets = torch.randint(0, 64, (2, 16))
+    return {
+        "mlp": (MLP(16, 64), (torch.randn(4, 16, requires_grad=True),)),
+        "gpt_block": (GPTBlock(32, 4), (torch.randn(2, 16, 32, requires_grad=True),)),
+        "convnet_bn": (ConvNet(8, 10), (torch.randn(2, 3, 8, 8, requires_grad=True),)),
+        "llama_rmsnorm_swiglu": (LlamaStack(32, 4, 64, 2), (torch.randn(2, 16, 32, requires_grad=True),)),
+        "lm_embedding_dropout_ce": (TinyLM(), (tokens, targets)),
+        "gpt_12_layers": (GPTStack(32, 4, 12), (torch.randn(2, 16, 32, requires_grad=True),)),
+    }

@@ -1,0 +1,102 @@
+"""The partition engine against real torch 1.13: models exported live, partitioned with --ruleset torch-1.13.
+
+For each model torch's own min_cut_rematerialization_partition and default_partition ran on the very graph
+export_joint wrote (their saved lists are in the JSON's decisions); jointscope-cli partition must give exactly the
+min-cut saved list (same order) and the default-partition set (torch 1.13 builds that list with list(set(...)),
+so only the set is torch's). The three shared torch 1.13 graphs are checked against their reference.json too.
+A missing torch or CLI is a failure, not a skip.
+"""
+
+import json
+import os
+import subprocess
+import sys
+import tempfile
+import unittest
+
+try:
+    import torch
+except ImportError as e:
+    print("FAIL: test_partition_oracle needs torch (apt install python3-torch): %s" % e, file=sys.stderr)
+    sys.exit(1)
+
+from jointscope_torch import export_joint
+from jointscope_torch.models import oracle_models
+
+
+def cli():
+    path = os.environ.get("JOINTSCOPE_CLI") or os.path.join(os.environ.get("JOINTSCOPE_BUILD_DIR", ""), "app",
+                                                             "jointscope-cli")
+    if not os.path.isfile(path):
+        raise AssertionError("jointscope-cli not found at %r (set JOINTSCOPE_CLI)" % path)
+    return path
+
+
+def partition(path, *args):
+    proc = subprocess.run([cli(), "partition", path, "--json"] + list(args), capture_output=True, text=True,
+                          timeout=300)
+    if proc.returncode != 0:
+        raise AssertionError("jointscope-cli partition %s %s failed (%d): %s" % (path, " ".join(args),
+                                                                                proc.returncode, proc.stderr))
+    return json.loads(proc.stdout)
+
+
+def diff(ours, torchs):
+    missing = [n for n in torchs if n not in ours]
+    extra = [n for n in ours if n not in torchs]
+    return "missing %s, extra %s\n ours:  %s\n torch: %s" % (missing, extra, ours, torchs)
+
+
+class PartitionOracle(unittest.TestCase):
+    @classmethod
+    def setUpClass(cls):
+        base = os.environ.get("JOINTSCOPE_BUILD_DIR")
+        if base:
+            cls.dir = os.path.join(base, "oracle")
+            os.makedirs(cls.dir, exist_ok=True)
+        else:
+            cls.tmp = tempfile.TemporaryDirectory()
+            cls.dir = cls.tmp.name
+        cls.exports = {}
+        for name, (model, args) in oracle_models().items():
+            path = os.path.join(cls.dir, name + ".json")
+            capture = export_joint(model, args, path, name=name)
+            assert not capture.errors, (name, capture.errors)
+            decisions = {d["name"]: d for d in capture.document["graph"]["decisions"]}
+            cls.exports[name] = (path, decisions)
+
+    def test_at_least_six_models(self):
+        self.assertGreaterEqual(len(self.exports), 6)
+
+    def test_min_cut_saved_list_is_torchs(self):
+        for name, (path, decisions) in self.exports.items():
+            with self.subTest(model=name):
+                ours = partition(path, "--ruleset", "torch-1.13")
+                torchs = decisions["torch_min_cut"]
+                self.assertEqual(ours["saved"], torchs["saved"], diff(ours["saved"], torchs["saved"]))
+                self.assertEqual(ours["saved_sym"], torchs.get("saved_sym", []))
+                self.assertGreater(len(ours["saved"]), 0)
+
+    def test_default_partition_set_is_torchs(self):
+        for name, (path, decisions) in self.exports.items():
+            with self.subTest(model=name):
+                ours = partition(path, "--ruleset", "torch-1.13", "--strategy", "default")
+                torchs = decisions["torch_default_partition"]
+                self.assertEqual(sorted(ours["saved"]), sorted(torchs["saved"]), diff(ours["saved"], torchs["saved"]))
+
+    def test_shared_torch113_graphs(self):
+        shared = os.environ.get("JOINTSCOPE_SHARED_DIR", os.path.join(os.path.dirname(__file__), "..", "..", "..",
+                                                                      "shared"))
+        for model in ("mlp", "gpt_block2", "convnet"):
+            with self.subTest(model=model):
+                folder = os.path.join(shared, "graphs", "torch-1.13", model)
+                with open(os.path.join(folder, "reference.json")) as f:
+                    reference = json.load(f)
+                joint = os.path.join(folder, "joint.txt")
+                self.assertEqual(partition(joint, "--ruleset", "torch-1.13")["saved"], reference["min_cut_saved"])
+                self.assertEqual(sorted(partition(joint, "--ruleset", "torch-1.13", "--strategy", "default")["saved"]),
+                                 sorted(reference["default_partition_saved"]))
+
+
+if __name__ == "__main__":
+    unittest.main(verbosity=2)

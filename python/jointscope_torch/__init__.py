@@ -33,10 +33,17 @@ capture_joint(model_or_fn, example_args, ...) -> JointCapture
 
 graph_to_json / write_document: the serializer for any fx.GraphModule.
 
+apply_partition(decision) -> AppliedPartition
+    decision.json (from `jointscope-cli partition FILE --out DIR`) or its dict. .partition_fn is a partition
+    function for functorch 1.13's aot_function / aot_module and torch 2's aot_autograd that saves exactly the
+    decision's values (nodes matched by name + target + shape); .joint_pass(gm) tags a torch 2 joint graph with
+    CheckpointPolicy (MUST_SAVE / PREFER_RECOMPUTE) instead.
+
 jointscope_torch.models: small reference models (MLP, GPTBlock, ConvNet, LlamaStack) taking `device`.
 """
 
+from ._apply import AppliedPartition, apply_partition
 from ._capture import JointCapture, capture_joint, export_joint
 from ._serialize import graph_to_json, write_document
 
-__all__ = ["JointCapture", "capture_joint", "export_joint", "graph_to_json", "write_document"]
+__all__ = ["AppliedPartition", "apply_partition", "JointCapture", "capture_joint", "export_joint", "graph_to_json", "write_document"]

@@ -38,6 +38,7 @@ const Command& infoCommand();
 const Command& convertCommand();
 const Command& partitionCommand();
 const Command& paretoCommand();
+const Command& splitDwCommand();
 
 // Options every graph-reading command accepts.
 OptionSpec graphOption();

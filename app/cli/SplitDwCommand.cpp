@@ -1,0 +1,92 @@
+// jointscope-cli split-dw: a backward graph split into its dI and dW graphs for pipeline schedules.
+#include "Command.h"
+
+#include "io/FxWriter.h"
+#include "io/JsonFormat.h"
+#include "partition/SplitDw.h"
+
+#include <nlohmann/json.hpp>
+
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+
+namespace jointscope::cli {
+namespace {
+
+bool writeFile(const std::filesystem::path& path, const std::string& text) {
+    std::ofstream out(path, std::ios::binary | std::ios::trunc);
+    out.write(text.data(), std::streamsize(text.size()));
+    out.close();
+    if (!out)
+        std::fprintf(stderr, "%s: error: cannot write file\n", path.string().c_str());
+    return bool(out);
+}
+
+int runSplitDw(const ParsedArgs& args) {
+    const Command& command = splitDwCommand();
+    const std::optional<std::string> count = args.value("--num-weight-grads");
+    if (!count)
+        return usageError(command, "missing --num-weight-grads N");
+    char* end = nullptr;
+    const long long n = std::strtoll(count->c_str(), &end, 10);
+    if (end == count->c_str() || *end != '\0')
+        return usageError(command, "--num-weight-grads takes an integer; got '" + *count + "'");
+    const std::optional<std::string> outDir = args.value("--out");
+    if (!outDir)
+        return usageError(command, "missing --out DIR");
+    Graph graph;
+    if (int code = loadOneGraph(command, args, graph); code != kExitOk)
+        return code;
+    Expected<partition::DiDwSplit> split = partition::splitDiDw(graph, n);
+    if (!split) {
+        Diagnostic d = split.error();
+        if (d.loc.file.empty())
+            d.loc.file = args.positional[0];
+        return inputError(d);
+    }
+    std::error_code ec;
+    std::filesystem::create_directories(*outDir, ec);
+    const std::filesystem::path dir(*outDir);
+    if (!writeFile(dir / "di.txt", writeFxText(split->di)) ||
+        !writeFile(dir / "dw.txt", writeFxText(split->dw)) ||
+        !writeFile(dir / "di.json", writeJsonGraph(split->di)) ||
+        !writeFile(dir / "dw.json", writeJsonGraph(split->dw)))
+        return kExitBadInput;
+    if (args.has("--json")) {
+        nlohmann::ordered_json j = {{"di", dir / "di.txt"},
+                                    {"dw", dir / "dw.txt"},
+                                    {"carried", split->carried},
+                                    {"di_nodes", split->di.size()},
+                                    {"dw_nodes", split->dw.size()}};
+        std::printf("%s\n", j.dump(1).c_str());
+        return kExitOk;
+    }
+    std::printf("dI: %zu nodes -> %s\ndW: %zu nodes -> %s\ncarried from dI to dW:", split->di.size(),
+                (dir / "di.txt").c_str(), split->dw.size(), (dir / "dw.txt").c_str());
+    for (const std::string& name : split->carried)
+        std::printf(" %s", name.c_str());
+    std::printf("\n");
+    return kExitOk;
+}
+
+} // namespace
+
+const Command& splitDwCommand() {
+    static const Command command{
+        "split-dw",
+        "split-dw FILE [--graph G] --num-weight-grads N --out DIR [--json]",
+        "Split a backward graph into input-gradient (dI) and weight-gradient (dW) graphs.",
+        {graphOption(),
+         metaOption(),
+         {"--num-weight-grads", "", "N", "the last N outputs are weight gradients"},
+         {"--out", "", "DIR", "write di.txt, dw.txt (and .json)"},
+         jsonOption()},
+        1,
+        1,
+        &runSplitDw,
+    };
+    return command;
+}
+
+} // namespace jointscope::cli

@@ -101,19 +101,24 @@ bool isImpure(const Node& node, const Ruleset& rules) {
     if (node.op != NodeOp::CallFunction)
         return false;
     const Target& t = node.target;
+    switch (t.kind) {
+    case TargetKind::Operator:
+    case TargetKind::Name:
+        return false;
+    case TargetKind::HigherOrder:
+        return t.op == "with_effects";
+    case TargetKind::Python:
+        return t.text == "torch._assert" || t.text == "_assert";
+    case TargetKind::OpOverload:
+    case TargetKind::OpPacket:
+        break;
+    }
     // torch.fx.node._side_effectful_functions
-    if (t.text == "torch._assert" || t.text == "_assert" || t.op == "_assert_async" ||
-        t.op == "_assert_scalar" || t.op == "sym_constrain_range" || t.op == "sym_constrain_range_for_size" ||
-        t.op == "print" || t.op == "record_function_enter" || t.op == "record_function_exit" ||
-        t.op == "record_function_enter_new")
-        return true;
-    if (t.ns == "higher_order" && t.op == "with_effects")
+    if (t.op.starts_with("_assert") || t.op.starts_with("sym_constrain_range") || t.op.starts_with("record_function") ||
+        t.op == "print")
         return true;
     // torch >= 2.1: an OpOverload whose schema mutates an argument (in-place "foo_" ops, copy_).
-    if (rules.dceKeepsMutatingOps && (t.kind == TargetKind::OpOverload || t.kind == TargetKind::OpPacket) &&
-        !t.op.empty() && t.op.back() == '_' && !(t.op.size() > 2 && t.op.compare(0, 2, "__") == 0))
-        return true;
-    return false;
+    return rules.dceKeepsMutatingOps && !t.op.empty() && t.op.back() == '_' && !t.op.starts_with("__");
 }
 
 Graph compactGraph(Graph&& graph, const std::vector<bool>& keep, const std::vector<NodeId>& replace) {

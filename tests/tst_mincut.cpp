@@ -118,6 +118,38 @@ private slots:
         QVERIFY(p.merged.empty() && p.deadNodes.empty());
         QVERIFY(p.seconds < 5);
 
+        // The extracted graphs are torch's: same nodes as the fw.txt / bw.txt torch 1.13 printed, and the
+        // recomputed nodes are the calls both contain.
+        const auto nodeNames = [](const Graph& g) {
+            Names out;
+            for (const Node& n : g.nodes())
+                out.push_back(n.name);
+            std::sort(out.begin(), out.end());
+            return out;
+        };
+        const auto loadText = [](const std::string& path) {
+            Expected<GraphFile> f = GraphFile::open(path);
+            if (!f)
+                qFatal("%s", f.error().format().c_str());
+            Expected<Graph> g = f->load(0);
+            if (!g)
+                qFatal("%s", g.error().format().c_str());
+            return g.take();
+        };
+        const Graph torchForward = loadText(dir + "/fw.txt");
+        const Graph torchBackward = loadText(dir + "/bw.txt");
+        QCOMPARE(nodeNames(p.forward), nodeNames(torchForward));
+        QCOMPARE(nodeNames(p.backward), nodeNames(torchBackward));
+        Names both;
+        for (const Node& n : torchForward.nodes())
+            if (const std::optional<NodeId> b = torchBackward.find(n.name);
+                n.op == NodeOp::CallFunction && b && torchBackward.node(*b).op == NodeOp::CallFunction)
+                both.push_back(n.name);
+        Names recomputed = names(p, p.recomputed);
+        std::sort(both.begin(), both.end());
+        std::sort(recomputed.begin(), recomputed.end());
+        QCOMPARE(recomputed, both);
+
         PartitionOptions dflt;
         dflt.strategy = Strategy::Default;
         const Partition d = partitionOk(*graph, rules, dflt);

@@ -349,6 +349,117 @@ private slots:
         QVERIFY(!partitionJoint(g, ruleset("torch-2"), options));
     }
 
+    void longFusibleChainIsCut() {
+        // 110 chained relus: from relu_0 (forward order 1) the fusible chain runs past order 1 + 100, so the
+        // node at order 102, relu_101, is banned; the chain's later nodes are already visited.
+        std::string text = "class GraphModule(torch.nn.Module):\n"
+                           "    def forward(self, primals_1: \"f32[8]\", tangents_1: \"f32[8]\"):\n";
+        std::string previous = "primals_1";
+        for (int i = 0; i < 110; ++i) {
+            const std::string name = "relu_" + std::to_string(i);
+            text += "        " + name + ": \"f32[8]\" = torch.ops.aten.relu.default(" + previous + ")\n";
+            previous = name;
+        }
+        text += "        mul: \"f32[8]\" = torch.ops.aten.mul.Tensor(tangents_1, relu_109)\n";
+        text += "        return (relu_109, mul)\n";
+        const Partition p = partitionOk(parseJoint(text, 1), ruleset("torch-2"));
+        QCOMPARE(banOf(p, "relu_101"), std::string(banReasonText(BanReason::LongFusibleChain)));
+        QCOMPARE(banOf(p, "relu_100"), std::string());
+        QCOMPARE(banOf(p, "relu_102"), std::string());
+        // functorch 1.13 has no such heuristic.
+        const Partition old = partitionOk(parseJoint(text, 1), ruleset("torch-1.13"));
+        QCOMPARE(banOf(old, "relu_101"), std::string());
+    }
+
+    void usedFarApartIsBanned() {
+        // x feeds sin (fusible) and, after the unfusible mm, add (fusible): add lies beyond the first
+        // unfusible use of x (forward order 4 < 5), so it is banned. add is neither a forward output nor read
+        // by a non-fusible backward node, so no earlier rule bans it.
+        const Graph g = parseJoint(R"(class GraphModule(torch.nn.Module):
+    def forward(self, primals_1: "f32[8, 8]", primals_2: "f32[8, 8]", tangents_1: "f32[8, 8]"):
+        x: "f32[8, 8]" = torch.ops.aten.relu.default(primals_1)
+        sin: "f32[8, 8]" = torch.ops.aten.sin.default(x)
+        mm: "f32[8, 8]" = torch.ops.aten.mm.default(sin, primals_2)
+        add: "f32[8, 8]" = torch.ops.aten.add.Tensor(mm, x)
+        cos: "f32[8, 8]" = torch.ops.aten.cos.default(add)
+        mul: "f32[8, 8]" = torch.ops.aten.mul.Tensor(tangents_1, add)
+        return (cos, mul, None, None)
+)",
+                                   1);
+        const Partition p = partitionOk(g, ruleset("torch-2"));
+        QCOMPARE(banOf(p, "add"), std::string(banReasonText(BanReason::UsedFarApart)));
+        QCOMPARE(banOf(p, "sin"), std::string());
+        QCOMPARE(banOf(p, "mm"), std::string(banReasonText(BanReason::NotInAllowlist)));
+    }
+
+    void collectivesAreForceSaved() {
+        const Graph g = parseJoint(R"(class GraphModule(torch.nn.Module):
+    def forward(self, primals_1: "f32[8]", tangents_1: "f32[8]"):
+        relu: "f32[8]" = torch.ops.aten.relu.default(primals_1)
+        all_reduce: "f32[8]" = torch.ops._c10d_functional.all_reduce.default(relu, "sum", "0")
+        wait_tensor: "f32[8]" = torch.ops._c10d_functional.wait_tensor.default(all_reduce)
+        sin: "f32[8]" = torch.ops.aten.sin.default(wait_tensor)
+        mul: "f32[8]" = torch.ops.aten.mul.Tensor(tangents_1, wait_tensor)
+        return (sin, mul)
+)",
+                                   1);
+        const Partition p = partitionOk(g, ruleset("torch-2"));
+        const NodeId wait = *p.graph.find("wait_tensor");
+        QCOMPARE(p.info.policy[wait], Policy::MustSave);
+        QVERIFY(p.info.policyNote[wait].find("collective") != std::string::npos);
+        QCOMPARE(banOf(p, "wait_tensor"), std::string(banReasonText(BanReason::MustSave)));
+        QCOMPARE(names(p, p.saved), (Names{"wait_tensor"}));
+    }
+
+    void symbolicValuesAreSavedApart() {
+        // The backward needs only primals_1's size: the SymInt (weight 1) is saved, not the tensor.
+        const Graph g = parseJoint(R"PY(class GraphModule(torch.nn.Module):
+    def forward(self, primals_1: "f32[s0, 4]", tangents_1: "f32[s0, 4]"):
+        sym_size_int: "Sym(s0)" = torch.ops.aten.sym_size.int(primals_1, 0)
+        relu: "f32[s0, 4]" = torch.ops.aten.relu.default(primals_1)
+        view: "f32[s0, 4]" = torch.ops.aten.view.default(tangents_1, [sym_size_int, 4])
+        threshold_backward: "f32[s0, 4]" = torch.ops.aten.threshold_backward.default(view, relu, 0)
+        return (relu, threshold_backward)
+)PY",
+                                   1);
+        const Partition p = partitionOk(g, ruleset("torch-2"));
+        QCOMPARE(names(p, p.saved), (Names{"relu"}));
+        QCOMPARE(names(p, p.savedSym), (Names{"sym_size_int"}));
+        QCOMPARE(p.info.bytes[*p.graph.find("relu")],
+                 uint64_t(4096 * 4)); // symbolic numel: torch's 4096 fallback
+        // The forward returns relu, then the saved tensor, then the symbolic value.
+        const Node& out = p.forward.node(*p.forward.outputNode());
+        QCOMPARE(out.args[0].items().size(), size_t(3));
+        QCOMPARE(p.forward.node(out.args[0].items()[2].asNode()).name, std::string("sym_size_int"));
+    }
+
+    void memoryBudgetEscalatesAndSaves() {
+        // gpt_block2 (real torch 1.13 graph) under torch 2's rules: every budget below 1 saves no more than
+        // the runtime-optimized cut, and each solver gives a valid partition (the backward is computable).
+        Expected<GraphFile> file = GraphFile::open(sharedPath("graphs/torch-1.13/gpt_block2/joint.txt"));
+        QVERIFY(file);
+        Expected<Graph> graph = file->load(0);
+        QVERIFY(graph);
+        const Ruleset rules = ruleset("torch-2");
+        const Partition full = partitionOk(*graph, rules);
+        for (KnapsackSolver solver : {KnapsackSolver::Greedy, KnapsackSolver::Dp, KnapsackSolver::Ilp}) {
+            for (double budget : {0.1, 0.5, 0.9}) {
+                PartitionOptions options;
+                options.memoryBudget = budget;
+                options.solver = solver;
+                Expected<Partition> p = partitionJoint(*graph, rules, options);
+                if (!p && solver == KnapsackSolver::Ilp && p.error().message.find("CBC") != std::string::npos)
+                    continue; // built without CBC
+                QVERIFY2(p, p ? "" : p.error().format().c_str());
+                QVERIFY(p->savedBytes <= full.savedBytes);
+                QVERIFY(p->escalation != Escalation::RuntimeOptimized);
+            }
+        }
+        PartitionOptions lowest;
+        lowest.memoryBudget = 0.0;
+        QVERIFY(partitionOk(*graph, rules, lowest).savedBytes < full.savedBytes);
+    }
+
     void missingForwardOutputCountIsReported() {
         Graph g = parseJoint(kMlpJoint, 1);
         g.numFwdOutputs.reset();

@@ -211,6 +211,17 @@ Expected<NodeInfo> classifyNodes(const Graph& graph, const Ruleset& rules, std::
                     "': the number of forward outputs is unknown (a joint graph from torch 1.13 needs "
                     "its .meta.json sidecar; torch 2 graphs carry output descriptors)");
 
+    size_t calls = 0, sized = 0;
+    for (const Node& node : graph.nodes())
+        if (node.op == NodeOp::CallFunction) {
+            ++calls;
+            sized += node.outputKind != OutputKind::Unknown;
+        }
+    if (calls > 0 && sized == 0)
+        return makeError(
+            {}, "graph '" + graph.name +
+                    "' carries no tensor metadata (shapes and dtypes), which the partitioner weighs "
+                    "values by: load it with its .meta.json sidecar, or export it with jointscope_torch");
     for (NodeId id = 0; id < n; ++id) {
         const Node& node = graph.node(id);
         Expected<uint64_t> bytes = sizeOf(node, rules);

@@ -6,11 +6,13 @@ namespace jointscope {
 namespace {
 
 constexpr std::array<std::string_view, 6> kNodeOpNames = {"placeholder", "get_attr",    "call_function",
-                                                            "call_method", "call_module", "output"};
+                                                          "call_method", "call_module", "output"};
 
 } // namespace
 
-std::string_view nodeOpName(NodeOp op) { return kNodeOpNames[static_cast<size_t>(op)]; }
+std::string_view nodeOpName(NodeOp op) {
+    return kNodeOpNames[static_cast<size_t>(op)];
+}
 
 std::optional<NodeOp> parseNodeOp(std::string_view text) {
     for (size_t i = 0; i < kNodeOpNames.size(); ++i)
@@ -67,7 +69,7 @@ std::optional<NodeId> Graph::find(std::string_view name) const {
     if (nameSlots_.empty())
         return std::nullopt;
     const size_t mask = nameSlots_.size() - 1;
-    for (size_t slot = std::hash<std::string_view>{}(name) & mask;; slot = (slot + 1) & mask) {
+    for (size_t slot = std::hash<std::string_view>{}(name)&mask;; slot = (slot + 1) & mask) {
         const NodeId id = nameSlots_[slot];
         if (id == kNoNode)
             return std::nullopt;
@@ -79,7 +81,7 @@ std::optional<NodeId> Graph::find(std::string_view name) const {
 void Graph::indexName(NodeId id) {
     const size_t mask = nameSlots_.size() - 1;
     const std::string& name = nodes_[id].name;
-    for (size_t slot = std::hash<std::string_view>{}(name) & mask;; slot = (slot + 1) & mask) {
+    for (size_t slot = std::hash<std::string_view>{}(name)&mask;; slot = (slot + 1) & mask) {
         NodeId& entry = nameSlots_[slot];
         if (entry == kNoNode) {
             entry = id;
@@ -97,6 +99,47 @@ void Graph::rebuildNameIndex(size_t capacity) {
     nameSlots_.assign(size, kNoNode);
     for (NodeId id = 0; id < nodes_.size(); ++id)
         indexName(id);
+}
+
+namespace {
+
+void redirect(Value& value, const std::vector<NodeId>& newId) {
+    if (value.kind() == ValueKind::NodeRef) {
+        value = Value::nodeRef(newId[value.asNode()]);
+        return;
+    }
+    for (Value& item : value.items())
+        redirect(item, newId);
+}
+
+} // namespace
+
+std::vector<NodeId> Graph::eraseNodes(const std::vector<bool>& keep, const std::vector<NodeId>& replace) {
+    std::vector<NodeId> newId(nodes_.size(), kNoNode);
+    NodeId next = 0;
+    for (NodeId id = 0; id < nodes_.size(); ++id) {
+        if (!keep[id]) {
+            if (replace[id] != id)
+                newId[id] = newId[replace[id]]; // replacements come first in graph order
+            continue;
+        }
+        newId[id] = next;
+        if (next != id)
+            nodes_[next] = std::move(nodes_[id]);
+        Node& node = nodes_[next];
+        for (Value& arg : node.args)
+            redirect(arg, newId);
+        for (auto& kv : node.kwargs)
+            redirect(kv.second, newId);
+        ++next;
+    }
+    nodes_.resize(next);
+    rebuildNameIndex(nodes_.size());
+    computeUsers();
+    for (NodeId id = 0; id < newId.size(); ++id)
+        if (!keep[id])
+            newId[id] = kNoNode;
+    return newId;
 }
 
 void Graph::computeUsers() {
@@ -139,9 +182,9 @@ std::optional<NodeId> Graph::outputNode() const {
 }
 
 bool operator==(const Node& a, const Node& b) {
-    return a.name == b.name && a.op == b.op && a.target == b.target && a.args == b.args && a.kwargs == b.kwargs &&
-           a.outputKind == b.outputKind && a.outputs == b.outputs && a.symValue == b.symValue && a.meta == b.meta &&
-           a.subgraph == b.subgraph;
+    return a.name == b.name && a.op == b.op && a.target == b.target && a.args == b.args &&
+           a.kwargs == b.kwargs && a.outputKind == b.outputKind && a.outputs == b.outputs &&
+           a.symValue == b.symValue && a.meta == b.meta && a.subgraph == b.subgraph;
 }
 
 bool operator==(const Graph& a, const Graph& b) {

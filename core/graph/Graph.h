@@ -50,9 +50,9 @@ struct TensorMeta {
 
 enum class OutputKind : uint8_t {
     Unknown,
-    Tensor,   // outputs[0]
-    Tuple,    // outputs[i] per element (elements may be unknown)
-    SymInt,   // symValue holds the expression, e.g. "s0" (printed Sym(s0))
+    Tensor, // outputs[0]
+    Tuple,  // outputs[i] per element (elements may be unknown)
+    SymInt, // symValue holds the expression, e.g. "s0" (printed Sym(s0))
     SymFloat,
     SymBool,
     None,
@@ -67,14 +67,14 @@ struct ModuleFrame {
 };
 
 struct NodeMeta {
-    std::vector<std::string> stackTrace;  // "File: a.py:12 in fn, code: x = y" lines, without "# "
+    std::vector<std::string> stackTrace; // "File: a.py:12 in fn, code: x = y" lines, without "# "
     std::vector<ModuleFrame> nnModuleStack;
     std::string recompute;      // CheckpointPolicy: MUST_SAVE, PREFER_SAVE, MUST_RECOMPUTE, PREFER_RECOMPUTE
     int64_t acGraphId = -1;     // ac_graph_id of the checkpoint region, -1 when none
     std::string partitionerTag; // "is_backward", "must_be_in_backward", ...
     std::string descriptor;     // AOT descriptor: "PlainAOTInput(idx=0)", "TangentAOTInput(...)"
     std::vector<std::pair<std::string, std::string>> extra; // other meta: key -> JSON text
-    uint32_t sourceLine = 0;    // line in the file the node was read from (0 = unknown)
+    uint32_t sourceLine = 0; // line in the file the node was read from (0 = unknown)
 
     friend bool operator==(const NodeMeta&, const NodeMeta&) = default;
 };
@@ -94,7 +94,9 @@ struct Node {
     std::vector<NodeId> users; // filled by Graph::computeUsers(), in graph order
     int32_t subgraph = -1;     // get_attr of a HOP body: index into Graph::subgraphs()
 
-    const TensorMeta* tensor() const { return outputKind == OutputKind::Tensor && !outputs.empty() ? &outputs[0] : nullptr; }
+    const TensorMeta* tensor() const {
+        return outputKind == OutputKind::Tensor && !outputs.empty() ? &outputs[0] : nullptr;
+    }
     // Calls fn(NodeId) for every node this node reads (args then kwargs, with repeats).
     template <typename Fn> void forEachInput(Fn&& fn) const {
         for (const Value& v : args)
@@ -137,6 +139,10 @@ public:
     std::optional<NodeId> find(std::string_view name) const;
     // Rebuilds users from args / kwargs (call after building or editing).
     void computeUsers();
+    // Removes the nodes where keep[id] is false, in place. Readers of a removed node read replace[id] instead
+    // (a kept, earlier node; replace[id] == id for nodes nobody reads). Returns old id -> new id (kNoNode
+    // when removed); users and the name index are rebuilt.
+    std::vector<NodeId> eraseNodes(const std::vector<bool>& keep, const std::vector<NodeId>& replace);
     void reserve(size_t n);
 
     // Nested graphs (HOP bodies), owned here; names are attribute names.

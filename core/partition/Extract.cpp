@@ -106,7 +106,7 @@ void eliminateDeadCode(Graph& graph) {
     std::vector<NodeId> identity(n);
     for (NodeId id = 0; id < n; ++id)
         identity[id] = id;
-    graph = compactGraph(std::move(graph), keep, identity);
+    graph.eraseNodes(keep, identity);
 }
 
 Expected<ExtractionPlan> planExtraction(const Graph& joint, std::span<const NodeId> inputs,

@@ -9,17 +9,6 @@
 namespace jointscope::partition {
 namespace {
 
-Value remapped(const Value& value, const std::vector<NodeId>& newId) {
-    if (value.kind() == ValueKind::NodeRef)
-        return Value::nodeRef(newId[value.asNode()]);
-    if (value.items().empty())
-        return value;
-    Value copy = value;
-    for (Value& item : copy.items())
-        item = remapped(item, newId);
-    return copy;
-}
-
 // Python equality of flattened leaves: 1 == 1.0 == True, so they share one spelling.
 void appendNumber(std::string& key, double number) {
     if (std::isnan(number)) {
@@ -114,41 +103,11 @@ bool isImpure(const Node& node, const Ruleset& rules) {
         break;
     }
     // torch.fx.node._side_effectful_functions
-    if (t.op.starts_with("_assert") || t.op.starts_with("sym_constrain_range") || t.op.starts_with("record_function") ||
-        t.op == "print")
+    if (t.op.starts_with("_assert") || t.op.starts_with("sym_constrain_range") ||
+        t.op.starts_with("record_function") || t.op == "print")
         return true;
     // torch >= 2.1: an OpOverload whose schema mutates an argument (in-place "foo_" ops, copy_).
     return rules.dceKeepsMutatingOps && !t.op.empty() && t.op.back() == '_' && !t.op.starts_with("__");
-}
-
-Graph compactGraph(Graph&& graph, const std::vector<bool>& keep, const std::vector<NodeId>& replace) {
-    Graph out;
-    out.name = graph.name;
-    out.numFwdOutputs = graph.numFwdOutputs;
-    out.decisions = graph.decisions;
-    out.attributes = graph.attributes;
-    for (const auto& sub : graph.subgraphs())
-        out.addSubgraph(std::make_unique<Graph>(*sub));
-    out.reserve(graph.size());
-    // resolved[id]: the new id that readers of `id` read. Replacements come earlier in graph order than the
-    // nodes they replace, so one forward pass resolves everything.
-    std::vector<NodeId> resolved(graph.size(), kNoNode);
-    for (NodeId id = 0; id < graph.size(); ++id) {
-        if (!keep[id]) {
-            if (replace[id] != id)
-                resolved[id] = resolved[replace[id]];
-            continue;
-        }
-        Node copy = std::move(graph.node(id));
-        for (Value& arg : copy.args)
-            arg = remapped(arg, resolved);
-        for (auto& kv : copy.kwargs)
-            kv.second = remapped(kv.second, resolved);
-        copy.users.clear();
-        resolved[id] = out.addNode(std::move(copy));
-    }
-    out.computeUsers();
-    return out;
 }
 
 PreparedJoint prepareJoint(Graph joint, const Ruleset& rules) {
@@ -210,10 +169,9 @@ PreparedJoint prepareJoint(Graph joint, const Ruleset& rules) {
             }
         }
     }
-    if (prepared.deadNodes.empty() && prepared.merged.empty())
-        prepared.graph = std::move(joint);
-    else
-        prepared.graph = compactGraph(std::move(joint), keep, replace);
+    if (!prepared.deadNodes.empty() || !prepared.merged.empty())
+        joint.eraseNodes(keep, replace);
+    prepared.graph = std::move(joint);
     return prepared;
 }
 

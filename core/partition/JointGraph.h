@@ -24,8 +24,4 @@ bool isImpure(const Node& node, const Ruleset& rules);
 // ruleset enables CSE. Node names are kept, as node_copy keeps them.
 PreparedJoint prepareJoint(Graph joint, const Ruleset& rules);
 
-// `graph` with only the nodes where keep[id]; arguments of removed nodes are redirected through `replace`
-// (replace[id] == id for nodes that stay themselves). Nodes are moved out of `graph`.
-Graph compactGraph(Graph&& graph, const std::vector<bool>& keep, const std::vector<NodeId>& replace);
-
 } // namespace jointscope::partition

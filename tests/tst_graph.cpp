@@ -11,6 +11,34 @@ using namespace jointscope;
 class TestGraph : public QObject {
     Q_OBJECT
 private slots:
+    void eraseNodesRedirectsReaders() {
+        using jointscope::test::makeNode;
+        Graph g;
+        const NodeId x = g.addNode(makeNode("x", NodeOp::Placeholder, "x"));
+        const NodeId a = g.addNode(
+            makeNode("a", NodeOp::CallFunction, "torch.ops.aten.relu.default", {Value::nodeRef(x)}));
+        const NodeId b = g.addNode(
+            makeNode("b", NodeOp::CallFunction, "torch.ops.aten.relu.default", {Value::nodeRef(x)}));
+        const NodeId dead = g.addNode(
+            makeNode("dead", NodeOp::CallFunction, "torch.ops.aten.neg.default", {Value::nodeRef(x)}));
+        const NodeId c = g.addNode(makeNode("c", NodeOp::CallFunction, "torch.ops.aten.add.Tensor",
+                                            {Value::list({Value::nodeRef(a), Value::nodeRef(b)})}));
+        g.computeUsers();
+        std::vector<bool> keep{true, true, false, false, true};
+        std::vector<NodeId> replace{x, a, a, dead, c}; // b merged into a; dead simply dropped
+        const std::vector<NodeId> newId = g.eraseNodes(keep, replace);
+        QCOMPARE(g.size(), size_t(3));
+        QCOMPARE(newId[b], kNoNode);
+        QCOMPARE(newId[c], NodeId(2));
+        QVERIFY(!g.find("b") && !g.find("dead"));
+        QCOMPARE(*g.find("c"), NodeId(2));
+        const Node& add = g.node(2);
+        QCOMPARE(add.args[0].items()[0].asNode(), NodeId(1));
+        QCOMPARE(add.args[0].items()[1].asNode(), NodeId(1));
+        QCOMPARE(g.node(1).users, (std::vector<NodeId>{2}));
+        QCOMPARE(g.node(0).users, (std::vector<NodeId>{1}));
+    }
+
     void targetParsesOpOverloads() {
         Target t = Target::parseFunction("torch.ops.aten.mm.default");
         QCOMPARE(t.kind, TargetKind::OpOverload);
@@ -19,7 +47,8 @@ private slots:
         QCOMPARE(t.overload, std::string("default"));
         QCOMPARE(t.schemaName(), std::string("aten::mm"));
         // str(node.target) form, as torch 1.13 meta sidecars write it.
-        QCOMPARE(Target::parseFunction("aten.sum.dim_IntList").text, std::string("torch.ops.aten.sum.dim_IntList"));
+        QCOMPARE(Target::parseFunction("aten.sum.dim_IntList").text,
+                 std::string("torch.ops.aten.sum.dim_IntList"));
         Target hop = Target::parseFunction("torch.ops.higher_order.tag_activation_checkpoint");
         QCOMPARE(hop.kind, TargetKind::HigherOrder);
         QCOMPARE(hop.op, std::string("tag_activation_checkpoint"));
@@ -56,7 +85,8 @@ private slots:
     }
 
     void usersAndStats() {
-        // primals_1 -> relu -> mul(tangents_1, relu) -> output: 1 forward op, 1 backward op (counted by hand).
+        // primals_1 -> relu -> mul(tangents_1, relu) -> output: 1 forward op, 1 backward op (counted by
+        // hand).
         Graph g;
         auto add = [&](std::string name, NodeOp op, std::string target, std::vector<Value> args) {
             Node n;
@@ -69,7 +99,8 @@ private slots:
         NodeId p = add("primals_1", NodeOp::Placeholder, "primals_1", {});
         NodeId t = add("tangents_1", NodeOp::Placeholder, "tangents_1", {});
         NodeId relu = add("relu", NodeOp::CallFunction, "torch.ops.aten.relu.default", {Value::nodeRef(p)});
-        NodeId mul = add("mul", NodeOp::CallFunction, "torch.ops.aten.mul.Tensor", {Value::nodeRef(t), Value::nodeRef(relu)});
+        NodeId mul = add("mul", NodeOp::CallFunction, "torch.ops.aten.mul.Tensor",
+                         {Value::nodeRef(t), Value::nodeRef(relu)});
         add("output", NodeOp::Output, "output", {Value::tuple({Value::nodeRef(relu), Value::nodeRef(mul)})});
         g.node(relu).outputKind = OutputKind::Tensor;
         g.node(relu).outputs = {TensorMeta{DType::Float32, {{4, {}}, {8, {}}}, {}, {}}};

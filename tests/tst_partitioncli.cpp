@@ -127,6 +127,39 @@ private slots:
         QVERIFY2(bad.err.find("policy.json:1:1: error:") != std::string::npos, bad.err.c_str());
     }
 
+    void editedDecisionIsCheckedLikeTorchsExtraction() {
+        QTemporaryDir dir;
+        QCOMPARE(
+            runCli({"partition", shared113("mlp"), "--ruleset", "torch-1.13", "--out", dir.path()}).exitCode,
+            0);
+        const std::string decisionPath = dir.filePath("decision.json").toStdString();
+        Json decision = Json::parse(readFile(decisionPath));
+        // Unchanged, the decision evaluates to itself.
+        const Run same =
+            runCli({"partition", shared113("mlp"), "--decision", dir.filePath("decision.json"), "--json"});
+        QCOMPARE(same.exitCode, 0);
+        QCOMPARE(parseOut(same).at("saved"), decision.at("saved"));
+        QCOMPARE(parseOut(same).at("strategy").get<std::string>(), std::string("edited"));
+        // Without addmm the backward (gelu_backward reads it) cannot run: refused, naming addmm and what
+        // recomputing it would need.
+        Json edited = decision;
+        edited["saved"].erase(std::find(edited["saved"].begin(), edited["saved"].end(), Json("addmm")));
+        const std::string editedPath = dir.filePath("edited.json").toStdString();
+        writeText(editedPath, edited.dump());
+        const Run bad =
+            runCli({"partition", shared113("mlp"), "--decision", QString::fromStdString(editedPath)});
+        QCOMPARE(bad.exitCode, 2);
+        QVERIFY2(bad.err.find("joint.txt:7: error: the backward needs 'addmm'") != std::string::npos,
+                 bad.err.c_str());
+        QVERIFY2(bad.err.find("'primals_1'") != std::string::npos, bad.err.c_str());
+        edited["saved"].push_back("no_such_value");
+        writeText(editedPath, edited.dump());
+        const Run unknown =
+            runCli({"partition", shared113("mlp"), "--decision", QString::fromStdString(editedPath)});
+        QCOMPARE(unknown.exitCode, 2);
+        QVERIFY2(unknown.err.find("'no_such_value'") != std::string::npos, unknown.err.c_str());
+    }
+
     void usageAndInputErrors() {
         QCOMPARE(runCli({"partition", shared113("mlp"), "--memory-budget", "2"}).exitCode, 1);
         QCOMPARE(runCli({"partition", shared113("mlp"), "--strategy", "greedy"}).exitCode, 1);

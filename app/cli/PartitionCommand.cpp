@@ -67,6 +67,26 @@ int readEngineOptions(const Command& command, const ParsedArgs& args, Ruleset& r
     return kExitOk;
 }
 
+// The saved values of an edited decision.json (saved, then saved_sym).
+Expected<std::vector<std::string>> readSavedNames(const std::string& path) {
+    std::ifstream in(path);
+    if (!in)
+        return makeError({path, 0, 0}, "cannot open decision file");
+    const Json doc = Json::parse(in, nullptr, /*allow_exceptions=*/false);
+    if (doc.is_discarded() || !doc.is_object() || !doc.contains("saved") || !doc.at("saved").is_array())
+        return makeError({path, 1, 1},
+                         "a decision file is a JSON object with a \"saved\" list of node names");
+    std::vector<std::string> names;
+    for (const char* key : {"saved", "saved_sym"})
+        if (doc.contains(key) && doc.at(key).is_array())
+            for (const Json& name : doc.at(key)) {
+                if (!name.is_string())
+                    return makeError({path, 1, 1}, std::string("\"") + key + "\" must list node names");
+                names.push_back(name.get<std::string>());
+            }
+    return names;
+}
+
 Json names(const Graph& graph, const std::vector<NodeId>& ids) {
     Json list = Json::array();
     for (NodeId id : ids)
@@ -110,7 +130,9 @@ Json decisionJson(const Partition& p, const Ruleset& rules, const PartitionOptio
     j["version"] = 1;
     j["graph"] = g.name;
     j["ruleset"] = rules.name;
-    j["strategy"] = options.strategy == Strategy::MinCut ? "min-cut" : "default";
+    j["strategy"] = p.escalation == Escalation::Edited     ? "edited"
+                    : options.strategy == Strategy::MinCut ? "min-cut"
+                                                           : "default";
     j["memory_budget"] = p.memoryBudget;
     j["decided_by"] = std::string(escalationName(p.escalation));
     j["saved"] = names(g, p.saved);
@@ -171,7 +193,15 @@ int runPartition(const ParsedArgs& args) {
             break;
         seconds.push_back(run->seconds);
     }
-    Expected<Partition> partition = partitionJoint(std::move(graph), rules, options);
+    Expected<Partition> partition = Diagnostic{};
+    if (std::optional<std::string> edited = args.value("--decision")) {
+        Expected<std::vector<std::string>> names = readSavedNames(*edited);
+        if (!names)
+            return inputError(names.error());
+        partition = evaluateSaved(std::move(graph), rules, *names, options.extract);
+    } else {
+        partition = partitionJoint(std::move(graph), rules, options);
+    }
     if (!partition) {
         Diagnostic d = partition.error();
         if (d.loc.file.empty())
@@ -305,14 +335,20 @@ int runPareto(const ParsedArgs& args) {
 const Command& partitionCommand() {
     static const Command command{
         "partition",
-        "partition FILE [--graph G] [--ruleset torch-2|torch-1.13] [--strategy min-cut|default] [--memory-budget B] "
-        "[--solver greedy|dp|ilp] [--policy P.json] [--explain NODE] [--out DIR] [--repeat N] [--json]",
+        "partition FILE [--graph G] [--ruleset torch-2|torch-1.13] [--strategy min-cut|default] "
+        "[--memory-budget B] "
+        "[--solver greedy|dp|ilp] [--policy P.json] [--explain NODE] [--decision D.json] [--out DIR] "
+        "[--repeat N] [--json]",
         "Decide which activations torch saves and which it recomputes, as torch's partitioner does.",
         [] {
             std::vector<OptionSpec> o = partitionOptions();
             o.push_back({"--explain", "", "NODE", "why NODE is saved, recomputed or banned"});
-            o.push_back({"--out", "", "DIR", "write forward.txt, backward.txt (and .json) and decision.json"});
-            o.push_back({"--repeat", "", "N", "run the engine N times in this process; seconds is the median"});
+            o.push_back(
+                {"--out", "", "DIR", "write forward.txt, backward.txt (and .json) and decision.json"});
+            o.push_back(
+                {"--repeat", "", "N", "run the engine N times in this process; seconds is the median"});
+            o.push_back({"--decision", "", "D.json",
+                         "evaluate an edited decision (its saved list) instead of deciding"});
             return o;
         }(),
         1,

@@ -68,6 +68,8 @@ std::vector<NodeId> missingRoots(const Graph& joint, NodeId id, const std::vecto
             roots.push_back(v);
             continue;
         }
+        if (!invalid[v])
+            continue;
         joint.node(v).forEachInput([&](NodeId in) {
             if (invalid[in] && !seen[in]) {
                 seen[in] = true;
@@ -77,6 +79,44 @@ std::vector<NodeId> missingRoots(const Graph& joint, NodeId id, const std::vecto
     }
     std::sort(roots.begin(), roots.end());
     return roots;
+}
+
+// The forward values a backward output is missing: invalid nodes without a tangent among their ancestors that
+// a node with one (or the output itself) reads. These are what should have been saved.
+std::vector<NodeId> missingValues(const Graph& joint, NodeId output, const std::vector<bool>& invalid) {
+    std::vector<bool> readsTangent(joint.size(), false);
+    for (NodeId id = 0; id < joint.size(); ++id) {
+        bool reads = isTangent(joint.node(id));
+        joint.node(id).forEachInput([&](NodeId in) { reads = reads || readsTangent[in]; });
+        readsTangent[id] = reads;
+    }
+    std::vector<NodeId> missing, stack{output};
+    std::vector<bool> seen(joint.size(), false);
+    seen[output] = true;
+    if (!readsTangent[output])
+        return {output};
+    while (!stack.empty()) {
+        const NodeId v = stack.back();
+        stack.pop_back();
+        joint.node(v).forEachInput([&](NodeId in) {
+            if (!invalid[in] || seen[in])
+                return;
+            seen[in] = true;
+            if (readsTangent[in])
+                stack.push_back(in);
+            else
+                missing.push_back(in);
+        });
+    }
+    std::sort(missing.begin(), missing.end());
+    return missing;
+}
+
+std::string describeList(const Graph& joint, const std::vector<NodeId>& ids) {
+    std::string text;
+    for (NodeId id : ids)
+        text += (text.empty() ? "" : ", ") + describe(joint.node(id));
+    return text;
 }
 
 } // namespace
@@ -144,18 +184,26 @@ Expected<ExtractionPlan> planExtraction(const Graph& joint, std::span<const Node
             continue;
         const NodeId out = leaf.asNode();
         if (invalid[out]) {
-            const Node& needed = joint.node(out);
-            std::string roots;
-            for (NodeId r : missingRoots(joint, out, invalid, isRoot))
-                roots += (roots.empty() ? "" : ", ") + describe(joint.node(r));
-            std::string message =
-                side == ExtractSide::Backward
-                    ? "the backward needs " + describe(needed) +
-                          ", which is neither saved nor recomputable from saved values: it depends on " +
-                          roots + ", not saved"
-                    : "the forward output " + describe(needed) +
-                          " cannot be computed from the forward inputs: it depends on " + roots;
-            return makeError({"", needed.meta.sourceLine, 0}, message);
+            if (side != ExtractSide::Backward) {
+                const Node& needed = joint.node(out);
+                return makeError({"", needed.meta.sourceLine, 0},
+                                 "the forward output " + describe(needed) +
+                                     " cannot be computed from the forward inputs: it depends on " +
+                                     describeList(joint, missingRoots(joint, out, invalid, isRoot)));
+            }
+            const std::vector<NodeId> missing = missingValues(joint, out, invalid);
+            std::vector<NodeId> roots;
+            for (NodeId m : missing)
+                for (NodeId r : missingRoots(joint, m, invalid, isRoot))
+                    if (std::find(roots.begin(), roots.end(), r) == roots.end())
+                        roots.push_back(r);
+            std::sort(roots.begin(), roots.end());
+            const Node& first = joint.node(missing.front());
+            return makeError({"", first.meta.sourceLine, 0},
+                             "the backward needs " + describeList(joint, missing) +
+                                 (missing.size() == 1 ? ", which is" : ", which are") +
+                                 " neither saved nor recomputable from saved values (recomputing needs " +
+                                 describeList(joint, roots) + ", not saved)");
         }
         (isInput[out] ? plan.read : plan.kept)[out] = true;
     }

@@ -301,6 +301,8 @@ std::string_view escalationName(Escalation e) {
         return "inputs only";
     case Escalation::Default:
         return "default partition";
+    case Escalation::Edited:
+        return "edited";
     }
     return "";
 }
@@ -389,6 +391,39 @@ Expected<Partition> partitionJoint(Graph joint, const Ruleset& rules, const Part
     p.escalation = choice->escalation;
     if (Expected<bool> done = finishPartition(p, choice->saved, options.extract); !done)
         return done.error();
+    p.seconds = secondsSince(start);
+    return p;
+}
+
+Expected<Partition> evaluateSaved(Graph joint, const Ruleset& rules, const std::vector<std::string>& saved,
+                                  bool extract) {
+    const Clock::time_point start = Clock::now();
+    if (!joint.numFwdOutputs)
+        return makeError({}, "graph '" + joint.name + "': the number of forward outputs is unknown");
+    Partition p;
+    PreparedJoint prepared = prepareJoint(std::move(joint), rules);
+    p.graph = std::move(prepared.graph);
+    p.deadNodes = std::move(prepared.deadNodes);
+    p.merged = std::move(prepared.merged);
+    Expected<NodeInfo> info = classifyNodes(p.graph, rules, {});
+    if (!info)
+        return info.error();
+    p.info = info.take();
+    std::vector<NodeId> ids;
+    std::string unknown;
+    for (const std::string& name : saved) {
+        if (std::optional<NodeId> id = p.graph.find(name))
+            ids.push_back(*id);
+        else
+            unknown += (unknown.empty() ? "'" : ", '") + name + "'";
+    }
+    if (!unknown.empty())
+        return makeError({}, "the decision saves value(s) not in graph '" + p.graph.name + "': " + unknown);
+    std::sort(ids.begin(), ids.end());
+    ids.erase(std::unique(ids.begin(), ids.end()), ids.end());
+    if (Expected<bool> done = finishPartition(p, ids, extract); !done)
+        return done.error();
+    p.escalation = Escalation::Edited;
     p.seconds = secondsSince(start);
     return p;
 }

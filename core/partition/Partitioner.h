@@ -36,7 +36,8 @@ enum class Escalation : uint8_t {
     Aggressive,
     Knapsack,
     InputsOnly,
-    Default
+    Default,
+    Edited, // a saved list given by the user, evaluated by evaluateSaved
 };
 std::string_view escalationName(Escalation e);
 
@@ -59,6 +60,12 @@ struct Partition {
 
 // Takes the joint graph by value: pass it with std::move when it is not needed afterwards (no copy).
 Expected<Partition> partitionJoint(Graph joint, const Ruleset& rules, const PartitionOptions& options);
+
+// An edited decision: the given values (names, after torch's DCE and CSE) are saved, nothing is decided. The
+// result is checked like torch's extraction: a backward that needs a value neither saved nor recomputable
+// from saved values is refused, naming both.
+Expected<Partition> evaluateSaved(Graph joint, const Ruleset& rules, const std::vector<std::string>& saved,
+                                  bool extract = true);
 
 // Why a node ended where it did.
 struct NodeExplanation {

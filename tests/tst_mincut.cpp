@@ -327,6 +327,17 @@ private slots:
         QCOMPARE(add.args[0], add.args[1]); // both read relu now
     }
 
+    void recomputeViewsMakesViewsUnsaveable() {
+        // With recompute_views, t weighs inf and is never saved: the weight primals_1 (281) is cut instead.
+        Ruleset rules = ruleset("torch-2");
+        rules.recomputeViews = true;
+        const Partition p = partitionOk(parseJoint(kMlpJoint, 1), rules);
+        QCOMPARE(p.cut->weight[*p.graph.find("t")], kInfiniteCapacity);
+        QCOMPARE(names(p, p.saved), (Names{"primals_1", "relu"}));
+        // t was never part of the forward (nothing there reads it): the backward computes it from primals_1.
+        QVERIFY(p.backward.find("t") && !p.forward.find("t"));
+    }
+
     void staticParametersAreFreeToSave() {
         Graph g = parseJoint(kMlpJoint, 1);
         g.node(*g.find("primals_1")).meta.descriptor = "ParamAOTInput(target='weight')";

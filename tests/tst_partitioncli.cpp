@@ -160,6 +160,30 @@ private slots:
         QVERIFY2(unknown.err.find("'no_such_value'") != std::string::npos, unknown.err.c_str());
     }
 
+    void rulesetFromFile() {
+        // A ruleset file in the built-in format: torch 1.13's, with t made recomputable. t then stops being
+        // banned ("not in the allowlist") in the MLP, which changes the cut.
+        QTemporaryDir dir;
+        Json rules = Json::parse(readFile(sourcePath("resources/rulesets/torch-1.13.json")));
+        rules["name"] = "torch-1.13-t";
+        rules["ops"]["recomputable"].push_back("aten.t");
+        const std::string path = dir.filePath("rules.json").toStdString();
+        writeText(path, rules.dump());
+        const Run run =
+            runCli({"partition", shared113("mlp"), "--ruleset", QString::fromStdString(path), "--json"});
+        QCOMPARE(run.exitCode, 0);
+        const Json j = parseOut(run);
+        QCOMPARE(j.at("ruleset").get<std::string>(), std::string("torch-1.13-t"));
+        QVERIFY(!j.at("banned").contains("t"));
+        const Json builtin =
+            parseOut(runCli({"partition", shared113("mlp"), "--ruleset", "torch-1.13", "--json"}));
+        QVERIFY(builtin.at("banned").contains("t"));
+        writeText(path, "{\"format\": \"something-else\"}");
+        const Run bad = runCli({"partition", shared113("mlp"), "--ruleset", QString::fromStdString(path)});
+        QCOMPARE(bad.exitCode, 2);
+        QVERIFY2(bad.err.find("rules.json:1:1: error:") != std::string::npos, bad.err.c_str());
+    }
+
     void usageAndInputErrors() {
         QCOMPARE(runCli({"partition", shared113("mlp"), "--memory-budget", "2"}).exitCode, 1);
         QCOMPARE(runCli({"partition", shared113("mlp"), "--strategy", "greedy"}).exitCode, 1);

@@ -444,6 +444,24 @@ private slots:
         QCOMPARE(p.forward.node(out.args[0].items()[2].asNode()).name, std::string("sym_size_int"));
     }
 
+    void symbolBindingsAreSavedFirst() {
+        // The backward reads only the derived size mul = 2*s0 (cut: it ties with primals_1 at weight 1, and
+        // the cut nearest the sink wins). torch's _extract_fwd_bwd_modules then saves the binding of s0 too,
+        // first.
+        const Graph g = parseJoint(R"PY(class GraphModule(torch.nn.Module):
+    def forward(self, primals_1: "Sym(s0)", primals_2: "f32[s0, 4]", tangents_1: "f32[2*s0, 2]"):
+        mul: "Sym(2*s0)" = primals_1 * 2
+        relu: "f32[s0, 4]" = torch.ops.aten.relu.default(primals_2)
+        view: "f32[2*s0, 2]" = torch.ops.aten.view.default(relu, [mul, 2])
+        view_1: "f32[2*s0, 2]" = torch.ops.aten.view.default(tangents_1, [mul, 2])
+        return (view, None, view_1)
+)PY",
+                                   1);
+        const Partition p = partitionOk(g, ruleset("torch-2"));
+        QCOMPARE(names(p, p.savedSym), (Names{"primals_1", "mul"}));
+        QVERIFY(p.saved.empty());
+    }
+
     void memoryBudgetEscalatesAndSaves() {
         // gpt_block2 (real torch 1.13 graph) under torch 2's rules: every budget below 1 saves no more than
         // the runtime-optimized cut, and each solver gives a valid partition (the backward is computable).

@@ -3,6 +3,9 @@
 #include "partition/JointGraph.h"
 
 #include <algorithm>
+#include <cctype>
+#include <initializer_list>
+#include <optional>
 
 namespace jointscope::partition {
 namespace {
@@ -110,6 +113,97 @@ std::vector<NodeId> missingValues(const Graph& joint, NodeId output, const std::
     }
     std::sort(missing.begin(), missing.end());
     return missing;
+}
+
+// Symbols are s<N> (backed) and u<N> (unbacked) in torch's printed expressions.
+bool isSymbolName(std::string_view word) {
+    return word.size() > 1 && (word[0] == 's' || word[0] == 'u') &&
+           std::all_of(word.begin() + 1, word.end(), [](char c) { return c >= '0' && c <= '9'; });
+}
+
+void symbolsIn(std::string_view expr, std::vector<std::string>& out) {
+    size_t i = 0;
+    while (i < expr.size()) {
+        if (std::isalpha(static_cast<unsigned char>(expr[i])) || expr[i] == '_') {
+            size_t j = i;
+            while (j < expr.size() && (std::isalnum(static_cast<unsigned char>(expr[j])) || expr[j] == '_'))
+                ++j;
+            if (isSymbolName(expr.substr(i, j - i)))
+                out.emplace_back(expr.substr(i, j - i));
+            i = j;
+        } else {
+            ++i;
+        }
+    }
+}
+
+// free_symbols(node.meta["val"]): of a symbolic value's expression, or of a tensor's sizes and strides.
+std::vector<std::string> freeSymbols(const Node& node) {
+    std::vector<std::string> symbols;
+    if (!node.symValue.empty())
+        symbolsIn(node.symValue, symbols);
+    for (const TensorMeta& meta : node.outputs) {
+        for (const SymInt& d : meta.sizes)
+            if (d.isSymbolic())
+                symbolsIn(d.expr, symbols);
+        for (const SymInt& d : meta.strides)
+            if (d.isSymbolic())
+                symbolsIn(d.expr, symbols);
+    }
+    std::sort(symbols.begin(), symbols.end());
+    symbols.erase(std::unique(symbols.begin(), symbols.end()), symbols.end());
+    return symbols;
+}
+
+// is_symbol_binding_fx_node: a SymInt placeholder (or an unbacked SymInt) whose value is a bare symbol.
+std::optional<std::string> bindingSymbol(const Node& node) {
+    if (node.outputKind != OutputKind::SymInt || !isSymbolName(node.symValue))
+        return std::nullopt;
+    if (node.op == NodeOp::Placeholder || node.symValue[0] == 'u')
+        return node.symValue;
+    return std::nullopt;
+}
+
+// The saved-symbol step of _extract_fwd_bwd_modules: binding sym nodes first, then derived ones, plus the
+// binding of every symbol a backward input mentions that no saved node binds yet (each symbol's first binding
+// node).
+std::vector<NodeId> withSymbolBindings(const Graph& joint, const std::vector<NodeId>& savedSym,
+                                       const std::vector<NodeId>& saved,
+                                       const std::vector<NodeId>& tangents) {
+    std::vector<NodeId> binding, derived;
+    std::vector<std::string> bound;
+    for (NodeId id : savedSym) {
+        if (std::optional<std::string> symbol = bindingSymbol(joint.node(id))) {
+            bound.push_back(*symbol);
+            binding.push_back(id);
+        } else {
+            derived.push_back(id);
+        }
+    }
+    std::vector<std::pair<std::string, NodeId>> bindings; // symbol -> its first binding node, graph order
+    for (NodeId id = 0; id < joint.size(); ++id)
+        if (std::optional<std::string> symbol = bindingSymbol(joint.node(id)))
+            if (std::none_of(bindings.begin(), bindings.end(),
+                             [&](const auto& b) { return b.first == *symbol; }))
+                bindings.emplace_back(*symbol, id);
+    auto isBound = [&](const std::string& s) {
+        return std::find(bound.begin(), bound.end(), s) != bound.end();
+    };
+    for (const std::vector<NodeId>* list :
+         std::initializer_list<const std::vector<NodeId>*>{&derived, &saved, &tangents})
+        for (NodeId id : *list) {
+            std::vector<std::string> fresh;
+            for (const std::string& s : freeSymbols(joint.node(id)))
+                if (!isBound(s))
+                    fresh.push_back(s); // sorted by name, as torch sorts them
+            for (const std::string& s : fresh)
+                for (const auto& [symbol, node] : bindings)
+                    if (symbol == s)
+                        binding.push_back(node);
+            bound.insert(bound.end(), fresh.begin(), fresh.end());
+        }
+    binding.insert(binding.end(), derived.begin(), derived.end());
+    return binding;
 }
 
 std::string describeList(const Graph& joint, const std::vector<NodeId>& ids) {
@@ -323,6 +417,7 @@ Expected<FwdBwdGraphs> extractForwardBackward(const Graph& joint, std::vector<No
     // Saved values the backward does not read are not saved after all (torch's _remove_by_name step).
     std::erase_if(saved, [&](NodeId id) { return !firstBackward->read[id]; });
     std::erase_if(savedSym, [&](NodeId id) { return !firstBackward->read[id]; });
+    savedSym = withSymbolBindings(joint, savedSym, saved, tangents);
 
     std::vector<NodeId> forwardInputs = primals;
     forwardInputs.insert(forwardInputs.end(), fwdSeeds.begin(), fwdSeeds.end());

@@ -11,7 +11,6 @@ namespace jointscope::partition {
 namespace {
 
 constexpr int64_t kFarFromBackward = 1000000000; // int(1e9)
-constexpr Capacity kSymFloatWeight = 1000000;    // INT_INF
 
 bool isTangentLike(const Node& n) {
     return isTangent(n);

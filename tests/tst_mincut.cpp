@@ -338,6 +338,24 @@ private slots:
         QVERIFY(p.backward.find("t") && !p.forward.find("t"));
     }
 
+    void mustBeInBackwardStaysInBackward() {
+        // sin is tagged must_be_in_backward: it joins the backward (with its users), the forward may not
+        // compute it, so its input primals_1 is what gets saved.
+        Graph g = parseJoint(R"(class GraphModule(torch.nn.Module):
+    def forward(self, primals_1: "f32[8]", tangents_1: "f32[8]"):
+        cos: "f32[8]" = torch.ops.aten.cos.default(primals_1)
+        sin: "f32[8]" = torch.ops.aten.sin.default(primals_1)
+        mul: "f32[8]" = torch.ops.aten.mul.Tensor(tangents_1, sin)
+        return (cos, mul)
+)",
+                             1);
+        g.node(*g.find("sin")).meta.partitionerTag = "must_be_in_backward";
+        const Partition p = partitionOk(g, ruleset("torch-2"));
+        QCOMPARE(names(p, p.saved), (Names{"primals_1"}));
+        QVERIFY(!p.forward.find("sin") && p.backward.find("sin"));
+        QCOMPARE(explainNode(p, *p.graph.find("sin")).decision, std::string("must-be-in-backward"));
+    }
+
     void staticParametersAreFreeToSave() {
         Graph g = parseJoint(kMlpJoint, 1);
         g.node(*g.find("primals_1")).meta.descriptor = "ParamAOTInput(target='weight')";

@@ -159,6 +159,52 @@ private slots:
         QCOMPARE(got, want); // torch 1.13 keeps this list as list(set(...)): compared as a set
     }
 
+    // A real torch 2.x TORCH_TRACE log holds the joint graph and the forward / backward graphs torch's
+    // partitioner produced from it: torch 2's decision, recorded by torch.
+    void torch2TraceLogDecision() {
+        Expected<GraphFile> file =
+            GraphFile::open(sharedPath("graphs/torch-trace/inductor_provenance_jit_debug_handle_log.txt"));
+        QVERIFY(file);
+        std::optional<size_t> jointIndex, forwardIndex, backwardIndex;
+        for (size_t i = 0; i < file->graphs().size(); ++i) {
+            const std::string& kind = file->graphs()[i].kind;
+            if (kind == "aot_joint_graph")
+                jointIndex = i;
+            else if (kind == "aot_forward_graph")
+                forwardIndex = i;
+            else if (kind == "aot_backward_graph")
+                backwardIndex = i;
+        }
+        QVERIFY(jointIndex && forwardIndex && backwardIndex);
+        Expected<Graph> joint = file->load(*jointIndex);
+        Expected<Graph> torchForward = file->load(*forwardIndex);
+        Expected<Graph> torchBackward = file->load(*backwardIndex);
+        QVERIFY(joint && torchForward && torchBackward);
+        QCOMPARE(joint->numFwdOutputs.value_or(-1), int64_t(2));
+
+        // torch's saved values: the forward's outputs after the joint's forward outputs.
+        Names torchSaved;
+        const Node& out = torchForward->node(*torchForward->outputNode());
+        const auto& leaves = out.args[0].items();
+        for (size_t i = 2; i < leaves.size(); ++i)
+            torchSaved.push_back(torchForward->node(leaves[i].asNode()).name);
+        QCOMPARE(torchSaved, (Names{"primals_3", "sigmoid", "le"})); // what the log says, read independently
+
+        const Partition p = partitionOk(*joint, ruleset("torch-2"));
+        QCOMPARE(names(p, p.saved), torchSaved);
+        QVERIFY(p.savedSym.empty());
+        // The backward reads the same values, tangents last.
+        Names backwardInputs;
+        for (const Node& n : torchBackward->nodes())
+            if (n.op == NodeOp::Placeholder)
+                backwardInputs.push_back(n.name);
+        Names ours;
+        for (const Node& n : p.backward.nodes())
+            if (n.op == NodeOp::Placeholder)
+                ours.push_back(n.name);
+        QCOMPARE(ours, backwardInputs);
+    }
+
     void flowNetworkValueAndTies() {
         // CLRS figure 26.1: maximum flow 23.
         FlowNetwork clrs(6);

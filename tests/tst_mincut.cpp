@@ -422,6 +422,10 @@ private slots:
                 p.recomputed.end());
         options.memoryBudget = 1.5;
         QVERIFY(!partitionJoint(g, ruleset("torch-2"), options));
+        // Without an explicit budget, a node's meta["memory_budget"] (a float) sets it, as in torch.
+        Graph tagged = g;
+        tagged.node(*tagged.find("mm")).meta.extra.emplace_back("memory_budget", "0.0");
+        QCOMPARE(partitionOk(tagged, ruleset("torch-2")).escalation, Escalation::InputsOnly);
     }
 
     void longFusibleChainIsCut() {

@@ -273,6 +273,20 @@ Expected<bool> finishPartition(Partition& p, std::vector<NodeId> saved, bool bui
     return true;
 }
 
+// torch reads activation_memory_budget from the first node whose meta carries a float "memory_budget" (set by
+// torch._functorch.config.patch inside a compiled region).
+std::optional<double> graphMemoryBudget(const Graph& graph) {
+    for (const Node& node : graph.nodes())
+        for (const auto& [key, json] : node.meta.extra)
+            if (key == "memory_budget") {
+                char* end = nullptr;
+                const double value = std::strtod(json.c_str(), &end);
+                if (end != json.c_str() && *end == '\0' && json.find('.') != std::string::npos)
+                    return value;
+            }
+    return std::nullopt;
+}
+
 bool hasMustRecompute(const std::vector<Policy>& tags) {
     return std::any_of(tags.begin(), tags.end(), [](Policy p) { return mustRecompute(p); });
 }
@@ -315,7 +329,8 @@ Expected<Partition> partitionJoint(Graph joint, const Ruleset& rules, const Part
             {}, "graph '" + joint.name +
                     "': the number of forward outputs is unknown (torch 1.13 joint graphs need their "
                     ".meta.json sidecar; torch 2 graphs carry output descriptors)");
-    const double budget = options.memoryBudget.value_or(1.0);
+    const double budget =
+        options.memoryBudget ? *options.memoryBudget : graphMemoryBudget(joint).value_or(1.0);
     if (budget < 0 || budget > 1)
         return makeError({}, "the memory budget must lie in [0, 1]; got " + std::to_string(budget));
     if (budget < 1 && !rules.memoryBudget)

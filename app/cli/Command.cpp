@@ -1,5 +1,7 @@
 #include "Command.h"
 
+#include <fstream>
+
 namespace jointscope::cli {
 
 OptionSpec graphOption() {
@@ -58,7 +60,17 @@ void printHelp(const Command& command, std::FILE* out) {
     }
 }
 
-int loadOneGraph(const Command& command, const ParsedArgs& args, Graph& graph) {
+bool writeOutputFile(const std::string& path, const std::string& text) {
+    std::ofstream out(path, std::ios::binary | std::ios::trunc);
+    out.write(text.data(), static_cast<std::streamsize>(text.size()));
+    out.close();
+    if (!out)
+        std::fprintf(stderr, "%s: error: cannot write file\n", path.c_str());
+    return bool(out);
+}
+
+int loadOneGraph(const Command& command, const ParsedArgs& args, Graph& graph, GraphEntry* entry,
+                 FileFormat* format) {
     Expected<GraphFile> file = openGraphFile(args);
     if (!file)
         return inputError(file.error());
@@ -73,6 +85,10 @@ int loadOneGraph(const Command& command, const ParsedArgs& args, Graph& graph) {
     if (!loaded)
         return inputError(loaded.error());
     graph = loaded.take();
+    if (entry)
+        *entry = file->graphs()[*index];
+    if (format)
+        *format = file->format();
     return kExitOk;
 }
 

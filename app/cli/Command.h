@@ -59,8 +59,15 @@ std::optional<size_t> chooseGraph(const GraphFile& file, const ParsedArgs& args,
 
 void printHelp(const Command& command, std::FILE* out);
 
+// Writes text to path (binary, truncating); prints "path: error: cannot write file" and returns false on
+// failure.
+bool writeOutputFile(const std::string& path, const std::string& text);
+
 // Opens FILE, chooses the graph (--graph, or the only one) and loads it into `graph`. Returns kExitOk, or the
 // exit code after printing the usage / located input error.
-int loadOneGraph(const Command& command, const ParsedArgs& args, Graph& graph);
+// `entry`, when given, receives the chosen graph's listing (kind and compile id for graphs taken out of
+// logs).
+int loadOneGraph(const Command& command, const ParsedArgs& args, Graph& graph, GraphEntry* entry = nullptr,
+                 FileFormat* format = nullptr);
 
 } // namespace jointscope::cli

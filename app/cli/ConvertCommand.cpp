@@ -5,7 +5,6 @@
 #include "io/JsonFormat.h"
 
 #include <cstdio>
-#include <fstream>
 
 namespace jointscope::cli {
 namespace {
@@ -28,39 +27,23 @@ int runConvert(const ParsedArgs& args) {
     if (!outPath || outPath->empty())
         return usageError(convertCommand(), "missing -o OUT");
 
-    Expected<GraphFile> file = openGraphFile(args);
-    if (!file)
-        return inputError(file.error());
-    std::string error;
-    std::optional<size_t> index = chooseGraph(*file, args, error);
-    if (!error.empty())
-        return usageError(convertCommand(), error);
-    if (!index)
-        return usageError(convertCommand(), file->fileName() + " holds " +
-                                                std::to_string(file->graphs().size()) +
-                                                " graphs: choose one with --graph");
-    Expected<Graph> graph = file->load(*index);
-    if (!graph)
-        return inputError(graph.error());
+    Graph graph;
+    GraphEntry entry;
+    FileFormat format = FileFormat::FxText;
+    if (int code = loadOneGraph(convertCommand(), args, graph, &entry, &format); code != kExitOk)
+        return code;
     // A graph taken out of a log keeps where it came from.
-    if (file->format() == FileFormat::TraceLog || file->format() == FileFormat::LogPaste) {
-        setMissingAttribute(*graph, "kind", file->graphs()[*index].kind);
-        setMissingAttribute(*graph, "compile_id", file->graphs()[*index].compileId);
+    if (format == FileFormat::TraceLog || format == FileFormat::LogPaste) {
+        setMissingAttribute(graph, "kind", entry.kind);
+        setMissingAttribute(graph, "compile_id", entry.compileId);
     }
 
-    const std::string text = to == "json" ? writeJsonGraph(*graph) : writeFxText(*graph);
+    const std::string text = to == "json" ? writeJsonGraph(graph) : writeFxText(graph);
     if (*outPath == "-") {
         std::fwrite(text.data(), 1, text.size(), stdout);
         return kExitOk;
     }
-    std::ofstream out(*outPath, std::ios::binary | std::ios::trunc);
-    out.write(text.data(), static_cast<std::streamsize>(text.size()));
-    out.close();
-    if (!out) {
-        std::fprintf(stderr, "%s: error: cannot write file\n", outPath->c_str());
-        return kExitBadInput;
-    }
-    return kExitOk;
+    return writeOutputFile(*outPath, text) ? kExitOk : kExitBadInput;
 }
 
 } // namespace

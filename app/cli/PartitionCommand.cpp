@@ -159,15 +159,6 @@ Json decisionJson(const Partition& p, const Ruleset& rules, const PartitionOptio
     return j;
 }
 
-bool writeText(const std::filesystem::path& path, const std::string& text) {
-    std::ofstream out(path, std::ios::binary | std::ios::trunc);
-    out.write(text.data(), std::streamsize(text.size()));
-    out.close();
-    if (!out)
-        std::fprintf(stderr, "%s: error: cannot write file\n", path.string().c_str());
-    return bool(out);
-}
-
 int runPartition(const ParsedArgs& args) {
     const Command& command = partitionCommand();
     Ruleset rules;
@@ -236,11 +227,11 @@ int runPartition(const ParsedArgs& args) {
         Graph forward = p.forward, backward = p.backward;
         forward.name = "forward";
         backward.name = "backward";
-        if (!writeText(dir / "forward.txt", writeFxText(forward)) ||
-            !writeText(dir / "backward.txt", writeFxText(backward)) ||
-            !writeText(dir / "forward.json", writeJsonGraph(forward)) ||
-            !writeText(dir / "backward.json", writeJsonGraph(backward)) ||
-            !writeText(dir / "decision.json", decision.dump(1) + "\n"))
+        if (!writeOutputFile(dir / "forward.txt", writeFxText(forward)) ||
+            !writeOutputFile(dir / "backward.txt", writeFxText(backward)) ||
+            !writeOutputFile(dir / "forward.json", writeJsonGraph(forward)) ||
+            !writeOutputFile(dir / "backward.json", writeJsonGraph(backward)) ||
+            !writeOutputFile(dir / "decision.json", decision.dump(1) + "\n"))
             return kExitBadInput;
     }
     for (const std::string& w : p.warnings)

@@ -14,15 +14,6 @@
 namespace jointscope::cli {
 namespace {
 
-bool writeFile(const std::filesystem::path& path, const std::string& text) {
-    std::ofstream out(path, std::ios::binary | std::ios::trunc);
-    out.write(text.data(), std::streamsize(text.size()));
-    out.close();
-    if (!out)
-        std::fprintf(stderr, "%s: error: cannot write file\n", path.string().c_str());
-    return bool(out);
-}
-
 int runSplitDw(const ParsedArgs& args) {
     const Command& command = splitDwCommand();
     const std::optional<std::string> count = args.value("--num-weight-grads");
@@ -48,10 +39,10 @@ int runSplitDw(const ParsedArgs& args) {
     std::error_code ec;
     std::filesystem::create_directories(*outDir, ec);
     const std::filesystem::path dir(*outDir);
-    if (!writeFile(dir / "di.txt", writeFxText(split->di)) ||
-        !writeFile(dir / "dw.txt", writeFxText(split->dw)) ||
-        !writeFile(dir / "di.json", writeJsonGraph(split->di)) ||
-        !writeFile(dir / "dw.json", writeJsonGraph(split->dw)))
+    if (!writeOutputFile(dir / "di.txt", writeFxText(split->di)) ||
+        !writeOutputFile(dir / "dw.txt", writeFxText(split->dw)) ||
+        !writeOutputFile(dir / "di.json", writeJsonGraph(split->di)) ||
+        !writeOutputFile(dir / "dw.json", writeJsonGraph(split->dw)))
         return kExitBadInput;
     if (args.has("--json")) {
         nlohmann::ordered_json j = {{"di", dir / "di.txt"},

@@ -14,8 +14,8 @@ namespace jointscope::cli {
 namespace {
 
 using CommandFn = const Command& (*)();
-constexpr std::array<CommandFn, 5> kCommands = {&infoCommand, &convertCommand, &partitionCommand, &paretoCommand,
-                                               &splitDwCommand};
+constexpr std::array<CommandFn, 5> kCommands = {&infoCommand, &convertCommand, &partitionCommand,
+                                                &paretoCommand, &splitDwCommand};
 
 const Command* findCommand(std::string_view name) {
     for (CommandFn fn : kCommands)

@@ -273,6 +273,19 @@ Expected<bool> finishPartition(Partition& p, std::vector<NodeId> saved, bool bui
     return true;
 }
 
+// default_partition's saved values (already filtered, in its order), then the graphs.
+Expected<bool> finishWithDefaultPartition(Partition& p, bool buildGraphs) {
+    Expected<SavedSet> set = defaultPartition(p.graph);
+    if (!set)
+        return set.error();
+    std::vector<NodeId> saved = set->saved;
+    saved.insert(saved.end(), set->savedSym.begin(), set->savedSym.end());
+    if (Expected<bool> done = finishPartition(p, saved, buildGraphs); !done)
+        return done.error();
+    p.escalation = Escalation::Default;
+    return true;
+}
+
 // torch reads activation_memory_budget from the first node whose meta carries a float "memory_budget" (set by
 // torch._functorch.config.patch inside a compiled region).
 std::optional<double> graphMemoryBudget(const Graph& graph) {
@@ -355,16 +368,8 @@ Expected<Partition> partitionJoint(Graph joint, const Ruleset& rules, const Part
         if (!info)
             return info.error();
         p.info = info.take();
-        Expected<SavedSet> set = defaultPartition(p.graph);
-        if (!set)
-            return set.error();
-        std::vector<NodeId> saved = set->saved;
-        saved.insert(saved.end(), set->savedSym.begin(), set->savedSym.end());
-        if (Expected<bool> done = finishPartition(p, saved, options.extract); !done)
+        if (Expected<bool> done = finishWithDefaultPartition(p, options.extract); !done)
             return done.error();
-        p.saved = set->saved; // default_partition's own order
-        p.savedSym = set->savedSym;
-        p.escalation = Escalation::Default;
         p.seconds = secondsSince(start);
         return p;
     }
@@ -385,14 +390,8 @@ Expected<Partition> partitionJoint(Graph joint, const Ruleset& rules, const Part
         // "networkx blows up on graphs with no required backward nodes": torch hands them to
         // default_partition.
         p.warnings.push_back("no backward nodes: partitioned with default_partition, as torch does");
-        Expected<SavedSet> set = defaultPartition(p.graph);
-        if (!set)
-            return set.error();
-        std::vector<NodeId> saved = set->saved;
-        saved.insert(saved.end(), set->savedSym.begin(), set->savedSym.end());
-        if (Expected<bool> done = finishPartition(p, saved, options.extract); !done)
+        if (Expected<bool> done = finishWithDefaultPartition(p, options.extract); !done)
             return done.error();
-        p.escalation = Escalation::Default;
         p.seconds = secondsSince(start);
         return p;
     }

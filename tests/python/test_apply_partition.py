@@ -24,13 +24,7 @@ except ImportError as e:
 from jointscope_torch import apply_partition, export_joint
 from jointscope_torch.models import GPTBlock, MLP
 
-
-def cli():
-    path = os.environ.get("JOINTSCOPE_CLI") or os.path.join(os.environ.get("JOINTSCOPE_BUILD_DIR", ""), "app",
-                                                             "jointscope-cli")
-    if not os.path.isfile(path):
-        raise AssertionError("jointscope-cli not found at %r (set JOINTSCOPE_CLI)" % path)
-    return path
+from clitool import cli_path
 
 
 def train_step(model, args, partition_fn=None):
@@ -84,7 +78,7 @@ class ApplyPartition(unittest.TestCase):
         with open(policy_path, "w") as f:
             json.dump(policy, f)
         out = os.path.join(self.tmp.name, name + ".out")
-        proc = subprocess.run([cli(), "partition", path, "--ruleset", "torch-1.13", "--policy", policy_path,
+        proc = subprocess.run([cli_path(), "partition", path, "--ruleset", "torch-1.13", "--policy", policy_path,
                                "--out", out], capture_output=True, text=True, timeout=120)
         self.assertEqual(proc.returncode, 0, proc.stderr)
         with open(os.path.join(out, "decision.json")) as f:

@@ -8,7 +8,6 @@ import json
 import math
 import operator
 import os
-import subprocess
 import sys
 import tempfile
 import unittest
@@ -24,22 +23,7 @@ from jointscope_torch import capture_joint, export_joint
 from jointscope_torch._serialize import value_to_json
 from jointscope_torch.models import MLP, ConvNet, GPTBlock
 
-
-def _cli_path():
-    cli = os.environ.get("JOINTSCOPE_CLI")
-    if not cli:
-        build = os.environ.get("JOINTSCOPE_BUILD_DIR", "")
-        cli = os.path.join(build, "app", "jointscope-cli")
-    if not os.path.isfile(cli):
-        raise AssertionError("jointscope-cli not found at %r (set JOINTSCOPE_CLI)" % cli)
-    return cli
-
-
-def run_cli(*args):
-    proc = subprocess.run([_cli_path()] + list(args), capture_output=True, text=True, timeout=120)
-    if proc.returncode != 0:
-        raise AssertionError("jointscope-cli %s failed (%d): %s" % (" ".join(args), proc.returncode, proc.stderr))
-    return proc.stdout
+from clitool import run_cli
 
 
 def cli_info(path):

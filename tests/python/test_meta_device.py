@@ -8,7 +8,6 @@ import json
 import math
 import os
 import resource
-import subprocess
 import sys
 import tempfile
 import unittest
@@ -22,19 +21,10 @@ except ImportError as e:  # never skip: the oracle must run
 from jointscope_torch import export_joint
 from jointscope_torch.models import LlamaStack
 
+from clitool import run_cli
+
 DIM, HEADS, HIDDEN, LAYERS = 4096, 32, 11008, 2
 BATCH, SEQ = 2, 128
-
-
-def run_cli(*args):
-    cli = os.environ.get("JOINTSCOPE_CLI") or os.path.join(os.environ.get("JOINTSCOPE_BUILD_DIR", ""), "app",
-                                                           "jointscope-cli")
-    if not os.path.isfile(cli):
-        raise AssertionError("jointscope-cli not found at %r (set JOINTSCOPE_CLI)" % cli)
-    proc = subprocess.run([cli] + list(args), capture_output=True, text=True, timeout=120)
-    if proc.returncode != 0:
-        raise AssertionError("jointscope-cli %s failed (%d): %s" % (" ".join(args), proc.returncode, proc.stderr))
-    return proc.stdout
 
 
 def max_rss_bytes():

@@ -9,7 +9,6 @@ A missing torch or CLI is a failure, not a skip.
 
 import json
 import os
-import subprocess
 import sys
 import tempfile
 import unittest
@@ -23,22 +22,11 @@ except ImportError as e:
 from jointscope_torch import export_joint
 from jointscope_torch.models import oracle_models
 
-
-def cli():
-    path = os.environ.get("JOINTSCOPE_CLI") or os.path.join(os.environ.get("JOINTSCOPE_BUILD_DIR", ""), "app",
-                                                             "jointscope-cli")
-    if not os.path.isfile(path):
-        raise AssertionError("jointscope-cli not found at %r (set JOINTSCOPE_CLI)" % path)
-    return path
+from clitool import run_cli
 
 
 def partition(path, *args):
-    proc = subprocess.run([cli(), "partition", path, "--json"] + list(args), capture_output=True, text=True,
-                          timeout=300)
-    if proc.returncode != 0:
-        raise AssertionError("jointscope-cli partition %s %s failed (%d): %s" % (path, " ".join(args),
-                                                                                proc.returncode, proc.stderr))
-    return json.loads(proc.stdout)
+    return json.loads(run_cli("partition", path, "--json", *args))
 
 
 def diff(ours, torchs):

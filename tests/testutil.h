@@ -2,6 +2,7 @@
 #pragma once
 
 #include "graph/Graph.h"
+#include "io/GraphFile.h"
 
 #include <QProcess>
 #include <QString>
@@ -38,8 +39,12 @@ inline Run runCli(const QStringList& args) {
     return run;
 }
 
-inline std::string sharedPath(const std::string& relative) { return std::string(JOINTSCOPE_SHARED_DIR) + "/" + relative; }
-inline std::string sourcePath(const std::string& relative) { return std::string(JOINTSCOPE_SOURCE_DIR) + "/" + relative; }
+inline std::string sharedPath(const std::string& relative) {
+    return std::string(JOINTSCOPE_SHARED_DIR) + "/" + relative;
+}
+inline std::string sourcePath(const std::string& relative) {
+    return std::string(JOINTSCOPE_SOURCE_DIR) + "/" + relative;
+}
 
 inline std::string readFile(const std::string& path) {
     std::ifstream in(path, std::ios::binary);
@@ -174,7 +179,20 @@ inline Node makeNode(std::string name, NodeOp op, std::string target, std::vecto
     return n;
 }
 
-inline QString q(const std::string& s) { return QString::fromStdString(s); }
+inline QString q(const std::string& s) {
+    return QString::fromStdString(s);
+}
+
+// The first graph of a file (sidecars applied); a fixture that does not load stops the suite.
+inline Graph loadFirstGraph(const std::string& path) {
+    Expected<GraphFile> file = GraphFile::open(path);
+    if (!file)
+        qFatal("%s", file.error().format().c_str());
+    Expected<Graph> graph = file->load(0);
+    if (!graph)
+        qFatal("%s", graph.error().format().c_str());
+    return graph.take();
+}
 
 } // namespace jointscope::test
 

@@ -68,13 +68,7 @@ NodeId call(Graph& g, const std::string& name, const std::string& target, std::v
 }
 
 Graph loadGraph(const std::string& dir) {
-    Expected<GraphFile> file = GraphFile::open(dir + "/joint.txt");
-    if (!file)
-        qFatal("%s", file.error().format().c_str());
-    Expected<Graph> graph = file->load(0);
-    if (!graph)
-        qFatal("%s", graph.error().format().c_str());
-    return graph.take();
+    return jointscope::test::loadFirstGraph(dir + "/joint.txt");
 }
 
 using Shapes = std::map<std::string, std::vector<uint64_t>>;

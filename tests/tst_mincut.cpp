@@ -127,17 +127,8 @@ private slots:
             std::sort(out.begin(), out.end());
             return out;
         };
-        const auto loadText = [](const std::string& path) {
-            Expected<GraphFile> f = GraphFile::open(path);
-            if (!f)
-                qFatal("%s", f.error().format().c_str());
-            Expected<Graph> g = f->load(0);
-            if (!g)
-                qFatal("%s", g.error().format().c_str());
-            return g.take();
-        };
-        const Graph torchForward = loadText(dir + "/fw.txt");
-        const Graph torchBackward = loadText(dir + "/bw.txt");
+        const Graph torchForward = loadFirstGraph(dir + "/fw.txt");
+        const Graph torchBackward = loadFirstGraph(dir + "/bw.txt");
         QCOMPARE(nodeNames(p.forward), nodeNames(torchForward));
         QCOMPARE(nodeNames(p.backward), nodeNames(torchBackward));
         Names both;

@@ -15,13 +15,7 @@ using namespace jointscope::test;
 namespace {
 
 Graph load(const std::string& path) {
-    Expected<GraphFile> file = GraphFile::open(path);
-    if (!file)
-        qFatal("%s", file.error().format().c_str());
-    Expected<Graph> graph = file->load(0);
-    if (!graph)
-        qFatal("%s", graph.error().format().c_str());
-    return graph.take();
+    return loadFirstGraph(path);
 }
 
 std::string render(const Graph& g, const Value& v) {

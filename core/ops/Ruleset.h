@@ -67,16 +67,6 @@ struct Ruleset {
     OpSet fusible; // recomputable + random
     OpSet cseExcluded;
     std::array<uint8_t, 32> dtypeBytes{}; // by DType; 0 = this ruleset cannot size the dtype
-
-    bool isRecomputable(const Node& n) const { return recomputable.contains(opKey(n.target)); }
-    bool isView(const Node& n) const {
-        return n.op == NodeOp::CallFunction && views.contains(opKey(n.target));
-    }
-    bool isRandom(const Node& n) const { return random.contains(opKey(n.target)); }
-    bool isComputeIntensive(const Node& n) const { return computeIntensive.contains(opKey(n.target)); }
-    bool isFusible(const Node& n) const {
-        return n.op == NodeOp::CallFunction && fusible.contains(opKey(n.target));
-    }
 };
 
 // The built-in rulesets: "torch-2" (default) and "torch-1.13".

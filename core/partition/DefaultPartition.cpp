@@ -1,17 +1,13 @@
 #include "partition/DefaultPartition.h"
 
 #include "partition/Extract.h"
+#include "partition/MinCut.h"
 
 #include <algorithm>
 #include <unordered_set>
 
 namespace jointscope::partition {
 namespace {
-
-bool isSym(const Node& n) {
-    return n.outputKind == OutputKind::SymInt || n.outputKind == OutputKind::SymFloat ||
-           n.outputKind == OutputKind::SymBool;
-}
 
 void appendOnce(std::vector<NodeId>& list, std::vector<bool>& listed, NodeId id) {
     if (!listed[id]) {
@@ -34,14 +30,14 @@ Expected<SavedSet> defaultPartition(const Graph& joint) {
             inputs.push_back(id);
     }
     const FwdBwdOutputs outputs = splitOutputs(joint, *joint.numFwdOutputs);
-    Expected<Graph> forwardOnly = extractGraph(joint, inputs, outputs.forward, ExtractSide::Forward);
+    Expected<ExtractionPlan> forwardOnly =
+        planExtraction(joint, inputs, outputs.forward, ExtractSide::Forward);
     if (!forwardOnly)
         return forwardOnly.error();
-    std::vector<bool> inForward(joint.size(), false);
-    for (const Node& node : forwardOnly->nodes())
-        if (node.op != NodeOp::Output)
-            if (std::optional<NodeId> id = joint.find(node.name))
-                inForward[*id] = true;
+    // The forward-only graph's nodes: its inputs and the calls it keeps.
+    std::vector<bool> inForward = forwardOnly->kept;
+    for (NodeId id : inputs)
+        inForward[id] = true;
 
     SavedSet set;
     std::vector<bool> listed(joint.size(), false), listedSym(joint.size(), false);
@@ -50,7 +46,7 @@ Expected<SavedSet> defaultPartition(const Graph& joint) {
             continue;
         const Node& node = joint.node(id);
         const bool hasTensorMeta = node.outputKind == OutputKind::Tensor;
-        if (isSym(node)) {
+        if (isSymNode(node)) {
             appendOnce(set.savedSym, listedSym, id);
         } else if (!hasTensorMeta && node.op == NodeOp::CallFunction && !node.users.empty() &&
                    std::all_of(node.users.begin(), node.users.end(),
@@ -65,7 +61,7 @@ Expected<SavedSet> defaultPartition(const Graph& joint) {
                     backwardUsers.push_back(user);
             const bool onlySizes =
                 hasTensorMeta && std::all_of(backwardUsers.begin(), backwardUsers.end(),
-                                             [&](NodeId u) { return isSym(joint.node(u)); });
+                                             [&](NodeId u) { return isSymNode(joint.node(u)); });
             if (onlySizes) {
                 for (NodeId user : backwardUsers)
                     appendOnce(set.savedSym, listedSym, user);

@@ -215,34 +215,6 @@ std::string describeList(const Graph& joint, const std::vector<NodeId>& ids) {
 
 } // namespace
 
-void eliminateDeadCode(Graph& graph) {
-    const size_t n = graph.size();
-    std::vector<uint32_t> users(n);
-    for (NodeId id = 0; id < n; ++id)
-        users[id] = uint32_t(graph.node(id).users.size());
-    std::vector<bool> keep(n, true);
-    bool removed = false;
-    for (NodeId id = NodeId(n); id-- > 0;) {
-        const Node& node = graph.node(id);
-        if (users[id] != 0 || keptWithoutUsers(node))
-            continue;
-        keep[id] = false;
-        removed = true;
-        std::vector<NodeId> inputs;
-        node.forEachInput([&](NodeId in) { inputs.push_back(in); });
-        std::sort(inputs.begin(), inputs.end());
-        inputs.erase(std::unique(inputs.begin(), inputs.end()), inputs.end());
-        for (NodeId in : inputs)
-            --users[in];
-    }
-    if (!removed)
-        return;
-    std::vector<NodeId> identity(n);
-    for (NodeId id = 0; id < n; ++id)
-        identity[id] = id;
-    graph.eraseNodes(keep, identity);
-}
-
 Expected<ExtractionPlan> planExtraction(const Graph& joint, std::span<const NodeId> inputs,
                                         std::span<const Value> outputs, ExtractSide side) {
     const size_t n = joint.size();

@@ -19,9 +19,6 @@ enum class ExtractSide { Forward, Backward, Any };
 Expected<Graph> extractGraph(const Graph& joint, std::span<const NodeId> inputs,
                              std::span<const Value> outputs, ExtractSide side);
 
-// fx's Graph.eliminate_dead_code on an extracted graph (placeholders and impure calls stay).
-void eliminateDeadCode(Graph& graph);
-
 // What an extraction keeps, by joint node id, before any node is copied: `kept` marks the calls that survive
 // dead-code elimination, `read` the inputs something kept (or the output) reads.
 struct ExtractionPlan {

@@ -95,6 +95,7 @@ Expected<Ruleset> parseRuleset(std::string_view jsonText, std::string_view fileN
         readOpSet(ops, "random", rules.random);
         readOpSet(ops, "compute_intensive", rules.computeIntensive);
         readOpSet(ops, "cse_excluded", rules.cseExcluded);
+        readOpSet(ops, "aliasing", rules.aliasing);
         readOpSet(ops, "recomputable", rules.fusible);
         readOpSet(ops, "random", rules.fusible);
 

@@ -66,6 +66,7 @@ struct Ruleset {
     OpSet computeIntensive;
     OpSet fusible; // recomputable + random
     OpSet cseExcluded;
+    OpSet aliasing; // outputs share their first argument's storage (get_node_storage sees through them)
     std::array<uint8_t, 32> dtypeBytes{}; // by DType; 0 = this ruleset cannot size the dtype
 };
 

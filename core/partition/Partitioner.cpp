@@ -23,23 +23,13 @@ double secondsSince(Clock::time_point start) {
     return std::chrono::duration<double>(Clock::now() - start).count();
 }
 
-// Ops whose output shares its input's storage: get_node_storage() sees through them.
+// Ops whose output shares its input's storage (get_node_storage() sees through them): the ruleset's aliasing ops
+// and views.
 bool aliasesFirstArgument(const Node& node, const Ruleset& rules) {
-    static const char* const kAliasing[] = {
-        "aten.view",      "aten._unsafe_view", "aten._reshape_alias",
-        "aten.transpose", "aten.detach",       "aten.alias",
-        "aten.t",         "aten.permute",      "aten.expand",
-        "aten.slice",     "aten.select",       "aten.squeeze",
-        "aten.unsqueeze", "aten.as_strided",   "aten.diagonal",
-        "aten.narrow",    "aten.view_as",      "aten.expand_as",
-        "aten.unflatten",
-    };
     if (node.op != NodeOp::CallFunction || node.args.empty() || node.args[0].kind() != ValueKind::NodeRef)
         return false;
     const std::string key = opKey(node.target);
-    if (rules.views.contains(key))
-        return true;
-    return std::any_of(std::begin(kAliasing), std::end(kAliasing), [&](const char* k) { return key == k; });
+    return rules.aliasing.contains(key) || rules.views.contains(key);
 }
 
 NodeId storageRoot(const Graph& graph, NodeId id, const Ruleset& rules) {

@@ -201,14 +201,27 @@ bool isTangent(const Node& node) {
     return node.op == NodeOp::Placeholder && node.target.text.find("tangents") != std::string::npos;
 }
 
-static bool isSeedOffset(const Node& node) {
+bool isFwdSeedOffset(const Node& node) {
     const std::string& t = node.target.text;
-    return t.find("fwd_seed") != std::string::npos || t.find("fwd_base_offset") != std::string::npos ||
-           t.find("bwd_seed") != std::string::npos || t.find("bwd_base_offset") != std::string::npos;
+    return node.op == NodeOp::Placeholder &&
+           (t.find("fwd_seed") != std::string::npos || t.find("fwd_base_offset") != std::string::npos);
+}
+
+bool isBwdSeedOffset(const Node& node) {
+    const std::string& t = node.target.text;
+    return node.op == NodeOp::Placeholder &&
+           (t.find("bwd_seed") != std::string::npos || t.find("bwd_base_offset") != std::string::npos);
 }
 
 bool isPrimal(const Node& node) {
-    return node.op == NodeOp::Placeholder && !isTangent(node) && !isSeedOffset(node);
+    return node.op == NodeOp::Placeholder && !isTangent(node) && !isFwdSeedOffset(node) &&
+           !isBwdSeedOffset(node);
+}
+
+bool mustBeInBackward(const Node& node) {
+    return node.meta.partitionerTag == "must_be_in_backward" ||
+           (node.meta.partitionerTag == "is_backward" && node.target.ns == "higher_order" &&
+            node.target.op == "with_effects");
 }
 
 } // namespace jointscope

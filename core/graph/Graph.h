@@ -173,5 +173,9 @@ bool operator==(const Graph& a, const Graph& b);
 // torch's _is_primal / _is_tangent / seed-offset predicates on placeholders.
 bool isTangent(const Node& node);
 bool isPrimal(const Node& node);
+bool isFwdSeedOffset(const Node& node);
+bool isBwdSeedOffset(const Node& node);
+// torch's _must_be_in_backward: tagged so, or an effectful op (with_effects) tagged is_backward.
+bool mustBeInBackward(const Node& node);
 
 } // namespace jointscope

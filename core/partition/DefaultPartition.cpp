@@ -24,9 +24,7 @@ Expected<SavedSet> defaultPartition(const Graph& joint) {
     std::vector<NodeId> inputs;
     for (NodeId id = 0; id < joint.size(); ++id) {
         const Node& n = joint.node(id);
-        if (n.op == NodeOp::Placeholder && !isTangent(n) &&
-            n.target.text.find("bwd_seed") == std::string::npos &&
-            n.target.text.find("bwd_base_offset") == std::string::npos)
+        if (isPrimal(n) || isFwdSeedOffset(n))
             inputs.push_back(id);
     }
     const FwdBwdOutputs outputs = splitOutputs(joint, *joint.numFwdOutputs);

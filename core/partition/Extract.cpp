@@ -10,25 +10,6 @@
 namespace jointscope::partition {
 namespace {
 
-bool mustBeInBackward(const Node& n) {
-    return n.meta.partitionerTag == "must_be_in_backward" ||
-           (n.meta.partitionerTag == "is_backward" && n.target.ns == "higher_order" &&
-            n.target.op == "with_effects");
-}
-
-// Side-effectful calls that dead-code elimination keeps (Node.is_impure of torch 2).
-bool keptWithoutUsers(const Node& n) {
-    if (n.op != NodeOp::CallFunction)
-        return n.op == NodeOp::Placeholder || n.op == NodeOp::Output;
-    const Target& t = n.target;
-    if (t.ns == "higher_order" && t.op == "with_effects")
-        return true;
-    if (t.op == "_assert_async" || t.op == "_assert_scalar" || t.text == "torch._assert" || t.op == "print")
-        return true;
-    return (t.kind == TargetKind::OpOverload || t.kind == TargetKind::OpPacket) && !t.op.empty() &&
-           t.op.back() == '_' && t.op.rfind("__", 0) != 0;
-}
-
 Value remap(const Value& value, const std::vector<NodeId>& newId) {
     if (value.kind() == ValueKind::NodeRef)
         return Value::nodeRef(newId[value.asNode()]);
@@ -278,7 +259,8 @@ Expected<ExtractionPlan> planExtraction(const Graph& joint, std::span<const Node
         if (isInput[id] || invalid[id])
             continue;
         const Node& node = joint.node(id);
-        if (!plan.kept[id] && !(node.op == NodeOp::CallFunction && keptWithoutUsers(node)))
+        if (!plan.kept[id] &&
+            !(node.op == NodeOp::CallFunction && isImpure(node, /*mutatingOpsAreImpure=*/true)))
             continue;
         plan.kept[id] = true;
         node.forEachInput([&](NodeId in) { (isInput[in] ? plan.read : plan.kept)[in] = true; });
@@ -365,12 +347,11 @@ Expected<FwdBwdGraphs> extractForwardBackward(const Graph& joint, std::vector<No
         const Node& node = joint.node(id);
         if (node.op != NodeOp::Placeholder)
             continue;
-        const std::string& t = node.target.text.empty() ? node.name : node.target.text;
         if (isTangent(node))
             tangents.push_back(id);
-        else if (t.find("bwd_seed") != std::string::npos || t.find("bwd_base_offset") != std::string::npos)
+        else if (isBwdSeedOffset(node))
             bwdSeeds.push_back(id);
-        else if (t.find("fwd_seed") != std::string::npos || t.find("fwd_base_offset") != std::string::npos)
+        else if (isFwdSeedOffset(node))
             fwdSeeds.push_back(id);
         else
             primals.push_back(id);

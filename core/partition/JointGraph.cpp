@@ -79,12 +79,12 @@ bool excludedFromCse(const Node& node, const Ruleset& rules) {
     if (node.op != NodeOp::CallFunction)
         return true;
     const std::string key = opKey(node.target);
-    return rules.cseExcluded.contains(key) || isImpure(node, rules);
+    return rules.cseExcluded.contains(key) || isImpure(node, rules.dceKeepsMutatingOps);
 }
 
 } // namespace
 
-bool isImpure(const Node& node, const Ruleset& rules) {
+bool isImpure(const Node& node, bool mutatingOpsAreImpure) {
     if (node.op == NodeOp::Placeholder || node.op == NodeOp::Output)
         return true;
     if (node.op != NodeOp::CallFunction)
@@ -107,7 +107,7 @@ bool isImpure(const Node& node, const Ruleset& rules) {
         t.op.starts_with("record_function") || t.op == "print")
         return true;
     // torch >= 2.1: an OpOverload whose schema mutates an argument (in-place "foo_" ops, copy_).
-    return rules.dceKeepsMutatingOps && !t.op.empty() && t.op.back() == '_' && !t.op.starts_with("__");
+    return mutatingOpsAreImpure && !t.op.empty() && t.op.back() == '_' && !t.op.starts_with("__");
 }
 
 PreparedJoint prepareJoint(Graph joint, const Ruleset& rules) {
@@ -124,7 +124,7 @@ PreparedJoint prepareJoint(Graph joint, const Ruleset& rules) {
         liveUsers[id] = uint32_t(joint.node(id).users.size());
     for (NodeId id = NodeId(n); id-- > 0;) {
         const Node& node = joint.node(id);
-        if (liveUsers[id] != 0 || isImpure(node, rules))
+        if (liveUsers[id] != 0 || isImpure(node, rules.dceKeepsMutatingOps))
             continue;
         keep[id] = false;
         prepared.deadNodes.push_back(node.name);

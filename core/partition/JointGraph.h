@@ -17,8 +17,9 @@ struct PreparedJoint {
     std::vector<std::pair<std::string, std::string>> merged; // (removed, kept) by CSE
 };
 
-// Node.is_impure() of the ruleset's torch: side-effectful calls survive dead-code elimination.
-bool isImpure(const Node& node, const Ruleset& rules);
+// Node.is_impure(): side-effectful calls survive dead-code elimination. Since torch 2.1 an op whose schema
+// mutates an argument counts too (`mutatingOpsAreImpure`; a ruleset's dce_keeps_mutating_ops).
+bool isImpure(const Node& node, bool mutatingOpsAreImpure);
 
 // Mirrors torch: joint_module.graph.eliminate_dead_code(), then fx_graph_cse (compile_utils.py) when the
 // ruleset enables CSE. Node names are kept, as node_copy keeps them.

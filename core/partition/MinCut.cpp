@@ -12,28 +12,6 @@ namespace {
 
 constexpr int64_t kFarFromBackward = 1000000000; // int(1e9)
 
-bool isTangentLike(const Node& n) {
-    return isTangent(n);
-}
-
-bool isSeedOffset(const Node& n, std::string_view phase) {
-    if (n.op != NodeOp::Placeholder)
-        return false;
-    const std::string& t = n.target.text.empty() ? n.name : n.target.text;
-    return t.find(std::string(phase) + "_seed") != std::string::npos ||
-           t.find(std::string(phase) + "_base_offset") != std::string::npos;
-}
-
-bool isWithEffects(const Node& n) {
-    return n.target.ns == "higher_order" && n.target.op == "with_effects";
-}
-
-// _must_be_in_backward
-bool mustBeInBackward(const Node& n) {
-    return n.meta.partitionerTag == "must_be_in_backward" ||
-           (n.meta.partitionerTag == "is_backward" && isWithEffects(n));
-}
-
 bool isCollective(const Node& n) {
     return n.op == NodeOp::CallFunction && n.target.kind == TargetKind::OpOverload &&
            n.target.ns == "_c10d_functional";
@@ -229,7 +207,7 @@ Expected<NodeInfo> classifyNodes(const Graph& graph, const Ruleset& rules, std::
         info.bytes[id] = *bytes;
         info.hasTensorSize[id] =
             node.outputKind == OutputKind::Tensor && node.tensor() && node.tensor()->known();
-        if (node.op == NodeOp::Placeholder && (isPrimal(node) || isSeedOffset(node, "fwd")))
+        if (node.op == NodeOp::Placeholder && (isPrimal(node) || isFwdSeedOffset(node)))
             info.inputs.push_back(id);
         info.staticLifetime[id] = rules.treatParametersAsFreeToSave && isStaticLifetimeInput(node);
     }
@@ -277,7 +255,7 @@ Expected<NodeInfo> classifyNodes(const Graph& graph, const Ruleset& rules, std::
     // topological).
     for (NodeId id = 0; id < n; ++id) {
         const Node& node = graph.node(id);
-        if (isTangentLike(node) || (rules.bwdOutputsRequiredInBackward && mustBeInBackward(node)))
+        if (isTangent(node) || (rules.bwdOutputsRequiredInBackward && mustBeInBackward(node)))
             info.requiredBw[id] = true;
         if (info.requiredBw[id])
             for (NodeId user : node.users)
@@ -329,7 +307,7 @@ Expected<NodeInfo> classifyNodes(const Graph& graph, const Ruleset& rules, std::
             markLive(out);
         }
     for (NodeId id = 0; id < n; ++id)
-        if (graph.node(id).op == NodeOp::CallFunction && isImpure(graph.node(id), rules))
+        if (graph.node(id).op == NodeOp::CallFunction && isImpure(graph.node(id), rules.dceKeepsMutatingOps))
             markLive(id);
     while (!stack.empty()) {
         const NodeId id = stack.back();

@@ -23,8 +23,8 @@ double secondsSince(Clock::time_point start) {
     return std::chrono::duration<double>(Clock::now() - start).count();
 }
 
-// Ops whose output shares its input's storage (get_node_storage() sees through them): the ruleset's aliasing ops
-// and views.
+// Ops whose output shares its input's storage (get_node_storage() sees through them): the ruleset's aliasing
+// ops and views.
 bool aliasesFirstArgument(const Node& node, const Ruleset& rules) {
     if (node.op != NodeOp::CallFunction || node.args.empty() || node.args[0].kind() != ValueKind::NodeRef)
         return false;

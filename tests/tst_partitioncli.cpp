@@ -190,10 +190,16 @@ private slots:
         QCOMPARE(runCli({"partition", shared113("mlp"), "--solver", "magic"}).exitCode, 1);
         QCOMPARE(runCli({"partition", shared113("mlp"), "--ruleset", "torch-0.4"}).exitCode, 2);
         QCOMPARE(runCli({"partition", "/nonexistent/joint.txt"}).exitCode, 2);
-        // A forward graph alone has no tangents and no declared forward outputs: a located, named error.
+        // A forward graph alone has no tangents and no declared forward outputs: a named error with the way
+        // out.
         const Run fw = runCli({"partition", shared113("mlp", "fw.txt")});
         QCOMPARE(fw.exitCode, 2);
-        QVERIFY2(fw.err.find("forward outputs") != std::string::npos, fw.err.c_str());
+        QVERIFY2(fw.err.find("--num-fwd-outputs N") != std::string::npos, fw.err.c_str());
+        const Run counted =
+            runCli({"partition", shared113("mlp", "fw.txt"), "--num-fwd-outputs", "1", "--json"});
+        QCOMPARE(counted.exitCode, 2); // then the next thing it lacks: shapes (fw.txt has no sidecar)
+        QVERIFY2(counted.err.find("no tensor metadata") != std::string::npos, counted.err.c_str());
+        QCOMPARE(runCli({"partition", shared113("mlp", "fw.txt"), "--num-fwd-outputs", "-1"}).exitCode, 1);
     }
 };
 

@@ -29,6 +29,8 @@ std::vector<OptionSpec> partitionOptions() {
             {"--solver", "", "K", "knapsack solver for budgets below 1: greedy, dp (default) or ilp"},
             {"--policy", "", "P.json",
              "node name -> MUST_SAVE | PREFER_SAVE | MUST_RECOMPUTE | PREFER_RECOMPUTE"},
+            {"--num-fwd-outputs", "", "N",
+             "the first N outputs are forward outputs (when the file does not say)"},
             jsonOption()};
 }
 
@@ -64,6 +66,28 @@ int readEngineOptions(const Command& command, const ParsedArgs& args, Ruleset& r
             return inputError(policy.error());
         options.overrides = policy.take();
     }
+    return kExitOk;
+}
+
+// Loads the joint graph and settles how many of its outputs are forward outputs (--num-fwd-outputs, else what
+// the file says).
+int loadJointGraph(const Command& command, const ParsedArgs& args, Graph& graph) {
+    if (int code = loadOneGraph(command, args, graph); code != kExitOk)
+        return code;
+    if (std::optional<std::string> n = args.value("--num-fwd-outputs")) {
+        char* end = nullptr;
+        const long long count = std::strtoll(n->c_str(), &end, 10);
+        if (end == n->c_str() || *end != '\0' || count < 0)
+            return usageError(command, "--num-fwd-outputs takes a count; got '" + *n + "'");
+        graph.numFwdOutputs = count;
+    }
+    if (!graph.numFwdOutputs)
+        return inputError(
+            makeError({args.positional[0], 0, 0},
+                      "graph '" + graph.name +
+                          "': how many outputs are forward outputs is unknown; pass --num-fwd-outputs N "
+                          "(torch 1.13 graphs carry it in their .meta.json sidecar, torch >= 2.3 in "
+                          "output descriptors)"));
     return kExitOk;
 }
 
@@ -166,7 +190,7 @@ int runPartition(const ParsedArgs& args) {
     if (int code = readEngineOptions(command, args, rules, options); code != kExitOk)
         return code;
     Graph graph;
-    if (int code = loadOneGraph(command, args, graph); code != kExitOk)
+    if (int code = loadJointGraph(command, args, graph); code != kExitOk)
         return code;
     const std::optional<std::string> outDir = args.value("--out");
     options.extract = outDir.has_value(); // the graphs are only written, never printed
@@ -279,7 +303,7 @@ int runPareto(const ParsedArgs& args) {
             return usageError(command, "--points takes an integer in [2, 10000]");
     }
     Graph graph;
-    if (int code = loadOneGraph(command, args, graph); code != kExitOk)
+    if (int code = loadJointGraph(command, args, graph); code != kExitOk)
         return code;
     const std::string graphName = graph.name;
     const auto start = std::chrono::steady_clock::now();
@@ -328,8 +352,9 @@ const Command& partitionCommand() {
         "partition",
         "partition FILE [--graph G] [--ruleset torch-2|torch-1.13] [--strategy min-cut|default] "
         "[--memory-budget B] "
-        "[--solver greedy|dp|ilp] [--policy P.json] [--explain NODE] [--decision D.json] [--out DIR] "
-        "[--repeat N] [--json]",
+        "[--solver greedy|dp|ilp] [--policy P.json] [--num-fwd-outputs N] [--explain NODE] [--decision "
+        "D.json] "
+        "[--out DIR] [--repeat N] [--json]",
         "Decide which activations torch saves and which it recomputes, as torch's partitioner does.",
         [] {
             std::vector<OptionSpec> o = partitionOptions();
@@ -352,7 +377,8 @@ const Command& partitionCommand() {
 const Command& paretoCommand() {
     static const Command command{
         "pareto",
-        "pareto FILE [--graph G] [--ruleset R] [--solver greedy|dp|ilp] [--points N] [--json]",
+        "pareto FILE [--graph G] [--ruleset R] [--solver greedy|dp|ilp] [--num-fwd-outputs N] [--points N] "
+        "[--json]",
         "Saved memory against recompute cost over N activation memory budgets (default 100).",
         [] {
             std::vector<OptionSpec> o = partitionOptions();

@@ -1,12 +1,16 @@
 #!/usr/bin/env python3
 """jointscope's partition engine against torch 1.13's own min-cut partitioner, on the same real joint graphs.
 
-Exports GPT stacks with jointscope_torch (torch 1.13, CPU, small dims: the graph, not the arithmetic, is what the
-partitioner works on), times torch's min_cut_rematerialization_partition on fresh copies of that joint graph
-(median of 3, as export_joint runs it) and `jointscope-cli partition FILE --ruleset torch-1.13 --json --repeat 20`
-(the engine's median `seconds` in one warm process, like torch's), plus the wall time of single cold CLI runs
-(median of 5, reading the JSON file included), checks that the saved lists are identical, and prints markdown
-rows for docs/benchmarks.md.
+Captures GPT stacks (jointscope_torch.models.gpt_stack: dim 32, 4 heads; 48 layers = 7,645 nodes) in torch 1.13 on
+the CPU (the graph, not the arithmetic, is what a partitioner works on) and writes them as jointscope JSON, cached
+in the output folder and rewritten only when the capture's node count or torch version changed. Then:
+  - torch: min_cut_rematerialization_partition on a fresh copy of the joint graph each time (median of 3), exactly
+    as export_joint runs it (jointscope_torch._capture._run_partitioner);
+  - jointscope: `jointscope-cli partition FILE --ruleset torch-1.13 --json`, 5 cold processes: the median of the
+    engine `seconds` they report and the median process wall time (reading the JSON file included); and one warm
+    process with `--repeat 20` (median engine time over 20 runs, like torch's, which also runs in a warm process);
+checks that every saved list is identical to torch's, and prints markdown rows for docs/benchmarks.md.
+Exit status 1 when a saved list differs.
 
 Usage: python3 bench/partition_vs_torch.py --cli build/app/jointscope-cli [--layers 12 48] [--out DIR]
 """
@@ -23,62 +27,98 @@ sys.path.insert(0, os.path.join(HERE, "..", "python"))
 
 import torch  # noqa: E402
 
-from jointscope_torch import _capture, export_joint  # noqa: E402
-from jointscope_torch.models import GPTStack  # noqa: E402
+from jointscope_torch import _capture, _serialize, capture_joint  # noqa: E402
+from jointscope_torch.models import gpt_stack  # noqa: E402
 
 
-def torch_min_cut_seconds(capture, repeats):
+def export_cached(layers, folder):
+    """Captures the stack; writes its JSON unless an identical capture is cached. (capture, path)."""
+    model, args = gpt_stack(layers=layers)
+    capture = capture_joint(model, args, min_cut=False, default_partition=False)
+    name = "gpt_%d_layers" % layers
+    path = os.path.join(folder, name + ".json")
+    nodes = len(capture.joint_module.graph.nodes)
+    try:
+        with open(path) as f:
+            graph = json.load(f)["graph"]
+        if len(graph["nodes"]) == nodes and graph["attributes"].get("torch_version") == torch.__version__:
+            return capture, path
+    except (OSError, ValueError, KeyError):
+        pass
+    attributes = {"torch_version": torch.__version__, "kind": "aot_joint_graph", "capture": capture.api}
+    graph = _serialize.graph_to_json(capture.joint_module, name=name, num_fwd_outputs=capture.num_fwd_outputs,
+                                     attributes=attributes, decisions=[], devices=_capture._node_devices(capture))
+    _serialize.write_document(graph, path)
+    return capture, path
+
+
+def torch_min_cut(capture, repeats):
+    """Median seconds of torch's min-cut over `repeats` fresh copies, and its saved list."""
     min_cut, _ = _capture._torch_partitioners()
     times, saved = [], None
     for _ in range(repeats):
         decision = _capture._run_partitioner("torch_min_cut", min_cut, capture.joint_module, capture.joint_inputs, {},
                                              capture.num_fwd_outputs)
         times.append(decision["seconds"])
+        if saved is not None and decision["saved"] != saved:
+            raise RuntimeError("torch's min-cut gave different saved lists on copies of one graph")
         saved = decision["saved"]
     return statistics.median(times), saved
 
 
-def jointscope_seconds(cli, path, repeats):
-    wall, saved = [], None
+def jointscope(cli, path, repeats):
+    """(median engine seconds of cold runs, median wall seconds of cold runs, warm engine seconds, saved list)."""
+    command = [cli, "partition", path, "--ruleset", "torch-1.13", "--json"]
+    engine, wall, saved = [], [], None
     for _ in range(repeats):
         start = time.perf_counter()
-        proc = subprocess.run([cli, "partition", path, "--ruleset", "torch-1.13", "--json"], capture_output=True,
-                              text=True, check=True)
+        proc = subprocess.run(command, capture_output=True, text=True, check=True)
         wall.append(time.perf_counter() - start)
-        saved = json.loads(proc.stdout)["saved"]
-    warm = subprocess.run([cli, "partition", path, "--ruleset", "torch-1.13", "--json", "--repeat", "20"],
-                          capture_output=True, text=True, check=True)
-    engine = json.loads(warm.stdout)
-    assert engine["saved"] == saved
-    return engine["seconds"], statistics.median(wall), saved
+        result = json.loads(proc.stdout)
+        engine.append(result["seconds"])
+        if saved is not None and result["saved"] != saved:
+            raise RuntimeError("jointscope-cli gave different saved lists on one graph")
+        saved = result["saved"]
+    warm = json.loads(subprocess.run(command + ["--repeat", "20"], capture_output=True, text=True, check=True).stdout)
+    if warm["saved"] != saved:
+        raise RuntimeError("jointscope-cli --repeat gave another saved list")
+    return statistics.median(engine), statistics.median(wall), warm["seconds"], saved
 
 
 def main():
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("--cli", required=True)
+    ap.add_argument("--cli", required=True, help="path of jointscope-cli")
     ap.add_argument("--layers", type=int, nargs="+", default=[12, 48])
-    ap.add_argument("--out", default=os.path.join(os.getcwd(), "partition-bench"))
+    ap.add_argument("--out", help="folder for the cached exports (default: <build dir>/partition-bench, the build "
+                    "dir being JOINTSCOPE_BUILD_DIR, else the CLI's folder, or the one above it when that is app/)")
     args = ap.parse_args()
-    os.makedirs(args.out, exist_ok=True)
-    print("torch %s, %d cores" % (torch.__version__, os.cpu_count()), file=sys.stderr)
-    print("| graph | nodes | saved | torch 1.13 min-cut | jointscope engine | ratio | jointscope-cli wall | ratio | identical |")
-    print("|---|---|---|---|---|---|---|---|---|")
+    cli = os.path.abspath(args.cli)
+    cli_dir = os.path.dirname(cli)  # <build>/app/jointscope-cli in a CMake build
+    build_dir = os.environ.get("JOINTSCOPE_BUILD_DIR") or (
+        os.path.dirname(cli_dir) if os.path.basename(cli_dir) == "app" else cli_dir)
+    out = args.out or os.path.join(build_dir, "partition-bench")
+    os.makedirs(out, exist_ok=True)
+    print("torch %s, %d cores; exports in %s" % (torch.__version__, os.cpu_count(), out), file=sys.stderr)
+    print("| graph | nodes | saved | torch 1.13 min-cut | jointscope engine (warm) | ratio "
+          "| engine (cold) | `jointscope-cli` cold wall | ratio | identical |")
+    print("|---|---:|---:|---:|---:|---:|---:|---:|---:|---|")
+    identical = True
     for layers in args.layers:
-        torch.manual_seed(0)
-        model = GPTStack(dim=32, heads=4, layers=layers)
-        x = torch.randn(2, 16, 32, requires_grad=True)
-        path = os.path.join(args.out, "gpt_%d_layers.json" % layers)
-        capture = export_joint(model, (x,), path, name="gpt_%d_layers" % layers, min_cut=False, default_partition=False)
+        capture, path = export_cached(layers, out)
         nodes = len(capture.joint_module.graph.nodes)
-        torch_s, torch_saved = torch_min_cut_seconds(capture, 3)
-        engine_s, wall_s, ours = jointscope_seconds(args.cli, path, 5)
+        torch_s, torch_saved = torch_min_cut(capture, 3)
+        cold_s, wall_s, warm_s, ours = jointscope(cli, path, 5)
         same = ours == torch_saved
-        print("| GPT, %d layers | %d | %d | %.3f s | %.2f ms | %.0fx | %.1f ms | %.0fx | %s |" % (
-            layers, nodes, len(ours), torch_s, engine_s * 1e3, torch_s / engine_s, wall_s * 1e3, torch_s / wall_s,
-            "yes" if same else "NO"))
+        identical = identical and same
+        print("| GPT, %d layers | %s | %s | %.3f s | %.2f ms | **%.0f×** | %.2f ms | %.1f ms | %.0f× | %s |" % (
+            layers, format(nodes, ","), format(len(ours), ","), torch_s, warm_s * 1e3, torch_s / warm_s,
+            cold_s * 1e3, wall_s * 1e3, torch_s / wall_s, "yes" if same else "NO"), flush=True)
         if not same:
-            print("saved lists differ for %d layers" % layers, file=sys.stderr)
-            sys.exit(1)
+            missing = [n for n in torch_saved if n not in ours]
+            extra = [n for n in ours if n not in torch_saved]
+            print("%d layers: saved lists differ: missing %s, extra %s" % (layers, missing[:20], extra[:20]),
+                  file=sys.stderr)
+    sys.exit(0 if identical else 1)
 
 
 if __name__ == "__main__":

@@ -36,10 +36,15 @@ graph_to_json / write_document: the serializer for any fx.GraphModule.
 apply_partition(decision) -> AppliedPartition
     decision.json (from `jointscope-cli partition FILE --out DIR`) or its dict. .partition_fn is a partition
     function for functorch 1.13's aot_function / aot_module and torch 2's aot_autograd that saves exactly the
-    decision's values (nodes matched by name + target + shape); .joint_pass(gm) tags a torch 2 joint graph with
-    CheckpointPolicy (MUST_SAVE / PREFER_RECOMPUTE) instead.
+    decision's values (nodes matched by name + target + shape, falling back to a unique target + shape when a
+    name is missing) and refuses, naming the values, a decision the backward cannot run from (an unsaved forward
+    input it needs, a random op it would redraw); .joint_pass(gm) tags a torch 2 joint graph with
+    CheckpointPolicy (MUST_SAVE / PREFER_RECOMPUTE) instead (on torch 1.13 it warns and changes nothing).
+    .saved_names, .decision. See docs/user-guide.md, "Applying an edited partition in torch".
 
-jointscope_torch.models: small reference models (MLP, GPTBlock, ConvNet, LlamaStack) taking `device`.
+jointscope_torch.models: small reference models taking `device` (MLP, GPTBlock, ConvNet, LlamaStack, GPTStack,
+TinyLM with embedding + dropout + cross-entropy), gpt_stack(layers=48) (the ~7.6k-node benchmark model with its
+input) and oracle_models() (the six models the partition oracle test exports).
 """
 
 from ._apply import AppliedPartition, apply_partition

@@ -1,10 +1,13 @@
 """Applying a partition decision edited in jointscope back to real torch training."""
 
+import inspect
 import json
 import operator
+import warnings
 
 import torch
 import torch.fx as fx
+import torch.utils._pytree as pytree
 
 
 def _torch_partitioner_module():
@@ -17,12 +20,15 @@ def _torch_partitioner_module():
 
 def _cse(graph):
     """torch's fx_graph_cse, which the min-cut partitioner runs before it decides: decision names refer to the
-    graph after it."""
+    graph after it. functorch 1.13 always runs it; torch 2 only when torch._functorch.config.cse is on."""
     try:
+        from torch._functorch import config
         from torch._functorch.compile_utils import fx_graph_cse
     except ImportError:
         from functorch._src.compile_utils import fx_graph_cse
-    return fx_graph_cse(graph)
+
+        return fx_graph_cse(graph)
+    return fx_graph_cse(graph) if getattr(config, "cse", True) else graph
 
 
 def _target_text(node):
@@ -65,10 +71,11 @@ class AppliedPartition:
 
     partition_fn(joint_module, joint_inputs, **kwargs): a partition function for functorch 1.13's
         aot_function / aot_module (partition_fn=...) and torch 2's aot_autograd; it saves exactly the decision's
-        values and builds the forward / backward graphs with torch's own _extract_fwd_bwd_modules.
+        values and builds the forward / backward graphs with torch's own _extract_fwd_bwd_modules. A value not
+        found, or a decision the backward cannot run from, is a ValueError naming the values.
     joint_pass(gm): for torch 2, tags the joint graph (node.meta["recompute"]): MUST_SAVE on saved values,
         PREFER_RECOMPUTE on recomputed ones, so torch's min-cut partitioner reproduces the decision. On torch
-        1.13, which has no CheckpointPolicy, it leaves the graph unchanged; use partition_fn there.
+        1.13, which has no CheckpointPolicy, it warns and leaves the graph unchanged; use partition_fn there.
     saved_names, decision: the decision as loaded.
     """
 
@@ -79,17 +86,19 @@ class AppliedPartition:
         self.nodes = decision.get("nodes", {})
 
     def _match(self, graph, names):
-        """Nodes of `graph` for `names`, matched by name + target + shape. A renamed node is accepted when exactly
-        one unmatched node has the recorded target and shape."""
+        """Nodes of `graph` for `names`, in the order of `names`, matched by name + target + shape.
+
+        A name that is missing, or whose node has another target or shape, falls back to the recorded target and
+        shape: it is accepted when exactly one node has them that is not named in the decision and not taken by
+        an earlier fallback (in the decision's order); several or none is an error that lists every such name."""
         by_name = {n.name: n for n in graph.nodes}
         matched, unmatched = [], []
-        taken = set()
+        taken = {by_name[name] for name in names if name in by_name}  # a fallback never takes a named value
         for name in names:
             want = self.nodes.get(name, {})
             node = by_name.get(name)
             if node is not None and self._agrees(node, want):
                 matched.append(node)
-                taken.add(node)
                 continue
             candidates = [n for n in graph.nodes if n not in taken and want and self._agrees(n, want)]
             if len(candidates) == 1:
@@ -115,6 +124,8 @@ class AppliedPartition:
         return shape is None or _shape(node) is None or _shape(node) == shape
 
     def partition_fn(self, joint_module, joint_inputs, **kwargs):
+        # Mirrors the start and end of torch's min_cut_rematerialization_partition: DCE, CSE, then
+        # _extract_fwd_bwd_modules with the decision's saved values instead of the min cut's.
         partitioners = _torch_partitioner_module()
         joint_module.graph.eliminate_dead_code()
         joint_module.recompile()
@@ -123,15 +134,15 @@ class AppliedPartition:
         saved = self._match(joint_module.graph, self.saved_names)
         sym = [n for n in saved if _is_sym_node(n)]
         tensors = [n for n in saved if not _is_sym_node(n)]
-        if "num_fwd_outputs" in kwargs:  # torch 2.x
-            return partitioners._extract_fwd_bwd_modules(joint_module, tensors, saved_sym_nodes=sym,
-                                                        num_fwd_outputs=kwargs["num_fwd_outputs"])
-        return partitioners._extract_fwd_bwd_modules(joint_module, tensors)
+        _check_backward_inputs(joint_module, saved, kwargs)
+        return _extract(partitioners._extract_fwd_bwd_modules, joint_module, tensors, sym, kwargs)
 
     def joint_pass(self, gm):
         try:
             from torch.utils.checkpoint import CheckpointPolicy
-        except ImportError:  # torch 1.13
+        except ImportError:  # torch 1.13: no CheckpointPolicy, and its partitioner reads no tags
+            warnings.warn("apply_partition: this torch has no CheckpointPolicy; joint_pass leaves the graph "
+                          "unchanged (use partition_fn)")
             return gm
         graph = gm.graph if isinstance(gm, fx.GraphModule) else gm
         for node in self._match(graph, self.saved_names):
@@ -139,6 +150,73 @@ class AppliedPartition:
         for node in self._match(graph, self.recomputed_names):
             node.meta["recompute"] = CheckpointPolicy.PREFER_RECOMPUTE
         return gm
+
+
+def _extract(extract_fwd_bwd_modules, joint_module, saved_values, saved_sym_nodes, partition_kwargs):
+    """Calls torch's _extract_fwd_bwd_modules with what this torch's signature takes: functorch 1.13 takes
+    (joint_module, saved_values); torch 2 adds saved_sym_nodes and keyword num_fwd_outputs, later ones
+    saved_opaque_nodes and static_lifetime_input_nodes."""
+    params = inspect.signature(extract_fwd_bwd_modules).parameters
+    if "saved_sym_nodes" not in params:  # functorch 1.13: static shapes, forward outputs from the out spec
+        if saved_sym_nodes:
+            raise ValueError("apply_partition: this torch cannot save symbolic values: %s"
+                             % ", ".join(n.name for n in saved_sym_nodes))
+        return extract_fwd_bwd_modules(joint_module, saved_values)
+    options = {"saved_sym_nodes": saved_sym_nodes}
+    if "num_fwd_outputs" in params:
+        num_fwd_outputs = partition_kwargs.get("num_fwd_outputs")
+        if num_fwd_outputs is None:
+            raise ValueError("apply_partition: torch did not pass num_fwd_outputs to the partition function")
+        options["num_fwd_outputs"] = num_fwd_outputs
+    if "saved_opaque_nodes" in params:
+        options["saved_opaque_nodes"] = []
+    indices = partition_kwargs.get("static_lifetime_input_indices")
+    if "static_lifetime_input_nodes" in params and indices is not None:
+        placeholders = [n for n in joint_module.graph.nodes if n.op == "placeholder"]
+        options["static_lifetime_input_nodes"] = [placeholders[i] for i in indices]
+    return extract_fwd_bwd_modules(joint_module, saved_values, **options)
+
+
+def _is_backward_input(node):
+    # torch's _is_tangent / _is_bwd_seed_offset: the backward's own inputs besides the saved values
+    return node.op == "placeholder" and (node.name.startswith("tangents") or "bwd_seed" in node.name
+                                         or "bwd_base_offset" in node.name)
+
+
+def _check_backward_inputs(joint_module, saved, partition_kwargs):
+    """Refuses, with the names, a decision the backward cannot run from: a forward input it would need but that is
+    not saved (torch's extraction would emit an invalid graph), or a random op it would have to compute again
+    (drawing new numbers: torch 1.13 bans that, torch 2 replays the RNG state in functionalize_rng_ops, which a
+    forced decision cannot do here)."""
+    from ._capture import _num_fwd_outputs  # the same count export_joint records
+
+    num_fwd_outputs = _num_fwd_outputs(joint_module, partition_kwargs)
+    output = [n for n in joint_module.graph.nodes if n.op == "output"][0]
+    # torch's _extract_fwd_bwd_outputs: the flattened outputs after the forward's are the backward's
+    flat = pytree.tree_flatten(output.args)[0]
+    stack = [n for n in flat[num_fwd_outputs:] if isinstance(n, fx.Node)]
+    seeded = getattr(getattr(torch, "Tag", None), "nondeterministic_seeded", None)
+    available, seen, missing, random = set(saved), set(), [], []
+    while stack:
+        node = stack.pop()
+        if node in seen or node in available or _is_backward_input(node):
+            continue
+        seen.add(node)
+        if node.op == "placeholder":
+            missing.append(node.name)
+            continue
+        if seeded is not None and seeded in getattr(node.target, "tags", ()):
+            random.append(node.name)
+        stack.extend(node.all_input_nodes)
+    problems = []
+    if random:
+        problems.append("recomputes random ops in the backward (save their results instead): %s"
+                        % ", ".join(sorted(random)))
+    if missing:
+        problems.append("the backward needs forward inputs it neither receives nor can recompute (save them or "
+                        "values computed from them): %s" % ", ".join(sorted(missing)))
+    if problems:
+        raise ValueError("apply_partition: invalid decision: " + "; ".join(problems))
 
 
 def apply_partition(decision):

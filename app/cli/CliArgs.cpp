@@ -16,6 +16,14 @@ std::optional<std::string> ParsedArgs::value(std::string_view option) const {
     return std::nullopt;
 }
 
+std::vector<std::string> ParsedArgs::values(std::string_view option) const {
+    std::vector<std::string> out;
+    for (const auto& [name, value] : options_)
+        if (name == option)
+            out.push_back(value);
+    return out;
+}
+
 std::string ParsedArgs::valueOr(std::string_view option, std::string fallback) const {
     std::optional<std::string> v = value(option);
     return v ? *v : std::move(fallback);

@@ -25,6 +25,8 @@ public:
     // The last value given for option, if any.
     std::optional<std::string> value(std::string_view option) const;
     std::string valueOr(std::string_view option, std::string fallback) const;
+    // Every value given for a repeatable option, in order.
+    std::vector<std::string> values(std::string_view option) const;
 
     void add(std::string_view option, std::string value) {
         options_.emplace_back(std::string(option), std::move(value));

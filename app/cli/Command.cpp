@@ -1,5 +1,8 @@
 #include "Command.h"
 
+#include <nlohmann/json.hpp>
+
+#include <cstdlib>
 #include <fstream>
 
 namespace jointscope::cli {
@@ -90,6 +93,55 @@ int loadOneGraph(const Command& command, const ParsedArgs& args, Graph& graph, G
     if (format)
         *format = file->format();
     return kExitOk;
+}
+
+// Loads the joint graph and settles how many of its outputs are forward outputs (--num-fwd-outputs, else what
+// the file says).
+int loadJointGraph(const Command& command, const ParsedArgs& args, Graph& graph) {
+    if (int code = loadOneGraph(command, args, graph); code != kExitOk)
+        return code;
+    if (std::optional<std::string> n = args.value("--num-fwd-outputs")) {
+        char* end = nullptr;
+        const long long count = std::strtoll(n->c_str(), &end, 10);
+        if (end == n->c_str() || *end != '\0' || count < 0)
+            return usageError(command, "--num-fwd-outputs takes a count; got '" + *n + "'");
+        graph.numFwdOutputs = count;
+    }
+    if (!graph.numFwdOutputs)
+        return inputError(
+            makeError({args.positional[0], 0, 0},
+                      "graph '" + graph.name +
+                          "': how many outputs are forward outputs is unknown; pass --num-fwd-outputs N "
+                          "(torch 1.13 graphs carry it in their .meta.json sidecar, torch >= 2.3 in "
+                          "output descriptors)"));
+    return kExitOk;
+}
+
+// The saved values of an edited decision.json (saved, then saved_sym).
+Expected<std::vector<std::string>> readSavedNames(const std::string& path) {
+    std::ifstream in(path);
+    if (!in)
+        return makeError({path, 0, 0}, "cannot open decision file");
+    const nlohmann::json doc = nlohmann::json::parse(in, nullptr, /*allow_exceptions=*/false);
+    if (doc.is_discarded() || !doc.is_object() || !doc.contains("saved") || !doc.at("saved").is_array())
+        return makeError({path, 1, 1},
+                         "a decision file is a JSON object with a \"saved\" list of node names");
+    std::vector<std::string> names;
+    for (const char* key : {"saved", "saved_sym"})
+        if (doc.contains(key) && doc.at(key).is_array())
+            for (const nlohmann::json& name : doc.at(key)) {
+                if (!name.is_string())
+                    return makeError({path, 1, 1}, std::string("\"") + key + "\" must list node names");
+                names.push_back(name.get<std::string>());
+            }
+    return names;
+}
+
+std::string defaultRulesetName(const Graph& graph) {
+    for (const auto& [key, value] : graph.attributes)
+        if (key == "torch_version" && value.rfind("1.", 0) == 0)
+            return "torch-1.13";
+    return "torch-2";
 }
 
 } // namespace jointscope::cli

@@ -16,6 +16,10 @@
 #include <string_view>
 #include <vector>
 
+namespace jointscope::runtime {
+struct RunOptions;
+}
+
 namespace jointscope::cli {
 
 enum ExitCode : int {
@@ -39,6 +43,13 @@ const Command& convertCommand();
 const Command& partitionCommand();
 const Command& paretoCommand();
 const Command& splitDwCommand();
+const Command& devicesCommand();
+const Command& profileDbCommand();
+const Command& costCommand();
+#ifdef JOINTSCOPE_HAVE_TORCH
+const Command& validateCommand();
+const Command& profileCommand();
+#endif
 
 // Options every graph-reading command accepts.
 OptionSpec graphOption();
@@ -69,5 +80,19 @@ bool writeOutputFile(const std::string& path, const std::string& text);
 // logs).
 int loadOneGraph(const Command& command, const ParsedArgs& args, Graph& graph, GraphEntry* entry = nullptr,
                  FileFormat* format = nullptr);
+
+// loadOneGraph, then settles how many outputs are forward outputs (--num-fwd-outputs, else what the file
+// says; an error when neither does).
+int loadJointGraph(const Command& command, const ParsedArgs& args, Graph& graph);
+
+// The saved values of a decision JSON (what `partition --json` prints, or an edited copy): "saved", then
+// "saved_sym".
+Expected<std::vector<std::string>> readSavedNames(const std::string& path);
+
+// The partitioner ruleset a graph was made under: torch-1.13 for graphs recorded by torch 1.x, else torch-2.
+std::string defaultRulesetName(const Graph& graph);
+
+// --device, --seed and --bind of the commands that run graphs (validate, profile).
+int readRuntimeOptions(const Command& command, const ParsedArgs& args, runtime::RunOptions& run);
 
 } // namespace jointscope::cli

@@ -1,5 +1,6 @@
 // jointscope-cli partition / pareto: torch's activation-checkpointing partition of a joint graph, natively.
 #include "Command.h"
+#include "CostOptions.h"
 
 #include "cost/RuntimeEstimator.h"
 #include "io/FxWriter.h"
@@ -21,17 +22,32 @@ using Json = nlohmann::ordered_json;
 using namespace jointscope::partition;
 
 std::vector<OptionSpec> partitionOptions() {
-    return {graphOption(),
-            metaOption(),
-            {"--ruleset", "", "R", "torch-2 (default), torch-1.13, or a ruleset JSON file"},
-            {"--strategy", "", "S", "min-cut (default) or default"},
-            {"--memory-budget", "", "B", "activation_memory_budget in [0, 1] (default 1)"},
-            {"--solver", "", "K", "knapsack solver for budgets below 1: greedy, dp (default) or ilp"},
-            {"--policy", "", "P.json",
-             "node name -> MUST_SAVE | PREFER_SAVE | MUST_RECOMPUTE | PREFER_RECOMPUTE"},
-            {"--num-fwd-outputs", "", "N",
-             "the first N outputs are forward outputs (when the file does not say)"},
-            jsonOption()};
+    std::vector<OptionSpec> options = {
+        graphOption(),
+        metaOption(),
+        {"--ruleset", "", "R", "torch-2 (default), torch-1.13, or a ruleset JSON file"},
+        {"--strategy", "", "S", "min-cut (default) or default"},
+        {"--memory-budget", "", "B", "activation_memory_budget in [0, 1] (default 1)"},
+        {"--solver", "", "K", "knapsack solver for budgets below 1: greedy, dp (default) or ilp"},
+        {"--policy", "", "P.json",
+         "node name -> MUST_SAVE | PREFER_SAVE | MUST_RECOMPUTE | PREFER_RECOMPUTE"},
+        {"--num-fwd-outputs", "", "N",
+         "the first N outputs are forward outputs (when the file does not say)"},
+        jsonOption()};
+    for (const OptionSpec& o : costOptions(/*withModel=*/true))
+        options.push_back(o);
+    return options;
+}
+
+// --cost-model and its device / database: the knapsack's runtime estimator (FLOP counts when none).
+int readEstimator(const Command& command, const ParsedArgs& args, const Graph& graph, CostSetup& costs,
+                  PartitionOptions& options) {
+    if (int code = readCostOptions(command, args, graph, CostModelKind::Flops, costs); code != kExitOk)
+        return code;
+    for (const std::string& w : costs.warnings)
+        std::fprintf(stderr, "jointscope-cli: warning: %s\n", w.c_str());
+    options.estimator = costs.estimator.get();
+    return kExitOk;
 }
 
 // The options shared by partition and pareto, parsed; returns kExitOk or a usage / input error code.
@@ -67,48 +83,6 @@ int readEngineOptions(const Command& command, const ParsedArgs& args, Ruleset& r
         options.overrides = policy.take();
     }
     return kExitOk;
-}
-
-// Loads the joint graph and settles how many of its outputs are forward outputs (--num-fwd-outputs, else what
-// the file says).
-int loadJointGraph(const Command& command, const ParsedArgs& args, Graph& graph) {
-    if (int code = loadOneGraph(command, args, graph); code != kExitOk)
-        return code;
-    if (std::optional<std::string> n = args.value("--num-fwd-outputs")) {
-        char* end = nullptr;
-        const long long count = std::strtoll(n->c_str(), &end, 10);
-        if (end == n->c_str() || *end != '\0' || count < 0)
-            return usageError(command, "--num-fwd-outputs takes a count; got '" + *n + "'");
-        graph.numFwdOutputs = count;
-    }
-    if (!graph.numFwdOutputs)
-        return inputError(
-            makeError({args.positional[0], 0, 0},
-                      "graph '" + graph.name +
-                          "': how many outputs are forward outputs is unknown; pass --num-fwd-outputs N "
-                          "(torch 1.13 graphs carry it in their .meta.json sidecar, torch >= 2.3 in "
-                          "output descriptors)"));
-    return kExitOk;
-}
-
-// The saved values of an edited decision.json (saved, then saved_sym).
-Expected<std::vector<std::string>> readSavedNames(const std::string& path) {
-    std::ifstream in(path);
-    if (!in)
-        return makeError({path, 0, 0}, "cannot open decision file");
-    const Json doc = Json::parse(in, nullptr, /*allow_exceptions=*/false);
-    if (doc.is_discarded() || !doc.is_object() || !doc.contains("saved") || !doc.at("saved").is_array())
-        return makeError({path, 1, 1},
-                         "a decision file is a JSON object with a \"saved\" list of node names");
-    std::vector<std::string> names;
-    for (const char* key : {"saved", "saved_sym"})
-        if (doc.contains(key) && doc.at(key).is_array())
-            for (const Json& name : doc.at(key)) {
-                if (!name.is_string())
-                    return makeError({path, 1, 1}, std::string("\"") + key + "\" must list node names");
-                names.push_back(name.get<std::string>());
-            }
-    return names;
 }
 
 Json names(const Graph& graph, const std::vector<NodeId>& ids) {
@@ -158,6 +132,8 @@ Json decisionJson(const Partition& p, const Ruleset& rules, const PartitionOptio
                     : options.strategy == Strategy::MinCut ? "min-cut"
                                                            : "default";
     j["memory_budget"] = p.memoryBudget;
+    if (options.estimator)
+        j["cost_model"] = std::string(options.estimator->name());
     j["decided_by"] = std::string(escalationName(p.escalation));
     j["saved"] = names(g, p.saved);
     j["saved_sym"] = names(g, p.savedSym);
@@ -191,6 +167,9 @@ int runPartition(const ParsedArgs& args) {
         return code;
     Graph graph;
     if (int code = loadJointGraph(command, args, graph); code != kExitOk)
+        return code;
+    CostSetup costs;
+    if (int code = readEstimator(command, args, graph, costs, options); code != kExitOk)
         return code;
     const std::optional<std::string> outDir = args.value("--out");
     options.extract = outDir.has_value(); // the graphs are only written, never printed
@@ -305,6 +284,9 @@ int runPareto(const ParsedArgs& args) {
     Graph graph;
     if (int code = loadJointGraph(command, args, graph); code != kExitOk)
         return code;
+    CostSetup costs;
+    if (int code = readEstimator(command, args, graph, costs, options); code != kExitOk)
+        return code;
     const std::string graphName = graph.name;
     const auto start = std::chrono::steady_clock::now();
     Expected<std::vector<ParetoPoint>> curve = paretoCurve(std::move(graph), rules, options, points);
@@ -321,6 +303,8 @@ int runPareto(const ParsedArgs& args) {
         j["graph"] = graphName;
         j["ruleset"] = rules.name;
         j["solver"] = args.valueOr("--solver", "dp");
+        if (options.estimator) // recompute_cost is then in microseconds
+            j["cost_model"] = std::string(options.estimator->name());
         j["seconds"] = seconds;
         Json list = Json::array();
         for (const ParetoPoint& pt : *curve)
@@ -354,7 +338,8 @@ const Command& partitionCommand() {
         "[--memory-budget B] "
         "[--solver greedy|dp|ilp] [--policy P.json] [--num-fwd-outputs N] [--explain NODE] [--decision "
         "D.json] "
-        "[--out DIR] [--repeat N] [--json]",
+        "[--out DIR] [--repeat N] [--cost-model flops|roofline|profiled] [--target-device NAME] [--db PATH] "
+        "[--json]",
         "Decide which activations torch saves and which it recomputes, as torch's partitioner does.",
         [] {
             std::vector<OptionSpec> o = partitionOptions();
@@ -378,7 +363,7 @@ const Command& paretoCommand() {
     static const Command command{
         "pareto",
         "pareto FILE [--graph G] [--ruleset R] [--solver greedy|dp|ilp] [--num-fwd-outputs N] [--points N] "
-        "[--json]",
+        "[--cost-model flops|roofline|profiled] [--target-device NAME] [--db PATH] [--json]",
         "Saved memory against recompute cost over N activation memory budgets (default 100).",
         [] {
             std::vector<OptionSpec> o = partitionOptions();

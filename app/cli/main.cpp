@@ -14,8 +14,13 @@ namespace jointscope::cli {
 namespace {
 
 using CommandFn = const Command& (*)();
-constexpr std::array<CommandFn, 5> kCommands = {&infoCommand, &convertCommand, &partitionCommand,
-                                                &paretoCommand, &splitDwCommand};
+constexpr CommandFn kCommands[] = {
+    &infoCommand,     &convertCommand, &partitionCommand, &paretoCommand,
+    &splitDwCommand,  &devicesCommand, &profileDbCommand, &costCommand,
+#ifdef JOINTSCOPE_HAVE_TORCH
+    &validateCommand, &profileCommand,
+#endif
+};
 
 const Command* findCommand(std::string_view name) {
     for (CommandFn fn : kCommands)

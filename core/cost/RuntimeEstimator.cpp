@@ -11,46 +11,20 @@ namespace {
 
 using Shape = std::vector<uint64_t>;
 
-// hint_int(d, fallback=4096): a symbolic size uses the hint recorded with it, else the fallback.
-uint64_t concreteSize(const SymInt& size) {
-    if (!size.isSymbolic())
-        return static_cast<uint64_t>(std::max<int64_t>(size.value, 0));
-    return static_cast<uint64_t>(size.value > 0 ? size.value : kSymbolicSizeFallback);
-}
-
-std::optional<Shape> shapeOf(const TensorMeta& tensor) {
-    if (!tensor.known() && tensor.sizes.empty())
-        return std::nullopt;
-    Shape shape;
-    shape.reserve(tensor.sizes.size());
-    for (const SymInt& size : tensor.sizes)
-        shape.push_back(concreteSize(size));
-    return shape;
-}
-
-// Positional argument `index`, else the keyword argument `name`.
-const Value* argument(const Node& node, size_t index, std::string_view name) {
-    if (index < node.args.size())
-        return &node.args[index];
-    for (const auto& [key, value] : node.kwargs)
-        if (key == name)
-            return &value;
-    return nullptr;
-}
-
 bool isAbsent(const Value* value) {
     return value == nullptr || value->isNone();
 }
 
-std::optional<Shape> tensorShape(const Graph& graph, const Value* value) {
-    if (value == nullptr || value->kind() != ValueKind::NodeRef || value->asNode() >= graph.size())
+std::optional<Shape> tensorShape(const OpTensors& tensors, const Value* value) {
+    if (value == nullptr || value->kind() != ValueKind::NodeRef)
         return std::nullopt;
-    const TensorMeta* tensor = graph.node(value->asNode()).tensor();
-    return tensor ? shapeOf(*tensor) : std::nullopt;
+    const TensorMeta* tensor = tensors.input(value->asNode());
+    return tensor ? concreteShape(*tensor) : std::nullopt;
 }
 
-std::optional<Shape> tensorArg(const Graph& graph, const Node& node, size_t index, std::string_view name) {
-    return tensorShape(graph, argument(node, index, name));
+std::optional<Shape> tensorArg(const OpTensors& tensors, const Node& node, size_t index,
+                               std::string_view name) {
+    return tensorShape(tensors, argumentOf(node, index, name));
 }
 
 // An int argument: a literal; a SymInt (node or expression) has no hint here, so it takes the fallback.
@@ -67,12 +41,10 @@ bool boolArg(const Value* value, bool otherwise) {
 }
 
 // Output `index` of the node itself (its tensor, or one element of its tuple).
-std::optional<Shape> outputShape(const Node& node, size_t index) {
-    if (index >= node.outputs.size())
+std::optional<Shape> outputShape(const OpTensors& tensors, size_t index) {
+    if (index >= tensors.outputs.size())
         return std::nullopt;
-    if (node.outputKind != OutputKind::Tensor && node.outputKind != OutputKind::Tuple)
-        return std::nullopt;
-    return shapeOf(node.outputs[index]);
+    return concreteShape(tensors.outputs[index]);
 }
 
 uint64_t product(const Shape& shape, size_t from) {
@@ -113,7 +85,7 @@ std::optional<Shape> convOutputShape(const Node& node, const Shape& x, const Sha
     if (x.size() < 3 || w.size() != x.size())
         return std::nullopt;
     auto listArg = [&](size_t index, std::string_view name, uint64_t otherwise, size_t i) {
-        const Value* v = argument(node, index, name);
+        const Value* v = argumentOf(node, index, name);
         if (v == nullptr || !v->isSequence() || v->items().empty())
             return otherwise;
         const std::vector<Value>& items = v->items();
@@ -133,13 +105,13 @@ std::optional<Shape> convOutputShape(const Node& node, const Shape& x, const Sha
 }
 
 // Mirrors flop_counter.py: conv_flop (aten.convolution, aten._convolution)
-uint64_t convFlop(const Graph& graph, const Node& node) {
-    const std::optional<Shape> x = tensorArg(graph, node, 0, "input");
-    const std::optional<Shape> w = tensorArg(graph, node, 1, "weight");
+uint64_t convFlop(const OpTensors& tensors, const Node& node) {
+    const std::optional<Shape> x = tensorArg(tensors, node, 0, "input");
+    const std::optional<Shape> w = tensorArg(tensors, node, 1, "weight");
     if (!x || !w)
         return 0;
-    const bool transposed = boolArg(argument(node, 6, "transposed"), false);
-    std::optional<Shape> out = outputShape(node, 0);
+    const bool transposed = boolArg(argumentOf(node, 6, "transposed"), false);
+    std::optional<Shape> out = outputShape(tensors, 0);
     if (!out && !transposed)
         out = convOutputShape(node, *x, *w);
     return convFlopCount(*x, *w, out ? *out : Shape{}, transposed);
@@ -153,24 +125,24 @@ Shape swapFirstTwo(Shape shape) {
 
 // Mirrors flop_counter.py: conv_backward_flop. grad_input has the input's shape and grad_weight the weight's,
 // so those stand in when the node's tuple outputs carry no shapes.
-uint64_t convBackwardFlop(const Graph& graph, const Node& node) {
-    const std::optional<Shape> gradOut = tensorArg(graph, node, 0, "grad_output");
-    const std::optional<Shape> x = tensorArg(graph, node, 1, "input");
-    const std::optional<Shape> w = tensorArg(graph, node, 2, "weight");
+uint64_t convBackwardFlop(const OpTensors& tensors, const Node& node) {
+    const std::optional<Shape> gradOut = tensorArg(tensors, node, 0, "grad_output");
+    const std::optional<Shape> x = tensorArg(tensors, node, 1, "input");
+    const std::optional<Shape> w = tensorArg(tensors, node, 2, "weight");
     if (!gradOut || !x || !w)
         return 0;
-    const bool transposed = boolArg(argument(node, 7, "transposed"), false);
-    const Value* mask = argument(node, 10, "output_mask");
+    const bool transposed = boolArg(argumentOf(node, 7, "transposed"), false);
+    const Value* mask = argumentOf(node, 10, "output_mask");
     auto wanted = [&](size_t i) {
         return mask != nullptr && mask->isSequence() && i < mask->items().size() && mask->items()[i].asBool();
     };
     uint64_t flops = 0;
     if (wanted(0)) {
-        const Shape gradInput = outputShape(node, 0).value_or(*x);
+        const Shape gradInput = outputShape(tensors, 0).value_or(*x);
         flops += convFlopCount(*gradOut, *w, gradInput, !transposed);
     }
     if (wanted(1)) {
-        const Shape gradWeight = swapFirstTwo(outputShape(node, 1).value_or(*w));
+        const Shape gradWeight = swapFirstTwo(outputShape(tensors, 1).value_or(*w));
         if (transposed)
             flops += convFlopCount(swapFirstTwo(*gradOut), swapFirstTwo(*x), gradWeight, false);
         else
@@ -200,10 +172,10 @@ uint64_t sdpaBackwardFlopCount(const Shape& gradOut, const Shape& q, const Shape
 }
 
 // The first tensor arguments of a node, all of which must have shapes.
-std::optional<std::vector<Shape>> leadingShapes(const Graph& graph, const Node& node, size_t count) {
+std::optional<std::vector<Shape>> leadingShapes(const OpTensors& tensors, const Node& node, size_t count) {
     std::vector<Shape> shapes;
     for (size_t i = 0; i < count; ++i) {
-        std::optional<Shape> s = tensorArg(graph, node, i, "");
+        std::optional<Shape> s = tensorArg(tensors, node, i, "");
         if (!s)
             return std::nullopt;
         shapes.push_back(std::move(*s));
@@ -223,27 +195,27 @@ struct AttentionArgs {
 // Mirrors flop_counter.py: _flash_attention_{forward,backward}_flop and
 // _efficient_attention_{forward,backward}_flop with _unpack_{flash,efficient}_attention_nested_shapes. Fake
 // offsets: every batch element is max_q / max_k long.
-uint64_t packedAttentionFlop(const Graph& graph, const Node& node, const AttentionArgs& a) {
-    const std::optional<std::vector<Shape>> shapes = leadingShapes(graph, node, a.firstQkv + 3);
+uint64_t packedAttentionFlop(const OpTensors& tensors, const Node& node, const AttentionArgs& a) {
+    const std::optional<std::vector<Shape>> shapes = leadingShapes(tensors, node, a.firstQkv + 3);
     if (!shapes)
         return 0;
     const Shape& q = (*shapes)[a.firstQkv];
     const Shape& k = (*shapes)[a.firstQkv + 1];
     const Shape& v = (*shapes)[a.firstQkv + 2];
-    const Value* cumSeqQ = argument(node, a.cumSeqQ, "");
+    const Value* cumSeqQ = argumentOf(node, a.cumSeqQ, "");
     if (isAbsent(cumSeqQ)) {
         if (a.backward)
             return sdpaBackwardFlopCount((*shapes)[0], q, k, v);
         return sdpaFlopCount(q, k, v);
     }
-    const std::optional<Shape> offsets = tensorShape(graph, cumSeqQ);
+    const std::optional<Shape> offsets = tensorShape(tensors, cumSeqQ);
     const size_t dims = a.headAxis + 2;
     if (!offsets || offsets->empty() || (*offsets)[0] == 0 || q.size() != dims || k.size() != dims ||
         v.size() != dims)
         return 0;
     const uint64_t batches = (*offsets)[0] - 1;
-    const uint64_t maxQ = intArg(argument(node, a.maxQ, ""));
-    const uint64_t maxK = intArg(argument(node, a.maxQ + 1, ""));
+    const uint64_t maxQ = intArg(argumentOf(node, a.maxQ, ""));
+    const uint64_t maxK = intArg(argumentOf(node, a.maxQ + 1, ""));
     const size_t h = a.headAxis;
     const Shape q1 = {1, q[h], maxQ, q[h + 1]};
     const Shape k1 = {1, k[h], maxK, k[h + 1]};
@@ -254,50 +226,81 @@ uint64_t packedAttentionFlop(const Graph& graph, const Node& node, const Attenti
 
 } // namespace
 
-// Mirrors torch/utils/flop_counter.py: flop_registry (keyed by overload packet, so every overload counts).
-uint64_t countFlops(const Graph& graph, NodeId id) {
-    const Node& node = graph.node(id);
+bool hasFlopFormula(const Node& node) {
+    static constexpr std::string_view kOps[] = {
+        "mm",
+        "addmm",
+        "_scaled_mm",
+        "bmm",
+        "baddbmm",
+        "convolution",
+        "_convolution",
+        "convolution_backward",
+        "_scaled_dot_product_efficient_attention",
+        "_scaled_dot_product_flash_attention",
+        "_scaled_dot_product_cudnn_attention",
+        "_scaled_dot_product_efficient_attention_backward",
+        "_scaled_dot_product_flash_attention_backward",
+        "_scaled_dot_product_cudnn_attention_backward",
+        "_flash_attention_forward",
+        "_efficient_attention_forward",
+        "_flash_attention_backward",
+        "_efficient_attention_backward",
+    };
     if (node.op != NodeOp::CallFunction || node.target.ns != "aten")
+        return false;
+    return std::find(std::begin(kOps), std::end(kOps), node.target.op) != std::end(kOps);
+}
+
+// Mirrors torch/utils/flop_counter.py: flop_registry (keyed by overload packet, so every overload counts).
+uint64_t countFlops(const Node& node, const OpTensors& tensors) {
+    if (!hasFlopFormula(node))
         return 0;
     const std::string& op = node.target.op;
     if (op == "mm")
-        return mmFlop(tensorArg(graph, node, 0, "self"), tensorArg(graph, node, 1, "mat2"));
+        return mmFlop(tensorArg(tensors, node, 0, "self"), tensorArg(tensors, node, 1, "mat2"));
     if (op == "addmm")
-        return mmFlop(tensorArg(graph, node, 1, "mat1"), tensorArg(graph, node, 2, "mat2"));
+        return mmFlop(tensorArg(tensors, node, 1, "mat1"), tensorArg(tensors, node, 2, "mat2"));
     if (op == "_scaled_mm")
-        return mmFlop(tensorArg(graph, node, 0, "self"), tensorArg(graph, node, 1, "mat2"));
+        return mmFlop(tensorArg(tensors, node, 0, "self"), tensorArg(tensors, node, 1, "mat2"));
     if (op == "bmm")
-        return bmmFlop(tensorArg(graph, node, 0, "self"), tensorArg(graph, node, 1, "mat2"));
+        return bmmFlop(tensorArg(tensors, node, 0, "self"), tensorArg(tensors, node, 1, "mat2"));
     if (op == "baddbmm")
-        return bmmFlop(tensorArg(graph, node, 1, "batch1"), tensorArg(graph, node, 2, "batch2"));
+        return bmmFlop(tensorArg(tensors, node, 1, "batch1"), tensorArg(tensors, node, 2, "batch2"));
     if (op == "convolution" || op == "_convolution")
-        return convFlop(graph, node);
+        return convFlop(tensors, node);
     if (op == "convolution_backward")
-        return convBackwardFlop(graph, node);
+        return convBackwardFlop(tensors, node);
     if (op == "_scaled_dot_product_efficient_attention" || op == "_scaled_dot_product_flash_attention" ||
         op == "_scaled_dot_product_cudnn_attention") {
-        const std::optional<std::vector<Shape>> s = leadingShapes(graph, node, 3);
+        const std::optional<std::vector<Shape>> s = leadingShapes(tensors, node, 3);
         return s ? sdpaFlopCount((*s)[0], (*s)[1], (*s)[2]) : 0;
     }
     if (op == "_scaled_dot_product_efficient_attention_backward" ||
         op == "_scaled_dot_product_flash_attention_backward" ||
         op == "_scaled_dot_product_cudnn_attention_backward") {
-        const std::optional<std::vector<Shape>> s = leadingShapes(graph, node, 4);
+        const std::optional<std::vector<Shape>> s = leadingShapes(tensors, node, 4);
         return s ? sdpaBackwardFlopCount((*s)[0], (*s)[1], (*s)[2], (*s)[3]) : 0;
     }
     // (query, key, value, cum_seq_q, cum_seq_k, max_q, max_k, ...)
     if (op == "_flash_attention_forward")
-        return packedAttentionFlop(graph, node, {0, 3, 5, 1, false});
+        return packedAttentionFlop(tensors, node, {0, 3, 5, 1, false});
     // (query, key, value, bias, cu_seqlens_q, cu_seqlens_k, max_seqlen_q, max_seqlen_k, ...)
     if (op == "_efficient_attention_forward")
-        return packedAttentionFlop(graph, node, {0, 4, 6, 2, false});
+        return packedAttentionFlop(tensors, node, {0, 4, 6, 2, false});
     // (grad_out, query, key, value, out, logsumexp, cum_seq_q, cum_seq_k, max_q, max_k, ...)
     if (op == "_flash_attention_backward")
-        return packedAttentionFlop(graph, node, {1, 6, 8, 1, true});
+        return packedAttentionFlop(tensors, node, {1, 6, 8, 1, true});
     // (grad_out, query, key, value, bias, out, cu_seqlens_q, cu_seqlens_k, max_seqlen_q, max_seqlen_k, ...)
     if (op == "_efficient_attention_backward")
-        return packedAttentionFlop(graph, node, {1, 6, 8, 2, true});
+        return packedAttentionFlop(tensors, node, {1, 6, 8, 2, true});
     return 0;
+}
+
+uint64_t countFlops(const Graph& graph, NodeId id) {
+    const Node& node = graph.node(id);
+    // Most nodes have no formula: answer them without copying their tensors.
+    return hasFlopFormula(node) ? countFlops(node, gatherTensors(graph, id)) : 0;
 }
 
 // Mirrors partitioners.py: estimate_runtime, RUNTIME_MODE == "flops"

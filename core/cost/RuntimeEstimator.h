@@ -2,6 +2,7 @@
 // estimate_runtime, selected by config.activation_memory_budget_runtime_estimator).
 #pragma once
 
+#include "cost/OpTensors.h"
 #include "graph/Graph.h"
 
 #include <cstdint>
@@ -30,14 +31,15 @@ public:
     std::string_view name() const override { return "testing"; }
 };
 
-// The size torch's estimate_runtime gives a symbolic dimension without a hint (hint_int(d, fallback=4096)).
-inline constexpr int64_t kSymbolicSizeFallback = 4096;
-
 // FLOPs of one node as torch.utils.flop_counter counts them: mm, addmm, bmm, baddbmm, _scaled_mm,
 // convolution, _convolution, convolution_backward, the _scaled_dot_product_{efficient,flash,cudnn}_attention
 // forward and backward ops and _{flash,efficient}_attention_{forward,backward}. Shapes come from the argument
 // nodes' TensorMeta and the node's own outputs; a symbolic size uses its recorded hint, else
 // kSymbolicSizeFallback. 0 for every other op, and when a shape the formula needs is unknown.
 uint64_t countFlops(const Graph& graph, NodeId id);
+// The same count from explicit tensors (a shard's local shapes, say).
+uint64_t countFlops(const Node& node, const OpTensors& tensors);
+// Whether torch's flop_registry has a formula for the node's op (countFlops is 0 for every other node).
+bool hasFlopFormula(const Node& node);
 
 } // namespace jointscope::cost

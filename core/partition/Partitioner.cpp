@@ -415,10 +415,19 @@ Expected<Partition> evaluateSaved(Graph joint, const Ruleset& rules, const std::
     p.info = info.take();
     std::vector<NodeId> ids;
     std::string unknown;
+    // Names from a graph without CSE (torch's default partition does none) may have been merged into an
+    // equal node: that node holds the same value. A dead node is never needed by the backward.
+    auto mergedInto = [&](const std::string& name) -> const std::string* {
+        for (const auto& [from, into] : p.merged)
+            if (from == name)
+                return &into;
+        return nullptr;
+    };
     for (const std::string& name : saved) {
-        if (std::optional<NodeId> id = p.graph.find(name))
+        const std::string* kept = mergedInto(name);
+        if (std::optional<NodeId> id = p.graph.find(kept ? *kept : name))
             ids.push_back(*id);
-        else
+        else if (std::find(p.deadNodes.begin(), p.deadNodes.end(), name) == p.deadNodes.end())
             unknown += (unknown.empty() ? "'" : ", '") + name + "'";
     }
     if (!unknown.empty())

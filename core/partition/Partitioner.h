@@ -61,9 +61,9 @@ struct Partition {
 // Takes the joint graph by value: pass it with std::move when it is not needed afterwards (no copy).
 Expected<Partition> partitionJoint(Graph joint, const Ruleset& rules, const PartitionOptions& options);
 
-// An edited decision: the given values (names, after torch's DCE and CSE) are saved, nothing is decided. The
-// result is checked like torch's extraction: a backward that needs a value neither saved nor recomputable
-// from saved values is refused, naming both.
+// An edited decision: the given values are saved, nothing is decided (a name CSE merged stands for the node
+// it was merged into; a dead node's name is dropped). The result is checked like torch's extraction: a
+// backward that needs a value neither saved nor recomputable from saved values is refused, naming both.
 Expected<Partition> evaluateSaved(Graph joint, const Ruleset& rules, const std::vector<std::string>& saved,
                                   bool extract = true);
 

@@ -1,0 +1,163 @@
+// jointscope-cli profile: every op of a graph timed on real kernels, cached by signature in the profile DB.
+#include "Command.h"
+
+#include "cost/ProfileDb.h"
+#include "runtime/Runtime.h"
+
+#include <nlohmann/json.hpp>
+
+#include <algorithm>
+#include <cstdio>
+
+namespace jointscope::cli {
+namespace {
+
+using Json = nlohmann::ordered_json;
+
+int positiveInt(const Command& command, const ParsedArgs& args, std::string_view option, int fallback,
+                int& out) {
+    out = fallback;
+    if (std::optional<std::string> v = args.value(option)) {
+        char* end = nullptr;
+        const long n = std::strtol(v->c_str(), &end, 10);
+        if (end == v->c_str() || *end != '\0' || n < 0 || n > 100000)
+            return usageError(command,
+                              std::string(option) + " takes an integer in [0, 100000]; got '" + *v + "'");
+        out = static_cast<int>(n);
+    }
+    return kExitOk;
+}
+
+int runProfile(const ParsedArgs& args) {
+    const Command& command = profileCommand();
+    runtime::ProfileOptions options;
+    if (int code = readRuntimeOptions(command, args, options.run); code != kExitOk)
+        return code;
+    if (int code = positiveInt(command, args, "--reps", 10, options.reps); code != kExitOk)
+        return code;
+    if (int code = positiveInt(command, args, "--warmup", 3, options.warmup); code != kExitOk)
+        return code;
+    if (options.reps < 1)
+        return usageError(command, "--reps must be at least 1");
+    options.flushL2 = args.has("--flush-l2");
+    Graph graph;
+    if (int code = loadOneGraph(command, args, graph); code != kExitOk)
+        return code;
+
+    std::unique_ptr<cost::ProfileDb> db;
+    if (!args.has("--no-db")) {
+        const std::string path = args.valueOr("--db", cost::defaultProfileDbPath());
+        Expected<std::unique_ptr<cost::ProfileDb>> opened = cost::ProfileDb::open(path);
+        if (!opened)
+            return inputError(opened.error());
+        db = opened.take();
+        options.db = db.get();
+    }
+    if (args.has("--progress"))
+        options.progress = [](size_t done, size_t total) {
+            std::fprintf(stderr, "progress %zu/%zu\n", done, total);
+            return true;
+        };
+
+    Expected<runtime::ProfileReport> report = runtime::profileGraph(graph, options, args.has("--replay"));
+    if (!report) {
+        Diagnostic d = report.error();
+        if (d.loc.file.empty())
+            d.loc.file = args.positional[0];
+        return inputError(d);
+    }
+    const runtime::ProfileReport& r = *report;
+    size_t errors = 0;
+    for (const runtime::NodeTiming& t : r.nodes)
+        errors += !t.error.empty();
+
+    if (args.has("--json")) {
+        Json nodes = Json::array();
+        for (const runtime::NodeTiming& t : r.nodes) {
+            Json n = {{"name", t.name}, {"op", t.op}};
+            if (t.timeUs) {
+                n["time_us"] = *t.timeUs;
+                n["signature"] = t.signature;
+                if (t.cached)
+                    n["cached"] = true;
+            } else if (!t.skipped.empty()) {
+                n["skipped"] = t.skipped;
+            }
+            if (!t.error.empty())
+                n["error"] = t.error;
+            nodes.push_back(std::move(n));
+        }
+        Json j = {{"device", r.device},        {"torch", r.torchVersion}, {"reps", options.reps},
+                  {"nodes", std::move(nodes)}, {"measured", r.measured},  {"cached", r.cached},
+                  {"sum_us", r.sumUs}};
+        if (r.replayUs)
+            j["replay_us"] = *r.replayUs;
+        if (r.cancelled)
+            j["cancelled"] = true;
+        std::printf("%s\n", j.dump(1).c_str());
+        return kExitOk;
+    }
+
+    std::vector<const runtime::NodeTiming*> timed;
+    size_t skipped = 0;
+    for (const runtime::NodeTiming& t : r.nodes) {
+        if (t.timeUs)
+            timed.push_back(&t);
+        skipped += !t.skipped.empty();
+    }
+    std::stable_sort(
+        timed.begin(), timed.end(),
+        [](const runtime::NodeTiming* a, const runtime::NodeTiming* b) { return *a->timeUs > *b->timeUs; });
+    std::printf(
+        "%s on %s (torch %s): %zu ops timed, %zu skipped, %zu failed; %zu signatures measured, %zu from "
+        "the profile DB\n",
+        args.positional[0].c_str(), r.device.c_str(), r.torchVersion.c_str(), timed.size(), skipped, errors,
+        r.measured, r.cached);
+    std::printf("%12s  %-28s %s\n", "time (us)", "node", "op");
+    for (size_t i = 0; i < timed.size() && i < 20; ++i)
+        std::printf("%12.2f  %-28s %s%s\n", *timed[i]->timeUs, timed[i]->name.c_str(), timed[i]->op.c_str(),
+                    timed[i]->cached ? "  (cached)" : "");
+    if (timed.size() > 20)
+        std::printf("%12s  ... %zu more\n", "", timed.size() - 20);
+    std::printf("sum of per-op medians: %.1f us", r.sumUs);
+    if (r.replayUs)
+        std::printf("; whole-graph replay: %.1f us (sum / replay = %.3f)", *r.replayUs,
+                    r.sumUs / *r.replayUs);
+    std::printf("\n");
+    for (const runtime::NodeTiming& t : r.nodes)
+        if (!t.error.empty())
+            std::fprintf(stderr, "%s: warning: node '%s' (%s): %s\n", args.positional[0].c_str(),
+                         t.name.c_str(), t.op.c_str(), t.error.c_str());
+    return kExitOk;
+}
+
+} // namespace
+
+const Command& profileCommand() {
+    static const Command command{
+        "profile",
+        "profile FILE [--graph G] [--device cpu|cuda:N] [--reps N] [--warmup N] [--db PATH | --no-db] "
+        "[--flush-l2] [--replay] [--json]",
+        "Time every op of a graph on real kernels (median of N runs), cached by signature in the profile DB.",
+        {graphOption(),
+         metaOption(),
+         {"--device", "", "D", "cpu (default), cuda or cuda:N"},
+         {"--reps", "", "N", "timed runs per op signature (default 10)"},
+         {"--warmup", "", "N", "untimed runs first (default 3)"},
+         {"--db", "", "PATH",
+          "profile DB (default: $JOINTSCOPE_PROFILE_DB, else ~/.cache/jointscope/profiles.sqlite)"},
+         {"--no-db", "", "", "measure everything, store nothing"},
+         {"--flush-l2", "", "", "CUDA: flush the L2 cache before each timed run"},
+         {"--replay", "", "", "also time the whole graph end to end"},
+         {"--seed", "", "N", "seed of the generated inputs (default 0)"},
+         {"--bind", "", "S=N", "size of a symbolic dimension (repeatable; default 16)"},
+         {"--progress", "", "", "print 'progress DONE/TOTAL' lines on stderr"},
+         jsonOption()},
+        1,
+        1,
+        &runProfile,
+    };
+    return command;
+}
+
+} // namespace jointscope::cli

@@ -1,0 +1,202 @@
+// jointscope-cli validate: does a partition compute what the joint graph computes? Runs both on real kernels.
+#include "Command.h"
+
+#include "partition/Partitioner.h"
+#include "runtime/Runtime.h"
+
+#include <nlohmann/json.hpp>
+
+#include <cstdio>
+
+namespace jointscope::cli {
+namespace {
+
+using Json = nlohmann::ordered_json;
+
+enum ValidateExit : int {
+    kExitDiffers = 1,          // outputs or gradients differ
+    kExitInvalidPartition = 3, // the backward lacks a value
+    kExitCannotRun = 4,        // an op could not run (named on stderr)
+};
+
+// --device and --seed and --bind, shared with profile.
+int readRunOptions(const Command& command, const ParsedArgs& args, runtime::RunOptions& run) {
+    run.device = args.valueOr("--device", "cpu");
+    if (std::optional<std::string> s = args.value("--seed")) {
+        char* end = nullptr;
+        run.seed = std::strtoull(s->c_str(), &end, 10);
+        if (end == s->c_str() || *end != '\0')
+            return usageError(command, "--seed takes a non-negative integer; got '" + *s + "'");
+    }
+    for (const std::string& binding : args.values("--bind")) {
+        const size_t eq = binding.find('=');
+        char* end = nullptr;
+        const long long v = eq == std::string::npos ? 0 : std::strtoll(binding.c_str() + eq + 1, &end, 10);
+        if (eq == std::string::npos || eq == 0 || !end || *end != '\0' || v <= 0)
+            return usageError(command, "--bind takes SYMBOL=SIZE (e.g. s0=128); got '" + binding + "'");
+        run.symbols[binding.substr(0, eq)] = v;
+    }
+    return kExitOk;
+}
+
+struct ChosenDecision {
+    std::string source; // "file D.json", "torch_min_cut (recorded in the file)", "jointscope min-cut"
+    std::vector<std::string> saved;
+    bool decided = false; // no names: let the engine decide
+};
+
+int runValidate(const ParsedArgs& args) {
+    const Command& command = validateCommand();
+    runtime::RunOptions run;
+    if (int code = readRunOptions(command, args, run); code != kExitOk)
+        return code;
+    Graph joint;
+    if (int code = loadJointGraph(command, args, joint); code != kExitOk)
+        return code;
+    Expected<Ruleset> rules = loadRuleset(args.valueOr("--ruleset", defaultRulesetName(joint)));
+    if (!rules)
+        return inputError(rules.error());
+
+    ChosenDecision chosen;
+    if (std::optional<std::string> path = args.value("--partition")) {
+        Expected<std::vector<std::string>> names = readSavedNames(*path);
+        if (!names)
+            return inputError(names.error());
+        chosen = {"file " + *path, names.take(), false};
+    } else if (!joint.decisions.empty()) {
+        // torch's own min-cut when the file records it, else the first recorded decision.
+        const PartitionDecision* d = &joint.decisions.front();
+        for (const PartitionDecision& candidate : joint.decisions)
+            if (candidate.name == "torch_min_cut")
+                d = &candidate;
+        chosen.source = d->name + " (recorded in the file)";
+        chosen.saved = d->saved;
+        chosen.saved.insert(chosen.saved.end(), d->savedSym.begin(), d->savedSym.end());
+    } else {
+        chosen.source = "jointscope min-cut (" + rules->name + ")";
+        chosen.decided = true;
+    }
+
+    Expected<partition::Partition> p = Diagnostic{};
+    if (chosen.decided) {
+        partition::PartitionOptions options;
+        options.extract = true;
+        p = partition::partitionJoint(joint, *rules, options);
+    } else {
+        p = partition::evaluateSaved(joint, *rules, chosen.saved, /*extract=*/true);
+    }
+    if (!p) {
+        Diagnostic d = p.error();
+        if (d.loc.file.empty())
+            d.loc.file = args.positional[0];
+        d.message = "invalid partition (" + chosen.source + "): " + d.message;
+        std::fprintf(stderr, "%s\n", d.format().c_str());
+        return kExitInvalidPartition;
+    }
+
+    Expected<runtime::ValidationReport> report =
+        runtime::validatePartition(joint, p->forward, p->backward, *joint.numFwdOutputs, run);
+    if (!report) {
+        Diagnostic d = report.error();
+        if (d.loc.file.empty())
+            d.loc.file = args.positional[0];
+        std::fprintf(stderr, "%s\n", d.format().c_str());
+        return kExitCannotRun;
+    }
+    const runtime::Comparison* bad = report->firstMismatch();
+    std::vector<std::string> savedNames;
+    for (NodeId id : p->saved)
+        savedNames.push_back(p->graph.node(id).name);
+    for (NodeId id : p->savedSym)
+        savedNames.push_back(p->graph.node(id).name);
+
+    if (args.has("--json")) {
+        Json outputs = Json::array();
+        for (const runtime::Comparison& c : report->outputs) {
+            Json o = {{"label", c.label}, {"status", c.status}};
+            if (c.status == "close" || c.status == "differs") {
+                o["max_abs_error"] = c.maxAbsError;
+                o["max_rel_error"] = c.maxRelError;
+            }
+            if (!c.detail.empty())
+                o["detail"] = c.detail;
+            outputs.push_back(std::move(o));
+        }
+        Json j = {{"file", args.positional[0]},
+                  {"graph", joint.name},
+                  {"decision", {{"source", chosen.source}, {"saved", savedNames}}},
+                  {"device", run.device},
+                  {"torch", runtime::torchVersion()},
+                  {"seed", run.seed},
+                  {"tolerance", report->tolerance},
+                  {"ok", report->ok()},
+                  {"first_mismatch", bad ? Json(bad->label) : Json(nullptr)},
+                  {"outputs", std::move(outputs)}};
+        std::printf("%s\n", j.dump(1).c_str());
+        return bad ? int(kExitDiffers) : int(kExitOk);
+    }
+
+    size_t counts[2][3] = {}; // [forward, backward][bitwise, close, none]
+    for (size_t i = 0; i < report->outputs.size(); ++i) {
+        const std::string& s = report->outputs[i].status;
+        const int side = i < report->forwardOutputs ? 0 : 1;
+        counts[side][s == "bitwise" ? 0
+                     : s == "close" ? 1
+                                    : 2] += s == "bitwise" || s == "close" || s == "none";
+    }
+    const size_t nf = report->forwardOutputs, nb = report->outputs.size() - nf;
+    std::printf("%s: %s, %zu saved values, on %s (seed %llu)\n", args.positional[0].c_str(),
+                chosen.source.c_str(), savedNames.size(), run.device.c_str(),
+                static_cast<unsigned long long>(run.seed));
+    std::printf("  forward outputs: %zu of %zu bitwise equal, %zu close, %zu None in both\n", counts[0][0],
+                nf, counts[0][1], counts[0][2]);
+    std::printf("  gradients:       %zu of %zu bitwise equal, %zu close, %zu None in both\n", counts[1][0],
+                nb, counts[1][1], counts[1][2]);
+    if (bad) {
+        std::printf("MISMATCH: %s %s", bad->label.c_str(), bad->status.c_str());
+        if (bad->status == "differs")
+            std::printf(" (max abs error %.3g, max rel error %.3g)", bad->maxAbsError, bad->maxRelError);
+        if (!bad->detail.empty())
+            std::printf(": %s", bad->detail.c_str());
+        std::printf("\n");
+        return kExitDiffers;
+    }
+    std::printf("OK: the forward and backward compute the joint graph's outputs and gradients (%s)\n",
+                report->tolerance.c_str());
+    return kExitOk;
+}
+
+} // namespace
+
+const Command& validateCommand() {
+    static const Command command{
+        "validate",
+        "validate FILE [--graph G] [--partition D.json] [--device cpu|cuda:N] [--seed N] [--bind S=N] "
+        "[--json]",
+        "Run the joint graph and its forward + backward on real kernels; compare outputs and gradients.",
+        {graphOption(),
+         metaOption(),
+         {"--partition", "", "D.json",
+          "the decision to check (what partition --json prints; only saved / saved_sym are read); default: "
+          "torch's own decision recorded in the file, else the engine's min-cut"},
+         {"--ruleset", "", "R",
+          "torch-2 or torch-1.13 (default: by the torch version that recorded the graph)"},
+         {"--num-fwd-outputs", "", "N",
+          "the first N outputs are forward outputs (when the file does not say)"},
+         {"--device", "", "D", "cpu (default), cuda or cuda:N"},
+         {"--seed", "", "N", "seed of the generated inputs and of random ops (default 0)"},
+         {"--bind", "", "S=N", "size of a symbolic dimension (repeatable; default 16)"},
+         jsonOption()},
+        1,
+        1,
+        &runValidate,
+    };
+    return command;
+}
+
+// Shared with profile (ProfileCommand.cpp).
+int readRuntimeOptions(const Command& command, const ParsedArgs& args, runtime::RunOptions& run) {
+    return readRunOptions(command, args, run);
+}
+
+} // namespace jointscope::cli

@@ -1,0 +1,301 @@
+#include "cost/OpSignature.h"
+
+#include <algorithm>
+#include <charconv>
+#include <cmath>
+#include <cstdio>
+#include <string_view>
+
+namespace jointscope::cost {
+namespace {
+
+void appendInt(std::string& out, int64_t v) {
+    char buf[24];
+    const auto result = std::to_chars(buf, buf + sizeof buf, v);
+    out.append(buf, result.ptr);
+}
+
+// Shortest round-trip digits; a float always shows a '.', an exponent or a name, so that 1.0 and 1 differ.
+void appendFloat(std::string& out, double v) {
+    if (std::isnan(v)) {
+        out += "nan";
+        return;
+    }
+    if (std::isinf(v)) {
+        out += v < 0 ? "-inf" : "inf";
+        return;
+    }
+    char buf[32];
+    const auto result = std::to_chars(buf, buf + sizeof buf, v);
+    const std::string_view digits(buf, static_cast<size_t>(result.ptr - buf));
+    out += digits;
+    if (digits.find_first_of(".e") == std::string_view::npos)
+        out += ".0";
+}
+
+void appendString(std::string& out, std::string_view s) {
+    out += '\'';
+    for (char c : s) {
+        if (c == '\\' || c == '\'')
+            out += '\\';
+        out += c;
+    }
+    out += '\'';
+}
+
+void appendSymInt(std::string& out, const SymInt& v) {
+    if (v.isSymbolic())
+        out += v.expr;
+    else
+        appendInt(out, v.value);
+}
+
+void appendDims(std::string& out, const std::vector<SymInt>& dims, char open, char close) {
+    out += open;
+    for (size_t i = 0; i < dims.size(); ++i) {
+        if (i)
+            out += ',';
+        appendSymInt(out, dims[i]);
+    }
+    out += close;
+}
+
+// dtype[sizes]{strides}: "?" stands for whatever the graph does not record.
+void appendTensor(std::string& out, const TensorMeta& t) {
+    if (!t.known()) {
+        out += '?';
+        return;
+    }
+    out += abbreviation(t.dtype);
+    appendDims(out, t.sizes, '[', ']');
+    if (!t.strides.empty())
+        appendDims(out, t.strides, '{', '}');
+}
+
+uint64_t fnv1a(uint64_t hash, std::string_view bytes) {
+    for (char c : bytes) {
+        hash ^= static_cast<unsigned char>(c);
+        hash *= 1099511628211ull;
+    }
+    return hash;
+}
+
+class SignatureWriter {
+public:
+    SignatureWriter(const Graph& graph, std::string& out) : graph_(graph), out_(out) {}
+
+    void writeCall(const Node& node) {
+        writeTarget(node.target);
+        out_ += '(';
+        bool first = true;
+        for (const Value& v : node.args) {
+            if (!first)
+                out_ += ", ";
+            first = false;
+            writeValue(v);
+        }
+        // Keyword order is whatever the tracer printed: sort so that it does not matter.
+        std::vector<const std::pair<std::string, Value>*> kwargs;
+        kwargs.reserve(node.kwargs.size());
+        for (const auto& kv : node.kwargs)
+            kwargs.push_back(&kv);
+        std::sort(kwargs.begin(), kwargs.end(), [](auto* a, auto* b) { return a->first < b->first; });
+        for (const auto* kv : kwargs) {
+            if (!first)
+                out_ += ", ";
+            first = false;
+            out_ += kv->first;
+            out_ += '=';
+            writeValue(kv->second);
+        }
+        out_ += ')';
+    }
+
+private:
+    void writeTarget(const Target& target) {
+        constexpr std::string_view kOps = "torch.ops.";
+        std::string_view text = target.text;
+        if (text.substr(0, kOps.size()) == kOps)
+            text.remove_prefix(kOps.size());
+        out_ += text;
+    }
+
+    void writeItems(const std::vector<Value>& items) {
+        for (size_t i = 0; i < items.size(); ++i) {
+            if (i)
+                out_ += ", ";
+            writeValue(items[i]);
+        }
+    }
+
+    // What a node passes to its reader: its tensor, the symbolic value of a SymInt, the tensors of a tuple,
+    // the content of a HOP body. Never its name.
+    void writeNodeRef(NodeId id) {
+        if (id >= graph_.size()) {
+            out_ += '?';
+            return;
+        }
+        const Node& node = graph_.node(id);
+        if (node.op == NodeOp::GetAttr && node.subgraph >= 0 &&
+            static_cast<size_t>(node.subgraph) < graph_.subgraphs().size()) {
+            writeBodyDigest(*graph_.subgraph(node.subgraph));
+            return;
+        }
+        switch (node.outputKind) {
+        case OutputKind::Tensor:
+            if (node.outputs.empty())
+                out_ += '?';
+            else
+                appendTensor(out_, node.outputs[0]);
+            return;
+        case OutputKind::Tuple:
+            if (node.outputs.empty()) {
+                out_ += '?';
+                return;
+            }
+            out_ += '(';
+            for (size_t i = 0; i < node.outputs.size(); ++i) {
+                if (i)
+                    out_ += ", ";
+                appendTensor(out_, node.outputs[i]);
+            }
+            out_ += node.outputs.size() == 1 ? ",)" : ")";
+            return;
+        case OutputKind::SymInt:
+        case OutputKind::SymFloat:
+        case OutputKind::SymBool:
+            out_ += node.symValue.empty() ? std::string_view("?") : std::string_view(node.symValue);
+            return;
+        case OutputKind::None:
+            out_ += "None";
+            return;
+        case OutputKind::Unknown:
+            out_ += '?';
+            return;
+        }
+    }
+
+    // A HOP body by content: the signatures of its nodes and how they are wired, by position. Equal bodies
+    // (48 calls of one invoke_subgraph body, or the same body in two graphs) get equal digests whatever their
+    // attribute names.
+    void writeBodyDigest(const Graph& body) {
+        uint64_t hash = 14695981039346656037ull;
+        std::string line;
+        for (NodeId id = 0; id < body.size(); ++id) {
+            const Node& n = body.node(id);
+            line.clear();
+            // Placeholder and output names are not content: only call_function lines carry a signature.
+            if (n.op == NodeOp::CallFunction)
+                line += opSignature(body, id);
+            else
+                line += nodeOpName(n.op);
+            line += " <-";
+            n.forEachInput([&](NodeId input) {
+                line += ' ';
+                appendInt(line, input);
+            });
+            line += '\n';
+            hash = fnv1a(hash, line);
+        }
+        char buf[32];
+        std::snprintf(buf, sizeof buf, "graph#%016llx", static_cast<unsigned long long>(hash));
+        out_ += buf;
+    }
+
+    void writeValue(const Value& v) {
+        switch (v.kind()) {
+        case ValueKind::None:
+            out_ += "None";
+            return;
+        case ValueKind::Bool:
+            out_ += v.asBool() ? "True" : "False";
+            return;
+        case ValueKind::Int:
+            appendInt(out_, v.asInt());
+            return;
+        case ValueKind::Float:
+            appendFloat(out_, v.asFloat());
+            return;
+        case ValueKind::String:
+            appendString(out_, v.text());
+            return;
+        case ValueKind::NodeRef:
+            writeNodeRef(v.asNode());
+            return;
+        case ValueKind::List:
+            out_ += '[';
+            writeItems(v.items());
+            out_ += ']';
+            return;
+        case ValueKind::Tuple:
+            out_ += '(';
+            writeItems(v.items());
+            out_ += v.items().size() == 1 ? ",)" : ")";
+            return;
+        case ValueKind::Dict:
+            out_ += '{';
+            for (size_t i = 0; i + 1 < v.items().size(); i += 2) {
+                if (i)
+                    out_ += ", ";
+                writeValue(v.items()[i]);
+                out_ += ": ";
+                writeValue(v.items()[i + 1]);
+            }
+            out_ += '}';
+            return;
+        case ValueKind::Slice:
+            out_ += "slice(";
+            writeItems(v.items());
+            out_ += ')';
+            return;
+        case ValueKind::DType:
+            out_ += "torch.";
+            out_ += torchName(v.asDType());
+            return;
+        case ValueKind::Device:
+            out_ += "device(";
+            appendString(out_, v.text());
+            if (v.deviceIndex() >= 0) {
+                out_ += ", ";
+                appendInt(out_, v.deviceIndex());
+            }
+            out_ += ')';
+            return;
+        case ValueKind::Layout:
+        case ValueKind::MemoryFormat:
+            out_ += "torch.";
+            out_ += v.text();
+            return;
+        case ValueKind::SymExpr:
+        case ValueKind::Opaque:
+            out_ += v.text();
+            return;
+        case ValueKind::Ellipsis:
+            out_ += "...";
+            return;
+        }
+    }
+
+    const Graph& graph_;
+    std::string& out_;
+};
+
+} // namespace
+
+std::string opSignature(const Graph& graph, NodeId id) {
+    std::string out;
+    if (id >= graph.size())
+        return out;
+    const Node& node = graph.node(id);
+    if (node.op != NodeOp::CallFunction) {
+        out += nodeOpName(node.op);
+        out += ' ';
+        out += node.target.text;
+        return out;
+    }
+    out.reserve(128);
+    SignatureWriter(graph, out).writeCall(node);
+    return out;
+}
+
+} // namespace jointscope::cost

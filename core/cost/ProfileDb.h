@@ -1,0 +1,90 @@
+// Measured op times, kept in SQLite and shared across graphs, runs and machines.
+//
+// A row is keyed by (device name, torch version, op signature): "NVIDIA H100 80GB HBM3", "2.11.0",
+// opSignature(). Profiles taken on a GPU box travel to a laptop as JSON (docs/formats.md, "Profile DB").
+#pragma once
+
+#include "support/Diagnostic.h"
+
+#include <memory>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+struct sqlite3;
+struct sqlite3_stmt;
+
+namespace jointscope::cost {
+
+struct ProfileKey {
+    std::string device;       // device name as the runtime reports it
+    std::string torchVersion; // "1.13.1", "2.11.0+cu130"
+    std::string signature;    // cost::opSignature
+    friend bool operator==(const ProfileKey&, const ProfileKey&) = default;
+};
+
+// Statistics of the timed repetitions of one signature, in microseconds.
+struct OpStats {
+    double medianUs = 0;
+    double minUs = 0;
+    double maxUs = 0;
+    double meanUs = 0;
+    int reps = 0;
+    std::string measuredAt; // ISO 8601 UTC, "2026-11-23T03:10:00Z"
+    friend bool operator==(const OpStats&, const OpStats&) = default;
+};
+
+struct ProfileRecord {
+    ProfileKey key;
+    OpStats stats;
+};
+
+class ProfileDb {
+public:
+    // Opens or creates the database at path (":memory:" for a private one) and its schema, creating the
+    // directory too. The error names the file and SQLite's message. One ProfileDb per thread: SQLite
+    // connections and prepared statements are not shared.
+    static Expected<std::unique_ptr<ProfileDb>> open(const std::string& path);
+    ~ProfileDb();
+    ProfileDb(const ProfileDb&) = delete;
+    ProfileDb& operator=(const ProfileDb&) = delete;
+
+    std::optional<OpStats> lookup(const ProfileKey& key) const;
+    // Inserts or replaces one row. False when SQLite refused it (disk full, read-only file): lastError() says
+    // why.
+    bool store(const ProfileKey& key, const OpStats& stats);
+    // Groups many stores into one transaction (SQLite commits are slow one by one). Batches nest: the
+    // outermost commitBatch commits. The destructor commits a batch left open.
+    void beginBatch();
+    bool commitBatch();
+    // SQLite's message for the last failed store / commit.
+    const std::string& lastError() const { return lastError_; }
+
+    // Every row, ordered by device, torch version, signature; only one device's rows when device is given.
+    std::vector<ProfileRecord> records(std::optional<std::string_view> device = std::nullopt) const;
+    size_t size() const;
+
+    // {"format": "jointscope-profile", "version": 1, "records": [{"device", "torch", "signature",
+    //  "median_us", "min_us", "max_us", "mean_us", "reps", "measured_at"}, ...]}
+    std::string exportJson(std::optional<std::string_view> device = std::nullopt) const;
+    // Adds (or replaces) the records of such a JSON text; returns how many. A malformed text is refused
+    // whole with a located diagnostic (fileName:line:col).
+    Expected<size_t> importJson(std::string_view text, std::string_view fileName);
+
+private:
+    explicit ProfileDb(sqlite3* db);
+    bool exec(const char* sql);
+
+    sqlite3* db_ = nullptr;
+    // Prepared once: lookups and stores run per op, thousands of times per graph.
+    sqlite3_stmt* lookupStmt_ = nullptr;
+    sqlite3_stmt* storeStmt_ = nullptr;
+    int batchDepth_ = 0;
+    std::string lastError_;
+};
+
+// $JOINTSCOPE_PROFILE_DB, else $XDG_CACHE_HOME/jointscope/profiles.sqlite, else ~/.cache/jointscope/...
+std::string defaultProfileDbPath();
+
+} // namespace jointscope::cost

@@ -1,0 +1,179 @@
+#include "graph/SymbolicExpr.h"
+
+#include <algorithm>
+#include <cctype>
+#include <optional>
+#include <vector>
+
+namespace jointscope {
+namespace {
+
+int64_t floorDiv(int64_t a, int64_t b) {
+    int64_t q = a / b;
+    if ((a % b != 0) && ((a < 0) != (b < 0)))
+        --q;
+    return q;
+}
+
+// Recursive descent over the expression text; `error` holds the first problem.
+class Evaluator {
+public:
+    Evaluator(std::string_view text, const SymbolBindings& symbols) : text_(text), symbols_(symbols) {}
+
+    std::optional<int64_t> run() {
+        std::optional<int64_t> v = sum();
+        skipSpace();
+        if (v && pos_ != text_.size())
+            return fail("unexpected '" + std::string(1, text_[pos_]) + "'");
+        return v;
+    }
+    std::string error;
+
+private:
+    std::optional<int64_t> fail(std::string message) {
+        if (error.empty())
+            error = std::move(message);
+        return std::nullopt;
+    }
+    void skipSpace() {
+        while (pos_ < text_.size() && text_[pos_] == ' ')
+            ++pos_;
+    }
+    bool eat(std::string_view token) {
+        skipSpace();
+        if (text_.substr(pos_, token.size()) != token)
+            return false;
+        pos_ += token.size();
+        return true;
+    }
+    std::optional<int64_t> sum() {
+        std::optional<int64_t> v = product();
+        while (v) {
+            if (eat("+")) {
+                std::optional<int64_t> r = product();
+                if (!r)
+                    return r;
+                *v += *r;
+            } else if (eat("-")) {
+                std::optional<int64_t> r = product();
+                if (!r)
+                    return r;
+                *v -= *r;
+            } else {
+                break;
+            }
+        }
+        return v;
+    }
+    std::optional<int64_t> product() {
+        std::optional<int64_t> v = unary();
+        while (v) {
+            if (eat("//")) {
+                std::optional<int64_t> r = unary();
+                if (!r)
+                    return r;
+                if (*r == 0)
+                    return fail("division by zero");
+                *v = floorDiv(*v, *r);
+            } else if (eat("*")) {
+                std::optional<int64_t> r = unary();
+                if (!r)
+                    return r;
+                *v *= *r;
+            } else if (eat("%")) {
+                std::optional<int64_t> r = unary();
+                if (!r)
+                    return r;
+                if (*r == 0)
+                    return fail("division by zero");
+                *v -= floorDiv(*v, *r) * *r;
+            } else {
+                break;
+            }
+        }
+        return v;
+    }
+    std::optional<int64_t> unary() {
+        if (eat("-")) {
+            std::optional<int64_t> v = unary();
+            return v ? std::optional<int64_t>(-*v) : v;
+        }
+        return primary();
+    }
+    std::optional<int64_t> primary() {
+        skipSpace();
+        if (eat("(")) {
+            std::optional<int64_t> v = sum();
+            if (v && !eat(")"))
+                return fail("missing ')'");
+            return v;
+        }
+        if (pos_ < text_.size() && std::isdigit(static_cast<unsigned char>(text_[pos_]))) {
+            int64_t v = 0;
+            while (pos_ < text_.size() && std::isdigit(static_cast<unsigned char>(text_[pos_])))
+                v = v * 10 + (text_[pos_++] - '0');
+            return v;
+        }
+        const size_t start = pos_;
+        while (pos_ < text_.size() &&
+               (std::isalnum(static_cast<unsigned char>(text_[pos_])) || text_[pos_] == '_'))
+            ++pos_;
+        if (start == pos_)
+            return fail(pos_ < text_.size() ? "unexpected '" + std::string(1, text_[pos_]) + "'"
+                                            : "unexpected end");
+        const std::string name(text_.substr(start, pos_ - start));
+        if (eat("("))
+            return call(name);
+        auto it = symbols_.find(name);
+        if (it == symbols_.end())
+            return fail("symbol '" + name + "' has no value");
+        return it->second;
+    }
+    std::optional<int64_t> call(const std::string& name) {
+        std::vector<int64_t> args;
+        if (!eat(")")) {
+            do {
+                std::optional<int64_t> v = sum();
+                if (!v)
+                    return v;
+                args.push_back(*v);
+            } while (eat(","));
+            if (!eat(")"))
+                return fail("missing ')' after the arguments of " + name);
+        }
+        if (args.empty())
+            return fail(name + "() takes arguments");
+        if ((name == "FloorDiv" || name == "Mod" || name == "CeilDiv") && args.size() == 2) {
+            if (args[1] == 0)
+                return fail("division by zero");
+            if (name == "FloorDiv")
+                return floorDiv(args[0], args[1]);
+            if (name == "CeilDiv")
+                return -floorDiv(-args[0], args[1]);
+            return args[0] - floorDiv(args[0], args[1]) * args[1];
+        }
+        if (name == "Max" || name == "Min") {
+            int64_t v = args[0];
+            for (int64_t a : args)
+                v = name == "Max" ? std::max(v, a) : std::min(v, a);
+            return v;
+        }
+        return fail("function '" + name + "' is not supported");
+    }
+
+    std::string_view text_;
+    const SymbolBindings& symbols_;
+    size_t pos_ = 0;
+};
+
+} // namespace
+
+Expected<int64_t> evaluateSymbolic(std::string_view expr, const SymbolBindings& symbols) {
+    Evaluator e(expr, symbols);
+    std::optional<int64_t> v = e.run();
+    if (!v)
+        return makeError({}, "cannot evaluate symbolic size '" + std::string(expr) + "': " + e.error);
+    return *v;
+}
+
+} // namespace jointscope

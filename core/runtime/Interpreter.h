@@ -1,0 +1,91 @@
+// Runs a graph through the c10 dispatcher: every aten call by its schema, with boxed arguments.
+//
+// Internal to core/runtime (it exposes LibTorch types); the rest of the program uses Runtime.h.
+#pragma once
+
+#include "graph/Graph.h"
+#include "graph/SymbolicExpr.h"
+#include "support/Diagnostic.h"
+
+#include <ATen/core/dispatch/Dispatcher.h>
+#include <ATen/core/ivalue.h>
+#include <c10/core/Device.h>
+#include <torch/version.h>
+
+#include <map>
+#include <optional>
+#include <string>
+#include <unordered_map>
+#include <vector>
+
+namespace jointscope::runtime {
+
+using InputMap = std::unordered_map<std::string, c10::IValue>;
+
+// One node's call, ready to repeat: the operator and the boxed arguments it takes.
+struct PreparedCall {
+    c10::OperatorHandle op;
+    std::vector<c10::IValue> stack;
+};
+
+class Interpreter {
+public:
+    Interpreter(const Graph& graph, c10::Device device, SymbolBindings symbols = {});
+
+    // Runs every node in order; placeholders take inputs[name]. The result is the output node's values,
+    // flattened (a nested list or tuple of outputs becomes its leaves, None stays None). Fails naming the
+    // node and op that could not run. With keepValues, every node's value stays available to value() and
+    // prepare() afterwards; otherwise values are released after their last reader. With nodeErrors, a node
+    // that fails gets its message there (by node id) and the run goes on: its readers fail in turn, naming
+    // it.
+    Expected<std::vector<c10::IValue>> run(const InputMap& inputs, bool keepValues = false,
+                                           std::vector<std::string>* nodeErrors = nullptr);
+
+    const c10::IValue& value(NodeId id) const { return values_[id]; }
+    // The dispatcher call of an aten (or other registered namespace) node, with arguments taken from the
+    // last run(keepValues = true). nullopt for nodes that are not dispatcher calls.
+    Expected<std::optional<PreparedCall>> prepare(NodeId id);
+
+    const Graph& graph() const { return graph_; }
+    c10::Device device() const { return device_; }
+
+private:
+    Expected<c10::IValue> evalNode(NodeId id);
+    Expected<c10::IValue> callOperator(const Node& node);
+    Expected<c10::IValue> callHigherOrder(const Node& node);
+    Expected<c10::IValue> callPythonOperator(const Node& node);
+    Expected<std::vector<c10::IValue>> buildStack(const Node& node, const c10::FunctionSchema& schema);
+    Expected<c10::IValue> convert(const Value& value, const c10::TypePtr& type);
+    Expected<c10::IValue> plain(const Value& value); // by the value's own kind, no schema
+    Expected<int64_t> evalSymbolic(const std::string& expr);
+    Expected<c10::OperatorHandle> findOperator(const Node& node);
+    Diagnostic nodeError(const Node& node, const std::string& message) const;
+
+    const Graph& graph_;
+    c10::Device device_;
+    SymbolBindings symbols_;
+    std::vector<c10::IValue> values_;
+    std::unordered_map<std::string, c10::OperatorHandle> operators_;
+};
+
+// Tensors for a graph's placeholders, seeded: floating point from a normal distribution, integers in ranges
+// their readers accept (see docs/runtime.md, "Generated inputs"), booleans at random, symbolic integers
+// from `symbols`. Placeholders without a recorded dtype and shape are an error naming them. Symbols that
+// sizes use but `symbols` lacks are bound to defaultSymbolSize and added to it.
+Expected<InputMap> generateInputs(const Graph& graph, c10::Device device, uint64_t seed,
+                                  SymbolBindings& symbols);
+
+// A tensor on `device` with meta's dtype, sizes and strides (uninitialized).
+Expected<at::Tensor> emptyLike(const TensorMeta& meta, c10::Device device, const SymbolBindings& symbols);
+
+// Deep copy of a value (tensors cloned, strides kept), so that runs that mutate their inputs in place
+// (batch-norm running statistics) cannot influence each other.
+c10::IValue cloneValue(const c10::IValue& value);
+
+std::optional<c10::ScalarType> toScalarType(DType dtype);
+
+inline constexpr int64_t kDefaultSymbolSize = 16;
+// Integer inputs no reader constrains are drawn from [0, kDefaultIntegerRange).
+inline constexpr int64_t kDefaultIntegerRange = 16;
+
+} // namespace jointscope::runtime

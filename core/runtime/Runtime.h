@@ -1,0 +1,98 @@
+// Running graphs on real kernels (LibTorch): numerical validation of partitions and per-op profiling.
+//
+// This header is free of LibTorch types; the implementation links LibTorch and exists only in builds with
+// JOINTSCOPE_HAVE_TORCH. Generated inputs, tolerances and timing rules are described in docs/runtime.md.
+#pragma once
+
+#include "cost/ProfileDb.h"
+#include "graph/Graph.h"
+#include "graph/SymbolicExpr.h"
+#include "support/Diagnostic.h"
+
+#include <functional>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace jointscope::runtime {
+
+// "1.13.1", "2.11.0+cu130": the LibTorch this program runs on.
+std::string torchVersion();
+
+// A device given as "cpu", "cuda" or "cuda:N"; the error says what is wrong (no CUDA in this LibTorch, index
+// out of range).
+struct RunDevice {
+    std::string spec; // normalized: "cpu", "cuda:0"
+    std::string name; // what the profile DB is keyed by: the CPU model or the GPU name
+    bool cuda = false;
+};
+Expected<RunDevice> openDevice(const std::string& spec);
+
+struct RunOptions {
+    std::string device = "cpu";
+    uint64_t seed = 0;
+    SymbolBindings symbols; // sizes for symbolic dimensions; unbound ones get a default
+};
+
+// One compared value: a forward output or a gradient.
+struct Comparison {
+    std::string label;  // "output 0 (add_2)", "grad of primals_3"
+    std::string status; // "bitwise" | "close" | "differs" | "none" (both None) | "mismatch" (kind/shape)
+    double maxAbsError = 0;
+    double maxRelError = 0;
+    std::string detail; // shape / dtype mismatch text
+};
+
+struct ValidationReport {
+    std::vector<Comparison> outputs; // forward outputs, then gradients, in the joint's output order
+    size_t forwardOutputs = 0;
+    std::string tolerance; // the tolerance rule that applied, in words
+    bool ok() const;
+    const Comparison* firstMismatch() const;
+};
+
+// Runs `joint` on seeded inputs; runs `forward` on the same primals and `backward` on the values the forward
+// saved plus the same tangents (random ops reseeded identically before each side); compares every forward
+// output and every gradient. Values compare bitwise on CPU; on CUDA within the tolerance for their dtype.
+// Fails (no report) when a graph cannot run: the node and op that could not run are named.
+Expected<ValidationReport> validatePartition(const Graph& joint, const Graph& forward, const Graph& backward,
+                                             int64_t numFwdOutputs, const RunOptions& options);
+
+struct ProfileOptions {
+    RunOptions run;
+    int reps = 10;
+    int warmup = 3;
+    bool flushL2 = false;          // CUDA: overwrite a buffer larger than L2 before each timed rep
+    cost::ProfileDb* db = nullptr; // measured signatures are looked up here first and stored here
+    std::function<bool(size_t done, size_t total)> progress; // return false to cancel
+};
+
+struct NodeTiming {
+    std::string name;
+    std::string op;               // target text
+    std::string signature;        // cost::opSignature
+    std::optional<double> timeUs; // median of the timed reps
+    std::string skipped;          // why it was not timed ("view", "getitem", "placeholder", ...)
+    std::string error;            // the op threw: its message
+    bool cached = false;          // time taken from the profile DB
+    bool measuredHere = false;    // first node of its signature measured by this run
+};
+
+struct ProfileReport {
+    std::string device; // RunDevice::name
+    std::string torchVersion;
+    std::vector<NodeTiming> nodes;  // every node of the graph, in order
+    size_t measured = 0;            // signatures measured now
+    size_t cached = 0;              // signatures found in the DB
+    double sumUs = 0;               // Σ time over nodes
+    std::optional<double> replayUs; // median time of running the whole graph end to end
+    bool cancelled = false;
+};
+
+// Times every call_function node: the median of `reps` runs after `warmup`, with CUDA events on a GPU and
+// steady_clock on the CPU. Nodes that move no data (views, getitem, symbolic arithmetic) are skipped with
+// the reason. Nodes with equal signatures are measured once. An op that throws is reported on its node and
+// the run goes on. With replay, the whole graph is also timed end to end for comparison with Σ per-op.
+Expected<ProfileReport> profileGraph(const Graph& graph, const ProfileOptions& options, bool replay = false);
+
+} // namespace jointscope::runtime

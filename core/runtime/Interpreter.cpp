@@ -281,6 +281,11 @@ Expected<InputMap> generateInputs(const Graph& graph, c10::Device device, uint64
                              "placeholder '" + n.name +
                                  "' has no recorded dtype and shape; load the graph with its meta sidecar "
                                  "(--meta) or from a source that prints them");
+        if (std::optional<uint64_t> bytes = meta->bytes(); bytes && *bytes > kMaxInputBytes)
+            return makeError({{}, n.meta.sourceLine, 0},
+                             "placeholder '" + n.name + "' would need " + std::to_string(*bytes >> 20) +
+                                 " MiB; inputs above " + std::to_string(kMaxInputBytes >> 30) +
+                                 " GiB are not generated");
         const c10::Device where = placeOn(meta->device, device, accelerator);
         Expected<at::Tensor> out = emptyLike(*meta, where, symbols);
         if (!out)
@@ -357,7 +362,10 @@ Expected<std::vector<c10::IValue>> Interpreter::run(const InputMap& inputs, bool
             } else if (Expected<c10::IValue> v = evalNode(id); v) {
                 values_[id] = v.take();
             } else if (nodeErrors) {
-                (*nodeErrors)[id] = v.error().message;
+                // The list is by node already: keep the message without the "node 'x' (op): " prefix.
+                const std::string prefix = nodeError(node, "").message;
+                const std::string& message = v.error().message;
+                (*nodeErrors)[id] = message.rfind(prefix, 0) == 0 ? message.substr(prefix.size()) : message;
             } else {
                 return v.error();
             }

@@ -87,5 +87,7 @@ std::optional<c10::ScalarType> toScalarType(DType dtype);
 inline constexpr int64_t kDefaultSymbolSize = 16;
 // Integer inputs no reader constrains are drawn from [0, kDefaultIntegerRange).
 inline constexpr int64_t kDefaultIntegerRange = 16;
+// One generated input at most this large: a corrupted shape must not exhaust memory.
+inline constexpr uint64_t kMaxInputBytes = 32ULL << 30;
 
 } // namespace jointscope::runtime

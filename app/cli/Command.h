@@ -49,6 +49,7 @@ const Command& costCommand();
 #ifdef JOINTSCOPE_HAVE_TORCH
 const Command& validateCommand();
 const Command& profileCommand();
+const Command& runCommand();
 #endif
 
 // Options every graph-reading command accepts.

@@ -18,7 +18,7 @@ constexpr CommandFn kCommands[] = {
     &infoCommand,     &convertCommand, &partitionCommand, &paretoCommand,
     &splitDwCommand,  &devicesCommand, &profileDbCommand, &costCommand,
 #ifdef JOINTSCOPE_HAVE_TORCH
-    &validateCommand, &profileCommand,
+    &validateCommand, &profileCommand, &runCommand,
 #endif
 };
 

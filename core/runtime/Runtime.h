@@ -58,6 +58,11 @@ struct ValidationReport {
 Expected<ValidationReport> validatePartition(const Graph& joint, const Graph& forward, const Graph& backward,
                                              int64_t numFwdOutputs, const RunOptions& options);
 
+// Runs `graph` once on generated inputs and writes its inputs ("input:NAME") and outputs ("output:I", None
+// outputs left out) to `path` as a safetensors file, so another program (torch itself, in the oracle tests)
+// can run the same graph on the same inputs. Returns how many outputs the graph produced.
+Expected<size_t> runToSafetensors(const Graph& graph, const RunOptions& options, const std::string& path);
+
 struct ProfileOptions {
     RunOptions run;
     int reps = 10;

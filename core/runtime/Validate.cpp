@@ -8,6 +8,8 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdio>
+#include <optional>
 
 namespace jointscope::runtime {
 namespace {
@@ -253,6 +255,114 @@ Expected<ValidationReport> validatePartition(const Graph& joint, const Graph& fo
         report.outputs.push_back(std::move(c));
     }
     return report;
+}
+
+} // namespace jointscope::runtime
+
+namespace jointscope::runtime {
+namespace {
+
+std::optional<std::string> safetensorsDType(c10::ScalarType t) {
+    switch (t) {
+    case c10::ScalarType::Double:
+        return "F64";
+    case c10::ScalarType::Float:
+        return "F32";
+    case c10::ScalarType::Half:
+        return "F16";
+    case c10::ScalarType::BFloat16:
+        return "BF16";
+    case c10::ScalarType::Long:
+        return "I64";
+    case c10::ScalarType::Int:
+        return "I32";
+    case c10::ScalarType::Short:
+        return "I16";
+    case c10::ScalarType::Char:
+        return "I8";
+    case c10::ScalarType::Byte:
+        return "U8";
+    case c10::ScalarType::Bool:
+        return "BOOL";
+    default:
+        return std::nullopt;
+    }
+}
+
+std::string jsonString(const std::string& s) {
+    std::string out = "\"";
+    for (char c : s) {
+        if (c == '"' || c == '\\')
+            out += '\\';
+        out += c;
+    }
+    return out + "\"";
+}
+
+} // namespace
+
+Expected<size_t> runToSafetensors(const Graph& graph, const RunOptions& options, const std::string& path) {
+    Expected<RunDevice> device = openDevice(options.device);
+    if (!device)
+        return device.error();
+    const c10::Device where(device->spec);
+    SymbolBindings symbols = options.symbols;
+    Expected<InputMap> inputs = generateInputs(graph, where, options.seed, symbols);
+    if (!inputs)
+        return inputs.error();
+    InputMap copies;
+    for (const auto& [name, value] : *inputs)
+        copies[name] = cloneValue(value);
+    at::manual_seed(options.seed);
+    Interpreter interp(graph, where, symbols);
+    Expected<std::vector<c10::IValue>> outputs = interp.run(copies);
+    if (!outputs)
+        return outputs.error();
+
+    std::vector<std::pair<std::string, at::Tensor>> tensors;
+    for (const Node& n : graph.nodes())
+        if (n.op == NodeOp::Placeholder)
+            if (auto it = inputs->find(n.name); it != inputs->end() && it->second.isTensor())
+                tensors.emplace_back("input:" + n.name, it->second.toTensor());
+    for (size_t i = 0; i < outputs->size(); ++i)
+        if ((*outputs)[i].isTensor() && (*outputs)[i].toTensor().defined())
+            tensors.emplace_back("output:" + std::to_string(i), (*outputs)[i].toTensor());
+
+    std::string header = "{\"__metadata__\":{\"outputs\":\"" + std::to_string(outputs->size()) + "\"}";
+    std::vector<at::Tensor> data;
+    uint64_t offset = 0;
+    for (auto& [name, tensor] : tensors) {
+        std::optional<std::string> dtype = safetensorsDType(tensor.scalar_type());
+        if (!dtype)
+            return makeError({}, "'" + name + "': dtype " + std::string(c10::toString(tensor.scalar_type())) +
+                                     " cannot be written to safetensors");
+        at::Tensor bytes = tensor.contiguous().cpu();
+        const uint64_t size = static_cast<uint64_t>(bytes.nbytes());
+        header += "," + jsonString(name) + ":{\"dtype\":\"" + *dtype + "\",\"shape\":[";
+        for (int64_t d = 0; d < bytes.dim(); ++d)
+            header += (d ? "," : "") + std::to_string(bytes.size(d));
+        header +=
+            "],\"data_offsets\":[" + std::to_string(offset) + "," + std::to_string(offset + size) + "]}";
+        offset += size;
+        data.push_back(std::move(bytes));
+    }
+    header += "}";
+    header.append((8 - header.size() % 8) % 8, ' '); // the data starts 8-byte aligned
+    std::FILE* f = std::fopen(path.c_str(), "wb");
+    if (!f)
+        return makeError({path, 0, 0}, "cannot write file");
+    const uint64_t headerSize = header.size();
+    unsigned char le[8];
+    for (int i = 0; i < 8; ++i)
+        le[i] = static_cast<unsigned char>(headerSize >> (8 * i));
+    bool ok =
+        std::fwrite(le, 1, 8, f) == 8 && std::fwrite(header.data(), 1, header.size(), f) == header.size();
+    for (const at::Tensor& t : data)
+        ok = ok && std::fwrite(t.data_ptr(), 1, t.nbytes(), f) == t.nbytes();
+    ok = std::fclose(f) == 0 && ok;
+    if (!ok)
+        return makeError({path, 0, 0}, "cannot write file");
+    return outputs->size();
 }
 
 } // namespace jointscope::runtime

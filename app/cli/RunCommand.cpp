@@ -1,0 +1,55 @@
+// jointscope-cli run: one run of a graph on generated inputs, its inputs and outputs written as safetensors.
+#include "Command.h"
+
+#include "runtime/Runtime.h"
+
+#include <cstdio>
+
+namespace jointscope::cli {
+namespace {
+
+int runRun(const ParsedArgs& args) {
+    const Command& command = runCommand();
+    runtime::RunOptions run;
+    if (int code = readRuntimeOptions(command, args, run); code != kExitOk)
+        return code;
+    const std::optional<std::string> out = args.value("--save");
+    if (!out)
+        return usageError(command, "missing --save OUT.safetensors");
+    Graph graph;
+    if (int code = loadOneGraph(command, args, graph); code != kExitOk)
+        return code;
+    Expected<size_t> outputs = runtime::runToSafetensors(graph, run, *out);
+    if (!outputs) {
+        Diagnostic d = outputs.error();
+        if (d.loc.file.empty())
+            d.loc.file = args.positional[0];
+        return inputError(d);
+    }
+    std::printf("%s: ran %zu nodes on %s (seed %llu), %zu outputs; inputs and outputs written to %s\n",
+                args.positional[0].c_str(), graph.size(), run.device.c_str(),
+                static_cast<unsigned long long>(run.seed), *outputs, out->c_str());
+    return kExitOk;
+}
+
+} // namespace
+
+const Command& runCommand() {
+    static const Command command{
+        "run",
+        "run FILE [--graph G] --save OUT.safetensors [--device cpu|cuda:N] [--seed N] [--bind S=N]",
+        "Run a graph once on generated inputs; write its inputs and outputs (safetensors) for comparison.",
+        {graphOption(),
+         metaOption(),
+         {"--save", "-o", "OUT", "safetensors file: input:NAME and output:I tensors"},
+         {"--device", "", "D", "cpu (default), cuda or cuda:N"},
+         {"--seed", "", "N", "seed of the generated inputs and of random ops (default 0)"},
+         {"--bind", "", "S=N", "size of a symbolic dimension (repeatable; default 16)"}},
+        1,
+        1,
+        &runRun,
+    };
+    return command;
+}
+
+} // namespace jointscope::cli

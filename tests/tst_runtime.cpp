@@ -166,6 +166,34 @@ private slots:
         QVERIFY2(named, run.out.c_str());
     }
 
+    // Only aten and prims ops run: a file cannot make the interpreter call collectives or custom ops.
+    void otherNamespacesAreNotRun() {
+        QTemporaryDir dir;
+        const QString path = dir.filePath("c10d.txt");
+        std::ofstream(path.toStdString()) << R"(class GraphModule(torch.nn.Module):
+    def forward(self, primals_1: "f32[4]"):
+        all_reduce: "f32[4]" = torch.ops._c10d_functional.all_reduce.default(primals_1, "sum", "0")
+        relu: "f32[4]" = torch.ops.aten.relu.default(primals_1)
+        return (all_reduce, relu)
+)";
+        const Run run = runCli({"profile", path, "--no-db", "--reps", "1", "--warmup", "0", "--json"});
+        QVERIFY2(run.exitCode == 0, (run.err + run.out).c_str());
+        const Json j = Json::parse(run.out);
+        int seen = 0;
+        for (const Json& n : j["nodes"]) {
+            if (n["name"] == "all_reduce") {
+                ++seen;
+                QVERIFY2(n.value("error", "").find("namespace '_c10d_functional'") != std::string::npos,
+                         n.dump().c_str());
+            }
+            if (n["name"] == "relu") {
+                ++seen;
+                QVERIFY2(n.contains("time_us"), n.dump().c_str());
+            }
+        }
+        QCOMPARE(seen, 2);
+    }
+
     // Every call_function node gets a time or a reason; views and getitem are skipped, compute ops timed.
     void profileCoversEveryNode_data() { validateTorchMinCut_data(); }
     void profileCoversEveryNode() {

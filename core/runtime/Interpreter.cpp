@@ -428,6 +428,11 @@ Expected<c10::IValue> Interpreter::evalNode(NodeId id) {
 }
 
 Expected<c10::OperatorHandle> Interpreter::findOperator(const Node& node) {
+    // Only tensor math runs: a file cannot make us call into other registered namespaces (collectives without
+    // a process group, profiler hooks, printing, custom ops with side effects).
+    if (node.target.ns != "aten" && node.target.ns != "prims")
+        return nodeError(node, "ops of namespace '" + node.target.ns +
+                                   "' are not run (the interpreter runs aten and prims ops)");
     const std::string key = node.target.text;
     if (auto it = operators_.find(key); it != operators_.end())
         return it->second;

@@ -491,6 +491,54 @@ private slots:
         QCOMPARE(one.at("records").size(), size_t(3));
     }
 
+    void devicePeaksRoundTrip() {
+        auto db = openDb(":memory:");
+        const cost::DevicePeaks cpu{"AMD EPYC", 61.5, 30.25, 18.0, "2026-11-23T08:00:00Z"};
+        const cost::DevicePeaks gpu{"NVIDIA H100 80GB HBM3", 51000, 25500, 3000, "2026-11-23T08:01:00Z"};
+        QVERIFY(!db->peaks(cpu.device));
+        QVERIFY(db->storePeaks(gpu));
+        QVERIFY(db->storePeaks(cpu));
+        QCOMPARE(*db->peaks(cpu.device), cpu);
+        QCOMPARE(db->allPeaks().size(), size_t(2));
+        QCOMPARE(db->allPeaks().front(), cpu); // ordered by device
+        db->store({cpu.device, "1.13.1", "aten.mm.default(f32[2,2]{2,1})"}, stats(3));
+
+        const Json all = Json::parse(db->exportJson());
+        QCOMPARE(all.at("devices").size(), size_t(2));
+        QCOMPARE(all.at("devices").at(0).at("gb_per_s").get<double>(), 18.0);
+        const Json one = Json::parse(db->exportJson(std::string_view("AMD EPYC")));
+        QCOMPARE(one.at("devices").size(), size_t(1));
+
+        auto fresh = openDb(":memory:");
+        Expected<size_t> n = fresh->importJson(db->exportJson(), "peaks.json");
+        JS_VERIFY_EXPECTED(n);
+        QCOMPARE(*n, size_t(1));
+        QCOMPARE(fresh->allPeaks(), db->allPeaks());
+        // Without peaks the export has no "devices" key (files from before peaks existed look the same).
+        auto empty = openDb(":memory:");
+        QVERIFY(!Json::parse(empty->exportJson()).contains("devices"));
+    }
+
+    void importBadDevicePeaksChangesNothing() {
+        auto db = openDb(":memory:");
+        const std::string text =
+            kProfileHead +
+            "  {\"device\": \"d\", \"torch\": \"t\", \"signature\": \"s\", \"median_us\": 2}\n"
+            " ],\n \"devices\": [\n"
+            "  {\"device\": \"cpu\", \"fp32_gflops\": 10, \"fp64_gflops\": 5, \"gb_per_s\": 20},\n"
+            "  {\"device\": \"gpu\", \"fp32_gflops\": 10, \"fp64_gflops\": 5, \"gb_per_s\": -1}\n"
+            " ]\n}\n";
+        Expected<size_t> n = db->importJson(text, "peaks.json");
+        QVERIFY(!n);
+        QVERIFY2(n.error().message.find("devices[1].gb_per_s") != std::string::npos,
+                 n.error().message.c_str());
+        const auto [line, col] = lineColOf(text, "\"gb_per_s\": -1");
+        QCOMPARE(n.error().loc.line, uint32_t(line));
+        QCOMPARE(n.error().loc.col, uint32_t(col));
+        QCOMPARE(db->size(), size_t(0));
+        QVERIFY(db->allPeaks().empty());
+    }
+
     void importMinimalRecord() {
         // Only device, torch, signature and median_us are required.
         auto db = openDb(":memory:");

@@ -166,6 +166,35 @@ private slots:
         QVERIFY2(named, run.out.c_str());
     }
 
+    // A CPU's peaks are measured once, kept in the profile DB, and what the roofline assumes for
+    // --target-device cpu; without them the user is told how to get them.
+    void cpuPeaksMeasuredOnce() {
+        QTemporaryDir dir;
+        const QString db = dir.filePath("peaks.sqlite");
+        const QString graph = QStringLiteral(JOINTSCOPE_SHARED_DIR "/graphs/torch-1.13/mlp/joint.txt");
+        const Run before = runCli({"cost", graph, "--target-device", "cpu", "--db", db, "--json"});
+        QCOMPARE(before.exitCode, 1);
+        QVERIFY2(before.err.find("devices --measure") != std::string::npos, before.err.c_str());
+
+        const Run measure = runCli({"devices", "--measure", "--db", db, "--json"});
+        QVERIFY2(measure.exitCode == 0, (measure.err + measure.out).c_str());
+        const Json devices = Json::parse(measure.out);
+        const Json& cpu = devices.at("devices").at(0);
+        QCOMPARE(cpu.at("kind").get<std::string>(), std::string("cpu"));
+        const double gflops = cpu.at("measured").at("fp32_gflops").get<double>();
+        const double gbps = cpu.at("measured").at("gb_per_s").get<double>();
+        QVERIFY(gflops > 0.1 && gflops < 1e5);
+        QVERIFY(gbps > 0.1 && gbps < 1e4);
+
+        const Run after = runCli({"cost", graph, "--target-device", "cpu", "--db", db, "--json"});
+        QVERIFY2(after.exitCode == 0, after.err.c_str());
+        const Json device = Json::parse(after.out).at("device");
+        QCOMPARE(device.at("name").get<std::string>(), cpu.at("name").get<std::string>());
+        QCOMPARE(device.at("source").get<std::string>(), std::string("measured"));
+        QCOMPARE(device.at("fp32_tflops").get<double>(), gflops / 1e3);
+        QCOMPARE(device.at("bandwidth_gbs").get<double>(), gbps);
+    }
+
     // Only aten and prims ops run: a file cannot make the interpreter call collectives or custom ops.
     void otherNamespacesAreNotRun() {
         QTemporaryDir dir;

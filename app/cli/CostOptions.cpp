@@ -1,5 +1,7 @@
 #include "CostOptions.h"
 
+#include "cost/DeviceInfo.h"
+
 #include <algorithm>
 #include <filesystem>
 #include <set>
@@ -69,6 +71,35 @@ int chooseTorchVersion(const Command& command, const Graph& graph, CostSetup& se
                                    "); choose one with --torch-version");
 }
 
+// This machine's CPU, at the peaks `devices --measure` recorded: no table knows a CPU's rates.
+int measuredCpu(const Command& command, const ParsedArgs& args, std::optional<cost::DeviceSpec>& device) {
+    const std::string name = cost::cpuName();
+    const std::string path = args.valueOr("--db", cost::defaultProfileDbPath());
+    std::error_code ec;
+    std::optional<cost::DevicePeaks> peaks;
+    if (std::filesystem::exists(path, ec)) {
+        Expected<std::unique_ptr<cost::ProfileDb>> db = cost::ProfileDb::open(path);
+        if (!db)
+            return inputError(db.error());
+        peaks = (*db)->peaks(name);
+    }
+    if (!peaks)
+        return usageError(command, "--target-device cpu needs this CPU's measured peaks ('" + name +
+                                       "' has none in " + path + "): run `jointscope-cli devices --measure`");
+    cost::CpuMeasurement m;
+    m.name = name;
+    m.gflops = peaks->fp32Gflops;
+    m.fp64Gflops = peaks->fp64Gflops;
+    m.gbPerSecond = peaks->gbPerSecond;
+    for (const cost::DeviceInfo& d : cost::listDevices())
+        if (d.kind == "cpu") {
+            m.cores = d.cores;
+            m.memoryBytes = double(d.memoryBytes);
+        }
+    device = cost::cpuDevice(m);
+    return kExitOk;
+}
+
 } // namespace
 
 int readCostOptions(const Command& command, const ParsedArgs& args, const Graph& graph,
@@ -82,6 +113,12 @@ int readCostOptions(const Command& command, const ParsedArgs& args, const Graph&
     }
     const std::string deviceName = args.valueOr("--target-device", "h100");
     std::optional<cost::DeviceSpec> device = cost::findDevice(deviceName);
+    if (!device && (deviceName == "cpu" || deviceName == cost::cpuName())) {
+        if (setup.kind == CostModelKind::Flops) // the device is ignored: no need for measured peaks
+            device = cost::cpuDevice({});
+        else if (int code = measuredCpu(command, args, device); code != kExitOk)
+            return code;
+    }
     if (!device)
         return usageError(command, "unknown --target-device '" + deviceName +
                                        "' (`jointscope-cli cost --list-devices` lists the known ones)");

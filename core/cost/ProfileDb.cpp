@@ -37,6 +37,13 @@ CREATE TABLE IF NOT EXISTS op_profiles(
   measured_at TEXT NOT NULL,
   PRIMARY KEY (device, torch, signature)
 ) WITHOUT ROWID;
+CREATE TABLE IF NOT EXISTS device_peaks(
+  device TEXT PRIMARY KEY NOT NULL,
+  fp32_gflops REAL NOT NULL,
+  fp64_gflops REAL NOT NULL,
+  gb_per_s REAL NOT NULL,
+  measured_at TEXT NOT NULL
+) WITHOUT ROWID;
 )sql";
 
 constexpr const char* kColumns =
@@ -413,8 +420,68 @@ std::string ProfileDb::exportJson(std::optional<std::string_view> device) const 
         first = false;
         out += j.dump(-1, ' ', false, Json::error_handler_t::replace);
     }
-    out += first ? "]\n}\n" : "\n ]\n}\n";
+    out += first ? "]" : "\n ]";
+    std::vector<DevicePeaks> devices = allPeaks();
+    if (device)
+        std::erase_if(devices, [&](const DevicePeaks& d) { return d.device != *device; });
+    if (!devices.empty()) {
+        out += ",\n \"devices\": [";
+        for (size_t i = 0; i < devices.size(); ++i) {
+            Json j = Json::object();
+            j["device"] = devices[i].device;
+            j["fp32_gflops"] = devices[i].fp32Gflops;
+            j["fp64_gflops"] = devices[i].fp64Gflops;
+            j["gb_per_s"] = devices[i].gbPerSecond;
+            j["measured_at"] = devices[i].measuredAt;
+            out += (i ? ",\n  " : "\n  ") + j.dump(-1, ' ', false, Json::error_handler_t::replace);
+        }
+        out += "\n ]";
+    }
+    out += "\n}\n";
     return out;
+}
+
+bool ProfileDb::storePeaks(const DevicePeaks& peaks) {
+    sqlite3_stmt* stmt = nullptr;
+    if (sqlite3_prepare_v2(db_,
+                           "INSERT OR REPLACE INTO device_peaks(device, fp32_gflops, fp64_gflops, gb_per_s, "
+                           "measured_at) VALUES (?1, ?2, ?3, ?4, ?5)",
+                           -1, &stmt, nullptr) != SQLITE_OK) {
+        lastError_ = sqlite3_errmsg(db_);
+        return false;
+    }
+    bindText(stmt, 1, peaks.device);
+    sqlite3_bind_double(stmt, 2, peaks.fp32Gflops);
+    sqlite3_bind_double(stmt, 3, peaks.fp64Gflops);
+    sqlite3_bind_double(stmt, 4, peaks.gbPerSecond);
+    bindText(stmt, 5, peaks.measuredAt);
+    const bool ok = sqlite3_step(stmt) == SQLITE_DONE;
+    if (!ok)
+        lastError_ = sqlite3_errmsg(db_);
+    sqlite3_finalize(stmt);
+    return ok;
+}
+
+std::vector<DevicePeaks> ProfileDb::allPeaks() const {
+    std::vector<DevicePeaks> out;
+    sqlite3_stmt* stmt = nullptr;
+    if (sqlite3_prepare_v2(db_,
+                           "SELECT device, fp32_gflops, fp64_gflops, gb_per_s, measured_at FROM device_peaks "
+                           "ORDER BY device",
+                           -1, &stmt, nullptr) != SQLITE_OK)
+        return out;
+    while (sqlite3_step(stmt) == SQLITE_ROW)
+        out.push_back({columnText(stmt, 0), columnDouble(stmt, 1), columnDouble(stmt, 2),
+                       columnDouble(stmt, 3), columnText(stmt, 4)});
+    sqlite3_finalize(stmt);
+    return out;
+}
+
+std::optional<DevicePeaks> ProfileDb::peaks(std::string_view device) const {
+    for (DevicePeaks& p : allPeaks())
+        if (p.device == device)
+            return std::move(p);
+    return std::nullopt;
 }
 
 Expected<size_t> ProfileDb::importJson(std::string_view text, std::string_view fileName) {
@@ -455,7 +522,55 @@ Expected<size_t> ProfileDb::importJson(std::string_view text, std::string_view f
             return r.error();
         rows.push_back(r.take());
     }
+    std::vector<DevicePeaks> devices;
+    if (auto list = root.find("devices"); list != root.end()) {
+        if (!list->is_array())
+            return topError("devices", "expected \"devices\" to be an array");
+        // Located at the entry, or at its field, like a bad record.
+        auto entryError = [&](const Json& d, size_t i, std::string_view field, const std::string& message) {
+            size_t ordinal = 0;
+            size_t offset = keyOffset(text, nthObjectOffset(text, 0), "devices");
+            if (d.is_object() && json_support::detail::objectOrdinal(root, &d, ordinal)) {
+                offset = nthObjectOffset(text, ordinal);
+                if (!field.empty())
+                    offset = keyOffset(text, offset, field);
+            }
+            std::string where = "devices[" + std::to_string(i) + "]";
+            if (!field.empty())
+                where += "." + std::string(field);
+            return makeError(json_support::locationOf(text, offset, file), where + ": " + message);
+        };
+        for (size_t i = 0; i < list->size(); ++i) {
+            const Json& d = (*list)[i];
+            if (!d.is_object())
+                return entryError(d, i, "", "must be an object, got " + typeName(d));
+            auto name = d.find("device");
+            if (name == d.end() || !name->is_string() || name->get<std::string>().empty())
+                return entryError(d, i, name == d.end() ? "" : "device", "expected a non-empty device name");
+            DevicePeaks p;
+            p.device = name->get<std::string>();
+            for (auto [field, into] :
+                 {std::pair{"fp32_gflops", &p.fp32Gflops}, std::pair{"fp64_gflops", &p.fp64Gflops},
+                  std::pair{"gb_per_s", &p.gbPerSecond}}) {
+                auto it = d.find(field);
+                if (it == d.end())
+                    return entryError(d, i, "", std::string("missing field '") + field + "'");
+                if (!it->is_number() || !(it->get<double>() > 0))
+                    return entryError(d, i, field, "must be a positive number, got " + it->dump());
+                *into = it->get<double>();
+            }
+            if (auto at = d.find("measured_at"); at != d.end() && at->is_string())
+                p.measuredAt = at->get<std::string>();
+            devices.push_back(std::move(p));
+        }
+    }
     beginBatch();
+    for (const DevicePeaks& p : devices) {
+        if (!storePeaks(p)) {
+            commitBatch();
+            return makeError(SourceLocation{file, 0, 0}, "cannot store device peaks: " + lastError_);
+        }
+    }
     for (const ProfileRecord& r : rows) {
         if (!store(r.key, r.stats)) {
             commitBatch();

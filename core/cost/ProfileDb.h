@@ -40,6 +40,17 @@ struct ProfileRecord {
     OpStats stats;
 };
 
+// A device's peak rates, measured once (`jointscope-cli devices --measure`): what the roofline assumes for a
+// CPU, which no table can know.
+struct DevicePeaks {
+    std::string device;     // device name as the runtime reports it
+    double fp32Gflops = 0;  // large fp32 matmul
+    double fp64Gflops = 0;  // large fp64 matmul
+    double gbPerSecond = 0; // large copy, bytes read + written
+    std::string measuredAt; // ISO 8601 UTC
+    friend bool operator==(const DevicePeaks&, const DevicePeaks&) = default;
+};
+
 class ProfileDb {
 public:
     // Opens or creates the database at path (":memory:" for a private one) and its schema, creating the
@@ -61,15 +72,21 @@ public:
     // SQLite's message for the last failed store / commit.
     const std::string& lastError() const { return lastError_; }
 
+    bool storePeaks(const DevicePeaks& peaks);
+    std::optional<DevicePeaks> peaks(std::string_view device) const;
+    std::vector<DevicePeaks> allPeaks() const; // ordered by device
+
     // Every row, ordered by device, torch version, signature; only one device's rows when device is given.
     std::vector<ProfileRecord> records(std::optional<std::string_view> device = std::nullopt) const;
     size_t size() const;
 
     // {"format": "jointscope-profile", "version": 1, "records": [{"device", "torch", "signature",
-    //  "median_us", "min_us", "max_us", "mean_us", "reps", "measured_at"}, ...]}
+    //  "median_us", "min_us", "max_us", "mean_us", "reps", "measured_at"}, ...],
+    //  "devices": [{"device", "fp32_gflops", "fp64_gflops", "gb_per_s", "measured_at"}, ...]}
+    // ("devices" only when peaks were measured; with `device`, only that device's).
     std::string exportJson(std::optional<std::string_view> device = std::nullopt) const;
-    // Adds (or replaces) the records of such a JSON text; returns how many. A malformed text is refused
-    // whole with a located diagnostic (fileName:line:col).
+    // Adds (or replaces) the records (and device peaks) of such a JSON text; returns how many records. A
+    // malformed text is refused whole with a located diagnostic (fileName:line:col).
     Expected<size_t> importJson(std::string_view text, std::string_view fileName);
 
 private:

@@ -299,4 +299,47 @@ Expected<ProfileReport> profileGraph(const Graph& graph, const ProfileOptions& o
     return report;
 }
 
+Expected<cost::DevicePeaks> measurePeaks(const std::string& spec) {
+    Expected<RunDevice> device = openDevice(spec);
+    if (!device)
+        return device.error();
+    const c10::Device where(device->spec);
+    Timer timer(where, false);
+    const at::NoGradGuard noGrad;
+    auto medianUs = [&](auto&& fn) {
+        std::vector<double> us;
+        for (int i = 0; i < 7; ++i) {
+            const double t = timer.timeUs(fn);
+            if (i >= 2) // warm-up: page faults, thread pool start, cuBLAS handles
+                us.push_back(t);
+        }
+        return statistics(std::move(us)).medianUs;
+    };
+    // Sizes large enough to reach the plateau, small enough to take well under a second on a laptop.
+    auto matmulGflops = [&](at::ScalarType dtype) {
+        const int64_t n = device->cuda ? 8192 : 1024;
+        const auto options = at::TensorOptions().dtype(dtype).device(where);
+        const at::Tensor a = at::rand({n, n}, options), b = at::rand({n, n}, options);
+        at::Tensor c = at::empty({n, n}, options);
+        const double us = medianUs([&] { at::mm_out(c, a, b); });
+        return 2.0 * double(n) * double(n) * double(n) / us / 1e3; // FLOP per µs / 1e3 = GFLOP/s
+    };
+    cost::DevicePeaks peaks;
+    peaks.device = device->name;
+    try {
+        peaks.fp32Gflops = matmulGflops(at::kFloat);
+        peaks.fp64Gflops = matmulGflops(at::kDouble);
+        const int64_t elements = (device->cuda ? 1024LL : 64LL) << 20; // 4 GiB / 256 MiB of fp32
+        const auto options = at::TensorOptions().dtype(at::kFloat).device(where);
+        const at::Tensor src = at::rand({elements}, options);
+        at::Tensor dst = at::empty({elements}, options);
+        const double us = medianUs([&] { dst.copy_(src); });
+        peaks.gbPerSecond = 2.0 * 4.0 * double(elements) / us / 1e3; // read + write
+    } catch (const std::exception& e) {
+        return makeError({}, "measuring " + device->name + " failed: " + firstLineOf(e));
+    }
+    peaks.measuredAt = utcNow();
+    return peaks;
+}
+
 } // namespace jointscope::runtime

@@ -100,4 +100,8 @@ struct ProfileReport {
 // the run goes on. With replay, the whole graph is also timed end to end for comparison with Σ per-op.
 Expected<ProfileReport> profileGraph(const Graph& graph, const ProfileOptions& options, bool replay = false);
 
+// Measures a device's peak rates once: GFLOP/s of large fp32 and fp64 matmuls and GB/s of a large copy
+// (medians of timed reps), keyed by the device's name as openDevice reports it.
+Expected<cost::DevicePeaks> measurePeaks(const std::string& device);
+
 } // namespace jointscope::runtime

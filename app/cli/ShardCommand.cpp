@@ -1,0 +1,201 @@
+// jointscope-cli shard: DTensor placements for every node of a joint graph on a device mesh (the sharding
+// ILP of core/sharding), with its cost against the replicate and data-parallel baselines.
+#include "Command.h"
+
+#include "cost/CostModel.h"
+#include "cost/DeviceSpec.h"
+#include "sharding/Solver.h"
+
+#include <nlohmann/json.hpp>
+
+#include <chrono>
+#include <cstdio>
+#include <sstream>
+
+namespace jointscope::cli {
+namespace {
+
+using Json = nlohmann::ordered_json;
+using namespace jointscope::sharding;
+
+std::vector<std::string> splitNames(const std::string& text) {
+    std::vector<std::string> out;
+    std::stringstream in(text);
+    std::string item;
+    while (std::getline(in, item, ','))
+        out.push_back(item);
+    return out;
+}
+
+Json planJson(const Graph& graph, const ShardingProblem& problem, const Plan& plan) {
+    Json placements = Json::object();
+    for (NodeId id = 0; id < graph.size(); ++id) {
+        if (plan.choice[id] < 0)
+            continue;
+        const Strategy& s = problem.nodes[id].options[plan.choice[id]];
+        Json in = Json::array();
+        for (const Placements& p : s.inputs)
+            in.push_back(toString(p));
+        Json out = Json::array();
+        for (const Placements& p : s.outputs)
+            out.push_back(toString(p));
+        placements[graph.node(id).name] = {{"output", out.size() == 1 ? out[0] : out}, {"inputs", in}};
+    }
+    return placements;
+}
+
+Json costJson(const PlanCost& c) {
+    return {{"total_cost", c.totalUs()}, {"comm_cost", c.commUs}, {"compute_cost", c.computeUs}};
+}
+
+int runShard(const ParsedArgs& args) {
+    const Command& command = shardCommand();
+    const std::optional<std::vector<int64_t>> shape = parseMeshShape(args.valueOr("--mesh", ""));
+    if (!shape)
+        return usageError(command, "--mesh takes sizes like 8x8 or 4 (at most 4 dimensions)");
+    const std::vector<std::string> names = splitNames(args.valueOr("--mesh-names", ""));
+    if (args.has("--mesh-names") && names.size() != shape->size())
+        return usageError(command, "--mesh-names needs one name per mesh dimension");
+    const std::string topoName = args.valueOr("--topology", "h100");
+    const std::optional<Topology> topo = findTopology(topoName);
+    if (!topo)
+        return usageError(command, "unknown --topology '" + topoName + "' (h100, a100 or gb200)");
+    const std::optional<cost::DeviceSpec> device = cost::findDevice(topo->name);
+    if (!device)
+        return usageError(command, "no device spec for topology " + topo->name);
+    const DeviceMesh mesh = DeviceMesh::make(*shape, names, *topo);
+
+    SolveOptions options;
+    for (const std::string& pin : args.values("--pin")) {
+        const size_t eq = pin.rfind('=');
+        std::optional<Placements> p =
+            eq == std::string::npos ? std::nullopt : parsePlacements(pin.substr(eq + 1));
+        if (!p)
+            return usageError(command, "--pin takes NODE=PLACEMENT like mm_1=S(0)R; got '" + pin + "'");
+        options.pins.push_back({pin.substr(0, eq), *p, "--pin"});
+    }
+    if (std::optional<std::string> mem = args.value("--param-memory")) {
+        // LOW:HIGH, or HIGH alone (LOW 0).
+        const size_t colon = mem->find(':');
+        const char* text = mem->c_str();
+        char* end = nullptr;
+        double low = 0;
+        bool ok = true;
+        if (colon != std::string::npos) {
+            low = std::strtod(text, &end);
+            ok = end == text + colon && colon > 0;
+            text += colon + 1;
+        }
+        const double high = std::strtod(text, &end);
+        ok = ok && end != text && *end == '\0';
+        if (!ok || !(low >= 0 && low <= high && high <= 1))
+            return usageError(command,
+                              "--param-memory takes LOW:HIGH fractions in [0, 1]; got '" + *mem + "'");
+        options.paramMemoryLow = low;
+        options.paramMemoryHigh = high;
+    }
+#ifndef JOINTSCOPE_HAVE_CBC
+    std::fprintf(stderr,
+                 "jointscope-cli: error: shard needs COIN-OR CBC; this build has none (configure with "
+                 "-DJOINTSCOPE_WITH_CBC=ON)\n");
+    return kExitUsage;
+#endif
+    Graph graph;
+    if (int code = loadOneGraph(command, args, graph); code != kExitOk)
+        return code;
+    const auto start = std::chrono::steady_clock::now();
+    const cost::RooflineModel model(*device);
+    const ShardingProblem problem = buildStrategies(graph, mesh);
+    Expected<Plan> plan = solvePlacement(graph, problem, options, model);
+    const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+    if (!plan) {
+        Diagnostic d = plan.error();
+        d.loc.file = args.positional[0];
+        return inputError(d);
+    }
+    const PlanCost replicate = evaluatePlan(graph, problem, replicatePlan(problem), model);
+    std::optional<PlanCost> dataParallel;
+    if (std::vector<Pin> dp = dataParallelPins(graph, problem); !dp.empty()) {
+        SolveOptions dpOptions;
+        dpOptions.pins = dp;
+        if (Expected<Plan> p = solvePlacement(graph, problem, dpOptions, model))
+            dataParallel = p->cost;
+    }
+    std::vector<std::string> explain;
+    for (const std::string& name : args.values("--explain")) {
+        const std::optional<NodeId> id = graph.find(name);
+        if (!id)
+            return usageError(command, "--explain: no node named " + name);
+        explain.push_back(explainNode(graph, problem, *plan, *id, options, model));
+    }
+    if (std::optional<std::string> log = args.value("--log"))
+        if (!writeOutputFile(*log, annotatedLog(graph, problem, *plan, model)))
+            return kExitBadInput;
+    if (args.has("--json")) {
+        Json j;
+        j["mesh"] = {{"shape", mesh.shape}, {"names", mesh.names}, {"topology", mesh.topology}};
+        j["placements"] = planJson(graph, problem, *plan);
+        const Json c = costJson(plan->cost);
+        for (auto it = c.begin(); it != c.end(); ++it)
+            j[it.key()] = it.value();
+        j["optimal"] = plan->optimal;
+        j["baselines"] = {{"replicate", costJson(replicate)},
+                          {"data_parallel", dataParallel ? costJson(*dataParallel) : Json(nullptr)}};
+        const JointRoles roles = jointRoles(graph);
+        Json data = Json::array();
+        for (NodeId d : roles.dataInputs)
+            data.push_back(graph.node(d).name);
+        j["roles"] = {{"parameters", roles.paramGrad.size()}, {"data_inputs", data}};
+        j["seconds"] = seconds;
+        j["warnings"] = problem.warnings;
+        if (!explain.empty())
+            j["explain"] = explain;
+        std::printf("%s\n", j.dump(2).c_str());
+        return kExitOk;
+    }
+    for (const std::string& w : problem.warnings)
+        std::fprintf(stderr, "jointscope-cli: warning: %s\n", w.c_str());
+    std::printf("mesh %s: total %.4g us (compute %.4g us, comm %.4g us)%s in %.3f s\n", mesh.str().c_str(),
+                plan->cost.totalUs(), plan->cost.computeUs, plan->cost.commUs,
+                plan->optimal ? "" : " (not proven optimal)", seconds);
+    std::printf("baselines: replicate %.4g us", replicate.totalUs());
+    if (dataParallel)
+        std::printf(", data parallel %.4g us", dataParallel->totalUs());
+    std::printf("\n");
+    for (NodeId id = 0; id < graph.size(); ++id)
+        if (plan->choice[id] >= 0 && graph.node(id).op == NodeOp::Placeholder)
+            std::printf("  %s: %s\n", graph.node(id).name.c_str(),
+                        toString(problem.nodes[id].options[plan->choice[id]].outputs[0]).c_str());
+    for (const std::string& e : explain)
+        std::printf("%s", e.c_str());
+    return kExitOk;
+}
+
+} // namespace
+
+const Command& shardCommand() {
+    static const Command command{
+        "shard",
+        "shard FILE --mesh 8x8 [--mesh-names dp,tp] [--topology h100] [--pin NODE=S(0)R] "
+        "[--param-memory LOW:HIGH] [--explain NODE] [--log OUT] [--json]",
+        "DTensor placements for a joint graph on a device mesh (ILP with CBC), against replicate / data "
+        "parallel.",
+        {graphOption(),
+         metaOption(),
+         {"--mesh", "", "SHAPE", "mesh sizes: 8x8, 2x2, 4"},
+         {"--mesh-names", "", "NAMES", "comma-separated mesh dimension names (dp,tp)"},
+         {"--topology", "", "T", "h100 (default), a100 or gb200: link bandwidths and the roofline device"},
+         {"--pin", "", "NODE=P", "fix a node's output placement (repeatable)"},
+         {"--param-memory", "", "LOW:HIGH",
+          "parameters' local bytes as a fraction of replicated, in [LOW, HIGH]"},
+         {"--explain", "", "NODE", "why NODE has its placement (repeatable)"},
+         {"--log", "", "OUT", "write the annotated graph (autoparallel style)"},
+         jsonOption()},
+        1,
+        1,
+        &runShard,
+    };
+    return command;
+}
+
+} // namespace jointscope::cli

@@ -1,0 +1,53 @@
+// What a sharding strategy costs: α-β collectives per mesh dimension for redistributions, and the cost model
+// on each shard's local shapes for compute.
+#pragma once
+
+#include "cost/CostModel.h"
+#include "graph/Graph.h"
+#include "sharding/Mesh.h"
+#include "sharding/Placement.h"
+#include "sharding/Strategies.h"
+
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace jointscope::sharding {
+
+enum class Collective : uint8_t { AllGather, ReduceScatter, AllReduce, AllToAll };
+std::string_view collectiveName(Collective c); // "all_gather", ...
+
+// Ring algorithm time on mesh dimension `meshDim`: latency + steps x step latency + wire bytes / bandwidth.
+// `bytes` is the full buffer of the group: the gathered result (all-gather), the unreduced input
+// (reduce-scatter, all-reduce), one rank's buffer (all-to-all).
+double collectiveUs(Collective c, double bytes, const DeviceMesh& mesh, size_t meshDim);
+
+struct RedistributeStep {
+    size_t meshDim = 0;
+    Collective collective = Collective::AllGather;
+    double bytes = 0;
+    double us = 0;
+};
+
+struct Redistribution {
+    std::vector<RedistributeStep> steps;
+    double us = 0;
+    std::string str() const; // "all_gather(d0) 12.3us + all_reduce(d1) 4.5us"; "" when free
+};
+
+// The collectives that turn a tensor laid out as `from` into `to`, mesh dimension by mesh dimension:
+// S->R all-gather, P->R all-reduce, P->S reduce-scatter, S(i)->S(j) all-to-all, R->S and R->P local (free).
+Redistribution redistribute(const Placements& from, const Placements& to, const TensorMeta& global,
+                            const DeviceMesh& mesh);
+
+// A tensor's shape on one device under `p`.
+TensorMeta localMeta(const TensorMeta& global, const Placements& p, const DeviceMesh& mesh);
+
+// The roofline time of node `id` running strategy `s` on its local shards.
+double computeUs(const Graph& graph, NodeId id, const NodeStrategies& ns, const Strategy& s,
+                 const DeviceMesh& mesh, const cost::RooflineModel& model);
+
+// The global tensor a node produces as element `element` (its getitem user's meta for a torch 1.13 tuple).
+TensorMeta producedTensor(const Graph& graph, NodeId producer, int32_t element);
+
+} // namespace jointscope::sharding

@@ -1,0 +1,85 @@
+// The placement ILP (autoparallel's formulation, solved with COIN-OR CBC): one strategy per node, consistent
+// producer / consumer placements with redistribution costs on the edges, a parameter-memory window, pins, and
+// forward / backward consistency (a parameter and its gradient, a forward output and its tangent).
+#pragma once
+
+#include "cost/CostModel.h"
+#include "graph/Graph.h"
+#include "sharding/Cost.h"
+#include "sharding/Strategies.h"
+#include "support/Diagnostic.h"
+
+#include <optional>
+#include <string>
+#include <utility>
+#include <vector>
+
+namespace jointscope::sharding {
+
+struct Pin {
+    std::string node;
+    Placements placement; // of the node's (first) result
+    std::string origin;   // "--pin", "local_map"
+};
+
+struct SolveOptions {
+    std::vector<Pin> pins;
+    // Parameters' total local bytes, as a fraction of their replicated bytes, lie in [low, high].
+    double paramMemoryLow = 0.0;
+    double paramMemoryHigh = 1.0;
+    bool forwardBackwardConsistency = true;
+    double timeLimitSeconds = 60;
+};
+
+struct PlanCost {
+    double computeUs = 0;
+    double commUs = 0;
+    double totalUs() const { return computeUs + commUs; }
+};
+
+struct Plan {
+    std::vector<int32_t> choice; // option index per node; -1 for sinks
+    PlanCost cost;
+    bool optimal = false;
+};
+
+// Every pin the graph itself carries: local_map nodes whose meta records out placements.
+std::vector<Pin> localMapPins(const Graph& graph);
+
+// The cost of a fixed plan under the same model the ILP optimizes.
+PlanCost evaluatePlan(const Graph& graph, const ShardingProblem& problem, const std::vector<int32_t>& choice,
+                      const cost::RooflineModel& model);
+
+// All-replicated: every node's all-R option.
+std::vector<int32_t> replicatePlan(const ShardingProblem& problem);
+
+// Parameters (primals with a gradient output) and their gradients, data inputs; from the joint graph's
+// output list and num_fwd_outputs.
+struct JointRoles {
+    std::vector<std::pair<NodeId, NodeId>> paramGrad;     // placeholder -> gradient node
+    std::vector<std::pair<NodeId, NodeId>> outputTangent; // forward output node -> tangent placeholder
+    std::vector<NodeId> dataInputs;                       // primals without a gradient
+    std::vector<std::pair<NodeId, NodeId>> inputGrad;     // a data input and its gradient
+    bool dataGrad = false; // every primal had a gradient: the last one was taken as the data input
+};
+JointRoles jointRoles(const Graph& graph);
+
+// Pins of the data-parallel baseline: parameters replicated, data inputs sharded on dim 0 over every mesh
+// dimension. Empty when a data input's batch does not divide the mesh.
+std::vector<Pin> dataParallelPins(const Graph& graph, const ShardingProblem& problem);
+
+// Solves the ILP. Errors name the pin or constraint that made it infeasible; without CBC, says so.
+Expected<Plan> solvePlacement(const Graph& graph, const ShardingProblem& problem, const SolveOptions& options,
+                              const cost::RooflineModel& model);
+
+// Why node `id` has its placement: the chosen option's costs against the best alternative with every other
+// node kept, or the pin that forbids the others.
+std::string explainNode(const Graph& graph, const ShardingProblem& problem, const Plan& plan, NodeId id,
+                        const SolveOptions& options, const cost::RooflineModel& model);
+
+// autoparallel's annotated graph: each node followed by
+// "# placement=(in, ...) -> out, cost=[transition per input, ...], compute=..", totals at the end.
+std::string annotatedLog(const Graph& graph, const ShardingProblem& problem, const Plan& plan,
+                         const cost::RooflineModel& model);
+
+} // namespace jointscope::sharding

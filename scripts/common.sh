@@ -7,7 +7,7 @@ JS_BUILD="${JOINTSCOPE_BUILD_DIR:-$JS_ROOT/build}"
 
 JS_PACKAGES=(
   build-essential cmake ninja-build pkg-config
-  qt6-base-dev qt6-base-dev-tools qt6-svg-dev qt6-charts-dev libgl1-mesa-dev
+  qt6-base-dev qt6-base-dev-tools qt6-svg-dev qt6-charts-dev libqt6opengl6-dev libgl1-mesa-dev
   libgraphviz-dev graphviz
   libtorch-dev python3-torch python3-networkx
   coinor-libcbc-dev libsqlite3-dev nlohmann-json3-dev libboost-graph-dev

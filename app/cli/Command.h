@@ -46,6 +46,7 @@ const Command& splitDwCommand();
 const Command& devicesCommand();
 const Command& profileDbCommand();
 const Command& costCommand();
+const Command& shardCommand();
 #ifdef JOINTSCOPE_HAVE_TORCH
 const Command& validateCommand();
 const Command& profileCommand();

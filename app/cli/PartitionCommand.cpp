@@ -5,6 +5,7 @@
 #include "cost/RuntimeEstimator.h"
 #include "io/FxWriter.h"
 #include "io/JsonFormat.h"
+#include "partition/DecisionJson.h"
 #include "partition/Partitioner.h"
 
 #include <nlohmann/json.hpp>
@@ -83,80 +84,6 @@ int readEngineOptions(const Command& command, const ParsedArgs& args, Ruleset& r
         options.overrides = policy.take();
     }
     return kExitOk;
-}
-
-Json names(const Graph& graph, const std::vector<NodeId>& ids) {
-    Json list = Json::array();
-    for (NodeId id : ids)
-        list.push_back(graph.node(id).name);
-    return list;
-}
-
-Json nodeIdentity(const Node& node) {
-    Json j = Json::object();
-    j["target"] = node.op == NodeOp::Placeholder ? std::string("placeholder") : node.target.text;
-    if (const TensorMeta* meta = node.tensor()) {
-        Json shape = Json::array();
-        for (const SymInt& dim : meta->sizes)
-            shape.push_back(dim.isSymbolic() ? Json(dim.expr) : Json(dim.value));
-        j["shape"] = shape;
-        j["dtype"] = std::string(torchName(meta->dtype));
-    }
-    return j;
-}
-
-Json explanationJson(const Partition& p, NodeId id) {
-    const NodeExplanation e = explainNode(p, id);
-    Json j = Json::object();
-    j["node"] = p.graph.node(id).name;
-    j["decision"] = e.decision;
-    j["rule"] = e.rule;
-    if (!e.banReason.empty())
-        j["ban"] = e.banReason;
-    if (!e.policy.empty())
-        j["policy"] = e.policy;
-    j["weight"] = e.weight >= kInfiniteCapacity ? Json("inf") : Json(e.weight);
-    j["dist_from_bw"] = e.distFromBw;
-    j["bytes"] = e.bytes;
-    return j;
-}
-
-Json decisionJson(const Partition& p, const Ruleset& rules, const PartitionOptions& options) {
-    const Graph& g = p.graph;
-    Json j = Json::object();
-    j["format"] = "jointscope-decision";
-    j["version"] = 1;
-    j["graph"] = g.name;
-    j["ruleset"] = rules.name;
-    j["strategy"] = p.escalation == Escalation::Edited     ? "edited"
-                    : options.strategy == Strategy::MinCut ? "min-cut"
-                                                           : "default";
-    j["memory_budget"] = p.memoryBudget;
-    if (options.estimator)
-        j["cost_model"] = std::string(options.estimator->name());
-    j["decided_by"] = std::string(escalationName(p.escalation));
-    j["saved"] = names(g, p.saved);
-    j["saved_sym"] = names(g, p.savedSym);
-    j["saved_bytes"] = p.savedBytes;
-    j["recomputed"] = names(g, p.recomputed);
-    Json banned = Json::object();
-    if (p.cut)
-        for (NodeId id : p.cut->banned)
-            banned[g.node(id).name] = std::string(banReasonText(p.cut->banReason[id]));
-    j["banned"] = banned;
-    j["cut_value"] = p.cut ? Json(p.cut->cutValue) : Json(nullptr);
-    j["seconds"] = p.seconds;
-    Json merged = Json::object();
-    for (const auto& [removed, kept] : p.merged)
-        merged[removed] = kept;
-    j["cse_merged"] = merged;
-    j["warnings"] = p.warnings;
-    Json nodes = Json::object();
-    for (const auto* list : {&p.saved, &p.savedSym, &p.recomputed})
-        for (NodeId id : *list)
-            nodes[g.node(id).name] = nodeIdentity(g.node(id));
-    j["nodes"] = nodes;
-    return j;
 }
 
 int runPartition(const ParsedArgs& args) {

@@ -15,10 +15,10 @@ namespace {
 
 using CommandFn = const Command& (*)();
 constexpr CommandFn kCommands[] = {
-    &infoCommand,     &convertCommand, &partitionCommand, &paretoCommand,
-    &splitDwCommand,  &devicesCommand, &profileDbCommand, &costCommand,
+    &infoCommand,     &convertCommand,   &partitionCommand, &paretoCommand, &splitDwCommand,
+    &devicesCommand,  &profileDbCommand, &costCommand,      &shardCommand,
 #ifdef JOINTSCOPE_HAVE_TORCH
-    &validateCommand, &profileCommand, &runCommand,
+    &validateCommand, &profileCommand,   &runCommand,
 #endif
 };
 

@@ -1,10 +1,12 @@
 #include "MainWindow.h"
 
+#include "PartitionDocument.h"
 #include "canvas/GraphScene.h"
 #include "canvas/GraphView.h"
 #include "models/GraphListModel.h"
 #include "models/InspectorModel.h"
 #include "models/NodeTableModel.h"
+#include "panels/RuntimePanel.h"
 
 #include <QAction>
 #include <QApplication>
@@ -12,8 +14,8 @@
 #include <QDateTime>
 #include <QDockWidget>
 #include <QFileDialog>
-#include <QFontDatabase>
 #include <QFileInfo>
+#include <QFontDatabase>
 #include <QHBoxLayout>
 #include <QHeaderView>
 #include <QKeySequence>
@@ -42,7 +44,9 @@ namespace {
 
 constexpr int kMaxRecentFiles = 10;
 
-QString qstr(std::string_view s) { return QString::fromUtf8(s.data(), qsizetype(s.size())); }
+QString qstr(std::string_view s) {
+    return QString::fromUtf8(s.data(), qsizetype(s.size()));
+}
 
 } // namespace
 
@@ -54,6 +58,7 @@ MainWindow::MainWindow(bool interactive, QWidget* parent) : QMainWindow(parent),
     createCentral();
     createDocks();
     createActions();
+    createPartitionUi();
     connect(&runner_, &layout::LayoutRunner::finished, this, &MainWindow::onLayoutFinished);
     connect(&runner_, &layout::LayoutRunner::cancelled, this, &MainWindow::onLayoutCancelled);
     resize(1500, 950);
@@ -82,7 +87,7 @@ void MainWindow::createCentral() {
     searchBar_ = new QWidget(central);
     auto* searchLayout = new QHBoxLayout(searchBar_);
     searchLayout->setContentsMargins(6, 2, 6, 2);
-    searchLayout->addWidget(new QLabel(tr("Find (regex over name, op, target):"), searchBar_));
+    searchLayout->addWidget(new QLabel(tr("Find (regex over name, op, target, meta):"), searchBar_));
     searchEdit_ = new QLineEdit(searchBar_);
     searchEdit_->setClearButtonEnabled(true);
     searchEdit_->setPlaceholderText(tr("e.g. ^mm|addmm, tangents_, aten\\.view"));
@@ -104,9 +109,8 @@ void MainWindow::createCentral() {
     searchBar_->setVisible(false);
     layout->addWidget(searchBar_);
     connect(searchEdit_, &QLineEdit::textChanged, this, &MainWindow::runSearch);
-    connect(searchEdit_, &QLineEdit::returnPressed, this, [this] {
-        nextMatch(QApplication::keyboardModifiers() & Qt::ShiftModifier ? -1 : 1);
-    });
+    connect(searchEdit_, &QLineEdit::returnPressed, this,
+            [this] { nextMatch(QApplication::keyboardModifiers() & Qt::ShiftModifier ? -1 : 1); });
     connect(prev, &QToolButton::clicked, this, [this] { nextMatch(-1); });
     connect(next, &QToolButton::clicked, this, [this] { nextMatch(1); });
     connect(close, &QToolButton::clicked, this, [this] {
@@ -114,7 +118,8 @@ void MainWindow::createCentral() {
         scene_->setMatches({});
         view_->setFocus();
     });
-    auto* escape = new QShortcut(QKeySequence(Qt::Key_Escape), searchEdit_, nullptr, nullptr, Qt::WidgetShortcut);
+    auto* escape =
+        new QShortcut(QKeySequence(Qt::Key_Escape), searchEdit_, nullptr, nullptr, Qt::WidgetShortcut);
     connect(escape, &QShortcut::activated, close, &QToolButton::click);
 
     scene_ = new views::GraphScene(this);
@@ -193,11 +198,12 @@ void MainWindow::createDocks() {
     splitDockWidget(graphsDock, nodesDock, Qt::Vertical);
     resizeDocks({graphsDock, nodesDock}, {180, 600}, Qt::Vertical);
     resizeDocks({graphsDock}, {460}, Qt::Horizontal);
-    connect(nodeTable_->selectionModel(), &QItemSelectionModel::currentRowChanged, this, [this](const QModelIndex& current) {
-        if (syncingSelection_ || !current.isValid())
-            return;
-        selectNode(current.data(views::NodeTableModel::NodeIdRole).toUInt(), true);
-    });
+    connect(nodeTable_->selectionModel(), &QItemSelectionModel::currentRowChanged, this,
+            [this](const QModelIndex& current) {
+                if (syncingSelection_ || !current.isValid())
+                    return;
+                selectNode(current.data(views::NodeTableModel::NodeIdRole).toUInt(), true);
+            });
 
     // Inspector.
     inspectorModel_ = new views::InspectorModel(this);
@@ -234,6 +240,19 @@ void MainWindow::createDocks() {
     viewMenu_ = new QMenu(tr("&View"), this);
     for (QDockWidget* dock : {graphsDock, nodesDock, inspectorDock, logDock})
         viewMenu_->addAction(dock->toggleViewAction());
+
+    // Validate / profile run jointscope-cli as a child process (views/panels/RuntimePanel).
+    runtimePanel_ = new views::RuntimePanel(scene_, view_, this);
+    auto* runtimeDock = new QDockWidget(tr("Runtime"), this);
+    runtimeDock->setObjectName(QStringLiteral("runtimeDock"));
+    runtimeDock->setWidget(runtimePanel_);
+    addDockWidget(Qt::BottomDockWidgetArea, runtimeDock);
+    viewMenu_->addAction(runtimeDock->toggleViewAction());
+    connect(runtimePanel_, &views::RuntimePanel::nodeRequested, this,
+            [this](NodeId id) { selectNode(id, true); });
+    connect(runtimePanel_, &views::RuntimePanel::message, this, &MainWindow::log);
+    runtimePanel_->setDecisionSource(
+        [this] { return partitionDoc_ ? partitionDoc_->decisionJson() : std::string(); });
 }
 
 void MainWindow::createActions() {
@@ -253,15 +272,19 @@ void MainWindow::createActions() {
 
     menuBar()->addMenu(viewMenu_);
     viewMenu_->addSeparator();
-    QAction* fit = viewMenu_->addAction(QIcon(QStringLiteral(":/icons/fit.svg")), tr("&Fit Graph"), view_, &views::GraphView::fitAll);
+    QAction* fit = viewMenu_->addAction(QIcon(QStringLiteral(":/icons/fit.svg")), tr("&Fit Graph"), view_,
+                                        &views::GraphView::fitAll);
     fit->setShortcut(QKeySequence(Qt::Key_Space));
-    QAction* find = viewMenu_->addAction(QIcon(QStringLiteral(":/icons/search.svg")), tr("&Find Nodes…"), this, &MainWindow::showSearch);
+    QAction* find = viewMenu_->addAction(QIcon(QStringLiteral(":/icons/search.svg")), tr("&Find Nodes…"),
+                                         this, &MainWindow::showSearch);
     find->setShortcut(QKeySequence::Find);
-    QAction* up = viewMenu_->addAction(QIcon(QStringLiteral(":/icons/up.svg")), tr("&Up to Parent Graph"), this, [this] {
-        if (path_.size() > 1)
-            showLevel(path_.size() - 2);
-    });
+    QAction* up = viewMenu_->addAction(QIcon(QStringLiteral(":/icons/up.svg")), tr("&Up to Parent Graph"),
+                                       this, [this] {
+                                           if (path_.size() > 1)
+                                               showLevel(path_.size() - 2);
+                                       });
     up->setShortcut(QKeySequence(Qt::Key_Backspace));
+    createCanvasActions();
 
     QToolBar* toolbar = addToolBar(tr("Main"));
     toolbar->setObjectName(QStringLiteral("mainToolbar"));
@@ -271,15 +294,25 @@ void MainWindow::createActions() {
     toolbar->addAction(find);
     toolbar->addAction(up);
 
+    QMenu* tools = menuBar()->addMenu(tr("&Tools"));
+    tools->addAction(tr("&Validate Partition"), runtimePanel_, &views::RuntimePanel::validate)
+        ->setShortcut(QKeySequence(Qt::CTRL | Qt::SHIFT | Qt::Key_V));
+    tools->addAction(tr("&Profile Graph"), runtimePanel_, &views::RuntimePanel::profile)
+        ->setShortcut(QKeySequence(Qt::CTRL | Qt::SHIFT | Qt::Key_P));
+
     QMenu* help = menuBar()->addMenu(tr("&Help"));
     help->addAction(tr("&About jointscope"), this, [this] {
-        QMessageBox::about(this, tr("About jointscope"),
-                           tr("<b>jointscope %1</b><p>Graph inspector and partition debugger for torch.compile joint graphs.</p>"
-                              "<p>Colours: <span style='color:#2563eb'>forward</span>, <span style='color:#ea580c'>backward</span> "
-                              "(tangent closure), <span style='color:#059669'>primals</span>, <span style='color:#7c3aed'>tangents</span>, "
-                              "<span style='color:#b45309'>parameters</span>, <span style='color:#be185d'>HOP bodies</span> "
-                              "(double-click to open).</p>")
-                               .arg(QApplication::applicationVersion()));
+        QMessageBox::about(
+            this, tr("About jointscope"),
+            tr("<b>jointscope %1</b><p>Graph inspector and partition debugger for torch.compile joint "
+               "graphs.</p>"
+               "<p>Colours: <span style='color:#2563eb'>forward</span>, <span "
+               "style='color:#ea580c'>backward</span> "
+               "(tangent closure), <span style='color:#059669'>primals</span>, <span "
+               "style='color:#7c3aed'>tangents</span>, "
+               "<span style='color:#b45309'>parameters</span>, <span style='color:#be185d'>HOP bodies</span> "
+               "(double-click to open).</p>")
+                .arg(QApplication::applicationVersion()));
     });
 }
 
@@ -314,14 +347,16 @@ void MainWindow::updateRecentMenu() {
     recentMenu_->clear();
     const QStringList files = QSettings().value(QStringLiteral("recentFiles")).toStringList();
     for (const QString& path : files)
-        recentMenu_->addAction(QFileInfo(path).fileName() + QStringLiteral("  —  ") + QFileInfo(path).absolutePath(), this,
-                               [this, path] { openFile(path); });
+        recentMenu_->addAction(QFileInfo(path).fileName() + QStringLiteral("  —  ") +
+                                   QFileInfo(path).absolutePath(),
+                               this, [this, path] { openFile(path); });
     recentMenu_->setEnabled(!files.isEmpty());
 }
 
 void MainWindow::closeEvent(QCloseEvent* event) {
     if (interactive_)
         saveSettings();
+    partitionClosing();
     event->accept();
 }
 
@@ -350,6 +385,8 @@ void MainWindow::reportError(const QString& title, const Diagnostic& diagnostic)
 }
 
 bool MainWindow::openFile(const QString& path) {
+    if (path.endsWith(QLatin1String(".jointscope")))
+        return openSession(path);
     auto opened = GraphFile::open(path.toStdString());
     if (!opened) {
         reportError(tr("Cannot open %1").arg(QFileInfo(path).fileName()), opened.error());
@@ -360,7 +397,8 @@ bool MainWindow::openFile(const QString& path) {
     filePath_ = path;
     layouts_.clear();
     setWindowTitle(tr("%1 — jointscope").arg(QFileInfo(path).fileName()));
-    log(tr("Opened %1 (%2, %n graph(s))", nullptr, int(file_->graphs().size())).arg(path, qstr(formatName(file_->format()))));
+    log(tr("Opened %1 (%2, %n graph(s))", nullptr, int(file_->graphs().size()))
+            .arg(path, qstr(formatName(file_->format()))));
     for (const Diagnostic& problem : file_->problems())
         log(QString::fromStdString(problem.format()));
     graphListModel_->setEntries(file_->graphs());
@@ -396,6 +434,9 @@ void MainWindow::loadGraph(size_t index) {
     if (row.isValid())
         graphList_->setCurrentIndex(row);
     log(tr("Loaded graph %1: %2 nodes").arg(index).arg(root_->size()));
+    partitionGraphLoaded(index);
+    runtimePanel_->setGraph(filePath_, file_->graphs().size() > 1 ? QString::number(index) : QString(),
+                            root_.get());
     showLevel(0);
 }
 
@@ -412,6 +453,7 @@ void MainWindow::showLevel(size_t depth) {
     inspectorModel_->setNode(nullptr, kNoNode);
     rebuildBreadcrumb();
     updateStatus();
+    resetGrouping();
     startLayout();
 }
 
@@ -443,7 +485,8 @@ void MainWindow::openBody(NodeId id) {
     // A HOP call opens the body it reads through its get_attr argument.
     if (node->subgraph < 0 && node->target.kind == TargetKind::HigherOrder) {
         for (const Value& arg : node->args)
-            if (arg.kind() == ValueKind::NodeRef && arg.asNode() < graph->size() && graph->node(arg.asNode()).subgraph >= 0) {
+            if (arg.kind() == ValueKind::NodeRef && arg.asNode() < graph->size() &&
+                graph->node(arg.asNode()).subgraph >= 0) {
                 node = &graph->node(arg.asNode());
                 break;
             }
@@ -451,7 +494,9 @@ void MainWindow::openBody(NodeId id) {
     if (node->subgraph < 0 || size_t(node->subgraph) >= graph->subgraphs().size())
         return;
     path_.push_back(graph->subgraph(node->subgraph));
-    log(tr("Opened body %1 (%2 nodes)").arg(QString::fromStdString(path_.back()->name)).arg(path_.back()->size()));
+    log(tr("Opened body %1 (%2 nodes)")
+            .arg(QString::fromStdString(path_.back()->name))
+            .arg(path_.back()->size()));
     showLevel(path_.size() - 1);
 }
 
@@ -471,6 +516,10 @@ void MainWindow::startLayout() {
     const Graph* graph = currentGraph();
     if (!graph)
         return;
+    if (useCollapsedView()) {
+        startCollapsedLayout();
+        return;
+    }
     if (auto it = layouts_.find(graph); it != layouts_.end()) {
         onLayoutFinished(0, it->second);
         return;
@@ -489,23 +538,40 @@ void MainWindow::onLayoutFinished(quint64 ticket, std::shared_ptr<const layout::
     if (ticket != 0 && ticket != pendingTicket_)
         return; // an older layout that finished after a newer one started
     const Graph* graph = currentGraph();
-    if (!graph || result->nodes.size() != graph->size())
+    const auto& collapsedView = result->view;
+    if (!graph || (collapsedView ? collapsedView->itemOfNode.size() : result->nodes.size()) != graph->size())
         return;
+    if (collapsedView) {
+        groupTree_ = collapsedView->tree;
+        expanded_ = collapsedView->expanded;
+    }
     if (ticket != 0) {
         lastLayoutSeconds_ = double(QDateTime::currentMSecsSinceEpoch() - layoutStartMs_) / 1000.0;
-        layouts_[graph] = result;
-        log(tr("Layout of %1 nodes: %2 in %3 s")
-                .arg(graph->size())
-                .arg(result->algorithm == layout::LayoutAlgorithm::Graphviz ? tr("Graphviz dot") : tr("layered"))
+        if (!collapsedView)
+            layouts_[graph] = result;
+        log(tr("Layout of %1 %2: %3 in %4 s")
+                .arg(result->nodes.size())
+                .arg(collapsedView ? tr("boxes (collapsed view)") : tr("nodes"))
+                .arg(result->algorithm == layout::LayoutAlgorithm::Graphviz ? tr("Graphviz dot")
+                                                                            : tr("layered"))
                 .arg(lastLayoutSeconds_, 0, 'f', 2));
     }
     busy_->setVisible(false);
     cancelButton_->setVisible(false);
-    layoutLabel_->setText(result->algorithm == layout::LayoutAlgorithm::Graphviz ? tr("layout: Graphviz dot") : tr("layout: layered"));
-    scene_->applyLayout(*result);
+    layoutLabel_->setText(result->algorithm == layout::LayoutAlgorithm::Graphviz ? tr("layout: Graphviz dot")
+                                                                                 : tr("layout: layered"));
+    if (collapsedView)
+        scene_->applyCollapsedLayout(*result);
+    else
+        scene_->applyLayout(*result);
+    applyPartitionOverlay();
     view_->showStart();
-    if (!searchEdit_->text().isEmpty() && searchBar_->isVisible())
-        runSearch();
+    if (!searchEdit_->text().isEmpty() && searchBar_->isVisible()) {
+        if (collapsedView)
+            scene_->setMatches(matches_); // searching again would jump to the first match, maybe hidden again
+        else
+            runSearch();
+    }
     auto pending = std::move(afterLayout_);
     afterLayout_.clear();
     for (auto& fn : pending)
@@ -521,7 +587,9 @@ void MainWindow::onLayoutCancelled(quint64 ticket) {
     log(tr("Layout cancelled"));
 }
 
-bool MainWindow::layoutBusy() const { return runner_.busy(); }
+bool MainWindow::layoutBusy() const {
+    return runner_.busy();
+}
 
 void MainWindow::onNodeSelected(NodeId id) {
     const Graph* graph = currentGraph();
@@ -533,13 +601,16 @@ void MainWindow::onNodeSelected(NodeId id) {
     const QModelIndex source = nodeModel_->index(int(id), 0);
     const QModelIndex proxy = nodeProxy_->mapFromSource(source);
     if (proxy.isValid()) {
-        nodeTable_->selectionModel()->setCurrentIndex(proxy, QItemSelectionModel::ClearAndSelect | QItemSelectionModel::Rows);
+        nodeTable_->selectionModel()->setCurrentIndex(proxy, QItemSelectionModel::ClearAndSelect |
+                                                                 QItemSelectionModel::Rows);
         nodeTable_->scrollTo(proxy);
     }
     syncingSelection_ = false;
 }
 
 void MainWindow::selectNode(NodeId id, bool centre) {
+    if (revealNode(id))
+        return;
     scene_->selectNode(id);
     if (centre)
         view_->centreOnNode(id);
@@ -595,12 +666,16 @@ void MainWindow::runSearch() {
     }
     for (NodeId id = 0; id < graph->size(); ++id) {
         const Node& node = graph->node(id);
-        if (regex.match(QString::fromStdString(node.name)).hasMatch() || regex.match(qstr(nodeOpName(node.op))).hasMatch() ||
-            regex.match(QString::fromStdString(node.target.text)).hasMatch())
+        if (regex.match(QString::fromStdString(node.name)).hasMatch() ||
+            regex.match(qstr(nodeOpName(node.op))).hasMatch() ||
+            regex.match(QString::fromStdString(node.target.text)).hasMatch() ||
+            regex.match(QString::fromStdString(views::metaSearchText(node))).hasMatch())
             matches_.push_back(id);
     }
+    fillSearchResults();
     scene_->setMatches(matches_);
-    searchCount_->setText(matches_.empty() ? tr("no match") : tr("%n match(es)", nullptr, int(matches_.size())));
+    searchCount_->setText(matches_.empty() ? tr("no match")
+                                           : tr("%n match(es)", nullptr, int(matches_.size())));
     if (!matches_.empty())
         nextMatch(1);
 }
@@ -625,6 +700,11 @@ void MainWindow::screenshotWhenReady(const QString& path, std::function<void(boo
     auto shoot = [this, path, done] {
         // Let the window paint its final state first.
         QTimer::singleShot(300, this, [this, path, done] {
+            if (runner_
+                    .busy()) { // something (--select of a node in a collapsed group) started another layout
+                screenshotWhenReady(path, done);
+                return;
+            }
             const bool ok = grab().save(path);
             log(ok ? tr("Saved screenshot %1").arg(path) : tr("Cannot save screenshot %1").arg(path));
             done(ok);

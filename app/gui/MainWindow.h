@@ -5,7 +5,9 @@
 #include "graph/GraphStats.h"
 #include "io/GraphFile.h"
 #include "layout/LayoutRunner.h"
+#include "models/Navigation.h"
 
+#include <QJsonObject>
 #include <QMainWindow>
 
 #include <functional>
@@ -16,6 +18,7 @@
 
 class QLabel;
 class QLineEdit;
+class QListWidget;
 class QMenu;
 class QPlainTextEdit;
 class QProgressBar;
@@ -31,9 +34,13 @@ class GraphScene;
 class GraphView;
 class InspectorModel;
 class NodeTableModel;
+class RuntimePanel;
 } // namespace jointscope::views
 
 namespace jointscope::gui {
+
+class PartitionDocument;
+class PartitionPanel;
 
 class MainWindow : public QMainWindow {
     Q_OBJECT
@@ -41,7 +48,8 @@ public:
     explicit MainWindow(bool interactive = true, QWidget* parent = nullptr);
     ~MainWindow() override;
 
-    // Opens a file and shows its first graph; on failure logs the diagnostic and, when interactive, says so in a box.
+    // Opens a file and shows its first graph; on failure logs the diagnostic and, when interactive, says so
+    // in a box.
     bool openFile(const QString& path);
     // Selects and centres on the node named `name` in the graph shown; false when absent.
     bool selectNodeByName(const QString& name);
@@ -52,6 +60,10 @@ public:
     bool layoutBusy() const;
     // Runs `fn` once the graph shown has its layout on the canvas (at once when it has).
     void whenLayoutReady(std::function<void()> fn);
+    // File › Export View: SVG, or PNG by suffix; asks for a path when `path` is empty and interactive.
+    bool exportViewTo(const QString& path);
+    const views::GraphScene* scene() const { return scene_; }
+    views::RuntimePanel* runtimePanel() const { return runtimePanel_; } // Tools › Validate / Profile
 
 protected:
     void dragEnterEvent(QDragEnterEvent* event) override;
@@ -85,6 +97,35 @@ private:
     void nextMatch(int step);
 
     const Graph* currentGraph() const { return path_.empty() ? nullptr : path_.back(); }
+
+    // Collapse, edge walk, jumps, search results, export: MainWindowCanvas.cpp.
+    void createCanvasActions();
+    bool useCollapsedView() const;
+    void resetGrouping(); // a graph is shown anew
+    void startCollapsedLayout();
+    void onGroupActivated(int group, bool expand);
+    bool revealNode(NodeId id); // expands the groups hiding `id`, then selects it; false when it is visible
+    void walk(int step);        // views::WalkStep
+    void fillSearchResults();
+
+public:
+    // Partition debugger (MainWindowPartition.cpp): the document, session files and exports.
+    PartitionDocument* partitionDocument() const { return partitionDoc_; }
+    bool openSession(const QString& path);
+    bool saveSession(const QString& path);
+    // kind: "decision", "policy", "forward", "backward"; asks for a path when `path` is empty and
+    // interactive.
+    bool exportPartition(const QString& kind, const QString& path);
+
+private:
+    void createPartitionUi();
+    void partitionGraphLoaded(size_t index); // loadGraph: the document takes the new root graph
+    void applyPartitionOverlay();
+    void pinSelected(int policy); // partition::Policy as int; 0 clears
+    void autosaveSession();
+    void offerRestore();
+    void partitionClosing(); // a clean exit: the autosave is no crash
+    QJsonObject viewSettings() const;
 
     bool interactive_;
     std::optional<GraphFile> file_;
@@ -122,6 +163,17 @@ private:
     QMenu* recentMenu_ = nullptr;
     QMenu* viewMenu_ = nullptr;
     bool syncingSelection_ = false;
+    std::shared_ptr<const layout::GroupTree> groupTree_;
+    std::vector<char> expanded_;
+    bool collapsed_ = false;
+    std::unique_ptr<views::EdgeWalker> walker_;
+    QListWidget* searchResults_ = nullptr;
+    QAction* collapseAction_ = nullptr;
+    QMenu* jumpMenu_ = nullptr;
+    PartitionDocument* partitionDoc_ = nullptr;
+    PartitionPanel* partitionPanel_ = nullptr;
+    QString pendingSelection_; // a restored session's selected node, selected once laid out
+    views::RuntimePanel* runtimePanel_ = nullptr;
 };
 
 } // namespace jointscope::gui

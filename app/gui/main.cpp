@@ -1,5 +1,7 @@
 // jointscope [FILE]: the desktop graph inspector. With no FILE it opens the bundled example graph.
 #include "MainWindow.h"
+#include "models/CliJob.h"
+#include "panels/RuntimePanel.h"
 
 #include <QApplication>
 #include <QCommandLineParser>
@@ -34,23 +36,38 @@ int main(int argc, char* argv[]) {
     QApplication::setDesktopFileName(QStringLiteral("jointscope"));
 
     QCommandLineParser parser;
-    parser.setApplicationDescription(QStringLiteral("Graph inspector and partition debugger for torch.compile"));
+    parser.setApplicationDescription(
+        QStringLiteral("Graph inspector and partition debugger for torch.compile"));
     parser.addHelpOption();
     parser.addVersionOption();
-    parser.addPositionalArgument(QStringLiteral("FILE"), QStringLiteral("FX text, TORCH_TRACE log, TORCH_LOGS paste or jointscope JSON"));
-    QCommandLineOption screenshot(QStringLiteral("screenshot"), QStringLiteral("Save the window to OUT.png once laid out, then quit."),
+    parser.addPositionalArgument(
+        QStringLiteral("FILE"),
+        QStringLiteral("FX text, TORCH_TRACE log, TORCH_LOGS paste or jointscope JSON"));
+    QCommandLineOption screenshot(QStringLiteral("screenshot"),
+                                  QStringLiteral("Save the window to OUT.png once laid out, then quit."),
                                   QStringLiteral("OUT.png"));
-    QCommandLineOption enter(QStringLiteral("enter"), QStringLiteral("Open the HOP body read by get_attr node NAME."),
+    QCommandLineOption enter(QStringLiteral("enter"),
+                             QStringLiteral("Open the HOP body read by get_attr node NAME."),
                              QStringLiteral("NAME"));
-    QCommandLineOption select(QStringLiteral("select"), QStringLiteral("Select and centre on node NAME."), QStringLiteral("NAME"));
+    QCommandLineOption select(QStringLiteral("select"), QStringLiteral("Select and centre on node NAME."),
+                              QStringLiteral("NAME"));
     screenshot.setFlags(QCommandLineOption::HiddenFromHelp);
-    parser.addOptions({screenshot, enter, select});
+    // Scripted runs of Tools › Profile Graph / Validate Partition (the screenshot waits for the result).
+    QCommandLineOption profile(QStringLiteral("profile"),
+                               QStringLiteral("Profile the graph once laid out, with REPS reps."),
+                               QStringLiteral("REPS"));
+    QCommandLineOption validate(QStringLiteral("validate"),
+                                QStringLiteral("Validate the partition once laid out."));
+    profile.setFlags(QCommandLineOption::HiddenFromHelp);
+    validate.setFlags(QCommandLineOption::HiddenFromHelp);
+    parser.addOptions({screenshot, enter, select, profile, validate});
     parser.process(app);
 
     const bool shooting = parser.isSet(screenshot);
     jointscope::gui::MainWindow window(!shooting);
     window.show();
-    const QString file = parser.positionalArguments().isEmpty() ? bundledExample() : parser.positionalArguments().first();
+    const QString file =
+        parser.positionalArguments().isEmpty() ? bundledExample() : parser.positionalArguments().first();
     bool ok = window.openFile(file);
     for (const QString& name : parser.values(enter))
         ok = window.enterSubgraph(name) && ok;
@@ -58,8 +75,31 @@ int main(int argc, char* argv[]) {
         const QString name = parser.value(select);
         window.whenLayoutReady([&window, name] { window.selectNodeByName(name); });
     }
+    jointscope::views::RuntimePanel* panel = window.runtimePanel();
+    const bool running = parser.isSet(profile) || parser.isSet(validate);
+    if (running) {
+        const int reps = parser.value(profile).toInt();
+        const bool profiling = parser.isSet(profile);
+        window.whenLayoutReady([panel, reps, profiling] {
+            if (profiling) {
+                panel->setReps(reps > 0 ? reps : 10);
+                panel->profile();
+            } else {
+                panel->validate();
+            }
+        });
+    }
     if (shooting) {
-        window.screenshotWhenReady(parser.value(screenshot), [ok](bool saved) { QCoreApplication::exit(saved && ok ? 0 : 1); });
+        const QString out = parser.value(screenshot);
+        auto shoot = [&window, out, ok] {
+            window.screenshotWhenReady(out,
+                                       [ok](bool saved) { QCoreApplication::exit(saved && ok ? 0 : 1); });
+        };
+        if (running)
+            QObject::connect(panel->job(), &jointscope::views::CliJob::finished, &window, shoot,
+                             Qt::QueuedConnection);
+        else
+            shoot();
         // A stuck layout must not hang scripted runs.
         QTimer::singleShot(120000, &app, [] { QCoreApplication::exit(2); });
     }

@@ -1,6 +1,9 @@
 #include "canvas/EdgeItem.h"
 
+#include "models/NodeFormat.h"
+
 #include <QPainter>
+#include <QPainterPathStroker>
 #include <QStyleOptionGraphicsItem>
 
 #include <cmath>
@@ -10,6 +13,10 @@ namespace jointscope::views {
 namespace {
 const QColor kEdgeColor(0x94, 0xa3, 0xb8);
 const QColor kEmphasisColor(0xdc, 0x26, 0x26);
+// Saved values crossing from the forward into the backward: the cut.
+QPen cutPen() {
+    return QPen(QColor(0x16, 0xa3, 0x4a), 2.0, Qt::DashLine);
+}
 } // namespace
 
 EdgeItem::EdgeItem(const layout::EdgeRoute& route) : from_(route.from), to_(route.to) {
@@ -40,17 +47,47 @@ void EdgeItem::setEmphasis(bool on) {
     if (emphasis_ == on)
         return;
     emphasis_ = on;
-    setPen(QPen(on ? kEmphasisColor : kEdgeColor, on ? 2.2 : 1.2));
+    setPen(on ? QPen(kEmphasisColor, 2.2) : cut_ ? cutPen() : QPen(kEdgeColor, 1.2));
     setZValue(on ? 0.5 : 0);
 }
 
-QRectF EdgeItem::boundingRect() const { return QGraphicsPathItem::boundingRect().united(arrow_.boundingRect()).adjusted(-2, -2, 2, 2); }
+void EdgeItem::setCut(bool cut) {
+    if (cut_ == cut)
+        return;
+    cut_ = cut;
+    if (!emphasis_)
+        setPen(cut ? cutPen() : QPen(kEdgeColor, 1.2));
+}
+
+QString EdgeItem::tensorToolTip(const Node& producer, const Node& consumer) {
+    QString text = QStringLiteral("<b>%1</b> → <b>%2</b>")
+                       .arg(QString::fromStdString(producer.name).toHtmlEscaped(),
+                            QString::fromStdString(consumer.name).toHtmlEscaped());
+    const QString shapes = formatOutputShapes(producer);
+    if (!shapes.isEmpty())
+        text += QStringLiteral("<br>%1 %2").arg(formatOutputDTypes(producer), shapes.toHtmlEscaped());
+    if (const TensorMeta* tensor = producer.tensor())
+        if (auto bytes = tensor->bytes())
+            text += QStringLiteral("<br>%1").arg(formatBytes(*bytes));
+    return text;
+}
+
+QPainterPath EdgeItem::shape() const {
+    QPainterPathStroker stroker;
+    stroker.setWidth(6);
+    return stroker.createStroke(path());
+}
+
+QRectF EdgeItem::boundingRect() const {
+    return QGraphicsPathItem::boundingRect().united(arrow_.boundingRect()).adjusted(-2, -2, 2, 2);
+}
 
 void EdgeItem::paint(QPainter* painter, const QStyleOptionGraphicsItem*, QWidget*) {
     painter->setPen(pen());
     painter->setBrush(Qt::NoBrush);
     painter->drawPath(path());
-    if (!arrow_.isEmpty() && QStyleOptionGraphicsItem::levelOfDetailFromTransform(painter->worldTransform()) > 0.2) {
+    if (!arrow_.isEmpty() &&
+        QStyleOptionGraphicsItem::levelOfDetailFromTransform(painter->worldTransform()) > 0.2) {
         painter->setPen(Qt::NoPen);
         painter->setBrush(pen().color());
         painter->drawPolygon(arrow_);

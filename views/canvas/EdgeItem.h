@@ -19,6 +19,13 @@ public:
     NodeId to() const { return to_; }
     // Emphasised when an end is selected.
     void setEmphasis(bool on);
+    // Partition overlay: the edge carries a saved value from the forward into the backward.
+    void setCut(bool cut);
+    bool isCut() const { return cut_; }
+    // Hover text: the tensor `producer` hands to `consumer` (shape, dtype, bytes).
+    static QString tensorToolTip(const Node& producer, const Node& consumer);
+
+    QPainterPath shape() const override; // a band along the curve, not the area it encloses
 
     void paint(QPainter* painter, const QStyleOptionGraphicsItem* option, QWidget* widget) override;
     QRectF boundingRect() const override;
@@ -28,6 +35,7 @@ private:
     NodeId to_;
     QPolygonF arrow_;
     bool emphasis_ = false;
+    bool cut_ = false;
 };
 
 } // namespace jointscope::views

@@ -1,7 +1,9 @@
 #include "canvas/GraphScene.h"
 
 #include "canvas/EdgeItem.h"
+#include "canvas/GroupItem.h"
 #include "canvas/NodeItem.h"
+#include "layout/Grouping.h"
 
 #include <QFontMetricsF>
 #include <QGraphicsSceneMouseEvent>
@@ -46,9 +48,21 @@ void GraphScene::setGraph(const Graph* graph) {
     edges_.clear();
     incident_.clear();
     emphasised_.clear();
+    view_.reset();
+    // Re-laying out the same graph (a group expanded) keeps its roles: classifying 100k nodes stalls the UI.
+    const bool sameGraph = graph && graph == graph_ && roles_.size() == graph->size();
     graph_ = graph;
-    roles_ = graph ? classifyNodes(*graph) : std::vector<NodeRole>{};
+    if (!sameGraph)
+        roles_ = graph ? classifyNodes(*graph) : std::vector<NodeRole>{};
     setSceneRect(QRectF());
+}
+
+layout::NodeSize GraphScene::measureNode(const Node& node) {
+    const QFontMetricsF title(NodeItem::titleFont());
+    const QFontMetricsF sub(NodeItem::subtitleFont());
+    const double text = std::max(title.horizontalAdvance(QString::fromStdString(node.name)),
+                                 sub.horizontalAdvance(subtitleOf(node)));
+    return {std::clamp(text + 20, 70.0, kMaxNodeWidth), kNodeHeight};
 }
 
 std::vector<layout::NodeSize> GraphScene::measureNodes() const {
@@ -74,28 +88,34 @@ void GraphScene::applyLayout(const layout::LayoutResult& result) {
     const QSignalBlocker blocker(this);
     nodes_.resize(graph->size(), nullptr);
     incident_.resize(graph->size());
-    for (NodeId id = 0; id < graph->size(); ++id) {
-        const Node& node = graph->node(id);
-        const auto& p = result.nodes[id];
-        auto* item = new NodeItem(id, roles_[id], QString::fromStdString(node.name), subtitleOf(node),
-                                  QSizeF(p.width, p.height), node.subgraph >= 0);
-        item->setPos(p.x, p.y);
-        item->setToolTip(QStringLiteral("<b>%1</b><br>%2<br>%3")
-                             .arg(QString::fromStdString(node.name).toHtmlEscaped(),
-                                  QString::fromStdString(node.target.text).toHtmlEscaped(), formatOutputShapes(node)));
-        addItem(item);
-        nodes_[id] = item;
-    }
+    for (NodeId id = 0; id < graph->size(); ++id)
+        addNodeItem(id, result.nodes[id]);
     for (const auto& route : result.edges) {
         if (route.from >= graph->size() || route.to >= graph->size())
             continue;
         auto* edge = new EdgeItem(route);
+        edge->setToolTip(EdgeItem::tensorToolTip(graph->node(route.from), graph->node(route.to)));
         addItem(edge);
         edges_.push_back(edge);
         incident_[route.from].push_back(edge);
         incident_[route.to].push_back(edge);
     }
     setSceneRect(itemsBoundingRect().adjusted(-40, -40, 40, 40));
+}
+
+NodeItem* GraphScene::addNodeItem(NodeId id, const layout::NodePlacement& p) {
+    const Node& node = graph_->node(id);
+    auto* item = new NodeItem(id, roles_[id], QString::fromStdString(node.name), subtitleOf(node),
+                              QSizeF(p.width, p.height), node.subgraph >= 0);
+    item->setPos(p.x, p.y);
+    item->setToolTip(QStringLiteral("<b>%1</b><br>%2<br>%3")
+                         .arg(QString::fromStdString(node.name).toHtmlEscaped(),
+                              QString::fromStdString(node.target.text).toHtmlEscaped(),
+                              formatOutputShapes(node)));
+    addItem(item);
+    nodes_[id] = item;
+    applyRuntimeOverlays(item);
+    return item;
 }
 
 NodeId GraphScene::selectedNode() const {
@@ -124,7 +144,8 @@ void GraphScene::setMatches(const std::vector<NodeId>& ids) {
         if (id < matched.size())
             matched[id] = true;
     for (size_t i = 0; i < nodes_.size(); ++i)
-        nodes_[i]->setMatched(matched[i]);
+        if (nodes_[i])
+            nodes_[i]->setMatched(matched[i]);
 }
 
 QImage GraphScene::renderImage(double scale) const {
@@ -142,6 +163,12 @@ void GraphScene::mouseDoubleClickEvent(QGraphicsSceneMouseEvent* event) {
     for (QGraphicsItem* item : items(event->scenePos()))
         if (item->type() == NodeItem::Type) {
             emit nodeActivated(static_cast<NodeItem*>(item)->nodeId());
+            return;
+        } else if (item->type() == GroupItem::Type) {
+            emit groupActivated(static_cast<GroupItem*>(item)->group(), true);
+            return;
+        } else if (item->type() == GroupFrameItem::Type) {
+            emit groupActivated(static_cast<GroupFrameItem*>(item)->group(), false);
             return;
         }
 }

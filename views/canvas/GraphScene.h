@@ -1,6 +1,7 @@
 // Scene of one graph: node boxes and edges placed by a LayoutResult.
 #pragma once
 
+#include "canvas/PartitionOverlay.h"
 #include "graph/Graph.h"
 #include "layout/GraphLayout.h"
 #include "models/NodeFormat.h"
@@ -8,6 +9,7 @@
 #include <QGraphicsScene>
 #include <QImage>
 
+#include <memory>
 #include <vector>
 
 namespace jointscope::views {
@@ -26,26 +28,47 @@ public:
     const Graph* graph() const { return graph_; }
     // Box sizes measured with the canvas fonts, for LayoutOptions::sizes.
     std::vector<layout::NodeSize> measureNodes() const;
+    static layout::NodeSize measureNode(const Node& node); // reentrant: layout threads call it
     void applyLayout(const layout::LayoutResult& result);
+    // Lays out a collapsed view (result.view set): group boxes, frames of expanded groups, visible nodes only
+    // (nodeItem() is null for a node inside a collapsed group). Defined in GraphSceneGroups.cpp.
+    void applyCollapsedLayout(const layout::LayoutResult& result);
+    const layout::CollapsedView* collapsedView() const { return view_.get(); }
     bool hasLayout() const { return !nodes_.empty(); }
 
     NodeItem* nodeItem(NodeId id) const { return id < nodes_.size() ? nodes_[id] : nullptr; }
     NodeId selectedNode() const;
     void selectNode(NodeId id);
     void setMatches(const std::vector<NodeId>& ids);
+    // Partition overlay on the items shown (null clears); call again after a new layout. Edges from a saved
+    // node into the backward (or a recomputed node) are drawn as the cut. Defined in GraphScenePartition.cpp.
+    void setPartitionOverlay(std::shared_ptr<const PartitionOverlay> overlay);
+    // Runtime overlays (GraphSceneRuntime.cpp) of the graph shown when they were set: kept across relayouts
+    // and shown again when that graph comes back (a HOP body was visited); the owner clears them when the
+    // graph goes. setHeat: per NodeId measured time (negative: none), nodes filled by their share of the
+    // largest; empty clears.
+    void setHeat(const std::vector<double>& timesUs);
+    const std::vector<double>& heat() const { return heat_; }
+    void setMismatches(const std::vector<NodeId>& ids); // outputs that differ get a marker
+    const std::vector<NodeId>& mismatches() const { return mismatches_; }
+    const Graph* runtimeOverlayGraph() const { return overlayGraph_; }
+    static QColor heatColor(double fraction); // fraction of the largest time, in [0, 1]
 
     // Renders the whole scene at `scale` on white (screenshots, tests).
     QImage renderImage(double scale) const;
 
 signals:
-    void nodeSelected(jointscope::NodeId id); // kNoNode when the selection was cleared
-    void nodeActivated(jointscope::NodeId id); // double click
+    void nodeSelected(jointscope::NodeId id);    // kNoNode when the selection was cleared
+    void nodeActivated(jointscope::NodeId id);   // double click
+    void groupActivated(int group, bool expand); // double click on a collapsed group (expand) or a frame
 
 protected:
     void mouseDoubleClickEvent(QGraphicsSceneMouseEvent* event) override;
 
 private:
     void onSelectionChanged();
+    NodeItem* addNodeItem(NodeId id, const layout::NodePlacement& placement);
+    void applyRuntimeOverlays(NodeItem* item) const;
 
     const Graph* graph_ = nullptr;
     std::vector<NodeRole> roles_;
@@ -53,6 +76,12 @@ private:
     std::vector<EdgeItem*> edges_;
     std::vector<std::vector<EdgeItem*>> incident_;
     std::vector<EdgeItem*> emphasised_;
+    std::shared_ptr<const layout::CollapsedView> view_;
+    std::shared_ptr<const PartitionOverlay> partition_;
+    std::vector<double> heat_;
+    double maxHeat_ = 0;
+    std::vector<NodeId> mismatches_;
+    const Graph* overlayGraph_ = nullptr; // compared, never dereferenced
 };
 
 } // namespace jointscope::views

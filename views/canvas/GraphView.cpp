@@ -1,6 +1,7 @@
 #include "canvas/GraphView.h"
 
 #include "canvas/GraphScene.h"
+#include "canvas/Minimap.h"
 #include "canvas/NodeItem.h"
 
 #include <QKeyEvent>
@@ -23,6 +24,25 @@ GraphView::GraphView(QWidget* parent) : QGraphicsView(parent) {
     setViewportUpdateMode(QGraphicsView::SmartViewportUpdate);
     setOptimizationFlag(QGraphicsView::DontAdjustForAntialiasing);
     setFrameShape(QFrame::NoFrame);
+    minimap_ = new Minimap(this);
+    placeMinimap();
+}
+
+void GraphView::placeMinimap() {
+    // Bottom right, clear of the scroll bars.
+    const QRect area = viewport()->geometry();
+    minimap_->move(area.right() - minimap_->width() - 8, area.bottom() - minimap_->height() - 8);
+    minimap_->raise();
+}
+
+void GraphView::resizeEvent(QResizeEvent* event) {
+    QGraphicsView::resizeEvent(event);
+    placeMinimap();
+}
+
+void GraphView::scrollContentsBy(int dx, int dy) {
+    QGraphicsView::scrollContentsBy(dx, dy);
+    minimap_->update();
 }
 
 void GraphView::setZoom(double factor) {
@@ -47,6 +67,17 @@ void GraphView::showStart() {
     auto* graphScene = qobject_cast<GraphScene*>(scene());
     if (!graphScene || !graphScene->graph() || zoom() >= NodeItem::kLabelLevelOfDetail)
         return;
+    if (graphScene->collapsedView()) {
+        // Group titles stay readable down to about a quarter; below that show the start of the view at
+        // half size (the minimap shows the rest).
+        if (zoom() >= 0.25)
+            return;
+        setZoom(0.5);
+        const QRectF rect = scene()->sceneRect();
+        const QSizeF visible(viewport()->width() / zoom(), viewport()->height() / zoom());
+        centerOn(rect.left() + visible.width() / 2, rect.top() + visible.height() / 2);
+        return;
+    }
     setZoom(0.8);
     const Graph& graph = *graphScene->graph();
     for (NodeId id = 0; id < graph.size(); ++id) {
@@ -86,9 +117,14 @@ void GraphView::wheelEvent(QWheelEvent* event) {
 void GraphView::keyPressEvent(QKeyEvent* event) {
     switch (event->key()) {
     case Qt::Key_Plus:
-    case Qt::Key_Equal: scale(1.2, 1.2); return;
-    case Qt::Key_Minus: scale(1 / 1.2, 1 / 1.2); return;
-    default: QGraphicsView::keyPressEvent(event);
+    case Qt::Key_Equal:
+        scale(1.2, 1.2);
+        return;
+    case Qt::Key_Minus:
+        scale(1 / 1.2, 1 / 1.2);
+        return;
+    default:
+        QGraphicsView::keyPressEvent(event);
     }
 }
 

@@ -7,6 +7,8 @@
 
 namespace jointscope::views {
 
+class Minimap;
+
 class GraphView : public QGraphicsView {
     Q_OBJECT
 public:
@@ -20,10 +22,18 @@ public:
     void showStart();
     // Centres on a node, zooming in so its label is readable.
     void centreOnNode(NodeId id);
+    Minimap* minimap() const { return minimap_; }
 
 protected:
     void wheelEvent(QWheelEvent* event) override;
     void keyPressEvent(QKeyEvent* event) override;
+    void resizeEvent(QResizeEvent* event) override;
+    void scrollContentsBy(int dx, int dy) override;
+
+private:
+    void placeMinimap();
+
+    Minimap* minimap_ = nullptr;
 };
 
 } // namespace jointscope::views

@@ -7,7 +7,8 @@
 namespace jointscope::views {
 
 NodeItem::NodeItem(NodeId id, NodeRole role, QString title, QString subtitle, QSizeF size, bool hasBody)
-    : id_(id), role_(role), title_(std::move(title)), subtitle_(std::move(subtitle)), size_(size), hasBody_(hasBody) {
+    : id_(id), role_(role), title_(std::move(title)), subtitle_(std::move(subtitle)), size_(size),
+      hasBody_(hasBody) {
     setFlag(ItemIsSelectable);
     setAcceptHoverEvents(false);
     setZValue(1);
@@ -33,9 +34,30 @@ void NodeItem::setMatched(bool matched) {
     update();
 }
 
-QRectF NodeItem::box() const { return QRectF(-size_.width() / 2, -size_.height() / 2, size_.width(), size_.height()); }
+void NodeItem::setHeatColor(const QColor& color) {
+    if (heat_ == color)
+        return;
+    heat_ = color;
+    update();
+}
 
-QRectF NodeItem::boundingRect() const { return box().adjusted(-4, -4, 4, 4); }
+void NodeItem::setMismatch(bool mismatch) {
+    if (mismatch_ == mismatch)
+        return;
+    mismatch_ = mismatch;
+    update();
+}
+
+QRectF NodeItem::box() const {
+    return QRectF(-size_.width() / 2, -size_.height() / 2, size_.width(), size_.height());
+}
+
+QRectF NodeItem::boundingRect() const {
+    // Partition badges sit on the top edge and stick out above it.
+    const bool badge =
+        partition_.mark != PartitionMark::None || partition_.pin != PinMark::None || partition_.banned;
+    return box().adjusted(-4, badge ? -16 : -4, 4, 4);
+}
 
 QPainterPath NodeItem::shape() const {
     QPainterPath path;
@@ -47,7 +69,8 @@ void NodeItem::paint(QPainter* painter, const QStyleOptionGraphicsItem* option, 
     const RoleColors colors = roleColors(role_);
     const double lod = QStyleOptionGraphicsItem::levelOfDetailFromTransform(painter->worldTransform());
     const bool selected = isSelected();
-    QPen pen(selected ? QColor(0xdc, 0x26, 0x26) : colors.border, selected ? 3.0 : (role_ == NodeRole::Output ? 2.0 : 1.2));
+    QPen pen(selected ? QColor(0xdc, 0x26, 0x26) : colors.border,
+             selected ? 3.0 : (role_ == NodeRole::Output ? 2.0 : 1.2));
     if (hasBody_)
         pen.setStyle(Qt::DashLine);
     if (matched_ && !selected) {
@@ -61,28 +84,48 @@ void NodeItem::paint(QPainter* painter, const QStyleOptionGraphicsItem* option, 
                                               (colors.fill.greenF() + colors.border.greenF() * 2) / 3,
                                               (colors.fill.blueF() + colors.border.blueF() * 2) / 3);
         painter->setPen(selected || matched_ ? pen : QPen(Qt::NoPen));
-        painter->setBrush(solid);
+        painter->setBrush(heat_.isValid() ? heat_ : solid);
+        if (mismatch_)
+            painter->setPen(QPen(QColor(0xdc, 0x26, 0x26), 6.0));
         if (lod < 0.2) // plain rectangles are much cheaper
             painter->drawRect(box());
         else
             painter->drawRoundedRect(box(), 6, 6);
+        paintPartition(painter, lod);
         return;
     }
     painter->setPen(pen);
-    painter->setBrush(colors.fill);
+    painter->setBrush(heat_.isValid() ? heat_ : colors.fill);
     painter->drawRoundedRect(box(), 6, 6);
+    const bool darkFill = heat_.isValid() && heat_.lightnessF() < 0.45;
+    if (mismatch_) {
+        // Outputs the partitioned forward + backward compute differently: red ring and a "≠" badge.
+        painter->setPen(QPen(QColor(0xdc, 0x26, 0x26), 3.0));
+        painter->setBrush(Qt::NoBrush);
+        painter->drawRoundedRect(box().adjusted(-2, -2, 2, 2), 7, 7);
+        const QRectF badge(box().right() - 17, box().top() + 3, 14, 14);
+        painter->setPen(Qt::NoPen);
+        painter->setBrush(QColor(0xdc, 0x26, 0x26));
+        painter->drawEllipse(badge);
+        painter->setPen(Qt::white);
+        painter->setFont(subtitleFont());
+        painter->drawText(badge, Qt::AlignCenter, QStringLiteral("≠"));
+    }
 
     const QRectF text = box().adjusted(6, 3, -6, -3);
-    painter->setPen(QColor(0x11, 0x18, 0x27));
+    painter->setPen(darkFill ? QColor(Qt::white) : QColor(0x11, 0x18, 0x27));
     painter->setFont(titleFont());
     const QFontMetricsF titleMetrics(titleFont());
     const QRectF top(text.left(), text.top(), text.width(), text.height() / 2);
-    painter->drawText(top, Qt::AlignHCenter | Qt::AlignBottom, titleMetrics.elidedText(title_, Qt::ElideMiddle, text.width()));
-    painter->setPen(QColor(0x4b, 0x55, 0x63));
+    painter->drawText(top, Qt::AlignHCenter | Qt::AlignBottom,
+                      titleMetrics.elidedText(title_, Qt::ElideMiddle, text.width()));
+    painter->setPen(darkFill ? QColor(0xf1, 0xf5, 0xf9) : QColor(0x4b, 0x55, 0x63));
     painter->setFont(subtitleFont());
     const QFontMetricsF subMetrics(subtitleFont());
     const QRectF bottom(text.left(), text.center().y() + 1, text.width(), text.height() / 2);
-    painter->drawText(bottom, Qt::AlignHCenter | Qt::AlignTop, subMetrics.elidedText(subtitle_, Qt::ElideRight, text.width()));
+    painter->drawText(bottom, Qt::AlignHCenter | Qt::AlignTop,
+                      subMetrics.elidedText(subtitle_, Qt::ElideRight, text.width()));
+    paintPartition(painter, lod);
     Q_UNUSED(option);
 }
 

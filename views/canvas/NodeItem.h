@@ -1,9 +1,11 @@
 // One node box on the canvas: rounded rectangle with the name and op, coloured by role.
 #pragma once
 
+#include "canvas/PartitionOverlay.h"
 #include "graph/Graph.h"
 #include "models/NodeFormat.h"
 
+#include <QColor>
 #include <QGraphicsItem>
 
 namespace jointscope::views {
@@ -21,6 +23,15 @@ public:
     bool hasBody() const { return hasBody_; }
     void setMatched(bool matched);
     bool matched() const { return matched_; }
+    // Partition overlay: saved (badge with bytes), recomputed, banned, pinned. Drawn by
+    // NodeItemPartition.cpp.
+    void setPartitionMark(const NodePartitionMark& mark);
+    const NodePartitionMark& partitionMark() const { return partition_; }
+    // Runtime overlays: measured-time heat fill (invalid colour: role colours) and a mismatch badge.
+    void setHeatColor(const QColor& color);
+    QColor heatColor() const { return heat_; }
+    void setMismatch(bool mismatch);
+    bool mismatch() const { return mismatch_; }
 
     QRectF boundingRect() const override;
     QPainterPath shape() const override;
@@ -31,6 +42,7 @@ public:
 
 private:
     QRectF box() const;
+    void paintPartition(QPainter* painter, double lod) const;
 
     NodeId id_;
     NodeRole role_;
@@ -39,6 +51,9 @@ private:
     QSizeF size_;
     bool hasBody_;
     bool matched_ = false;
+    QColor heat_;
+    bool mismatch_ = false;
+    NodePartitionMark partition_;
 };
 
 } // namespace jointscope::views

@@ -6,10 +6,13 @@
 
 #include <atomic>
 #include <cstddef>
+#include <memory>
 #include <optional>
 #include <vector>
 
 namespace jointscope::layout {
+
+struct CollapsedView;
 
 struct Point {
     double x = 0;
@@ -53,6 +56,8 @@ struct LayoutResult {
     std::vector<EdgeRoute> edges;
     double width = 0;
     double height = 0;
+    // Set when this lays out a collapsed view (layout/Grouping.h): nodes and edges are then its items.
+    std::shared_ptr<const CollapsedView> view;
 };
 
 bool graphvizAvailable();

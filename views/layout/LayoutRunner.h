@@ -2,11 +2,13 @@
 #pragma once
 
 #include "layout/GraphLayout.h"
+#include "layout/Grouping.h"
 
 #include <QObject>
 #include <QThreadPool>
 
 #include <atomic>
+#include <functional>
 #include <memory>
 
 namespace jointscope::layout {
@@ -20,6 +22,12 @@ public:
     // Starts laying out `graph` (kept alive by the runner until done) and cancels the layout before it.
     // Returns the ticket that finished() / cancelled() will carry.
     quint64 start(std::shared_ptr<const Graph> graph, LayoutOptions options);
+    // Lays out the collapsed view of `graph` under `expanded`, all off the UI thread: builds the group tree
+    // when `tree` is null and picks an initial expansion of at most `budget` items when `expanded` is empty.
+    // `measure` sizes node boxes (empty: estimated). The result carries the view.
+    quint64 startCollapsed(std::shared_ptr<const Graph> graph, std::shared_ptr<const GroupTree> tree,
+                           std::vector<char> expanded, size_t budget,
+                           std::function<NodeSize(const Node&)> measure, LayoutOptions options);
     // Cancels the running layout; its result, if it still arrives, is discarded.
     void cancel();
     bool busy() const { return pending_ > 0; }
@@ -32,6 +40,9 @@ signals:
     void cancelled(quint64 ticket);
 
 private:
+    using Work = std::function<std::shared_ptr<const LayoutResult>(const std::atomic<bool>*)>;
+    quint64 launch(Work work);
+
     QThreadPool pool_; // one thread: layouts run serialised, in order
     std::shared_ptr<std::atomic<bool>> currentCancel_;
     quint64 nextTicket_ = 1;

@@ -7,10 +7,14 @@
 namespace jointscope::views {
 
 namespace {
-QString str(std::string_view s) { return QString::fromUtf8(s.data(), qsizetype(s.size())); }
+QString str(std::string_view s) {
+    return QString::fromUtf8(s.data(), qsizetype(s.size()));
+}
 } // namespace
 
-InspectorModel::InspectorModel(QObject* parent) : QAbstractItemModel(parent) { items_.push_back({}); }
+InspectorModel::InspectorModel(QObject* parent) : QAbstractItemModel(parent) {
+    items_.push_back({});
+}
 
 void InspectorModel::setNode(const Graph* graph, NodeId node) {
     beginResetModel();
@@ -63,8 +67,9 @@ void InspectorModel::build() {
     add(general, tr("op"), str(nodeOpName(n.op)));
     add(general, tr("target"), QString::fromStdString(n.target.text));
     if (n.subgraph >= 0 && size_t(n.subgraph) < graph_->subgraphs().size())
-        add(general, tr("body"), QString::fromStdString(graph_->subgraph(n.subgraph)->name) +
-                                     tr(" (%1 nodes, double-click to open)").arg(graph_->subgraph(n.subgraph)->size()));
+        add(general, tr("body"),
+            QString::fromStdString(graph_->subgraph(n.subgraph)->name) +
+                tr(" (%1 nodes, double-click to open)").arg(graph_->subgraph(n.subgraph)->size()));
     if (n.meta.sourceLine > 0)
         add(general, tr("line"), QString::number(n.meta.sourceLine));
 
@@ -97,7 +102,8 @@ void InspectorModel::build() {
             addTensor(tensor, n.outputs[0]);
         } else if (n.outputKind == OutputKind::Tuple) {
             for (size_t i = 0; i < n.outputs.size(); ++i)
-                addTensor(add(tensor, QStringLiteral("[%1]").arg(i), formatShape(n.outputs[i])), n.outputs[i]);
+                addTensor(add(tensor, QStringLiteral("[%1]").arg(i), formatShape(n.outputs[i])),
+                          n.outputs[i]);
             if (auto b = outputBytes(n))
                 add(tensor, tr("total bytes"), QStringLiteral("%1 (%2)").arg(*b).arg(formatBytes(*b)));
         } else {
@@ -120,7 +126,8 @@ void InspectorModel::build() {
         if (!m.nnModuleStack.empty()) {
             const int stack = add(meta, tr("nn_module_stack"));
             for (const ModuleFrame& f : m.nnModuleStack)
-                add(stack, QString::fromStdString(f.path.empty() ? f.key : f.path), QString::fromStdString(f.type));
+                add(stack, QString::fromStdString(f.path.empty() ? f.key : f.path),
+                    QString::fromStdString(f.type));
         }
         for (const auto& [key, json] : m.extra)
             add(meta, QString::fromStdString(key), QString::fromStdString(json));
@@ -136,6 +143,31 @@ void InspectorModel::build() {
     for (NodeId user : n.users)
         if (user < graph_->size())
             add(users, QString::fromStdString(graph_->node(user).name), opLabel(graph_->node(user)), user);
+    buildPartition();
+}
+
+void InspectorModel::setPartitionFacts(PartitionFactsFn facts) {
+    partitionFacts_ = std::move(facts);
+    setNode(graph_, node_);
+}
+
+void InspectorModel::buildPartition() {
+    const std::optional<PartitionFacts> facts = partitionFacts_ ? partitionFacts_(node_) : std::nullopt;
+    if (!facts)
+        return;
+    const int section = add(0, tr("Partition"), facts->decision);
+    add(section, tr("decision"), facts->decision);
+    add(section, tr("rule"), facts->rule);
+    if (!facts->banReason.isEmpty())
+        add(section, tr("ban reason"), facts->banReason);
+    if (!facts->policy.isEmpty())
+        add(section, tr("policy"), facts->policy);
+    if (!facts->pin.isEmpty())
+        add(section, tr("your pin"), facts->pin);
+    if (!facts->weight.isEmpty())
+        add(section, tr("weight"), facts->weight);
+    add(section, tr("dist_from_bw"), QString::number(facts->distFromBw));
+    add(section, tr("bytes"), QStringLiteral("%1 (%2)").arg(facts->bytes).arg(formatBytes(facts->bytes)));
 }
 
 QModelIndex InspectorModel::index(int row, int column, const QModelIndex& parent) const {
@@ -160,7 +192,9 @@ int InspectorModel::rowCount(const QModelIndex& parent) const {
     return int(items_[parent.isValid() ? parent.internalId() : 0].children.size());
 }
 
-int InspectorModel::columnCount(const QModelIndex&) const { return ColumnCount; }
+int InspectorModel::columnCount(const QModelIndex&) const {
+    return ColumnCount;
+}
 
 QVariant InspectorModel::data(const QModelIndex& index, int role) const {
     if (!index.isValid())
@@ -168,8 +202,10 @@ QVariant InspectorModel::data(const QModelIndex& index, int role) const {
     const Item& item = items_[index.internalId()];
     switch (role) {
     case Qt::DisplayRole:
-    case Qt::ToolTipRole: return index.column() == KeyColumn ? item.key : item.value;
-    case NodeRefRole: return item.ref == kNoNode ? QVariant() : QVariant::fromValue(uint(item.ref));
+    case Qt::ToolTipRole:
+        return index.column() == KeyColumn ? item.key : item.value;
+    case NodeRefRole:
+        return item.ref == kNoNode ? QVariant() : QVariant::fromValue(uint(item.ref));
     case Qt::FontRole:
         if (item.parent == 0 || (item.ref != kNoNode && index.column() == ValueColumn)) {
             QFont font;
@@ -178,7 +214,8 @@ QVariant InspectorModel::data(const QModelIndex& index, int role) const {
             return font;
         }
         return {};
-    default: return {};
+    default:
+        return {};
     }
 }
 

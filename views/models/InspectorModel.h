@@ -5,9 +5,20 @@
 
 #include <QAbstractItemModel>
 
+#include <functional>
+#include <optional>
 #include <vector>
 
 namespace jointscope::views {
+
+// A node's place in the partition, as the engine explains it (partition::explainNode), plus the user's pin.
+struct PartitionFacts {
+    QString decision, rule, banReason, policy, pin;
+    QString weight; // "inf" when it cannot be saved, empty when it has no node edge
+    qint64 distFromBw = 0;
+    quint64 bytes = 0;
+};
+using PartitionFactsFn = std::function<std::optional<PartitionFacts>(NodeId)>;
 
 class InspectorModel : public QAbstractItemModel {
     Q_OBJECT
@@ -21,8 +32,11 @@ public:
 
     // Shows `node` of `graph` (which must outlive the model or be replaced); kNoNode clears.
     void setNode(const Graph* graph, NodeId node);
+    // Facts for a "Partition" section of the node shown (ids of the graph given to setNode); null removes it.
+    void setPartitionFacts(PartitionFactsFn facts);
     NodeId node() const { return node_; }
-    // Top-level section row by title ("Node", "Arguments", "Tensor", "Meta", "Stack trace", "Users"); -1 if absent.
+    // Top-level section row by title ("Node", "Arguments", "Tensor", "Meta", "Stack trace", "Users"); -1 if
+    // absent.
     int sectionRow(const QString& title) const;
 
     QModelIndex index(int row, int column, const QModelIndex& parent = {}) const override;
@@ -44,9 +58,11 @@ private:
     int add(int parent, QString key, QString value = {}, NodeId ref = kNoNode);
     void addValue(int parent, const QString& key, const Value& value);
     void build();
+    void buildPartition();
 
     const Graph* graph_ = nullptr;
     NodeId node_ = kNoNode;
+    PartitionFactsFn partitionFacts_;
     std::vector<Item> items_; // items_[0] is the invisible root
 };
 

@@ -1,0 +1,419 @@
+#include "PartitionDocument.h"
+
+#include "cost/RuntimeEstimator.h"
+#include "io/FxWriter.h"
+#include "partition/DecisionJson.h"
+
+#include <QFile>
+#include <QJsonArray>
+#include <QJsonDocument>
+#include <QSaveFile>
+#include <QUndoCommand>
+
+#include <nlohmann/json.hpp>
+
+namespace jointscope::gui {
+
+using namespace jointscope::partition;
+
+namespace {
+
+std::string_view strategyName(Strategy s) {
+    return s == Strategy::MinCut ? "min-cut" : "default";
+}
+
+QString policyText(Policy p) {
+    return QString::fromLatin1(policyName(p).data(), qsizetype(policyName(p).size()));
+}
+
+// The ruleset torch itself used for the graph: 1.x files carry torch_version in their attributes.
+QString rulesetFor(const Graph* graph) {
+    if (graph)
+        for (const auto& [key, value] : graph->attributes)
+            if (key == "torch_version" && value.rfind("1.", 0) == 0)
+                return QStringLiteral("torch-1.13");
+    return QStringLiteral("torch-2");
+}
+
+} // namespace
+
+// Sets or clears the policy of one node.
+class PolicyCommand : public QUndoCommand {
+public:
+    PolicyCommand(PartitionDocument* doc, std::string node, std::optional<Policy> before,
+                  std::optional<Policy> after)
+        : doc_(doc), node_(std::move(node)), before_(before), after_(after) {
+        const QString name = QString::fromStdString(node_);
+        setText(after ? QObject::tr("%1 %2").arg(policyText(*after), name)
+                      : QObject::tr("clear policy of %1").arg(name));
+    }
+    void redo() override { doc_->applyEdit(node_, after_); }
+    void undo() override { doc_->applyEdit(node_, before_); }
+
+private:
+    PartitionDocument* doc_;
+    std::string node_;
+    std::optional<Policy> before_, after_;
+};
+
+class BudgetCommand : public QUndoCommand {
+public:
+    BudgetCommand(PartitionDocument* doc, double before, double after)
+        : doc_(doc), before_(before), after_(after) {
+        setText(QObject::tr("memory budget %1").arg(after, 0, 'f', 3));
+    }
+    void redo() override { doc_->applyBudget(after_); }
+    void undo() override { doc_->applyBudget(before_); }
+
+private:
+    PartitionDocument* doc_;
+    double before_, after_;
+};
+
+PartitionDocument::PartitionDocument(QObject* parent) : QObject(parent) {
+    // One solve and one Pareto sweep at a time at most; an older solve still running only delays the newer
+    // one.
+    pool_.setMaxThreadCount(2);
+}
+
+PartitionDocument::~PartitionDocument() {
+    ++generation_;
+    ++paretoGeneration_;
+    pool_.clear();
+    pool_.waitForDone();
+}
+
+void PartitionDocument::setGraph(std::shared_ptr<const Graph> joint, QString path, int index) {
+    cancel();
+    ++paretoGeneration_;
+    graph_ = std::move(joint);
+    path_ = std::move(path);
+    index_ = index;
+    edits_.clear();
+    undo_.clear();
+    result_.reset();
+    previous_.reset();
+    lastError_.clear();
+    emit editsChanged();
+}
+
+std::optional<std::vector<std::string>> PartitionDocument::torchSaved() const {
+    if (!graph_)
+        return std::nullopt;
+    for (const PartitionDecision& d : graph_->decisions)
+        if (d.name == "torch_min_cut") {
+            std::vector<std::string> names = d.saved;
+            names.insert(names.end(), d.savedSym.begin(), d.savedSym.end());
+            return names;
+        }
+    return std::nullopt;
+}
+
+QString PartitionDocument::effectiveRuleset() const {
+    return options_.ruleset.isEmpty() ? rulesetFor(graph_.get()) : options_.ruleset;
+}
+
+void PartitionDocument::setOptions(const EngineOptions& options) {
+    if (options == options_)
+        return;
+    options_ = options;
+    emit optionsChanged();
+    solve();
+}
+
+void PartitionDocument::setPolicy(const std::string& node, Policy policy) {
+    const auto it = edits_.find(node);
+    const std::optional<Policy> before =
+        it == edits_.end() ? std::nullopt : std::optional<Policy>(it->second);
+    if (before == policy)
+        return;
+    undo_.push(new PolicyCommand(this, node, before, policy));
+}
+
+void PartitionDocument::clearPolicy(const std::string& node) {
+    const auto it = edits_.find(node);
+    if (it == edits_.end())
+        return;
+    undo_.push(new PolicyCommand(this, node, it->second, std::nullopt));
+}
+
+void PartitionDocument::setBudget(double budget) {
+    budget = std::clamp(budget, 0.0, 1.0);
+    if (budget == options_.memoryBudget)
+        return;
+    undo_.push(new BudgetCommand(this, options_.memoryBudget, budget));
+}
+
+void PartitionDocument::applyEdit(const std::string& node, std::optional<Policy> policy) {
+    if (policy)
+        edits_[node] = *policy;
+    else
+        edits_.erase(node);
+    emit editsChanged();
+    solve();
+}
+
+void PartitionDocument::applyBudget(double budget) {
+    options_.memoryBudget = budget;
+    emit optionsChanged();
+    emit editsChanged();
+    solve();
+}
+
+void PartitionDocument::restore(const EngineOptions& options, const PolicyEdits& edits) {
+    options_ = options;
+    edits_ = edits;
+    undo_.clear();
+    emit optionsChanged();
+    emit editsChanged();
+    solve();
+}
+
+void PartitionDocument::solve() {
+    if (!graph_)
+        return;
+    const quint64 generation = ++generation_;
+    solving_ = true;
+    emit started();
+    const std::shared_ptr<const Graph> graph = graph_;
+    const EngineOptions options = options_;
+    const PolicyEdits edits = edits_;
+    const std::string rulesetName = effectiveRuleset().toStdString();
+    pool_.start([this, generation, graph, options, edits, rulesetName] {
+        std::shared_ptr<const PartitionResult> out;
+        QString error;
+        Expected<Ruleset> rules = loadRuleset(rulesetName);
+        if (!rules) {
+            error = QString::fromStdString(rules.error().format());
+        } else {
+            PartitionOptions po;
+            po.strategy = options.strategy;
+            po.memoryBudget = options.memoryBudget;
+            po.solver = options.solver;
+            po.overrides.assign(edits.begin(), edits.end());
+            po.extract = true;
+            Expected<Partition> p = partitionJoint(Graph(*graph), *rules, po);
+            if (!p) {
+                Diagnostic d = p.error();
+                if (d.loc.file.empty())
+                    d.loc.file = graph->name;
+                error = QString::fromStdString(d.format());
+            } else {
+                auto r = std::make_shared<PartitionResult>();
+                const cost::FlopEstimator flops;
+                for (NodeId id : p->recomputed)
+                    r->recomputeCost += flops.estimate(p->graph, id);
+                r->partition = std::make_shared<const Partition>(p.take());
+                r->rules = std::make_shared<const Ruleset>(rules.take());
+                r->options = options;
+                r->edits = edits;
+                out = std::move(r);
+            }
+        }
+        QMetaObject::invokeMethod(
+            this, [this, generation, out, error] { onSolved(generation, out, error); }, Qt::QueuedConnection);
+    });
+}
+
+void PartitionDocument::onSolved(quint64 generation, std::shared_ptr<const PartitionResult> result,
+                                 QString error) {
+    if (generation != generation_)
+        return; // superseded or cancelled
+    solving_ = false;
+    if (!result) {
+        lastError_ = error;
+        emit failed(error);
+        return;
+    }
+    lastError_.clear();
+    if (result_)
+        previous_ = result_;
+    result_ = std::move(result);
+    emit finished(result_);
+}
+
+void PartitionDocument::cancel() {
+    ++generation_;
+    if (solving_) {
+        solving_ = false;
+        emit cancelled();
+    }
+}
+
+void PartitionDocument::computePareto(int points) {
+    if (!graph_)
+        return;
+    const quint64 generation = ++paretoGeneration_;
+    const std::shared_ptr<const Graph> graph = graph_;
+    const EngineOptions options = options_;
+    const PolicyEdits edits = edits_;
+    const std::string rulesetName = effectiveRuleset().toStdString();
+    pool_.start([this, generation, graph, options, edits, rulesetName, points] {
+        std::vector<ParetoPoint> curve;
+        QString error;
+        Expected<Ruleset> rules = loadRuleset(rulesetName);
+        if (!rules) {
+            error = QString::fromStdString(rules.error().format());
+        } else {
+            PartitionOptions po;
+            po.strategy = options.strategy;
+            po.solver = options.solver;
+            po.overrides.assign(edits.begin(), edits.end());
+            po.extract = false;
+            Expected<std::vector<ParetoPoint>> c = paretoCurve(Graph(*graph), *rules, po, points);
+            if (c)
+                curve = c.take();
+            else
+                error = QString::fromStdString(c.error().format());
+        }
+        QMetaObject::invokeMethod(
+            this,
+            [this, generation, curve = std::move(curve), error, budget = options.memoryBudget] {
+                if (generation != paretoGeneration_)
+                    return;
+                if (error.isEmpty())
+                    emit paretoReady(curve, budget);
+                else
+                    emit paretoFailed(error);
+            },
+            Qt::QueuedConnection);
+    });
+}
+
+void PartitionDocument::waitForIdle() {
+    pool_.waitForDone();
+}
+
+std::string PartitionDocument::decisionJson() const {
+    if (!result_)
+        return {};
+    PartitionOptions po;
+    po.strategy = result_->options.strategy;
+    po.memoryBudget = result_->options.memoryBudget;
+    po.solver = result_->options.solver;
+    return partition::decisionJson(*result_->partition, *result_->rules, po).dump(1) + "\n";
+}
+
+std::string PartitionDocument::policyJson() const {
+    nlohmann::ordered_json policies = nlohmann::ordered_json::object();
+    for (const auto& [name, policy] : edits_)
+        policies[name] = std::string(policyName(policy));
+    nlohmann::ordered_json j = nlohmann::ordered_json::object();
+    j["policies"] = policies;
+    return j.dump(1) + "\n";
+}
+
+std::string PartitionDocument::forwardFx() const {
+    if (!result_)
+        return {};
+    Graph g = result_->partition->forward;
+    g.name = "forward";
+    return writeFxText(g);
+}
+
+std::string PartitionDocument::backwardFx() const {
+    if (!result_)
+        return {};
+    Graph g = result_->partition->backward;
+    g.name = "backward";
+    return writeFxText(g);
+}
+
+QJsonObject PartitionDocument::sessionJson(const QJsonObject& view) const {
+    QJsonObject options;
+    options[QStringLiteral("ruleset")] = options_.ruleset;
+    options[QStringLiteral("strategy")] = QString::fromLatin1(strategyName(options_.strategy).data());
+    options[QStringLiteral("memory_budget")] = options_.memoryBudget;
+    options[QStringLiteral("solver")] = QString::fromLatin1(knapsackSolverName(options_.solver).data());
+    QJsonObject policies;
+    for (const auto& [name, policy] : edits_)
+        policies[QString::fromStdString(name)] = policyText(policy);
+    QJsonObject graph;
+    graph[QStringLiteral("path")] = path_;
+    graph[QStringLiteral("index")] = index_;
+    QJsonObject j;
+    j[QStringLiteral("format")] = QStringLiteral("jointscope-session");
+    j[QStringLiteral("version")] = 1;
+    j[QStringLiteral("graph")] = graph;
+    j[QStringLiteral("options")] = options;
+    j[QStringLiteral("policies")] = policies;
+    j[QStringLiteral("view")] = view;
+    return j;
+}
+
+std::optional<Session> PartitionDocument::parseSession(const QJsonObject& j, QString* error) {
+    auto fail = [error](const QString& message) -> std::optional<Session> {
+        if (error)
+            *error = message;
+        return std::nullopt;
+    };
+    if (j.value(QStringLiteral("format")).toString() != QLatin1String("jointscope-session"))
+        return fail(QObject::tr("not a jointscope session (\"format\" is not \"jointscope-session\")"));
+    Session s;
+    const QJsonObject graph = j.value(QStringLiteral("graph")).toObject();
+    s.graphPath = graph.value(QStringLiteral("path")).toString();
+    s.graphIndex = graph.value(QStringLiteral("index")).toInt();
+    if (s.graphPath.isEmpty())
+        return fail(QObject::tr("session names no graph file (graph.path)"));
+    const QJsonObject options = j.value(QStringLiteral("options")).toObject();
+    s.options.ruleset = options.value(QStringLiteral("ruleset")).toString();
+    if (const auto st = parseStrategy(
+            options.value(QStringLiteral("strategy")).toString(QStringLiteral("min-cut")).toStdString()))
+        s.options.strategy = *st;
+    else
+        return fail(
+            QObject::tr("unknown strategy '%1'").arg(options.value(QStringLiteral("strategy")).toString()));
+    s.options.memoryBudget =
+        std::clamp(options.value(QStringLiteral("memory_budget")).toDouble(1.0), 0.0, 1.0);
+    if (const auto k = parseKnapsackSolver(
+            options.value(QStringLiteral("solver")).toString(QStringLiteral("dp")).toStdString()))
+        s.options.solver = *k;
+    else
+        return fail(
+            QObject::tr("unknown solver '%1'").arg(options.value(QStringLiteral("solver")).toString()));
+    const QJsonObject policies = j.value(QStringLiteral("policies")).toObject();
+    for (auto it = policies.begin(); it != policies.end(); ++it) {
+        const auto p = parsePolicy(it.value().toString().toStdString());
+        if (!p || *p == Policy::None)
+            return fail(QObject::tr("node %1: unknown policy '%2'").arg(it.key(), it.value().toString()));
+        s.edits[it.key().toStdString()] = *p;
+    }
+    s.view = j.value(QStringLiteral("view")).toObject();
+    return s;
+}
+
+std::optional<Session> PartitionDocument::readSession(const QString& path, QString* error) {
+    QFile file(path);
+    if (!file.open(QIODevice::ReadOnly)) {
+        if (error)
+            *error = QObject::tr("%1: cannot open: %2").arg(path, file.errorString());
+        return std::nullopt;
+    }
+    QJsonParseError parseError;
+    const QJsonDocument doc = QJsonDocument::fromJson(file.readAll(), &parseError);
+    if (!doc.isObject()) {
+        if (error)
+            *error = QObject::tr("%1: offset %2: %3")
+                         .arg(path)
+                         .arg(parseError.offset)
+                         .arg(parseError.errorString());
+        return std::nullopt;
+    }
+    QString message;
+    auto session = parseSession(doc.object(), &message);
+    if (!session && error)
+        *error = path + QStringLiteral(": ") + message;
+    return session;
+}
+
+bool PartitionDocument::writeFileAtomically(const QString& path, const QByteArray& data, QString* error) {
+    QSaveFile file(path);
+    if (!file.open(QIODevice::WriteOnly) || file.write(data) != data.size() || !file.commit()) {
+        if (error)
+            *error = QObject::tr("%1: cannot write: %2").arg(path, file.errorString());
+        return false;
+    }
+    return true;
+}
+
+} // namespace jointscope::gui

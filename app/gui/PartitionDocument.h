@@ -1,0 +1,141 @@
+// The partition being debugged: the joint graph, the engine options, the user's policy edits (undoable) and
+// the engine's results, solved off the UI thread. No widgets: the Partition dock, the canvas overlay and the
+// tests all drive this one object.
+#pragma once
+
+#include "graph/Graph.h"
+#include "ops/Ruleset.h"
+#include "partition/Partitioner.h"
+
+#include <QJsonObject>
+#include <QObject>
+#include <QString>
+#include <QThreadPool>
+#include <QUndoStack>
+
+#include <map>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace jointscope::gui {
+
+// node name -> MustSave / MustRecompute (or another policy read from a policy file); absent = no edit.
+using PolicyEdits = std::map<std::string, partition::Policy>;
+
+struct EngineOptions {
+    QString
+        ruleset; // "torch-2", "torch-1.13" or a ruleset file; empty: chosen from the graph's torch version
+    partition::Strategy strategy = partition::Strategy::MinCut;
+    double memoryBudget = 1.0;
+    partition::KnapsackSolver solver = partition::KnapsackSolver::Dp;
+
+    friend bool operator==(const EngineOptions&, const EngineOptions&) = default;
+};
+
+// One finished solve and the inputs it was solved with.
+struct PartitionResult {
+    std::shared_ptr<const partition::Partition> partition;
+    std::shared_ptr<const Ruleset> rules;
+    EngineOptions options;
+    PolicyEdits edits;
+    double recomputeCost = 0; // FLOPs of the recomputed forward nodes (the knapsack's default estimator)
+};
+
+// A session file (*.jointscope): what to open and how it was edited.
+struct Session {
+    QString graphPath;
+    int graphIndex = 0;
+    EngineOptions options;
+    PolicyEdits edits;
+    QJsonObject view; // window / view settings, owned by the window
+};
+
+class PartitionDocument : public QObject {
+    Q_OBJECT
+public:
+    explicit PartitionDocument(QObject* parent = nullptr);
+    ~PartitionDocument() override;
+
+    // A new graph: edits, undo history and results are dropped; nothing is solved until solve().
+    void setGraph(std::shared_ptr<const Graph> joint, QString path = {}, int index = 0);
+    const Graph* graph() const { return graph_.get(); }
+    QString graphPath() const { return path_; }
+    int graphIndex() const { return index_; }
+    // torch's recorded min-cut decision when the file carries one (saved then saved_sym names).
+    std::optional<std::vector<std::string>> torchSaved() const;
+
+    const EngineOptions& options() const { return options_; }
+    // Ruleset, strategy and solver changes are settings, not edits: they re-solve but are not undoable.
+    void setOptions(const EngineOptions& options);
+    QString effectiveRuleset() const;
+    const PolicyEdits& edits() const { return edits_; }
+    QUndoStack* undoStack() { return &undo_; }
+
+    // Undoable edits; each re-solves.
+    void setPolicy(const std::string& node, partition::Policy policy);
+    void clearPolicy(const std::string& node);
+    void setBudget(double budget);
+    // Applies a session's options and edits at once (not undoable) and re-solves.
+    void restore(const EngineOptions& options, const PolicyEdits& edits);
+
+    // Starts a solve; a newer solve supersedes an older one, whose result is dropped.
+    void solve();
+    void cancel();
+    bool busy() const { return solving_; }
+    std::shared_ptr<const PartitionResult> result() const { return result_; }
+    std::shared_ptr<const PartitionResult> previous() const { return previous_; }
+    QString lastError() const { return lastError_; }
+
+    // The memory / recompute trade-off over `points` budgets, off the UI thread (paretoReady).
+    void computePareto(int points = 41);
+
+    // Exports of the current result (empty when there is none).
+    std::string decisionJson() const;
+    std::string policyJson() const; // {"policies": {name: POLICY}}, readable by readPolicyFile
+    std::string forwardFx() const;
+    std::string backwardFx() const;
+
+    QJsonObject sessionJson(const QJsonObject& view = {}) const;
+    static std::optional<Session> parseSession(const QJsonObject& json, QString* error = nullptr);
+    static std::optional<Session> readSession(const QString& path, QString* error = nullptr);
+    // Atomic (QSaveFile): a crash mid-write leaves the old file.
+    static bool writeFileAtomically(const QString& path, const QByteArray& data, QString* error = nullptr);
+
+    // Blocks until no solve or Pareto sweep is running (tests, shutdown).
+    void waitForIdle();
+
+signals:
+    void started();
+    void finished(std::shared_ptr<const jointscope::gui::PartitionResult> result);
+    void failed(const QString& message);
+    void cancelled();
+    void editsChanged();
+    void optionsChanged();
+    void paretoReady(const std::vector<jointscope::partition::ParetoPoint>& points, double budget);
+    void paretoFailed(const QString& message);
+
+private:
+    friend class PolicyCommand;
+    friend class BudgetCommand;
+    void applyEdit(const std::string& node, std::optional<partition::Policy> policy);
+    void applyBudget(double budget);
+    void onSolved(quint64 generation, std::shared_ptr<const PartitionResult> result, QString error);
+
+    std::shared_ptr<const Graph> graph_;
+    QString path_;
+    int index_ = 0;
+    EngineOptions options_;
+    PolicyEdits edits_;
+    QUndoStack undo_;
+    QThreadPool pool_;
+    quint64 generation_ = 0;
+    quint64 paretoGeneration_ = 0;
+    bool solving_ = false;
+    std::shared_ptr<const PartitionResult> result_;
+    std::shared_ptr<const PartitionResult> previous_;
+    QString lastError_;
+};
+
+} // namespace jointscope::gui

@@ -1,0 +1,21 @@
+// The decision JSON that `jointscope-cli partition --json` prints and python/ apply_partition reads; the GUI
+// exports the same document, so both are written here.
+#pragma once
+
+#include "partition/Partitioner.h"
+
+#include <nlohmann/json.hpp>
+
+namespace jointscope::partition {
+
+// Node names of `ids` in `graph`, as a JSON array.
+nlohmann::ordered_json nodeNamesJson(const Graph& graph, const std::vector<NodeId>& ids);
+// explainNode as JSON: node, decision, rule, ban, policy, weight ("inf" when it cannot be saved),
+// dist_from_bw, bytes.
+nlohmann::ordered_json explanationJson(const Partition& partition, NodeId id);
+// The whole decision: format "jointscope-decision", version 1, saved / saved_sym / recomputed / banned /
+// cut_value / cse_merged and the identity (target, shape, dtype) of every node it names.
+nlohmann::ordered_json decisionJson(const Partition& partition, const Ruleset& rules,
+                                    const PartitionOptions& options);
+
+} // namespace jointscope::partition

@@ -1,0 +1,283 @@
+// PartitionDocument on every shared torch 1.13 graph: solve in the background (torch's recorded min-cut), pin
+// a saved node MUST_RECOMPUTE + undo + redo, export the decision JSON and re-evaluate it, session round trip,
+// an edit the engine refuses, and a newer solve superseding an older one.
+#include "testutil.h"
+
+#include "PartitionDocument.h"
+#include "io/GraphFile.h"
+#include "partition/Partitioner.h"
+
+#include <QJsonDocument>
+#include <QSignalSpy>
+#include <QTemporaryDir>
+
+#include <nlohmann/json.hpp>
+
+#include <filesystem>
+
+using namespace jointscope;
+using namespace jointscope::gui;
+using namespace jointscope::test;
+using namespace jointscope::partition;
+
+namespace {
+
+struct Case {
+    std::string path;
+    std::shared_ptr<const Graph> graph;
+};
+
+std::vector<Case> sharedGraphs() {
+    std::vector<Case> cases;
+    const std::filesystem::path dir(sharedPath("graphs/torch-1.13"));
+    std::vector<std::filesystem::path> models;
+    for (const auto& entry : std::filesystem::directory_iterator(dir))
+        if (std::filesystem::exists(entry.path() / "joint.txt"))
+            models.push_back(entry.path());
+    std::sort(models.begin(), models.end());
+    for (const auto& m : models) {
+        const std::string path = (m / "joint.txt").string();
+        auto file = GraphFile::open(path);
+        if (!file)
+            qFatal("%s", file.error().format().c_str());
+        auto graph = file->load(0);
+        if (!graph)
+            qFatal("%s", graph.error().format().c_str());
+        cases.push_back({path, std::make_shared<const Graph>(graph.take())});
+    }
+    return cases;
+}
+
+std::vector<std::string> savedNames(const PartitionResult& r) {
+    std::vector<std::string> names;
+    for (const auto* list : {&r.partition->saved, &r.partition->savedSym})
+        for (NodeId id : *list)
+            names.push_back(r.partition->graph.node(id).name);
+    return names;
+}
+
+// Waits for the solve in flight; fails on a refusal.
+bool waitSolved(PartitionDocument& doc, QSignalSpy& finished, QSignalSpy& failed) {
+    const qsizetype before = finished.count();
+    for (int i = 0; i < 600 && finished.count() == before && failed.isEmpty(); ++i)
+        finished.wait(100);
+    return finished.count() > before && !doc.busy();
+}
+
+} // namespace
+
+class TestPartitionDocument : public QObject {
+    Q_OBJECT
+private slots:
+    void everySharedGraph() {
+        const auto cases = sharedGraphs();
+        QVERIFY(cases.size() >= 3);
+        for (const Case& c : cases) {
+            PartitionDocument doc;
+            QSignalSpy finished(&doc, &PartitionDocument::finished);
+            QSignalSpy failed(&doc, &PartitionDocument::failed);
+            doc.setGraph(c.graph, QString::fromStdString(c.path), 0);
+            QCOMPARE(doc.effectiveRuleset(), QStringLiteral("torch-1.13"));
+            doc.solve();
+            QVERIFY(doc.busy());
+            QVERIFY2(waitSolved(doc, finished, failed), c.path.c_str());
+            const auto original = doc.result();
+            const std::vector<std::string> saved = savedNames(*original);
+            // torch's recorded decision: the file's own, and reference.json beside it.
+            const auto torch = doc.torchSaved();
+            QVERIFY2(torch, c.path.c_str());
+            QCOMPARE(saved, *torch);
+            const auto reference = nlohmann::json::parse(
+                readFile((std::filesystem::path(c.path).parent_path() / "reference.json").string()));
+            QCOMPARE(saved, reference.at("min_cut_saved").get<std::vector<std::string>>());
+
+            // MUST_RECOMPUTE on saved nodes in turn until the engine accepts one: it leaves the saved set. A
+            // refused pin names the node; undo restores the original saved set either way.
+            std::string pinned;
+            std::vector<std::string> edited;
+            for (NodeId id : original->partition->saved) {
+                const std::string name = original->partition->graph.node(id).name;
+                if (original->partition->graph.node(id).op == NodeOp::Placeholder)
+                    continue;
+                const qsizetype before = finished.count();
+                doc.setPolicy(name, Policy::MustRecompute);
+                QVERIFY(doc.busy());
+                for (int i = 0; i < 600 && finished.count() == before && failed.isEmpty(); ++i)
+                    finished.wait(100);
+                if (!failed.isEmpty()) {
+                    QVERIFY2(
+                        failed.front().front().toString().contains(QString::fromStdString("'" + name + "'")),
+                        qPrintable(failed.front().front().toString()));
+                    QCOMPARE(savedNames(*doc.result()), saved); // the last good result stays
+                    failed.clear();
+                    doc.undoStack()->undo();
+                    QVERIFY(waitSolved(doc, finished, failed));
+                    QCOMPARE(savedNames(*doc.result()), saved);
+                    continue;
+                }
+                QCOMPARE(doc.undoStack()->count(), 1);
+                pinned = name;
+                edited = savedNames(*doc.result());
+                break;
+            }
+            QVERIFY2(!pinned.empty(), c.path.c_str());
+            QVERIFY(std::find(edited.begin(), edited.end(), pinned) == edited.end());
+            QVERIFY(doc.previous() != nullptr);
+            QCOMPARE(savedNames(*doc.previous()), saved);
+            doc.undoStack()->undo();
+            QVERIFY(doc.edits().empty());
+            QVERIFY(waitSolved(doc, finished, failed));
+            QCOMPARE(savedNames(*doc.result()), saved);
+            doc.undoStack()->redo();
+            QCOMPARE(doc.edits().at(pinned), Policy::MustRecompute);
+            QVERIFY(waitSolved(doc, finished, failed));
+            QCOMPARE(savedNames(*doc.result()), edited);
+
+            // The exported decision JSON re-evaluates to the same saved set.
+            const auto decision = nlohmann::json::parse(doc.decisionJson());
+            QCOMPARE(decision.at("format").get<std::string>(), std::string("jointscope-decision"));
+            std::vector<std::string> names = decision.at("saved").get<std::vector<std::string>>();
+            for (const auto& s : decision.at("saved_sym"))
+                names.push_back(s.get<std::string>());
+            auto evaluated = evaluateSaved(Graph(*c.graph), loadRuleset("torch-1.13").take(), names, false);
+            QVERIFY2(evaluated, evaluated ? "" : evaluated.error().format().c_str());
+            std::vector<std::string> again;
+            for (NodeId id : evaluated->saved)
+                again.push_back(evaluated->graph.node(id).name);
+            for (NodeId id : evaluated->savedSym)
+                again.push_back(evaluated->graph.node(id).name);
+            QCOMPARE(again, edited);
+
+            // The policy file is what readPolicyFile reads.
+            QTemporaryDir dir;
+            const QString policyPath = dir.filePath(QStringLiteral("policy.json"));
+            QVERIFY(PartitionDocument::writeFileAtomically(policyPath,
+                                                           QByteArray::fromStdString(doc.policyJson())));
+            auto policies = readPolicyFile(policyPath.toStdString());
+            QVERIFY(policies);
+            QCOMPARE(policies->size(), size_t(1));
+            QCOMPARE(policies->front().first, pinned);
+            QCOMPARE(policies->front().second, Policy::MustRecompute);
+            QVERIFY(doc.forwardFx().find("def forward") != std::string::npos);
+            QVERIFY(!doc.backwardFx().empty());
+
+            // Session round trip into a fresh document.
+            EngineOptions options = doc.options();
+            options.solver = KnapsackSolver::Greedy;
+            doc.setOptions(options);
+            QVERIFY(waitSolved(doc, finished, failed));
+            const QString sessionPath = dir.filePath(QStringLiteral("s.jointscope"));
+            QVERIFY(PartitionDocument::writeFileAtomically(sessionPath,
+                                                           QJsonDocument(doc.sessionJson()).toJson()));
+            QString error;
+            const auto session = PartitionDocument::readSession(sessionPath, &error);
+            QVERIFY2(session, qPrintable(error));
+            QCOMPARE(session->graphPath, QString::fromStdString(c.path));
+            QCOMPARE(session->graphIndex, 0);
+            PartitionDocument fresh;
+            QSignalSpy freshFinished(&fresh, &PartitionDocument::finished);
+            QSignalSpy freshFailed(&fresh, &PartitionDocument::failed);
+            fresh.setGraph(c.graph, session->graphPath, session->graphIndex);
+            fresh.restore(session->options, session->edits);
+            QVERIFY(waitSolved(fresh, freshFinished, freshFailed));
+            QVERIFY(fresh.options() == doc.options());
+            QVERIFY(fresh.edits() == doc.edits());
+            QCOMPARE(savedNames(*fresh.result()), savedNames(*doc.result()));
+            QCOMPARE(fresh.undoStack()->count(), 0);
+        }
+    }
+
+    void budgetEditIsUndoable() {
+        const auto cases = sharedGraphs();
+        PartitionDocument doc;
+        QSignalSpy finished(&doc, &PartitionDocument::finished);
+        QSignalSpy failed(&doc, &PartitionDocument::failed);
+        doc.setGraph(cases.front().graph);
+        doc.solve();
+        QVERIFY(waitSolved(doc, finished, failed));
+        const uint64_t full = doc.result()->partition->savedBytes;
+        doc.setBudget(0.0);
+        QVERIFY(waitSolved(doc, finished, failed));
+        QCOMPARE(doc.result()->partition->memoryBudget, 0.0);
+        QVERIFY(doc.result()->partition->savedBytes <= full);
+        doc.undoStack()->undo();
+        QCOMPARE(doc.options().memoryBudget, 1.0);
+        QVERIFY(waitSolved(doc, finished, failed));
+        QCOMPARE(doc.result()->partition->savedBytes, full);
+    }
+
+    void refusedEditNamesNodesAndUndoRestores() {
+        // gpt_block2 under torch 1.13's rules: native_layer_norm may not be recomputed and, returning a
+        // tuple, cannot be saved, so its getitem cannot be MUST_RECOMPUTE; a node that does not exist is
+        // refused too.
+        std::shared_ptr<const Graph> graph;
+        for (const Case& c : sharedGraphs())
+            if (c.path.find("gpt_block2") != std::string::npos)
+                graph = c.graph;
+        QVERIFY(graph);
+        PartitionDocument doc;
+        QSignalSpy finished(&doc, &PartitionDocument::finished);
+        QSignalSpy failed(&doc, &PartitionDocument::failed);
+        doc.setGraph(graph);
+        doc.solve();
+        QVERIFY(waitSolved(doc, finished, failed));
+        const auto good = doc.result();
+        for (const char* node : {"getitem_1", "no_such_node_xyz"}) {
+            doc.setPolicy(node, Policy::MustRecompute);
+            QVERIFY(failed.wait(30000));
+            const QString message = failed.front().front().toString();
+            QVERIFY2(message.contains(QStringLiteral("'%1'").arg(QLatin1String(node))), qPrintable(message));
+            QCOMPARE(doc.lastError(), message);
+            QCOMPARE(savedNames(*doc.result()), savedNames(*good)); // the last good result stays
+            QVERIFY(!doc.busy());
+            failed.clear();
+            doc.undoStack()->undo();
+            QVERIFY(doc.edits().empty());
+            QVERIFY(waitSolved(doc, finished, failed));
+            QCOMPARE(savedNames(*doc.result()), savedNames(*good));
+            QVERIFY(doc.lastError().isEmpty());
+        }
+        QVERIFY(finished.count() == 3);
+    }
+
+    void newerSolveSupersedes() {
+        const auto cases = sharedGraphs();
+        PartitionDocument doc;
+        QSignalSpy finished(&doc, &PartitionDocument::finished);
+        QSignalSpy failed(&doc, &PartitionDocument::failed);
+        doc.setGraph(cases.back().graph);
+        doc.solve();
+        EngineOptions o = doc.options();
+        o.strategy = Strategy::Default;
+        doc.setOptions(o); // supersedes the min-cut solve
+        QVERIFY(waitSolved(doc, finished, failed));
+        doc.waitForIdle();
+        QTest::qWait(50);
+        QCOMPARE(finished.count(), 1); // the older result was dropped
+        QCOMPARE(doc.result()->options.strategy, Strategy::Default);
+        doc.solve();
+        doc.cancel();
+        QVERIFY(!doc.busy());
+        doc.waitForIdle();
+        QTest::qWait(50);
+        QCOMPARE(finished.count(), 1);
+    }
+
+    void badSessionsAreRefused() {
+        QTemporaryDir dir;
+        const QString path = dir.filePath(QStringLiteral("bad.jointscope"));
+        QVERIFY(PartitionDocument::writeFileAtomically(
+            path, "{\"format\": \"jointscope-session\", \"graph\": {\"path\": \"x\"}, "
+                  "\"policies\": {\"mm\": \"SAVE_PLEASE\"}}"));
+        QString error;
+        QVERIFY(!PartitionDocument::readSession(path, &error));
+        QVERIFY2(error.contains(QStringLiteral("mm")) && error.contains(QStringLiteral("SAVE_PLEASE")),
+                 qPrintable(error));
+        QVERIFY(PartitionDocument::writeFileAtomically(path, "{not json"));
+        QVERIFY(!PartitionDocument::readSession(path, &error));
+        QVERIFY(error.contains(path));
+    }
+};
+
+QTEST_MAIN(TestPartitionDocument)
+#include "tst_gui_partitiondocument.moc"

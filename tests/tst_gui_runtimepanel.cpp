@@ -1,0 +1,92 @@
+// The Runtime panel end to end on the offscreen platform: Profile and Validate run the real jointscope-cli on
+// gpt_block2, fill the tables, paint the heat map on the scene and locate nodes from table rows.
+#include "testutil.h"
+
+#include "canvas/GraphScene.h"
+#include "canvas/NodeItem.h"
+#include "layout/GraphLayout.h"
+#include "models/CliJob.h"
+#include "models/ProfileModel.h"
+#include "models/ValidationModel.h"
+#include "panels/RuntimePanel.h"
+
+#include <QGraphicsView>
+#include <QSignalSpy>
+#include <QTableView>
+#include <QTemporaryDir>
+
+using namespace jointscope;
+using namespace jointscope::views;
+using namespace jointscope::test;
+
+class TestRuntimePanel : public QObject {
+    Q_OBJECT
+private slots:
+    void initTestCase() {
+        // The child inherits it: the user's own profile DB stays untouched.
+        QVERIFY(dir_.isValid());
+        qputenv("JOINTSCOPE_PROFILE_DB", dir_.filePath(QStringLiteral("profiles.sqlite")).toLocal8Bit());
+    }
+
+    void profileThenValidate() {
+        const QString path = QString::fromStdString(sharedPath("graphs/torch-1.13/gpt_block2/joint.txt"));
+        Expected<GraphFile> file = GraphFile::open(path.toStdString());
+        QVERIFY(file);
+        Expected<Graph> loaded = file->load(0);
+        QVERIFY(loaded);
+        const Graph& g = *loaded;
+
+        GraphScene scene;
+        scene.setGraph(&g);
+        layout::LayoutOptions options;
+        options.sizes = scene.measureNodes();
+        auto result = layout::computeLayout(g, options);
+        QVERIFY(result);
+        scene.applyLayout(*result);
+        QGraphicsView view(&scene);
+        RuntimePanel panel(&scene, &view);
+        panel.job()->setCliPath(QStringLiteral(JOINTSCOPE_CLI));
+        panel.setGraph(path, QString(), &g);
+        panel.setReps(1);
+        QSignalSpy finished(panel.job(), &CliJob::finished);
+        QSignalSpy requested(&panel, &RuntimePanel::nodeRequested);
+
+        panel.profile();
+        QVERIFY(panel.job()->running());
+        QVERIFY(finished.wait(300000));
+        QVERIFY2(panel.job()->state() == CliJob::State::Succeeded, qPrintable(panel.job()->error()));
+        QCOMPARE(panel.profileModel()->rowCount(), int(g.size()));
+        QCOMPARE(scene.heat().size(), g.size());
+        const std::optional<NodeId> addmm = g.find("addmm");
+        QVERIFY(addmm);
+        QVERIFY(scene.nodeItem(*addmm)->heatColor().isValid());
+
+        // A click on the first (slowest) row asks for that node.
+        auto* table = panel.findChild<QTableView*>(QStringLiteral("profileTable"));
+        QVERIFY(table && table->model()->rowCount() == int(g.size()));
+        const QModelIndex first = table->model()->index(0, 0);
+        emit table->clicked(first);
+        QCOMPARE(requested.size(), 1);
+        QCOMPARE(QString::fromStdString(g.node(requested[0][0].toUInt()).name), first.data().toString());
+
+        panel.validate();
+        QVERIFY(finished.wait(120000));
+        QVERIFY2(panel.job()->state() == CliJob::State::Succeeded, qPrintable(panel.job()->error()));
+        QVERIFY(panel.validationModel()->ok());
+        QCOMPARE(panel.validationModel()->rowCount(), 26); // gpt_block2's `return [...]` lists 26 values
+        QVERIFY(scene.mismatches().empty());
+
+        // Another graph: results and overlays go.
+        panel.setGraph(path, QString(), nullptr);
+        QCOMPARE(panel.profileModel()->rowCount(), 0);
+        QCOMPARE(panel.validationModel()->rowCount(), 0);
+        QVERIFY(scene.heat().empty());
+        QVERIFY(!scene.nodeItem(*addmm)->heatColor().isValid());
+    }
+
+private:
+    QTemporaryDir dir_;
+};
+
+QTEST_MAIN(TestRuntimePanel)
+#include "tst_gui_runtimepanel.moc"

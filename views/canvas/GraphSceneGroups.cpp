@@ -1,0 +1,137 @@
+// GraphScene's collapsed-view half (layout/Grouping.h), apart so the plain scene stays small.
+#include "canvas/EdgeItem.h"
+#include "canvas/GraphScene.h"
+#include "canvas/GroupItem.h"
+#include "canvas/NodeItem.h"
+#include "layout/Grouping.h"
+
+#include <QSignalBlocker>
+
+#include <unordered_map>
+
+namespace jointscope::views {
+
+namespace {
+
+QString kindName(layout::GroupKind kind) {
+    switch (kind) {
+    case layout::GroupKind::Root:
+        return QStringLiteral("graph");
+    case layout::GroupKind::Inputs:
+        return QStringLiteral("placeholders");
+    case layout::GroupKind::Phase:
+        return QStringLiteral("phase");
+    case layout::GroupKind::HopCall:
+        return QStringLiteral("HOP call");
+    case layout::GroupKind::Module:
+        return QStringLiteral("module");
+    case layout::GroupKind::SourceFile:
+        return QStringLiteral("source file");
+    case layout::GroupKind::SourceLine:
+        return QStringLiteral("source line");
+    case layout::GroupKind::Chunk:
+        return QStringLiteral("nodes");
+    }
+    return {};
+}
+
+// Whether `group` lies under the backward phase (colours follow the forward / backward split).
+bool underBackward(const layout::GroupTree& tree, int32_t group) {
+    for (int32_t g = group; g > 0; g = tree.groups[size_t(g)].parent)
+        if (tree.groups[size_t(g)].kind == layout::GroupKind::Phase)
+            return tree.groups[size_t(g)].label == "backward";
+    return false;
+}
+
+} // namespace
+
+void GraphScene::applyCollapsedLayout(const layout::LayoutResult& result) {
+    if (!graph_ || !result.view || result.nodes.size() != result.view->items.size() ||
+        result.view->itemOfNode.size() != graph_->size())
+        return;
+    const Graph* graph = graph_;
+    auto view = result.view;
+    setGraph(graph);
+    view_ = view;
+    const layout::GroupTree& tree = *view->tree;
+    const QSignalBlocker blocker(this);
+    nodes_.assign(graph->size(), nullptr);
+    incident_.assign(graph->size(), {});
+
+    std::vector<QRectF> frameRects(tree.groups.size());
+    auto growFrames = [&](int32_t group, const QRectF& rect) {
+        for (int32_t g = group; g > 0; g = tree.groups[size_t(g)].parent)
+            frameRects[size_t(g)] =
+                frameRects[size_t(g)].isNull() ? rect : frameRects[size_t(g)].united(rect);
+    };
+    for (size_t i = 0; i < view->items.size(); ++i) {
+        const layout::ViewItem& item = view->items[i];
+        const auto& p = result.nodes[i];
+        const QRectF rect(p.x - p.width / 2, p.y - p.height / 2, p.width, p.height);
+        if (item.group < 0) {
+            addNodeItem(item.node, p);
+            growFrames(tree.groupOf[item.node], rect);
+            continue;
+        }
+        const layout::Group& group = tree.groups[size_t(item.group)];
+        auto* box = new GroupItem(item.group, QString::fromStdString(group.label),
+                                  QStringLiteral("%1 · %2 nodes").arg(kindName(group.kind)).arg(group.total),
+                                  QSizeF(p.width, p.height), underBackward(tree, item.group));
+        box->setPos(p.x, p.y);
+        addItem(box);
+        growFrames(group.parent, rect);
+    }
+    for (int32_t g : view->frames) {
+        const QRectF rect = frameRects[size_t(g)];
+        if (rect.isNull())
+            continue;
+        // Deeper frames sit inside their parents: pad outer ones more, and leave room for the title.
+        const double outer = double(8 - std::min<uint32_t>(8, tree.groups[size_t(g)].depth));
+        const double pad = 10.0 + 6.0 * outer;
+        const double title = 16.0 + 18.0 * outer; // an outer title sits above the inner ones
+        addItem(new GroupFrameItem(g, QString::fromStdString(tree.groups[size_t(g)].label),
+                                   rect.adjusted(-pad, -pad - title, pad, pad), underBackward(tree, g),
+                                   int(tree.groups[size_t(g)].depth)));
+    }
+
+    std::unordered_map<uint64_t, const layout::ViewEdge*> mergedEdges;
+    for (const layout::ViewEdge& e : view->edges)
+        mergedEdges.emplace((uint64_t(e.from) << 32) | e.to, &e);
+    for (const auto& route : result.edges) {
+        if (route.from >= view->items.size() || route.to >= view->items.size())
+            continue;
+        const layout::ViewItem& from = view->items[route.from];
+        const layout::ViewItem& to = view->items[route.to];
+        layout::EdgeRoute mapped = route;
+        mapped.from = from.node;
+        mapped.to = to.node;
+        auto* edge = new EdgeItem(mapped);
+        // Merged edges: how many, and the data they carry.
+        const auto found = mergedEdges.find((uint64_t(route.from) << 32) | route.to);
+        const layout::ViewEdge* merged = found == mergedEdges.end() ? nullptr : found->second;
+        if (merged && merged->count == 1 && merged->producer < graph->size()) {
+            NodeId consumer = to.node;
+            if (consumer >= graph->size())
+                for (NodeId user : graph->node(merged->producer).users)
+                    if (view->itemOfNode[user] == route.to) {
+                        consumer = user;
+                        break;
+                    }
+            if (consumer < graph->size())
+                edge->setToolTip(
+                    EdgeItem::tensorToolTip(graph->node(merged->producer), graph->node(consumer)));
+        } else if (merged) {
+            edge->setToolTip(
+                QStringLiteral("%1 edges<br>%2").arg(merged->count).arg(formatBytes(merged->bytes)));
+        }
+        addItem(edge);
+        edges_.push_back(edge);
+        if (mapped.from < graph->size())
+            incident_[mapped.from].push_back(edge);
+        if (mapped.to < graph->size())
+            incident_[mapped.to].push_back(edge);
+    }
+    setSceneRect(itemsBoundingRect().adjusted(-40, -40, 40, 40));
+}
+
+} // namespace jointscope::views

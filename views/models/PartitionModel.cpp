@@ -1,0 +1,225 @@
+#include "models/PartitionModel.h"
+
+#include "models/NodeFormat.h"
+
+#include <QFont>
+
+#include <algorithm>
+#include <set>
+
+namespace jointscope::views {
+
+using namespace jointscope::partition;
+
+namespace {
+
+std::vector<std::string> savedNames(const Partition& p) {
+    std::vector<std::string> names;
+    for (const auto* list : {&p.saved, &p.savedSym})
+        for (NodeId id : *list)
+            names.push_back(p.graph.node(id).name);
+    return names;
+}
+
+std::vector<std::string> namesOf(const Partition& p, const std::vector<NodeId>& ids) {
+    std::vector<std::string> names;
+    for (NodeId id : ids)
+        names.push_back(p.graph.node(id).name);
+    return names;
+}
+
+// Names in `a` and not in `b`, in `a`'s order.
+std::vector<std::string> minus(const std::vector<std::string>& a, const std::vector<std::string>& b) {
+    const std::set<std::string> other(b.begin(), b.end());
+    std::vector<std::string> out;
+    for (const std::string& name : a)
+        if (!other.count(name))
+            out.push_back(name);
+    return out;
+}
+
+QString formatCost(double flops) {
+    if (flops >= 1e9)
+        return QStringLiteral("%1 GFLOP").arg(flops / 1e9, 0, 'f', 2);
+    if (flops >= 1e6)
+        return QStringLiteral("%1 MFLOP").arg(flops / 1e6, 0, 'f', 2);
+    if (flops >= 1e3)
+        return QStringLiteral("%1 kFLOP").arg(flops / 1e3, 0, 'f', 1);
+    return QStringLiteral("%1 FLOP").arg(flops, 0, 'f', 0);
+}
+
+// "1 node", "4 nodes" (no translator is installed to resolve tr()'s %n plurals).
+QString count(size_t n, const char* noun) {
+    return QStringLiteral("%1 %2%3").arg(n).arg(QLatin1String(noun), n == 1 ? "" : "s");
+}
+
+QString qstr(std::string_view s) {
+    return QString::fromUtf8(s.data(), qsizetype(s.size()));
+}
+
+} // namespace
+
+PartitionModel::PartitionModel(QObject* parent) : QAbstractItemModel(parent) {
+    items_.push_back({});
+}
+
+void PartitionModel::clear() {
+    beginResetModel();
+    items_.assign(1, {});
+    shown_ = nullptr;
+    endResetModel();
+}
+
+int PartitionModel::add(int parent, QString key, QString value) {
+    Item item;
+    item.key = std::move(key);
+    item.value = std::move(value);
+    item.parent = parent;
+    item.row = int(items_[size_t(parent)].children.size());
+    items_.push_back(std::move(item));
+    const int index = int(items_.size() - 1);
+    items_[size_t(parent)].children.push_back(index);
+    return index;
+}
+
+void PartitionModel::addNodes(const QString& title, const std::vector<std::string>& names,
+                              const QString& detail) {
+    const int section = add(0, title, count(names.size(), "node"));
+    for (const std::string& name : names) {
+        const int row = add(section, QString::fromStdString(name), detail);
+        items_[size_t(row)].names = true;
+        if (shown_)
+            if (const auto id = shown_->find(name))
+                items_[size_t(row)].ref = *id;
+    }
+}
+
+void PartitionModel::setPartition(const Graph* shown, std::shared_ptr<const Partition> current,
+                                  double recomputeCost, std::shared_ptr<const Partition> previous,
+                                  std::optional<std::vector<std::string>> torchSaved) {
+    beginResetModel();
+    items_.assign(1, {});
+    shown_ = shown;
+    if (current) {
+        const Partition& p = *current;
+        const int summary = add(0, tr("Summary"));
+        add(summary, tr("Saved"),
+            count(p.saved.size(), "tensor") + QStringLiteral(", ") + formatBytes(p.savedBytes));
+        add(summary, tr("Saved symbols"), QString::number(p.savedSym.size()));
+        add(summary, tr("Recomputed"), count(p.recomputed.size(), "node"));
+        add(summary, tr("Recompute cost"), formatCost(recomputeCost));
+        add(summary, tr("Banned"), QString::number(p.cut ? p.cut->banned.size() : 0));
+        add(summary, tr("Decided by"), qstr(escalationName(p.escalation)));
+        add(summary, tr("Memory budget"), QString::number(p.memoryBudget, 'g', 3));
+        add(summary, tr("Cut value"), p.cut ? QString::number(p.cut->cutValue) : tr("—"));
+        add(summary, tr("Engine time"), tr("%1 ms").arg(p.seconds * 1e3, 0, 'f', 1));
+        const std::vector<std::string> ours = savedNames(p);
+        if (torchSaved) {
+            const auto onlyTorch = minus(*torchSaved, ours);
+            const auto onlyOurs = minus(ours, *torchSaved);
+            add(summary, tr("Torch's decision"),
+                onlyTorch.empty() && onlyOurs.empty()
+                    ? tr("same saved set")
+                    : tr("differs in %1").arg(count(onlyTorch.size() + onlyOurs.size(), "node")));
+            addNodes(tr("Torch saves, jointscope does not"), onlyTorch, tr("saved by torch"));
+            addNodes(tr("jointscope saves, torch does not"), onlyOurs, tr("saved by jointscope"));
+        }
+        if (previous) {
+            const std::vector<std::string> before = savedNames(*previous);
+            addNodes(tr("Became saved"), minus(ours, before), tr("now saved"));
+            addNodes(tr("No longer saved"), minus(before, ours), tr("was saved"));
+            addNodes(tr("Became recomputed"),
+                     minus(namesOf(p, p.recomputed), namesOf(*previous, previous->recomputed)),
+                     tr("now recomputed"));
+        }
+    }
+    endResetModel();
+}
+
+int PartitionModel::sectionRow(const QString& title) const {
+    for (int child : items_[0].children)
+        if (items_[size_t(child)].key == title)
+            return items_[size_t(child)].row;
+    return -1;
+}
+
+QStringList PartitionModel::sectionNodes(const QString& title) const {
+    QStringList names;
+    const int row = sectionRow(title);
+    if (row < 0)
+        return names;
+    for (int child : items_[size_t(items_[0].children[size_t(row)])].children)
+        names << items_[size_t(child)].key;
+    return names;
+}
+
+QString PartitionModel::summaryValue(const QString& key) const {
+    const int row = sectionRow(tr("Summary"));
+    if (row < 0)
+        return {};
+    for (int child : items_[size_t(items_[0].children[size_t(row)])].children)
+        if (items_[size_t(child)].key == key)
+            return items_[size_t(child)].value;
+    return {};
+}
+
+QModelIndex PartitionModel::index(int row, int column, const QModelIndex& parent) const {
+    const int p = parent.isValid() ? int(parent.internalId()) : 0;
+    if (p < 0 || size_t(p) >= items_.size() || row < 0 || size_t(row) >= items_[size_t(p)].children.size() ||
+        column < 0 || column >= ColumnCount)
+        return {};
+    return createIndex(row, column, quintptr(items_[size_t(p)].children[size_t(row)]));
+}
+
+QModelIndex PartitionModel::parent(const QModelIndex& child) const {
+    if (!child.isValid())
+        return {};
+    const int p = items_[child.internalId()].parent;
+    if (p <= 0)
+        return {};
+    return createIndex(items_[size_t(p)].row, 0, quintptr(p));
+}
+
+int PartitionModel::rowCount(const QModelIndex& parent) const {
+    if (parent.isValid() && parent.column() != 0)
+        return 0;
+    const size_t p = parent.isValid() ? size_t(parent.internalId()) : 0;
+    return p < items_.size() ? int(items_[p].children.size()) : 0;
+}
+
+int PartitionModel::columnCount(const QModelIndex&) const {
+    return ColumnCount;
+}
+
+QVariant PartitionModel::data(const QModelIndex& index, int role) const {
+    if (!index.isValid() || index.internalId() >= items_.size())
+        return {};
+    const Item& item = items_[index.internalId()];
+    switch (role) {
+    case Qt::DisplayRole:
+        return index.column() == KeyColumn ? item.key : item.value;
+    case Qt::ToolTipRole:
+        return item.names ? tr("Click to locate %1 on the canvas").arg(item.key) : QVariant();
+    case Qt::FontRole:
+        if (item.parent == 0 && index.column() == KeyColumn) {
+            QFont bold;
+            bold.setBold(true);
+            return bold;
+        }
+        return {};
+    case NodeIdRole:
+        return item.ref == kNoNode ? QVariant() : QVariant::fromValue(uint(item.ref));
+    case NodeNameRole:
+        return item.names ? QVariant(item.key) : QVariant();
+    default:
+        return {};
+    }
+}
+
+QVariant PartitionModel::headerData(int section, Qt::Orientation orientation, int role) const {
+    if (orientation != Qt::Horizontal || role != Qt::DisplayRole)
+        return {};
+    return section == KeyColumn ? tr("Partition") : tr("Value");
+}
+
+} // namespace jointscope::views

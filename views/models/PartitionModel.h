@@ -1,0 +1,69 @@
+// The Partition dock's tree: a summary of the engine's decision, the difference from torch's own decision
+// when the file records one, and what the last edit changed. Rows naming a node carry its id in the graph
+// shown.
+#pragma once
+
+#include "graph/Graph.h"
+#include "partition/Partitioner.h"
+
+#include <QAbstractItemModel>
+
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace jointscope::views {
+
+class PartitionModel : public QAbstractItemModel {
+    Q_OBJECT
+public:
+    enum Column { KeyColumn, ValueColumn, ColumnCount };
+    enum Role {
+        NodeIdRole = Qt::UserRole + 1, // NodeId in the graph shown; invalid for rows naming no node
+        NodeNameRole,                  // node name (also when the shown graph lacks it)
+    };
+
+    explicit PartitionModel(QObject* parent = nullptr);
+
+    // `shown` resolves names to ids (it may differ from current->graph, which is after DCE / CSE);
+    // `torchSaved` is torch's recorded saved set; `previous` the result before the last re-solve. All may be
+    // null / empty.
+    void setPartition(const Graph* shown, std::shared_ptr<const partition::Partition> current,
+                      double recomputeCost, std::shared_ptr<const partition::Partition> previous,
+                      std::optional<std::vector<std::string>> torchSaved);
+    void clear();
+
+    // Top-level section row by title ("Summary", "Torch saves, jointscope does not", "jointscope saves, torch
+    // does not", "Became saved", "No longer saved", "Became recomputed"); -1 when absent.
+    int sectionRow(const QString& title) const;
+    // Node names listed under a section, in row order.
+    QStringList sectionNodes(const QString& title) const;
+    // Value of a summary row by key ("Saved", "Recomputed", ...); empty when absent.
+    QString summaryValue(const QString& key) const;
+
+    QModelIndex index(int row, int column, const QModelIndex& parent = {}) const override;
+    QModelIndex parent(const QModelIndex& child) const override;
+    int rowCount(const QModelIndex& parent = {}) const override;
+    int columnCount(const QModelIndex& parent = {}) const override;
+    QVariant data(const QModelIndex& index, int role = Qt::DisplayRole) const override;
+    QVariant headerData(int section, Qt::Orientation orientation, int role = Qt::DisplayRole) const override;
+
+private:
+    struct Item {
+        QString key;
+        QString value;
+        int parent = -1;
+        int row = 0;
+        NodeId ref = kNoNode;
+        bool names = false; // key is a node name
+        std::vector<int> children;
+    };
+    int add(int parent, QString key, QString value = {});
+    void addNodes(const QString& title, const std::vector<std::string>& names, const QString& detail);
+
+    const Graph* shown_ = nullptr;
+    std::vector<Item> items_; // items_[0] is the invisible root
+};
+
+} // namespace jointscope::views

@@ -1,0 +1,86 @@
+// The "Runtime" dock: validate the partition and profile the graph through jointscope-cli (a child process,
+// with progress and cancel), the results as tables and as canvas overlays (heat map, mismatch markers).
+#pragma once
+
+#include "graph/Graph.h"
+
+#include <QWidget>
+
+#include <functional>
+#include <string>
+
+class QComboBox;
+class QLabel;
+class QLineEdit;
+class QProgressBar;
+class QPushButton;
+class QSpinBox;
+class QTabWidget;
+class QTableView;
+class QCheckBox;
+
+namespace jointscope::views {
+
+class CliJob;
+class GraphScene;
+class HeatLegend;
+class ProfileModel;
+class ValidationModel;
+
+class RuntimePanel : public QWidget {
+    Q_OBJECT
+public:
+    // `canvas` hosts the heat-map legend; `scene` receives the overlays.
+    RuntimePanel(GraphScene* scene, QWidget* canvas, QWidget* parent = nullptr);
+    ~RuntimePanel() override;
+
+    // The root graph shown (results refer to it): `graphSpec` is --graph's value, empty for one-graph files.
+    void setGraph(const QString& file, const QString& graphSpec, const Graph* graph);
+    void validate();
+    void profile();
+    void setReps(int reps);
+    void setDevice(const QString& device);
+    // Validate checks this decision JSON (what `partition --json` prints) when the dock's field is empty: the
+    // partition the window shows. An empty string falls back to the decision recorded in the file.
+    void setDecisionSource(std::function<std::string()> source) { decisionSource_ = std::move(source); }
+
+    CliJob* job() const { return job_; }
+    ProfileModel* profileModel() const { return profileModel_; }
+    ValidationModel* validationModel() const { return validationModel_; }
+
+signals:
+    void nodeRequested(jointscope::NodeId id);
+    void message(const QString& text); // for the log
+
+private:
+    void onProgress(int value, int maximum);
+    void onFinished();
+    void setRunning(bool running);
+    void applyOverlays();
+
+    GraphScene* scene_;
+    HeatLegend* legend_;
+    CliJob* job_;
+    ProfileModel* profileModel_;
+    ValidationModel* validationModel_;
+    QString file_;
+    QString graphSpec_;
+    const Graph* graph_ = nullptr;
+    std::function<std::string()> decisionSource_;
+    QString decisionPath_; // the shown decision, written for the child
+
+    QComboBox* device_ = nullptr;
+    QSpinBox* reps_ = nullptr;
+    QLineEdit* partition_ = nullptr;
+    QPushButton* validateButton_ = nullptr;
+    QPushButton* profileButton_ = nullptr;
+    QPushButton* cancelButton_ = nullptr;
+    QProgressBar* progress_ = nullptr;
+    QCheckBox* heatBox_ = nullptr;
+    QLabel* status_ = nullptr;
+    QTabWidget* tabs_ = nullptr;
+    QTableView* profileTable_ = nullptr;
+    QTableView* validationTable_ = nullptr;
+};
+
+} // namespace jointscope::views

@@ -60,7 +60,7 @@ private:
     std::unordered_map<std::string, double> memo_;
 };
 
-std::optional<Placements> pinOf(const std::vector<Pin>& pins, const Node& node) {
+[[maybe_unused]] std::optional<Placements> pinOf(const std::vector<Pin>& pins, const Node& node) {
     for (const Pin& p : pins)
         if (p.node == node.name)
             return p.placement;
@@ -125,7 +125,7 @@ private:
 // Placement pairs an edge may use. Small edges keep every pair; large ones keep the pairs that change at
 // most one mesh dimension, plus everything to and from all-replicated, so that any two strategies stay
 // connected (through R) and the replicated plan stays feasible.
-bool keepPair(const Placements& q, const Placements& p, size_t pairs) {
+[[maybe_unused]] bool keepPair(const Placements& q, const Placements& p, size_t pairs) {
     if (pairs <= 64 || q == p || allReplicate(q) || allReplicate(p))
         return true;
     size_t differ = 0;

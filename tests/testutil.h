@@ -46,6 +46,17 @@ inline std::string sourcePath(const std::string& relative) {
     return std::string(JOINTSCOPE_SOURCE_DIR) + "/" + relative;
 }
 
+// The first graph of a file under shared/; a suite without its data cannot run at all.
+inline Graph loadSharedGraph(const std::string& relative) {
+    auto file = GraphFile::open(sharedPath(relative));
+    if (!file)
+        qFatal("%s", file.error().format().c_str());
+    auto graph = file->load(0);
+    if (!graph)
+        qFatal("%s", graph.error().format().c_str());
+    return graph.take();
+}
+
 inline std::string readFile(const std::string& path) {
     std::ifstream in(path, std::ios::binary);
     if (!in)

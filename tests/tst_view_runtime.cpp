@@ -2,6 +2,7 @@
 // validation mismatches become markers; both survive a relayout and go with the graph. Writes
 // runtime_heat.png into the build tree (look at it).
 #include "testutil.h"
+#include "viewtestutil.h"
 
 #include "canvas/GraphScene.h"
 #include "canvas/NodeItem.h"
@@ -15,28 +16,6 @@
 using namespace jointscope;
 using namespace jointscope::views;
 using namespace jointscope::test;
-
-namespace {
-
-Graph load(const std::string& relative) {
-    auto file = GraphFile::open(sharedPath(relative));
-    if (!file)
-        qFatal("%s", file.error().format().c_str());
-    auto graph = file->load(0);
-    if (!graph)
-        qFatal("%s", graph.error().format().c_str());
-    return graph.take();
-}
-
-void layOut(GraphScene& scene) {
-    layout::LayoutOptions options;
-    options.sizes = scene.measureNodes();
-    auto result = layout::computeLayout(*scene.graph(), options);
-    QVERIFY(result.has_value());
-    scene.applyLayout(*result);
-}
-
-} // namespace
 
 class TestRuntimeOverlay : public QObject {
     Q_OBJECT
@@ -52,7 +31,7 @@ private slots:
     }
 
     void profileHeatMapAndMismatchMarkers() {
-        const Graph g = load("graphs/torch-1.13/gpt_block2/joint.txt");
+        const Graph g = loadSharedGraph("graphs/torch-1.13/gpt_block2/joint.txt");
         const Run profile =
             runCli({"profile", QString::fromStdString(sharedPath("graphs/torch-1.13/gpt_block2/joint.txt")),
                     "--json", "--reps", "2", "--no-db"});
@@ -63,7 +42,7 @@ private slots:
 
         GraphScene scene;
         scene.setGraph(&g);
-        layOut(scene);
+        layOutScene(scene);
         const std::vector<double> times = model.nodeTimes(g.size());
         scene.setHeat(times);
         const NodeId slowest = NodeId(std::max_element(times.begin(), times.end()) - times.begin());
@@ -83,7 +62,7 @@ private slots:
         QVERIFY(!scene.nodeItem(*mm)->mismatch());
 
         // A relayout of the same graph keeps both overlays.
-        layOut(scene);
+        layOutScene(scene);
         QCOMPARE(scene.nodeItem(slowest)->heatColor(), GraphScene::heatColor(1.0));
         QVERIFY(scene.nodeItem(*out)->mismatch());
 
@@ -93,15 +72,15 @@ private slots:
         QVERIFY(image.save(path));
 
         // Another graph (a HOP body opened) shows none of them; back on the profiled graph they return.
-        const Graph other = load("graphs/torch-1.13/mlp/joint.txt");
+        const Graph other = loadSharedGraph("graphs/torch-1.13/mlp/joint.txt");
         scene.setGraph(&other);
-        layOut(scene);
+        layOutScene(scene);
         for (NodeId id = 0; id < other.size(); ++id) {
             QVERIFY(!scene.nodeItem(id)->heatColor().isValid());
             QVERIFY(!scene.nodeItem(id)->mismatch());
         }
         scene.setGraph(&g);
-        layOut(scene);
+        layOutScene(scene);
         QCOMPARE(scene.nodeItem(slowest)->heatColor(), GraphScene::heatColor(1.0));
         QVERIFY(scene.nodeItem(*out)->mismatch());
 

@@ -1,6 +1,7 @@
 // Renders the canvas of real graphs offscreen into PNGs in the build tree and checks they show something:
 // not uniform, and with the forward / backward / primal colours present.
 #include "testutil.h"
+#include "viewtestutil.h"
 
 #include "canvas/GraphScene.h"
 #include "canvas/GraphView.h"
@@ -21,24 +22,6 @@ using namespace jointscope::test;
 
 namespace {
 
-Graph load(const std::string& relative) {
-    auto file = GraphFile::open(sharedPath(relative));
-    if (!file)
-        qFatal("%s", file.error().format().c_str());
-    auto graph = file->load(0);
-    if (!graph)
-        qFatal("%s", graph.error().format().c_str());
-    return graph.take();
-}
-
-void layOut(GraphScene& scene) {
-    layout::LayoutOptions options;
-    options.sizes = scene.measureNodes();
-    auto result = layout::computeLayout(*scene.graph(), options);
-    QVERIFY(result.has_value());
-    scene.applyLayout(*result);
-}
-
 int pixelsOf(const QImage& image, QColor color) {
     int count = 0;
     const QRgb wanted = color.rgb();
@@ -48,7 +31,9 @@ int pixelsOf(const QImage& image, QColor color) {
     return count;
 }
 
-QString outPath(const QString& name) { return QDir(QCoreApplication::applicationDirPath()).filePath(name); }
+QString outPath(const QString& name) {
+    return QDir(QCoreApplication::applicationDirPath()).filePath(name);
+}
 
 } // namespace
 
@@ -56,10 +41,10 @@ class TestScreenshot : public QObject {
     Q_OBJECT
 private slots:
     void gptBlockCanvas() {
-        const Graph g = load("graphs/torch-1.13/gpt_block2/joint.txt");
+        const Graph g = loadSharedGraph("graphs/torch-1.13/gpt_block2/joint.txt");
         GraphScene scene;
         scene.setGraph(&g);
-        layOut(scene);
+        layOutScene(scene);
         QVERIFY(scene.hasLayout());
         QCOMPARE(scene.items().size(), qsizetype(g.size() + layout::graphEdges(g).size()));
 
@@ -80,10 +65,10 @@ private slots:
     }
 
     void viewWidgetGrab() {
-        const Graph g = load("graphs/snippets/hop_nested_invoke_subgraph.txt");
+        const Graph g = loadSharedGraph("graphs/snippets/hop_nested_invoke_subgraph.txt");
         GraphScene scene;
         scene.setGraph(&g);
-        layOut(scene);
+        layOutScene(scene);
         GraphView view;
         view.setScene(&scene);
         view.resize(800, 600);
@@ -105,10 +90,10 @@ private slots:
     }
 
     void levelOfDetailHidesLabels() {
-        const Graph g = load("graphs/snippets/hop_nested_invoke_subgraph.txt");
+        const Graph g = loadSharedGraph("graphs/snippets/hop_nested_invoke_subgraph.txt");
         GraphScene scene;
         scene.setGraph(&g);
-        layOut(scene);
+        layOutScene(scene);
         // A lone box rendered near and far: text pixels (dark) only when near.
         NodeItem* item = scene.nodeItem(0);
         QVERIFY(item);

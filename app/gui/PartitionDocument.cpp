@@ -35,6 +35,16 @@ QString rulesetFor(const Graph* graph) {
     return QStringLiteral("torch-2");
 }
 
+// The engine's options for the document's settings and the user's pins.
+PartitionOptions engineOptions(const EngineOptions& options, const PolicyEdits& edits) {
+    PartitionOptions po;
+    po.strategy = options.strategy;
+    po.memoryBudget = options.memoryBudget;
+    po.solver = options.solver;
+    po.overrides.assign(edits.begin(), edits.end());
+    return po;
+}
+
 } // namespace
 
 // Sets or clears the policy of one node.
@@ -186,11 +196,7 @@ void PartitionDocument::solve() {
         if (!rules) {
             error = QString::fromStdString(rules.error().format());
         } else {
-            PartitionOptions po;
-            po.strategy = options.strategy;
-            po.memoryBudget = options.memoryBudget;
-            po.solver = options.solver;
-            po.overrides.assign(edits.begin(), edits.end());
+            PartitionOptions po = engineOptions(options, edits);
             po.extract = true;
             Expected<Partition> p = partitionJoint(Graph(*graph), *rules, po);
             if (!p) {
@@ -255,10 +261,8 @@ void PartitionDocument::computePareto(int points) {
         if (!rules) {
             error = QString::fromStdString(rules.error().format());
         } else {
-            PartitionOptions po;
-            po.strategy = options.strategy;
-            po.solver = options.solver;
-            po.overrides.assign(edits.begin(), edits.end());
+            PartitionOptions po = engineOptions(options, edits);
+            po.memoryBudget.reset(); // the curve sweeps every budget
             po.extract = false;
             Expected<std::vector<ParetoPoint>> c = paretoCurve(Graph(*graph), *rules, po, points);
             if (c)
@@ -287,11 +291,9 @@ void PartitionDocument::waitForIdle() {
 std::string PartitionDocument::decisionJson() const {
     if (!result_)
         return {};
-    PartitionOptions po;
-    po.strategy = result_->options.strategy;
-    po.memoryBudget = result_->options.memoryBudget;
-    po.solver = result_->options.solver;
-    return partition::decisionJson(*result_->partition, *result_->rules, po).dump(1) + "\n";
+    return partition::decisionJson(*result_->partition, *result_->rules, engineOptions(result_->options, {}))
+               .dump(1) +
+           "\n";
 }
 
 std::string PartitionDocument::policyJson() const {

@@ -1,10 +1,13 @@
 // gui_open FILE...: opens each graph in the real MainWindow (offscreen) and prints
-//   open_s           reading the file (on the UI thread, before any layout)
+//   open_s           reading and parsing the file (on a worker thread) until the window shows its graph
+//   load_stall_ms    the longest the event loop did not run while the file was read (a 5 ms QTimer probe:
+//                    the largest gap between its ticks, minus 5 ms)
+//   show_ms          the UI-thread event that takes the parsed graph (models, scene, partition document)
 //   first_frame_s    from the start of the open to the first painted frame with the laid-out view
-//   layout_stall_ms  the longest the event loop did not run while the layout thread worked
-//                    (a 5 ms QTimer probe: the largest gap between its ticks, minus 5 ms)
+//   layout_stall_ms  the same probe while the grouping and layout thread works
 //   apply_ms         the UI-thread event that puts the result on the canvas (items, overlays, fit)
 //   paint_ms         the first repaint of the window after it
+//   settle_stall_ms  the probe for 1 s after that frame (minimap, deferred item batches, panels)
 //   expand_*         the same for double-clicking the last collapsed group (re-layout off the UI thread)
 //   peak_rss_MiB     VmHWM of the process after all of it
 // docs/benchmarks.md ("GUI") records the numbers.
@@ -21,6 +24,7 @@
 
 #include <algorithm>
 #include <cstdio>
+#include <cstdlib>
 
 namespace {
 
@@ -51,7 +55,14 @@ public:
     // Stops; the largest gap between ticks before now (the event running now is not counted).
     double stopMs() {
         timer_.stop();
-        return double(std::max<qint64>(0, maxGap_ - 5));
+        return takeMs();
+    }
+    // The largest gap so far; counting starts again, from now (the event running now is reported apart).
+    double takeMs() {
+        const double gap = double(std::max<qint64>(0, maxGap_ - 5));
+        maxGap_ = 0;
+        clock_.restart();
+        return gap;
     }
     // Time since the last tick: how long the event running now has held the loop.
     double currentGapMs() const { return double(clock_.elapsed()); }
@@ -62,9 +73,24 @@ private:
     qint64 maxGap_ = 0;
 };
 
-// Runs the event loop until `done` is set.
-void waitFor(const bool& done) {
-    while (!done)
+// Runs the event loop until `done` is set; a hang says where and exits.
+void waitFor(const bool& done, const char* what) {
+    QElapsedTimer clock;
+    clock.start();
+    while (!done) {
+        QCoreApplication::processEvents(QEventLoop::AllEvents | QEventLoop::WaitForMoreEvents, 5);
+        if (clock.elapsed() > 120000) {
+            std::fprintf(stderr, "gui_open: no %s after 120 s\n", what);
+            std::exit(1);
+        }
+    }
+}
+
+// Runs the event loop for `ms`.
+void spin(int ms) {
+    QElapsedTimer clock;
+    clock.start();
+    while (clock.elapsed() < ms)
         QCoreApplication::processEvents(QEventLoop::AllEvents | QEventLoop::WaitForMoreEvents, 5);
 }
 
@@ -84,19 +110,30 @@ int main(int argc, char* argv[]) {
         QCoreApplication::processEvents();
         StallProbe probe;
         QElapsedTimer clock;
+        probe.start();
         clock.start();
-        if (!window.openFile(QString::fromLocal8Bit(argv[i]))) {
+        // The probe runs while the worker reads the file: the UI thread must keep ticking.
+        bool loaded = false, loadOk = false;
+        double openSeconds = 0, loadStall = 0, show = 0;
+        window.openFile(QString::fromLocal8Bit(argv[i]));
+        window.whenDocumentLoaded([&](bool ok) {
+            openSeconds = double(clock.nsecsElapsed()) / 1e9;
+            show = probe.currentGapMs();
+            loadStall = probe.takeMs();
+            loadOk = ok;
+            loaded = true;
+        });
+        waitFor(loaded, "document");
+        if (!loadOk) {
             std::fprintf(stderr, "gui_open: cannot open %s\n", argv[i]);
             return 1;
         }
-        const double openSeconds = clock.nsecsElapsed() / 1e9;
-        probe.start();
         bool ready = false;
         double stall = 0, apply = 0, paint = 0;
         // Runs at the end of the event that applied the layout.
         auto measure = [&] {
             apply = probe.currentGapMs();
-            stall = probe.stopMs();
+            stall = probe.takeMs();
             QElapsedTimer paintClock;
             paintClock.start();
             window.repaint(); // the first frame with the view, painted now
@@ -104,9 +141,13 @@ int main(int argc, char* argv[]) {
             ready = true;
         };
         window.whenLayoutReady(measure);
-        waitFor(ready);
+        waitFor(ready, "layout");
         const double firstFrame = double(clock.nsecsElapsed()) / 1e9;
         const double firstStall = stall, firstApply = apply, firstPaint = paint;
+        // What the first frame left queued (minimap, deferred batches) still runs on the UI thread.
+        probe.takeMs();
+        spin(1000);
+        const double settle = probe.stopMs();
 
         // Expand the last collapsed group, as a double-click does.
         auto* scene = const_cast<jointscope::views::GraphScene*>(window.scene());
@@ -115,7 +156,7 @@ int main(int argc, char* argv[]) {
         for (QGraphicsItem* item : scene->items())
             if (item->type() == jointscope::views::GroupItem::Type)
                 group = std::max(group, static_cast<jointscope::views::GroupItem*>(item)->group());
-        double expandSeconds = 0;
+        double expandSeconds = 0, expandSettle = 0;
         stall = apply = paint = 0;
         if (group > 0) {
             QElapsedTimer expandClock;
@@ -125,16 +166,21 @@ int main(int argc, char* argv[]) {
             QCoreApplication::processEvents(); // the queued activation starts the layout
             ready = false;
             window.whenLayoutReady(measure);
-            waitFor(ready);
+            waitFor(ready, "expanded layout");
             expandSeconds = double(expandClock.nsecsElapsed()) / 1e9;
+            probe.takeMs();
+            spin(1000);
+            expandSettle = probe.stopMs();
         }
-        std::printf("%s\n  nodes %zu  scene_items %zu\n  open_s %.3f\n  first_frame_s %.3f\n"
-                    "  layout_stall_ms %.0f  apply_ms %.0f  paint_ms %.0f\n"
-                    "  expand_s %.3f\n  expand_stall_ms %.0f  expand_apply_ms %.0f  expand_paint_ms %.0f\n"
+        std::printf("%s\n  nodes %zu  scene_items %zu\n  open_s %.3f  load_stall_ms %.0f  show_ms %.0f\n"
+                    "  first_frame_s %.3f\n"
+                    "  layout_stall_ms %.0f  apply_ms %.0f  paint_ms %.0f  settle_stall_ms %.0f\n"
+                    "  expand_s %.3f\n  expand_stall_ms %.0f  expand_apply_ms %.0f  expand_paint_ms %.0f"
+                    "  expand_settle_stall_ms %.0f\n"
                     "  peak_rss_MiB %.0f\n",
                     argv[i], scene->graph() ? scene->graph()->size() : size_t(0), sceneItems, openSeconds,
-                    firstFrame, firstStall, firstApply, firstPaint, expandSeconds, stall, apply, paint,
-                    peakRssMiB());
+                    loadStall, show, firstFrame, firstStall, firstApply, firstPaint, settle, expandSeconds,
+                    stall, apply, paint, expandSettle, peakRssMiB());
         std::fflush(stdout);
     }
     return 0;

@@ -4,6 +4,7 @@
 #include "graph/Graph.h"
 #include "io/GraphFile.h"
 
+#include <QDir>
 #include <QProcess>
 #include <QString>
 #include <QtTest>
@@ -37,6 +38,17 @@ inline Run runCli(const QStringList& args) {
     run.out = process.readAllStandardOutput().toStdString();
     run.err = process.readAllStandardError().toStdString();
     return run;
+}
+
+// --device values of this machine as `jointscope-cli devices` should list them: the CPU, then one cuda:N per
+// GPU device node the NVIDIA driver exposes (counted here, not by jointscope).
+inline QStringList expectedDeviceSpecs() {
+    QStringList specs{QStringLiteral("cpu")};
+    const QStringList gpus =
+        QDir(QStringLiteral("/dev")).entryList({QStringLiteral("nvidia[0-9]*")}, QDir::System);
+    for (qsizetype i = 0; i < gpus.size(); ++i)
+        specs << QStringLiteral("cuda:%1").arg(i);
+    return specs;
 }
 
 inline std::string sharedPath(const std::string& relative) {

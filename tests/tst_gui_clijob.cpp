@@ -7,6 +7,7 @@
 #include <QElapsedTimer>
 #include <QFile>
 #include <QJsonArray>
+#include <QJsonDocument>
 #include <QSignalSpy>
 #include <QTemporaryDir>
 
@@ -53,6 +54,22 @@ bool reaped(qint64 pid) {
     return pid > 0 && ::kill(pid_t(pid), 0) == -1 && errno == ESRCH;
 }
 
+// A job on `cli` (the real jointscope-cli unless told) with a spy on its end, and the request it runs.
+struct JobFixture {
+    CliJob job;
+    QSignalSpy finished{&job, &CliJob::finished};
+    CliRequest request;
+
+    JobFixture(CliRequest::Kind kind, const QString& file,
+               const QString& cli = QStringLiteral(JOINTSCOPE_CLI)) {
+        job.setCliPath(cli);
+        request.kind = kind;
+        request.file = file;
+    }
+    // Starts the request and waits for its end; false when it did not start or did not end in time.
+    bool run(int msecs) { return job.start(request) && finished.wait(msecs); }
+};
+
 } // namespace
 
 class TestCliJob : public QObject {
@@ -80,16 +97,43 @@ private slots:
                                              "cuda:1", "--partition", "d.json"}));
     }
 
+    // The Runtime dock's device list: `devices --json` of this machine (CPU only unless a GPU is exposed).
+    void devicesListsThisMachine() {
+        JobFixture f(CliRequest::Kind::Devices, QString());
+        QCOMPARE(f.request.arguments(), (QStringList{"devices", "--json"}));
+        QVERIFY(f.run(60000));
+        QVERIFY2(f.job.state() == CliJob::State::Succeeded, qPrintable(f.job.error()));
+        QStringList specs;
+        for (const CliDevice& d : parseDeviceList(f.job.result())) {
+            specs << d.spec;
+            QVERIFY(!d.name.isEmpty());
+        }
+        QCOMPARE(specs, expectedDeviceSpecs());
+    }
+
+    void deviceListOfAGpuMachine() {
+        // What `jointscope-cli devices --json` prints with two GPUs (fields the list does not read left out).
+        const QJsonObject json = QJsonDocument::fromJson(R"({"devices": [
+            {"kind": "cpu", "index": 0, "name": "AMD EPYC", "cores": 16},
+            {"kind": "cuda", "index": 0, "name": "NVIDIA H100 80GB HBM3", "sms": 132},
+            {"kind": "cuda", "index": 1, "name": "NVIDIA H100 80GB HBM3", "sms": 132},
+            {"index": 2}]})")
+                                     .object();
+        const std::vector<CliDevice> devices = parseDeviceList(json);
+        QCOMPARE(devices.size(), size_t(3));
+        QCOMPARE(devices[0].spec, QStringLiteral("cpu"));
+        QCOMPARE(devices[1].spec, QStringLiteral("cuda:0"));
+        QCOMPARE(devices[2].spec, QStringLiteral("cuda:1"));
+        QCOMPARE(devices[2].name, QStringLiteral("NVIDIA H100 80GB HBM3"));
+        QVERIFY(parseDeviceList(QJsonObject{}).empty());
+    }
+
     void validateSucceeds() {
-        CliJob job;
-        job.setCliPath(QStringLiteral(JOINTSCOPE_CLI));
-        QSignalSpy finished(&job, &CliJob::finished);
-        CliRequest r;
-        r.kind = CliRequest::Kind::Validate;
-        r.file = kMlp;
-        QVERIFY(job.start(r));
+        JobFixture f(CliRequest::Kind::Validate, kMlp);
+        CliJob& job = f.job;
+        QVERIFY(job.start(f.request));
         QVERIFY(job.running());
-        QVERIFY(finished.wait(120000));
+        QVERIFY(f.finished.wait(120000));
         QCOMPARE(job.state(), CliJob::State::Succeeded);
         QVERIFY2(job.error().isEmpty(), qPrintable(job.error()));
         QCOMPARE(job.result().value("ok").toBool(), true);
@@ -102,17 +146,12 @@ private slots:
         const FxCounts fx = countFx(kGpt.toStdString());
         QCOMPARE(fx.placeholders, size_t(26)); // primals_1..25, tangents_1
         QTemporaryDir dir;
-        CliJob job;
-        job.setCliPath(QStringLiteral(JOINTSCOPE_CLI));
+        JobFixture f(CliRequest::Kind::Profile, kGpt);
+        CliJob& job = f.job;
         QSignalSpy progress(&job, &CliJob::progress);
-        QSignalSpy finished(&job, &CliJob::finished);
-        CliRequest r;
-        r.kind = CliRequest::Kind::Profile;
-        r.file = kGpt;
-        r.reps = 1;
-        r.db = dir.filePath(QStringLiteral("profiles.sqlite"));
-        QVERIFY(job.start(r));
-        QVERIFY(finished.wait(300000));
+        f.request.reps = 1;
+        f.request.db = dir.filePath(QStringLiteral("profiles.sqlite"));
+        QVERIFY(f.run(300000));
         QVERIFY2(job.state() == CliJob::State::Succeeded, qPrintable(job.error()));
 
         const int total = int(fx.placeholders + fx.callFunctions.size() + 1); // + output
@@ -148,22 +187,16 @@ private slots:
         Expected<Graph> inference = file->load(1);
         QVERIFY(inference);
 
-        CliJob job;
-        job.setCliPath(QStringLiteral(JOINTSCOPE_CLI));
-        QSignalSpy finished(&job, &CliJob::finished);
-        CliRequest r;
-        r.kind = CliRequest::Kind::Profile;
-        r.file = log;
-        r.reps = 1;
-        r.noDb = true;
-        QVERIFY(job.start(r)); // no --graph: the CLI refuses, and says how to choose
-        QVERIFY(finished.wait(60000));
+        JobFixture f(CliRequest::Kind::Profile, log);
+        CliJob& job = f.job;
+        f.request.reps = 1;
+        f.request.noDb = true;
+        QVERIFY(f.run(60000)); // no --graph: the CLI refuses, and says how to choose
         QCOMPARE(job.state(), CliJob::State::Failed);
         QVERIFY2(job.error().contains(QStringLiteral("--graph")), qPrintable(job.error()));
 
-        r.graph = QStringLiteral("1");
-        QVERIFY(job.start(r));
-        QVERIFY(finished.wait(120000));
+        f.request.graph = QStringLiteral("1");
+        QVERIFY(f.run(120000));
         QVERIFY2(job.state() == CliJob::State::Succeeded, qPrintable(job.error()));
         const QJsonArray nodes = job.result().value("nodes").toArray();
         QCOMPARE(size_t(nodes.size()), inference->size());
@@ -173,16 +206,13 @@ private slots:
     }
 
     void cancelKillsAndReapsTheChild() {
-        CliJob job;
-        job.setCliPath(QStringLiteral(JOINTSCOPE_CLI));
+        JobFixture f(CliRequest::Kind::Profile, kGpt);
+        CliJob& job = f.job;
+        QSignalSpy& finished = f.finished;
         QSignalSpy progress(&job, &CliJob::progress);
-        QSignalSpy finished(&job, &CliJob::finished);
-        CliRequest r;
-        r.kind = CliRequest::Kind::Profile;
-        r.file = kGpt;
-        r.reps = 100000;
-        r.noDb = true;
-        QVERIFY(job.start(r));
+        f.request.reps = 100000;
+        f.request.noDb = true;
+        QVERIFY(job.start(f.request));
         const qint64 pid = job.processId();
         QVERIFY(pid > 0);
         QVERIFY(progress.wait(60000)); // it has loaded the graph and started timing
@@ -198,14 +228,9 @@ private slots:
     }
 
     void missingFileIsNamed() {
-        CliJob job;
-        job.setCliPath(QStringLiteral(JOINTSCOPE_CLI));
-        QSignalSpy finished(&job, &CliJob::finished);
-        CliRequest r;
-        r.kind = CliRequest::Kind::Validate;
-        r.file = QStringLiteral("/nonexistent/dir/no_such_graph.txt");
-        QVERIFY(job.start(r));
-        QVERIFY(finished.wait(60000));
+        JobFixture f(CliRequest::Kind::Validate, QStringLiteral("/nonexistent/dir/no_such_graph.txt"));
+        CliJob& job = f.job;
+        QVERIFY(f.run(60000));
         QCOMPARE(job.state(), CliJob::State::Failed);
         QVERIFY2(job.error().contains(QStringLiteral("no_such_graph.txt")), qPrintable(job.error()));
         QVERIFY(job.exitCode() != 0);
@@ -220,24 +245,18 @@ private slots:
         script.write("#!/bin/sh\necho 'aten::mm: kernel exploded' >&2\nkill -SEGV $$\n");
         script.close();
         script.setPermissions(QFile::ReadOwner | QFile::WriteOwner | QFile::ExeOwner);
-        CliJob job;
-        job.setCliPath(fake);
-        QSignalSpy finished(&job, &CliJob::finished);
-        CliRequest r;
-        r.file = kMlp;
-        QVERIFY(job.start(r));
-        QVERIFY(finished.wait(30000));
+        JobFixture f(CliRequest::Kind::Profile, kMlp, fake);
+        CliJob& job = f.job;
+        QVERIFY(f.run(30000));
         QCOMPARE(job.state(), CliJob::State::Failed);
         QVERIFY2(job.error().contains(QStringLiteral("crashed")), qPrintable(job.error()));
         QVERIFY2(job.error().contains(QStringLiteral("kernel exploded")), qPrintable(job.error()));
     }
 
     void missingCliIsNamed() {
-        CliJob job;
-        job.setCliPath(QStringLiteral("/nonexistent/bin/jointscope-cli"));
-        CliRequest r;
-        r.file = kMlp;
-        QVERIFY(!job.start(r));
+        JobFixture f(CliRequest::Kind::Profile, kMlp, QStringLiteral("/nonexistent/bin/jointscope-cli"));
+        CliJob& job = f.job;
+        QVERIFY(!job.start(f.request));
         QCOMPARE(job.state(), CliJob::State::Failed);
         QVERIFY2(job.error().contains(QStringLiteral("/nonexistent/bin/jointscope-cli")),
                  qPrintable(job.error()));

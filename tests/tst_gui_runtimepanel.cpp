@@ -10,6 +10,7 @@
 #include "models/ValidationModel.h"
 #include "panels/RuntimePanel.h"
 
+#include <QComboBox>
 #include <QGraphicsView>
 #include <QSignalSpy>
 #include <QTableView>
@@ -82,6 +83,33 @@ private slots:
         QCOMPARE(panel.validationModel()->rowCount(), 0);
         QVERIFY(scene.heat().empty());
         QVERIFY(!scene.nodeItem(*addmm)->heatColor().isValid());
+    }
+
+    // The device list is what `jointscope-cli devices` finds on this machine (CPU only here), not a fixed
+    // cpu + cuda:0.
+    void deviceListComesFromTheCli() {
+        GraphScene scene;
+        QGraphicsView view(&scene);
+        RuntimePanel panel(&scene, &view);
+        QCOMPARE(panel.devices(), (QStringList{QStringLiteral("cpu"), QStringLiteral("cuda:0")}));
+        panel.setDevice(QStringLiteral("cpu"));
+
+        panel.devicesJob()->setCliPath(QStringLiteral("/nonexistent/bin/jointscope-cli"));
+        QSignalSpy messages(&panel, &RuntimePanel::message);
+        panel.listDevices();
+        QCOMPARE(messages.size(), 1); // says why, keeps the list
+        QVERIFY(messages[0][0].toString().contains(QStringLiteral("/nonexistent/bin/jointscope-cli")));
+        QCOMPARE(panel.devices().size(), 2);
+
+        panel.devicesJob()->setCliPath(QStringLiteral(JOINTSCOPE_CLI));
+        QSignalSpy listed(panel.devicesJob(), &CliJob::finished);
+        panel.listDevices();
+        QVERIFY(listed.wait(60000));
+        QCOMPARE(panel.devices(), expectedDeviceSpecs());
+        auto* combo = panel.findChild<QComboBox*>(QStringLiteral("deviceCombo"));
+        QVERIFY(combo);
+        QCOMPARE(combo->currentText(), QStringLiteral("cpu"));
+        QVERIFY(!combo->itemData(0, Qt::ToolTipRole).toString().isEmpty()); // the CPU's name
     }
 
 private:

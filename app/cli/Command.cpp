@@ -137,11 +137,4 @@ Expected<std::vector<std::string>> readSavedNames(const std::string& path) {
     return names;
 }
 
-std::string defaultRulesetName(const Graph& graph) {
-    for (const auto& [key, value] : graph.attributes)
-        if (key == "torch_version" && value.rfind("1.", 0) == 0)
-            return "torch-1.13";
-    return "torch-2";
-}
-
 } // namespace jointscope::cli

@@ -91,9 +91,6 @@ int loadJointGraph(const Command& command, const ParsedArgs& args, Graph& graph)
 // "saved_sym".
 Expected<std::vector<std::string>> readSavedNames(const std::string& path);
 
-// The partitioner ruleset a graph was made under: torch-1.13 for graphs recorded by torch 1.x, else torch-2.
-std::string defaultRulesetName(const Graph& graph);
-
 // --device, --seed and --bind of the commands that run graphs (validate, profile).
 int readRuntimeOptions(const Command& command, const ParsedArgs& args, runtime::RunOptions& run);
 

@@ -74,6 +74,13 @@ int runShard(const ParsedArgs& args) {
             return usageError(command, "--pin takes NODE=PLACEMENT like mm_1=S(0)R; got '" + pin + "'");
         options.pins.push_back({pin.substr(0, eq), *p, "--pin"});
     }
+    if (std::optional<std::string> rounds = args.value("--cluster-rounds")) {
+        char* end = nullptr;
+        const long r = std::strtol(rounds->c_str(), &end, 10);
+        if (rounds->empty() || *end != '\0' || r < 0 || r > 64)
+            return usageError(command, "--cluster-rounds takes 0 to 64; got '" + *rounds + "'");
+        options.clusterRounds = static_cast<int>(r);
+    }
     if (std::optional<std::string> mem = args.value("--param-memory")) {
         // LOW:HIGH, or HIGH alone (LOW 0).
         const size_t colon = mem->find(':');
@@ -139,6 +146,7 @@ int runShard(const ParsedArgs& args) {
         for (auto it = c.begin(); it != c.end(); ++it)
             j[it.key()] = it.value();
         j["optimal"] = plan->optimal;
+        j["variable_groups"] = plan->groups;
         j["baselines"] = {{"replicate", costJson(replicate)},
                           {"data_parallel", dataParallel ? costJson(*dataParallel) : Json(nullptr)}};
         const JointRoles roles = jointRoles(graph);
@@ -177,7 +185,7 @@ const Command& shardCommand() {
     static const Command command{
         "shard",
         "shard FILE --mesh 8x8 [--mesh-names dp,tp] [--topology h100] [--pin NODE=S(0)R] "
-        "[--param-memory LOW:HIGH] [--explain NODE] [--log OUT] [--json]",
+        "[--param-memory LOW:HIGH] [--cluster-rounds N] [--explain NODE] [--log OUT] [--json]",
         "DTensor placements for a joint graph on a device mesh (ILP with CBC), against replicate / data "
         "parallel.",
         {graphOption(),
@@ -188,6 +196,8 @@ const Command& shardCommand() {
          {"--pin", "", "NODE=P", "fix a node's output placement (repeatable)"},
          {"--param-memory", "", "LOW:HIGH",
           "parameters' local bytes as a fraction of replicated, in [LOW, HIGH]"},
+         {"--cluster-rounds", "", "N",
+          "nodes of repeated layers share variables when alike N edges around (default 3; 0: off)"},
          {"--explain", "", "NODE", "why NODE has its placement (repeatable)"},
          {"--log", "", "OUT", "write the annotated graph (autoparallel style)"},
          jsonOption()},

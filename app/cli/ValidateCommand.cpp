@@ -1,6 +1,7 @@
 // jointscope-cli validate: does a partition compute what the joint graph computes? Runs both on real kernels.
 #include "Command.h"
 
+#include "ops/DefaultRuleset.h"
 #include "partition/Partitioner.h"
 #include "runtime/Runtime.h"
 

@@ -59,8 +59,21 @@ MainWindow::MainWindow(bool interactive, QWidget* parent) : QMainWindow(parent),
     createDocks();
     createActions();
     createPartitionUi();
+    createShardingUi();
     connect(&runner_, &layout::LayoutRunner::finished, this, &MainWindow::onLayoutFinished);
     connect(&runner_, &layout::LayoutRunner::cancelled, this, &MainWindow::onLayoutCancelled);
+    connect(&loader_, &views::DocumentLoader::loaded, this, &MainWindow::onDocumentLoaded);
+    connect(&loader_, &views::DocumentLoader::failed, this, [this](quint64 ticket, const Diagnostic& error) {
+        reportError(tr("Cannot open %1").arg(QFileInfo(QString::fromStdString(error.loc.file)).fileName()),
+                    error);
+        finishDocument(ticket, false);
+    });
+    connect(&loader_, &views::DocumentLoader::cancelled, this, [this](quint64 ticket) {
+        log(tr("Stopped reading the file"));
+        finishDocument(ticket, false);
+    });
+    connect(&loader_, &views::DocumentLoader::progress, this,
+            [this](quint64, const QString& step) { loadBusy_->setFormat(step); });
     resize(1500, 950);
     if (interactive_)
         restoreSettings();
@@ -68,6 +81,8 @@ MainWindow::MainWindow(bool interactive, QWidget* parent) : QMainWindow(parent),
 }
 
 MainWindow::~MainWindow() {
+    disconnect(&loader_, nullptr, this, nullptr);
+    loader_.cancel();
     runner_.cancel();
     runner_.waitForDone();
 }
@@ -89,6 +104,7 @@ void MainWindow::createCentral() {
     searchLayout->setContentsMargins(6, 2, 6, 2);
     searchLayout->addWidget(new QLabel(tr("Find (regex over name, op, target, meta):"), searchBar_));
     searchEdit_ = new QLineEdit(searchBar_);
+    searchEdit_->setObjectName(QStringLiteral("searchEdit"));
     searchEdit_->setClearButtonEnabled(true);
     searchEdit_->setPlaceholderText(tr("e.g. ^mm|addmm, tangents_, aten\\.view"));
     searchLayout->addWidget(searchEdit_, 1);
@@ -146,6 +162,21 @@ void MainWindow::createCentral() {
     statusBar()->addPermanentWidget(layoutLabel_);
     statusBar()->addPermanentWidget(busy_);
     statusBar()->addPermanentWidget(cancelButton_);
+    // Reading a file runs on a worker: the bar shows the step, Esc or the button gives up on it.
+    loadBusy_ = new QProgressBar(this);
+    loadBusy_->setRange(0, 0);
+    loadBusy_->setMaximumWidth(140);
+    loadBusy_->setVisible(false);
+    loadCancel_ = new QToolButton(this);
+    loadCancel_->setText(tr("Cancel (Esc)"));
+    loadCancel_->setToolTip(tr("Stop reading the file; the graph shown stays"));
+    loadCancel_->setVisible(false);
+    loadEscape_ = new QShortcut(QKeySequence(Qt::Key_Escape), this);
+    loadEscape_->setEnabled(false);
+    connect(loadCancel_, &QToolButton::clicked, &loader_, &views::DocumentLoader::cancel);
+    connect(loadEscape_, &QShortcut::activated, &loader_, &views::DocumentLoader::cancel);
+    statusBar()->addPermanentWidget(loadBusy_);
+    statusBar()->addPermanentWidget(loadCancel_);
 }
 
 void MainWindow::createDocks() {
@@ -253,6 +284,7 @@ void MainWindow::createDocks() {
     connect(runtimePanel_, &views::RuntimePanel::message, this, &MainWindow::log);
     runtimePanel_->setDecisionSource(
         [this] { return partitionDoc_ ? partitionDoc_->decisionJson() : std::string(); });
+    runtimePanel_->listDevices();
 }
 
 void MainWindow::createActions() {
@@ -387,18 +419,25 @@ void MainWindow::reportError(const QString& title, const Diagnostic& diagnostic)
 bool MainWindow::openFile(const QString& path) {
     if (path.endsWith(QLatin1String(".jointscope")))
         return openSession(path);
-    auto opened = GraphFile::open(path.toStdString());
-    if (!opened) {
-        reportError(tr("Cannot open %1").arg(QFileInfo(path).fileName()), opened.error());
-        return false;
-    }
+    loader_.open(path); // a file still being read is superseded: it reports cancelled
+    loadBusy_->setFormat(tr("reading"));
+    loadBusy_->setVisible(true);
+    loadCancel_->setVisible(true);
+    loadEscape_->setEnabled(true);
+    layoutLabel_->setText(tr("reading %1…").arg(QFileInfo(path).fileName()));
+    return true;
+}
+
+void MainWindow::onDocumentLoaded(quint64 ticket, std::shared_ptr<views::OpenedFile> opened) {
+    const QString path = opened->path;
     runner_.cancel();
-    file_.emplace(opened.take());
+    file_.emplace(std::move(opened->file));
     filePath_ = path;
     layouts_.clear();
     setWindowTitle(tr("%1 — jointscope").arg(QFileInfo(path).fileName()));
-    log(tr("Opened %1 (%2, %n graph(s))", nullptr, int(file_->graphs().size()))
-            .arg(path, qstr(formatName(file_->format()))));
+    log(tr("Opened %1 (%2, %n graph(s), read in %3 s)", nullptr, int(file_->graphs().size()))
+            .arg(path, qstr(formatName(file_->format())))
+            .arg(opened->seconds, 0, 'f', 2));
     for (const Diagnostic& problem : file_->problems())
         log(QString::fromStdString(problem.format()));
     graphListModel_->setEntries(file_->graphs());
@@ -409,10 +448,52 @@ bool MainWindow::openFile(const QString& path) {
     addRecentFile(path);
     if (file_->graphs().empty()) {
         log(tr("%1: no graphs found").arg(path));
-        return false;
+        finishDocument(ticket, false);
+        return;
     }
-    loadGraph(file_->graphs().front().index);
-    return root_ != nullptr;
+    if (!opened->graph) {
+        reportError(tr("Cannot load graph"), opened->problem.value_or(Diagnostic{}));
+        finishDocument(ticket, false);
+        return;
+    }
+    showGraph(opened->index, std::move(*opened->graph));
+    finishDocument(ticket, root_ != nullptr);
+}
+
+void MainWindow::finishDocument(quint64 ticket, bool ok) {
+    if (!loader_.busy()) {
+        loadBusy_->setVisible(false);
+        loadCancel_->setVisible(false);
+        loadEscape_->setEnabled(false);
+        if (!ok && !runner_.busy())
+            layoutLabel_->clear();
+    }
+    std::vector<std::function<void(bool)>> due;
+    for (auto it = afterLoad_.begin(); it != afterLoad_.end();) {
+        if (it->first <= ticket) {
+            due.push_back(std::move(it->second));
+            it = afterLoad_.erase(it);
+        } else {
+            ++it;
+        }
+    }
+    for (auto& fn : due)
+        fn(ok);
+    emit documentLoaded(ok);
+    // Nothing new will be laid out: what waited for the layout gets the view that stays.
+    if (!ok && !loader_.busy() && !runner_.busy()) {
+        auto pending = std::move(afterLayout_);
+        afterLayout_.clear();
+        for (auto& fn : pending)
+            fn();
+    }
+}
+
+void MainWindow::whenDocumentLoaded(std::function<void(bool)> fn) {
+    if (loader_.busy())
+        afterLoad_.emplace_back(loader_.ticket(), std::move(fn));
+    else
+        fn(root_ != nullptr);
 }
 
 void MainWindow::loadGraph(size_t index) {
@@ -423,18 +504,23 @@ void MainWindow::loadGraph(size_t index) {
         reportError(tr("Cannot load graph"), loaded.error());
         return;
     }
+    showGraph(index, loaded.take());
+}
+
+void MainWindow::showGraph(size_t index, Graph graph) {
     runner_.cancel();
     scene_->setGraph(nullptr);
     nodeModel_->setGraph(nullptr);
     inspectorModel_->setNode(nullptr, kNoNode);
     layouts_.clear();
-    root_ = std::make_shared<Graph>(loaded.take());
+    root_ = std::make_shared<Graph>(std::move(graph));
     path_ = {root_.get()};
     const QModelIndex row = graphListModel_->indexOfEntry(uint32_t(index));
     if (row.isValid())
         graphList_->setCurrentIndex(row);
     log(tr("Loaded graph %1: %2 nodes").arg(index).arg(root_->size()));
     partitionGraphLoaded(index);
+    shardingGraphLoaded();
     runtimePanel_->setGraph(filePath_, file_->graphs().size() > 1 ? QString::number(index) : QString(),
                             root_.get());
     showLevel(0);
@@ -448,6 +534,7 @@ void MainWindow::showLevel(size_t depth) {
     matches_.clear();
     currentMatch_ = -1;
     scene_->setGraph(graph);
+    runtimePanel_->sceneGraphChanged();
     nodeModel_->setGraph(graph);
     nodeTable_->resizeColumnsToContents();
     inspectorModel_->setNode(nullptr, kNoNode);
@@ -565,6 +652,7 @@ void MainWindow::onLayoutFinished(quint64 ticket, std::shared_ptr<const layout::
     else
         scene_->applyLayout(*result);
     applyPartitionOverlay();
+    applyShardingOverlay();
     view_->showStart();
     if (!searchEdit_->text().isEmpty() && searchBar_->isVisible()) {
         if (collapsedView)
@@ -572,6 +660,8 @@ void MainWindow::onLayoutFinished(quint64 ticket, std::shared_ptr<const layout::
         else
             runSearch();
     }
+    if (loader_.busy())
+        return; // what waits is for the file being read
     auto pending = std::move(afterLayout_);
     afterLayout_.clear();
     for (auto& fn : pending)
@@ -588,7 +678,7 @@ void MainWindow::onLayoutCancelled(quint64 ticket) {
 }
 
 bool MainWindow::layoutBusy() const {
-    return runner_.busy();
+    return runner_.busy() || loader_.busy();
 }
 
 void MainWindow::onNodeSelected(NodeId id) {
@@ -690,7 +780,7 @@ void MainWindow::nextMatch(int step) {
 }
 
 void MainWindow::whenLayoutReady(std::function<void()> fn) {
-    if (runner_.busy() || (currentGraph() && !scene_->hasLayout()))
+    if (runner_.busy() || loader_.busy() || (currentGraph() && !scene_->hasLayout()))
         afterLayout_.push_back(std::move(fn));
     else
         fn();
@@ -700,8 +790,7 @@ void MainWindow::screenshotWhenReady(const QString& path, std::function<void(boo
     auto shoot = [this, path, done] {
         // Let the window paint its final state first.
         QTimer::singleShot(300, this, [this, path, done] {
-            if (runner_
-                    .busy()) { // something (--select of a node in a collapsed group) started another layout
+            if (layoutBusy()) { // something (--select of a node in a collapsed group) started another layout
                 screenshotWhenReady(path, done);
                 return;
             }

@@ -5,6 +5,7 @@
 #include "graph/GraphStats.h"
 #include "io/GraphFile.h"
 #include "layout/LayoutRunner.h"
+#include "models/DocumentLoader.h"
 #include "models/Navigation.h"
 
 #include <QJsonObject>
@@ -22,6 +23,7 @@ class QListWidget;
 class QMenu;
 class QPlainTextEdit;
 class QProgressBar;
+class QShortcut;
 class QSortFilterProxyModel;
 class QTableView;
 class QToolButton;
@@ -41,6 +43,8 @@ namespace jointscope::gui {
 
 class PartitionDocument;
 class PartitionPanel;
+class ShardingDocument;
+class ShardingPanel;
 
 class MainWindow : public QMainWindow {
     Q_OBJECT
@@ -48,22 +52,31 @@ public:
     explicit MainWindow(bool interactive = true, QWidget* parent = nullptr);
     ~MainWindow() override;
 
-    // Opens a file and shows its first graph; on failure logs the diagnostic and, when interactive, says so
-    // in a box.
+    // Starts reading a file on a worker and shows its first graph once parsed (documentLoaded); on failure
+    // logs the diagnostic and, when interactive, says so in a box. Opening another file meanwhile
+    // supersedes it. False when nothing was started (a session that cannot be read).
     bool openFile(const QString& path);
+    bool loading() const { return loader_.busy(); }
+    // Runs `fn` once the file being read is shown (true) or failed, was cancelled or superseded (false); at
+    // once with true when nothing is being read.
+    void whenDocumentLoaded(std::function<void(bool)> fn);
     // Selects and centres on the node named `name` in the graph shown; false when absent.
     bool selectNodeByName(const QString& name);
     // Opens the HOP body read by get_attr node `name` of the graph shown; false when it is none.
     bool enterSubgraph(const QString& name);
     // Saves a picture of the window once the current layout is shown, then calls `done`.
     void screenshotWhenReady(const QString& path, std::function<void(bool)> done);
-    bool layoutBusy() const;
+    bool layoutBusy() const; // also while a file is read
     // Runs `fn` once the graph shown has its layout on the canvas (at once when it has).
     void whenLayoutReady(std::function<void()> fn);
     // File › Export View: SVG, or PNG by suffix; asks for a path when `path` is empty and interactive.
     bool exportViewTo(const QString& path);
     const views::GraphScene* scene() const { return scene_; }
     views::RuntimePanel* runtimePanel() const { return runtimePanel_; } // Tools › Validate / Profile
+
+signals:
+    // A file read by openFile is shown (true), or failed, was cancelled or superseded (false).
+    void documentLoaded(bool ok);
 
 protected:
     void dragEnterEvent(QDragEnterEvent* event) override;
@@ -80,6 +93,9 @@ private:
     void addRecentFile(const QString& path);
 
     void loadGraph(size_t index);
+    void showGraph(size_t index, Graph graph); // loadGraph once parsed
+    void onDocumentLoaded(quint64 ticket, std::shared_ptr<views::OpenedFile> opened);
+    void finishDocument(quint64 ticket, bool ok); // status bar, afterLoad_ callbacks, documentLoaded
     void showLevel(size_t depth); // show path_[depth], dropping deeper levels
     void openBody(NodeId id);     // double click: the body of a get_attr / HOP call
     void rebuildBreadcrumb();
@@ -106,6 +122,7 @@ private:
     void onGroupActivated(int group, bool expand);
     bool revealNode(NodeId id); // expands the groups hiding `id`, then selects it; false when it is visible
     void walk(int step);        // views::WalkStep
+    void addJumpActions(QMenu* menu, const std::vector<NodeId>& ids); // a click selects the node
     void fillSearchResults();
 
 public:
@@ -117,7 +134,16 @@ public:
     // interactive.
     bool exportPartition(const QString& kind, const QString& path);
 
+    // Sharding explorer (MainWindowSharding.cpp): the document and a scripted solve on mesh "2x2" / names.
+    ShardingDocument* shardingDocument() const { return shardingDoc_; }
+    bool solveSharding(const QString& mesh, const QString& names = {}, const QString& topology = {});
+
 private:
+    void createShardingUi();
+    void shardingGraphLoaded(); // loadGraph: the document takes the new root graph
+    void applyShardingOverlay();
+    void pinPlacementMenu(QMenu* menu, NodeId id); // "Pin placement" entries for node `id` of the root
+
     void createPartitionUi();
     void partitionGraphLoaded(size_t index); // loadGraph: the document takes the new root graph
     void applyPartitionOverlay();
@@ -139,6 +165,11 @@ private:
     std::vector<std::function<void()>> afterLayout_;
 
     layout::LayoutRunner runner_;
+    views::DocumentLoader loader_;
+    std::vector<std::pair<quint64, std::function<void(bool)>>> afterLoad_; // by the ticket they wait on
+    QProgressBar* loadBusy_ = nullptr;
+    QToolButton* loadCancel_ = nullptr;
+    QShortcut* loadEscape_ = nullptr;
     views::GraphScene* scene_ = nullptr;
     views::GraphView* view_ = nullptr;
     views::NodeTableModel* nodeModel_ = nullptr;
@@ -173,7 +204,12 @@ private:
     PartitionDocument* partitionDoc_ = nullptr;
     PartitionPanel* partitionPanel_ = nullptr;
     QString pendingSelection_; // a restored session's selected node, selected once laid out
+    // A refused edit's ∞ path (root graph ids), shown until a solve succeeds or Esc.
+    std::vector<NodeId> infinitePath_;
     views::RuntimePanel* runtimePanel_ = nullptr;
+    ShardingDocument* shardingDoc_ = nullptr;
+    ShardingPanel* shardingPanel_ = nullptr;
+    QAction* shardingOverlay_ = nullptr; // View › Sharding Overlay
 };
 
 } // namespace jointscope::gui

@@ -81,12 +81,7 @@ void MainWindow::createCanvasActions() {
         }
         auto add = [&](const QString& heading, const std::vector<NodeId>& ids) {
             jumpMenu_->addSection(heading.arg(ids.size()));
-            for (size_t i = 0; i < ids.size() && i < 60; ++i) {
-                const Node& node = graph->node(ids[i]);
-                jumpMenu_->addAction(QString::fromStdString(node.name) + QStringLiteral("  ") +
-                                         views::opLabel(node),
-                                     this, [this, target = ids[i]] { selectNode(target, true); });
-            }
+            addJumpActions(jumpMenu_, ids);
         };
         add(tr("Producers (%1)"), views::producersOf(*graph, id));
         add(tr("Consumers (%1)"), views::consumersOf(*graph, id));
@@ -202,6 +197,21 @@ void MainWindow::walk(int step) {
         return;
     }
     selectNode(next, true);
+}
+
+void MainWindow::addJumpActions(QMenu* menu, const std::vector<NodeId>& ids) {
+    const Graph* graph = currentGraph();
+    if (!graph)
+        return;
+    // A menu taller than the screen is no help: a node with hundreds of consumers lists the first ones.
+    constexpr size_t kMaxListed = 60;
+    for (size_t i = 0; i < ids.size() && i < kMaxListed; ++i) {
+        const Node& node = graph->node(ids[i]);
+        menu->addAction(QString::fromStdString(node.name) + QStringLiteral("  ") + views::opLabel(node), this,
+                        [this, target = ids[i]] { selectNode(target, true); });
+    }
+    if (ids.size() > kMaxListed)
+        menu->addAction(tr("… %1 more").arg(ids.size() - kMaxListed))->setEnabled(false);
 }
 
 void MainWindow::fillSearchResults() {

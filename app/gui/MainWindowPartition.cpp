@@ -6,6 +6,7 @@
 
 #include "canvas/GraphScene.h"
 #include "canvas/GraphView.h"
+#include "canvas/InfinitePathItem.h"
 #include "canvas/NodeItem.h"
 #include "models/InspectorModel.h"
 #include "models/PartitionModel.h"
@@ -23,6 +24,7 @@
 #include <QMessageBox>
 #include <QPlainTextEdit>
 #include <QSettings>
+#include <QShortcut>
 #include <QStandardPaths>
 #include <QTimer>
 #include <QTreeView>
@@ -100,11 +102,23 @@ void MainWindow::createPartitionUi() {
                     item = item->parentItem();
                 if (!item)
                     return;
-                scene_->selectNode(static_cast<views::NodeItem*>(item)->nodeId());
+                const NodeId id = static_cast<views::NodeItem*>(item)->nodeId();
+                scene_->selectNode(id);
                 QMenu menu(this);
                 menu.addAction(mustSave);
                 menu.addAction(mustRecompute);
                 menu.addAction(clearPin);
+                if (const Graph* graph = currentGraph(); graph && id < graph->size()) {
+                    menu.addSeparator();
+                    const std::vector<NodeId> producers = views::producersOf(*graph, id);
+                    const std::vector<NodeId> consumers = views::consumersOf(*graph, id);
+                    QMenu* up = menu.addMenu(tr("&Producers (%1)").arg(producers.size()));
+                    addJumpActions(up, producers);
+                    up->setEnabled(!producers.empty());
+                    QMenu* down = menu.addMenu(tr("C&onsumers (%1)").arg(consumers.size()));
+                    addJumpActions(down, consumers);
+                    down->setEnabled(!consumers.empty());
+                }
                 menu.exec(view_->viewport()->mapToGlobal(pos));
             });
 
@@ -145,10 +159,22 @@ void MainWindow::createPartitionUi() {
                 .arg(r->partition->recomputed.size())
                 .arg(qstr(escalationName(r->partition->escalation)))
                 .arg(r->partition->seconds * 1e3, 0, 'f', 1));
+        infinitePath_.clear(); // the edit that hit it is gone
         applyPartitionOverlay();
     });
-    connect(partitionDoc_, &PartitionDocument::failed, this,
-            [this](const QString& message) { log(tr("Partition refused: %1").arg(message)); });
+    connect(partitionDoc_, &PartitionDocument::failed, this, [this](const QString& message) {
+        log(tr("Partition refused: %1").arg(message));
+        infinitePath_ = partitionDoc_->errorPath();
+        views::showInfinitePath(*scene_,
+                                currentGraph() == root_.get() ? infinitePath_ : std::vector<NodeId>{});
+    });
+    // Esc on the canvas puts the refused edit's path away (the search box keeps its own Esc).
+    auto* dismissPath =
+        new QShortcut(QKeySequence(Qt::Key_Escape), view_, nullptr, nullptr, Qt::WidgetWithChildrenShortcut);
+    connect(dismissPath, &QShortcut::activated, this, [this] {
+        infinitePath_.clear();
+        views::showInfinitePath(*scene_, {});
+    });
     connect(partitionDoc_, &PartitionDocument::editsChanged, this, [this] {
         applyPartitionOverlay();
         autosaveSession();
@@ -159,6 +185,7 @@ void MainWindow::createPartitionUi() {
 }
 
 void MainWindow::partitionGraphLoaded(size_t index) {
+    infinitePath_.clear();
     partitionDoc_->setGraph(root_, filePath_, int(index));
     partitionPanel_->syncFromDocument();
     if (root_ && root_->numFwdOutputs)
@@ -169,6 +196,7 @@ void MainWindow::partitionGraphLoaded(size_t index) {
 
 void MainWindow::applyPartitionOverlay() {
     const Graph* root = root_.get();
+    views::showInfinitePath(*scene_, root && currentGraph() == root ? infinitePath_ : std::vector<NodeId>{});
     const auto result = partitionDoc_ ? partitionDoc_->result() : nullptr;
     if (!root || currentGraph() != root) {
         scene_->setPartitionOverlay(nullptr);
@@ -295,19 +323,24 @@ bool MainWindow::openSession(const QString& path) {
         graphPath = QFileInfo(path).dir().filePath(graphPath);
     if (!openFile(graphPath))
         return false;
-    if (session->graphIndex != partitionDoc_->graphIndex())
-        loadGraph(size_t(session->graphIndex));
-    if (!root_)
-        return false;
-    partitionDoc_->restore(session->options, session->edits);
-    partitionPanel_->syncFromDocument();
-    const QJsonObject& view = session->view;
-    if (interactive_ && view.contains(QStringLiteral("state")))
-        restoreState(QByteArray::fromBase64(view.value(QStringLiteral("state")).toString().toLatin1()));
-    const QString selected = view.value(QStringLiteral("selected")).toString();
-    if (!selected.isEmpty())
-        whenLayoutReady([this, selected] { selectNodeByName(selected); });
-    log(tr("Opened session %1 (%n pin(s))", nullptr, int(session->edits.size())).arg(path));
+    // The graph is read on a worker: the session applies once it is shown.
+    whenDocumentLoaded([this, session = *session, path](bool loaded) {
+        if (!loaded)
+            return;
+        if (session.graphIndex != partitionDoc_->graphIndex())
+            loadGraph(size_t(session.graphIndex));
+        if (!root_)
+            return;
+        partitionDoc_->restore(session.options, session.edits);
+        partitionPanel_->syncFromDocument();
+        const QJsonObject& view = session.view;
+        if (interactive_ && view.contains(QStringLiteral("state")))
+            restoreState(QByteArray::fromBase64(view.value(QStringLiteral("state")).toString().toLatin1()));
+        const QString selected = view.value(QStringLiteral("selected")).toString();
+        if (!selected.isEmpty())
+            whenLayoutReady([this, selected] { selectNodeByName(selected); });
+        log(tr("Opened session %1 (%n pin(s))", nullptr, int(session.edits.size())).arg(path));
+    });
     return true;
 }
 

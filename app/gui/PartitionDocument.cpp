@@ -2,6 +2,7 @@
 
 #include "cost/RuntimeEstimator.h"
 #include "io/FxWriter.h"
+#include "ops/DefaultRuleset.h"
 #include "partition/DecisionJson.h"
 
 #include <QFile>
@@ -24,15 +25,6 @@ std::string_view strategyName(Strategy s) {
 
 QString policyText(Policy p) {
     return QString::fromLatin1(policyName(p).data(), qsizetype(policyName(p).size()));
-}
-
-// The ruleset torch itself used for the graph: 1.x files carry torch_version in their attributes.
-QString rulesetFor(const Graph* graph) {
-    if (graph)
-        for (const auto& [key, value] : graph->attributes)
-            if (key == "torch_version" && value.rfind("1.", 0) == 0)
-                return QStringLiteral("torch-1.13");
-    return QStringLiteral("torch-2");
 }
 
 // The engine's options for the document's settings and the user's pins.
@@ -104,6 +96,7 @@ void PartitionDocument::setGraph(std::shared_ptr<const Graph> joint, QString pat
     result_.reset();
     previous_.reset();
     lastError_.clear();
+    errorPath_.clear();
     emit editsChanged();
 }
 
@@ -120,7 +113,9 @@ std::optional<std::vector<std::string>> PartitionDocument::torchSaved() const {
 }
 
 QString PartitionDocument::effectiveRuleset() const {
-    return options_.ruleset.isEmpty() ? rulesetFor(graph_.get()) : options_.ruleset;
+    if (!options_.ruleset.isEmpty())
+        return options_.ruleset;
+    return graph_ ? QString::fromStdString(defaultRulesetName(*graph_)) : QStringLiteral("torch-2");
 }
 
 void PartitionDocument::setOptions(const EngineOptions& options) {
@@ -192,6 +187,7 @@ void PartitionDocument::solve() {
     pool_.start([this, generation, graph, options, edits, rulesetName] {
         std::shared_ptr<const PartitionResult> out;
         QString error;
+        std::vector<std::string> errorNodes;
         Expected<Ruleset> rules = loadRuleset(rulesetName);
         if (!rules) {
             error = QString::fromStdString(rules.error().format());
@@ -204,6 +200,7 @@ void PartitionDocument::solve() {
                 if (d.loc.file.empty())
                     d.loc.file = graph->name;
                 error = QString::fromStdString(d.format());
+                errorNodes = std::move(d.nodes);
             } else {
                 auto r = std::make_shared<PartitionResult>();
                 const cost::FlopEstimator flops;
@@ -217,21 +214,30 @@ void PartitionDocument::solve() {
             }
         }
         QMetaObject::invokeMethod(
-            this, [this, generation, out, error] { onSolved(generation, out, error); }, Qt::QueuedConnection);
+            this,
+            [this, generation, out, error, errorNodes = std::move(errorNodes)] {
+                onSolved(generation, out, error, errorNodes);
+            },
+            Qt::QueuedConnection);
     });
 }
 
 void PartitionDocument::onSolved(quint64 generation, std::shared_ptr<const PartitionResult> result,
-                                 QString error) {
+                                 QString error, const std::vector<std::string>& errorNodes) {
     if (generation != generation_)
         return; // superseded or cancelled
     solving_ = false;
     if (!result) {
         lastError_ = error;
+        errorPath_.clear();
+        for (const std::string& name : errorNodes)
+            if (const auto id = graph_ ? graph_->find(name) : std::nullopt)
+                errorPath_.push_back(*id);
         emit failed(error);
         return;
     }
     lastError_.clear();
+    errorPath_.clear();
     if (result_)
         previous_ = result_;
     result_ = std::move(result);

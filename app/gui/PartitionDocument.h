@@ -87,6 +87,9 @@ public:
     std::shared_ptr<const PartitionResult> result() const { return result_; }
     std::shared_ptr<const PartitionResult> previous() const { return previous_; }
     QString lastError() const { return lastError_; }
+    // The nodes the last refusal named, in order (an infinite-capacity path), as ids of graph(); empty when
+    // the last solve succeeded or the error names no nodes.
+    const std::vector<NodeId>& errorPath() const { return errorPath_; }
 
     // The memory / recompute trade-off over `points` budgets, off the UI thread (paretoReady).
     void computePareto(int points = 41);
@@ -121,7 +124,8 @@ private:
     friend class BudgetCommand;
     void applyEdit(const std::string& node, std::optional<partition::Policy> policy);
     void applyBudget(double budget);
-    void onSolved(quint64 generation, std::shared_ptr<const PartitionResult> result, QString error);
+    void onSolved(quint64 generation, std::shared_ptr<const PartitionResult> result, QString error,
+                  const std::vector<std::string>& errorNodes);
 
     std::shared_ptr<const Graph> graph_;
     QString path_;
@@ -136,6 +140,7 @@ private:
     std::shared_ptr<const PartitionResult> result_;
     std::shared_ptr<const PartitionResult> previous_;
     QString lastError_;
+    std::vector<NodeId> errorPath_;
 };
 
 } // namespace jointscope::gui

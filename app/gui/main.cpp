@@ -1,5 +1,6 @@
 // jointscope [FILE]: the desktop graph inspector. With no FILE it opens the bundled example graph.
 #include "MainWindow.h"
+#include "ShardingDocument.h"
 #include "models/CliJob.h"
 #include "panels/RuntimePanel.h"
 
@@ -60,7 +61,11 @@ int main(int argc, char* argv[]) {
                                 QStringLiteral("Validate the partition once laid out."));
     profile.setFlags(QCommandLineOption::HiddenFromHelp);
     validate.setFlags(QCommandLineOption::HiddenFromHelp);
-    parser.addOptions({screenshot, enter, select, profile, validate});
+    // Scripted sharding: solve on MESH ("2x2", "2x2:dp,tp") once laid out; the screenshot waits for it.
+    QCommandLineOption shard(QStringLiteral("shard"),
+                             QStringLiteral("Solve the sharding on MESH[:NAMES] once laid out."),
+                             QStringLiteral("MESH"));
+    parser.addOptions({screenshot, enter, select, profile, validate, shard});
     parser.process(app);
 
     const bool shooting = parser.isSet(screenshot);
@@ -69,8 +74,12 @@ int main(int argc, char* argv[]) {
     const QString file =
         parser.positionalArguments().isEmpty() ? bundledExample() : parser.positionalArguments().first();
     bool ok = window.openFile(file);
-    for (const QString& name : parser.values(enter))
-        ok = window.enterSubgraph(name) && ok;
+    // The file is read on a worker: bodies are entered once its graph is shown.
+    window.whenDocumentLoaded([&window, &ok, bodies = parser.values(enter)](bool loaded) {
+        ok = ok && loaded;
+        for (const QString& name : bodies)
+            ok = window.enterSubgraph(name) && ok;
+    });
     if (parser.isSet(select)) {
         const QString name = parser.value(select);
         window.whenLayoutReady([&window, name] { window.selectNodeByName(name); });
@@ -89,16 +98,30 @@ int main(int argc, char* argv[]) {
             }
         });
     }
+    const bool sharding = parser.isSet(shard);
+    if (sharding) {
+        const QStringList mesh = parser.value(shard).split(QLatin1Char(':'));
+        window.whenLayoutReady([&window, mesh] {
+            if (!window.solveSharding(mesh.value(0), mesh.value(1)))
+                QCoreApplication::exit(1);
+        });
+    }
     if (shooting) {
         const QString out = parser.value(screenshot);
-        auto shoot = [&window, out, ok] {
+        auto shoot = [&window, out, &ok] {
             window.screenshotWhenReady(out,
-                                       [ok](bool saved) { QCoreApplication::exit(saved && ok ? 0 : 1); });
+                                       [&ok](bool saved) { QCoreApplication::exit(saved && ok ? 0 : 1); });
         };
         if (running)
             QObject::connect(panel->job(), &jointscope::views::CliJob::finished, &window, shoot,
                              Qt::QueuedConnection);
-        else
+        else if (sharding) {
+            jointscope::gui::ShardingDocument* doc = window.shardingDocument();
+            QObject::connect(doc, &jointscope::gui::ShardingDocument::finished, &window, shoot,
+                             Qt::QueuedConnection);
+            QObject::connect(doc, &jointscope::gui::ShardingDocument::failed, &window, shoot,
+                             Qt::QueuedConnection);
+        } else
             shoot();
         // A stuck layout must not hang scripted runs.
         QTimer::singleShot(120000, &app, [] { QCoreApplication::exit(2); });

@@ -610,8 +610,14 @@ std::string describe(const Node& n) {
 Diagnostic MinCutSolver::explainInfinitePath(const std::vector<uint32_t>& path) const {
     std::string chain;
     uint32_t firstLine = 0;
+    std::vector<std::string> names;
     for (size_t i = 0; i + 1 < path.size(); ++i) {
         const uint32_t u = path[i], v = path[i + 1];
+        // x_in and x_out of one node are one step on the user's path.
+        for (const uint32_t vertex : {u, v})
+            if (vertex != source_ && vertex != sink_ &&
+                (names.empty() || names.back() != node(vertex / 2).name))
+                names.push_back(node(vertex / 2).name);
         std::string step;
         if (u == source_) {
             const NodeId id = v / 2;
@@ -638,11 +644,13 @@ Diagnostic MinCutSolver::explainInfinitePath(const std::vector<uint32_t>& path) 
             chain += "\n  -> ";
         chain += step;
     }
-    return makeError(
-        {"", firstLine, 0},
-        "no finite cut: these decisions contradict each other (a value that may not be recomputed "
-        "feeds one that must be, through nodes that cannot be saved):\n  " +
-            chain);
+    Diagnostic d =
+        makeError({"", firstLine, 0},
+                  "no finite cut: these decisions contradict each other (a value that may not be recomputed "
+                  "feeds one that must be, through nodes that cannot be saved):\n  " +
+                      chain);
+    d.nodes = std::move(names);
+    return d;
 }
 
 Expected<MinCutResult> MinCutSolver::run() {

@@ -1,5 +1,8 @@
 #include "sharding/Solver.h"
 
+#include "sharding/Clusters.h"
+#include "sharding/PairLp.h"
+
 #include <nlohmann/json.hpp>
 
 #include <algorithm>
@@ -9,11 +12,8 @@
 #include <cstdlib>
 #include <map>
 #include <set>
+#include <tuple>
 #include <unordered_map>
-
-#ifdef JOINTSCOPE_HAVE_CBC
-#include <Cbc_C_Interface.h>
-#endif
 
 namespace jointscope::sharding {
 
@@ -68,71 +68,93 @@ private:
 }
 
 #ifdef JOINTSCOPE_HAVE_CBC
-// Collects the problem and loads it in one call: adding CBC columns one at a time is quadratic.
-class LpBuilder {
-public:
-    void addCol(double lb, double ub, double obj, char integer, int, const int*, const double*) {
-        lb_.push_back(lb);
-        ub_.push_back(ub);
-        obj_.push_back(obj);
-        integer_.push_back(integer);
-    }
-    void addRow(int nz, const int* cols, const double* coefs, char sense, double rhs) {
-        const int row = static_cast<int>(rowLb_.size());
-        rowLb_.push_back(sense == 'L' ? -COIN_DBL_MAX_ : rhs);
-        rowUb_.push_back(sense == 'G' ? COIN_DBL_MAX_ : rhs);
-        for (int i = 0; i < nz; ++i)
-            entries_.push_back({cols[i], row, coefs[i]});
-    }
-    Cbc_Model* build() {
-        std::sort(entries_.begin(), entries_.end(), [](const Entry& a, const Entry& b) {
-            return a.col != b.col ? a.col < b.col : a.row < b.row;
-        });
-        const int n = static_cast<int>(obj_.size());
-        std::vector<CoinBigIndex> start(n + 1, 0);
-        std::vector<int> index;
-        std::vector<double> value;
-        index.reserve(entries_.size());
-        value.reserve(entries_.size());
-        for (const Entry& e : entries_) {
-            ++start[e.col + 1];
-            index.push_back(e.row);
-            value.push_back(e.value);
-        }
-        for (int i = 0; i < n; ++i)
-            start[i + 1] += start[i];
-        Cbc_Model* model = Cbc_newModel();
-        Cbc_loadProblem(model, n, static_cast<int>(rowLb_.size()), start.data(), index.data(), value.data(),
-                        lb_.data(), ub_.data(), obj_.data(), rowLb_.data(), rowUb_.data());
-        for (int i = 0; i < n; ++i)
-            if (integer_[i])
-                Cbc_setInteger(model, i);
-        return model;
-    }
+// A class's option columns by placement text.
+using PlacementGroups = std::map<std::string, std::vector<int>>;
 
-private:
-    static constexpr double COIN_DBL_MAX_ = 1e300;
-    struct Entry {
-        int col, row;
-        double value;
-    };
-    std::vector<double> lb_, ub_, obj_, rowLb_, rowUb_;
-    std::vector<char> integer_;
-    std::vector<Entry> entries_;
-};
-#endif
-
-// Placement pairs an edge may use. Small edges keep every pair; large ones keep the pairs that change at
-// most one mesh dimension, plus everything to and from all-replicated, so that any two strategies stay
-// connected (through R) and the replicated plan stays feasible.
-[[maybe_unused]] bool keepPair(const Placements& q, const Placements& p, size_t pairs) {
-    if (pairs <= 64 || q == p || allReplicate(q) || allReplicate(p))
-        return true;
-    size_t differ = 0;
-    for (size_t i = 0; i < q.size() && i < p.size(); ++i)
-        differ += !(q[i] == p[i]);
-    return differ <= 1;
+// Σ x over a's options with placement k == Σ x over b's with k, for every k either side offers.
+void addEquality(PairLp& lp, const PlacementGroups& a, const PlacementGroups& b) {
+    std::set<std::string> keys;
+    for (const auto& kv : a)
+        keys.insert(kv.first);
+    for (const auto& kv : b)
+        keys.insert(kv.first);
+    for (const std::string& k : keys) {
+        std::vector<int> idx;
+        std::vector<double> coef;
+        if (auto it = a.find(k); it != a.end())
+            for (int c : it->second)
+                idx.push_back(c), coef.push_back(1.0);
+        if (auto it = b.find(k); it != b.end())
+            for (int c : it->second)
+                idx.push_back(c), coef.push_back(-1.0);
+        lp.addRow(idx, coef, 'E', 0.0);
+    }
 }
+
+// One row per placement of a side of an edge: the pair columns that use it (added later) sum to the side's
+// option columns with that placement.
+std::vector<int> marginalRows(PairLp& lp, const PlacementGroups& groups) {
+    std::vector<int> rows;
+    for (const auto& [key, cols] : groups)
+        rows.push_back(lp.addRow(cols, std::vector<double>(cols.size(), -1.0), 'E', 0.0));
+    return rows;
+}
+
+// One binary column per option of each class (its compute cost times the class's copies), -1 for options a
+// pin forbids, and the row that picks exactly one.
+std::vector<std::vector<int>> strategyColumns(const Graph& graph, const ShardingProblem& problem,
+                                              const NodeClasses& classes,
+                                              const std::vector<std::string>& pinKey,
+                                              const cost::RooflineModel& model, PairLp& lp) {
+    std::vector<std::vector<int>> x(classes.size());
+    for (size_t c = 0; c < classes.size(); ++c) {
+        const NodeId rep = classes.members[c][0];
+        const NodeStrategies& ns = problem.nodes[rep];
+        const double copies = static_cast<double>(classes.members[c].size());
+        std::vector<int> chosen;
+        for (const Strategy& s : ns.options) {
+            const bool allowed =
+                pinKey[rep].empty() || (!s.outputs.empty() && toString(s.outputs[0]) == pinKey[rep]);
+            x[c].push_back(allowed ? lp.addBinary(copies * computeUs(graph, rep, ns, s, problem.mesh, model))
+                                   : -1);
+            if (allowed)
+                chosen.push_back(x[c].back());
+        }
+        lp.addRow(chosen, std::vector<double>(chosen.size(), 1.0), 'E', 1.0);
+    }
+    return x;
+}
+
+// Edges between option-carrying nodes, one per (producer class, element, consumer class, input position):
+// the copies of an edge in identical layers share their pair columns.
+struct EdgeClass {
+    NodeId consumer; // a representative edge: this consumer's input `input`
+    size_t input;
+    double copies;
+};
+
+std::vector<EdgeClass> edgeClasses(const ShardingProblem& problem, const NodeClasses& classes) {
+    std::vector<EdgeClass> result;
+    std::map<std::tuple<int32_t, int32_t, int32_t, size_t>, size_t> index;
+    for (NodeId v = 0; v < problem.nodes.size(); ++v) {
+        const NodeStrategies& ns = problem.nodes[v];
+        if (ns.options.empty())
+            continue;
+        for (size_t k = 0; k < ns.inputs.size(); ++k) {
+            const NodeId u = ns.inputs[k];
+            if (!hasOptions(problem, u))
+                continue;
+            auto [it, fresh] =
+                index.emplace(std::make_tuple(classes.classOf[u], ns.inputElement[k], classes.classOf[v], k),
+                              result.size());
+            if (fresh)
+                result.push_back({v, k, 0.0});
+            result[it->second].copies += 1;
+        }
+    }
+    return result;
+}
+#endif
 
 std::string fmt(double us) {
     char buf[32];
@@ -300,117 +322,83 @@ Expected<Plan> solvePlacement(const Graph& graph, const ShardingProblem& problem
         }
     }
 
-    LpBuilder lpb;
-    int cols = 0;
-    std::vector<std::vector<int>> x(n);
+    // Pinned nodes keep only the options that produce their pin.
+    std::vector<std::string> pinKey(n);
+    for (const Pin& p : pins)
+        pinKey[*graph.find(p.node)] = toString(p.placement);
+    const NodeClasses classes = options.clusterRounds > 0
+                                    ? clusterRepeatedNodes(graph, problem, pinKey, options.clusterRounds)
+                                    : singletonClasses(problem);
+    PairLp lp;
     EdgeCosts edges(graph, mesh);
-    for (NodeId id = 0; id < n; ++id) {
-        const NodeStrategies& ns = problem.nodes[id];
-        const std::optional<Placements> pin = pinOf(pins, graph.node(id));
-        for (const Strategy& s : ns.options) {
-            const double c = computeUs(graph, id, ns, s, mesh, model);
-            const bool allowed = !pin || (!s.outputs.empty() && s.outputs[0] == *pin);
-            lpb.addCol(0.0, allowed ? 1.0 : 0.0, c, 1, 0, nullptr, nullptr);
-            x[id].push_back(cols++);
-        }
-        if (!x[id].empty()) {
-            std::vector<double> ones(x[id].size(), 1.0);
-            lpb.addRow(static_cast<int>(x[id].size()), x[id].data(), ones.data(), 'E', 1.0);
-        }
-    }
-    // Groups of a node's options by a placement: sum of x over options with that key.
-    auto addEquality = [&](const std::map<std::string, std::vector<int>>& a,
-                           const std::map<std::string, std::vector<int>>& b) {
-        std::set<std::string> keys;
-        for (const auto& kv : a)
-            keys.insert(kv.first);
-        for (const auto& kv : b)
-            keys.insert(kv.first);
-        for (const std::string& k : keys) {
-            std::vector<int> idx;
-            std::vector<double> coef;
-            if (auto it = a.find(k); it != a.end())
-                for (int c : it->second)
-                    idx.push_back(c), coef.push_back(1.0);
-            if (auto it = b.find(k); it != b.end())
-                for (int c : it->second)
-                    idx.push_back(c), coef.push_back(-1.0);
-            lpb.addRow(static_cast<int>(idx.size()), idx.data(), coef.data(), 'E', 0.0);
-        }
-    };
-    auto byOutput = [&](NodeId id, int32_t element) {
-        std::map<std::string, std::vector<int>> groups;
-        for (size_t t = 0; t < problem.nodes[id].options.size(); ++t)
-            groups[toString(producedPlacement(problem, id, element, static_cast<int32_t>(t)))].push_back(
-                x[id][t]);
+    const std::vector<std::vector<int>> x = strategyColumns(graph, problem, classes, pinKey, model, lp);
+    // A class's columns grouped by a placement: the produced one (element `element`) or the one its input
+    // `input` needs.
+    auto byOutput = [&](int32_t c, int32_t element) {
+        PlacementGroups groups;
+        const NodeId rep = classes.members[c][0];
+        for (size_t t = 0; t < x[c].size(); ++t)
+            if (x[c][t] >= 0)
+                groups[toString(producedPlacement(problem, rep, element, static_cast<int32_t>(t)))].push_back(
+                    x[c][t]);
         return groups;
     };
-    for (NodeId v = 0; v < n; ++v) {
-        const NodeStrategies& ns = problem.nodes[v];
-        if (ns.options.empty())
+    auto byInput = [&](int32_t c, size_t input) {
+        PlacementGroups groups;
+        const NodeStrategies& ns = problem.nodes[classes.members[c][0]];
+        for (size_t t = 0; t < x[c].size(); ++t)
+            if (x[c][t] >= 0)
+                groups[toString(ns.options[t].inputs[input])].push_back(x[c][t]);
+        return groups;
+    };
+    for (const EdgeClass& e : edgeClasses(problem, classes)) {
+        const NodeStrategies& ns = problem.nodes[e.consumer];
+        const NodeId u = ns.inputs[e.input];
+        const int32_t element = ns.inputElement[e.input];
+        const PlacementGroups producer = byOutput(classes.classOf[u], element);
+        const PlacementGroups consumer = byInput(classes.classOf[e.consumer], e.input);
+        if (ns.kind == RuleKind::GetItem) {
+            addEquality(lp, producer, consumer);
             continue;
-        for (size_t k = 0; k < ns.inputs.size(); ++k) {
-            const NodeId u = ns.inputs[k];
-            if (!hasOptions(problem, u))
-                continue;
-            std::map<std::string, std::vector<int>> consumer;
-            std::map<std::string, Placements> consumerPl;
-            for (size_t s = 0; s < ns.options.size(); ++s) {
-                const Placements& p = ns.options[s].inputs[k];
-                consumer[toString(p)].push_back(x[v][s]);
-                consumerPl.emplace(toString(p), p);
+        }
+        auto cost = [&](const std::string& q, const std::string& p) {
+            return e.copies * edges.us(u, element, *parsePlacements(q), *parsePlacements(p));
+        };
+        // One side fixed: the edge's cost is a function of the other side's choice alone.
+        if (producer.size() == 1 || consumer.size() == 1) {
+            const bool fixedProducer = producer.size() == 1;
+            const std::string& fixed = (fixedProducer ? producer : consumer).begin()->first;
+            for (const auto& [key, cols] : fixedProducer ? consumer : producer) {
+                const double c = fixedProducer ? cost(fixed, key) : cost(key, fixed);
+                for (int col : cols)
+                    lp.addCost(col, c);
             }
-            const std::map<std::string, std::vector<int>> producer = byOutput(u, ns.inputElement[k]);
-            if (ns.kind == RuleKind::GetItem) {
-                addEquality(producer, consumer);
-                continue;
-            }
-            // Transportation between the producer's and the consumer's placements: e[q][p] is 1 on the pair
-            // the solution uses; with x integral, e needs no integrality of its own.
-            std::map<std::string, std::vector<std::pair<int, double>>> rowQ, rowP;
-            for (const auto& [qk, qcols] : producer) {
-                const Placements q = *parsePlacements(qk);
-                for (const auto& [pk, pcols] : consumer) {
-                    if (!keepPair(q, consumerPl[pk], producer.size() * consumer.size()))
-                        continue;
-                    const double c = edges.us(u, ns.inputElement[k], q, consumerPl[pk]);
-                    lpb.addCol(0.0, 1.0, c, 0, 0, nullptr, nullptr);
-                    rowQ[qk].push_back({cols, 1.0});
-                    rowP[pk].push_back({cols, 1.0});
-                    ++cols;
-                }
-            }
-            auto emit = [&](std::map<std::string, std::vector<std::pair<int, double>>>& rows,
-                            const std::map<std::string, std::vector<int>>& groups) {
-                for (auto& [key, entries] : rows) {
-                    std::vector<int> idx;
-                    std::vector<double> coef;
-                    for (auto& [c, w] : entries)
-                        idx.push_back(c), coef.push_back(w);
-                    for (int c : groups.at(key))
-                        idx.push_back(c), coef.push_back(-1.0);
-                    lpb.addRow(static_cast<int>(idx.size()), idx.data(), coef.data(), 'E', 0.0);
-                }
-            };
-            emit(rowQ, producer);
-            emit(rowP, consumer);
+            continue;
+        }
+        // Transportation between the producer's and the consumer's placements: pair (q, p) is 1 on the pair
+        // the solution uses, and its marginals are the two sides' choices; with x integral, pairs need no
+        // integrality of their own.
+        const std::vector<int> rowQ = marginalRows(lp, producer), rowP = marginalRows(lp, consumer);
+        size_t qi = 0;
+        for (const auto& [qk, qcols] : producer) {
+            size_t pi = 0;
+            for (const auto& [pk, pcols] : consumer)
+                lp.addPair(cost(qk, pk), rowQ[qi], rowP[pi++]);
+            ++qi;
         }
     }
     const JointRoles roles = jointRoles(graph);
     if (options.forwardBackwardConsistency) {
-        for (const auto& [a, b] : roles.paramGrad)
-            if (hasOptions(problem, a) && hasOptions(problem, b))
-                addEquality(byOutput(a, 0), byOutput(b, 0));
-        for (const auto& [a, b] : roles.inputGrad)
-            if (hasOptions(problem, a) && hasOptions(problem, b))
-                addEquality(byOutput(a, 0), byOutput(b, 0));
-        for (const auto& [a, b] : roles.outputTangent)
-            if (hasOptions(problem, a) && hasOptions(problem, b))
-                addEquality(byOutput(a, 0), byOutput(b, 0));
+        std::set<std::pair<int32_t, int32_t>> equal;
+        for (const auto* list : {&roles.paramGrad, &roles.inputGrad, &roles.outputTangent})
+            for (const auto& [a, b] : *list)
+                if (hasOptions(problem, a) && hasOptions(problem, b))
+                    equal.insert({classes.classOf[a], classes.classOf[b]});
+        for (const auto& [a, b] : equal)
+            addEquality(lp, byOutput(a, 0), byOutput(b, 0));
     }
     if (options.paramMemoryLow > 0 || options.paramMemoryHigh < 1) {
-        std::vector<int> idx;
-        std::vector<double> coef;
+        std::map<int, double> bytesOf; // column -> local bytes of every parameter it stands for
         double total = 0;
         for (const auto& [param, grad] : roles.paramGrad) {
             const TensorMeta* t = graph.node(param).tensor();
@@ -418,73 +406,49 @@ Expected<Plan> solvePlacement(const Graph& graph, const ShardingProblem& problem
                 continue;
             const double bytes = static_cast<double>(cost::numel(*t)) * itemSize(t->dtype);
             total += bytes;
-            for (size_t s = 0; s < problem.nodes[param].options.size(); ++s) {
+            const int32_t c = classes.classOf[param];
+            for (size_t s = 0; s < x[c].size(); ++s) {
+                if (x[c][s] < 0)
+                    continue;
                 const Placements& p = problem.nodes[param].options[s].outputs[0];
                 double frac = 1;
                 for (size_t i = 0; i < p.size(); ++i)
                     if (p[i].isShard())
                         frac /= static_cast<double>(mesh.shape[i]);
-                idx.push_back(x[param][s]);
-                coef.push_back(bytes * frac);
+                bytesOf[x[c][s]] += bytes * frac;
             }
         }
-        if (!idx.empty()) {
-            lpb.addRow(static_cast<int>(idx.size()), idx.data(), coef.data(), 'L',
-                       options.paramMemoryHigh * total);
-            lpb.addRow(static_cast<int>(idx.size()), idx.data(), coef.data(), 'G',
-                       options.paramMemoryLow * total);
+        if (!bytesOf.empty()) {
+            std::vector<int> idx;
+            std::vector<double> coef;
+            for (const auto& [col, b] : bytesOf)
+                idx.push_back(col), coef.push_back(b);
+            lp.addRow(idx, coef, 'L', options.paramMemoryHigh * total);
+            lp.addRow(idx, coef, 'G', options.paramMemoryLow * total);
         }
     }
-    Cbc_Model* lp = lpb.build();
     const bool debug = std::getenv("JOINTSCOPE_SHARD_DEBUG") != nullptr;
     if (debug)
-        std::fprintf(stderr, "sharding ILP: %d columns, %d rows\n", Cbc_getNumCols(lp), Cbc_getNumRows(lp));
-    Cbc_setLogLevel(lp, debug ? 1 : 0);
-    if (!debug) {
-        Cbc_setParameter(lp, "log", "0");
-        Cbc_setParameter(lp, "slog", "0");
-    }
-    Cbc_setMaximumSeconds(lp, options.timeLimitSeconds);
-    // The root LP of this formulation is nearly always integral already: presolve, preprocessing, cuts and
-    // heuristics cost more than they save (LLaMA block on 8x8: 8.7 s CPU with them, 2.3 s without).
-    Cbc_setParameter(lp, "presolve", "off");
-    Cbc_setParameter(lp, "preprocess", "off");
-    Cbc_setParameter(lp, "cuts", "off");
-    Cbc_setParameter(lp, "heuristicsOnOff", "off");
-    if (const char* extra = std::getenv("JOINTSCOPE_SHARD_CBC")) { // name=value,... for tuning experiments
-        std::string all = extra;
-        size_t start = 0;
-        while (start < all.size()) {
-            size_t end = all.find(',', start);
-            if (end == std::string::npos)
-                end = all.size();
-            const std::string item = all.substr(start, end - start);
-            const size_t eq = item.find('=');
-            if (eq != std::string::npos)
-                Cbc_setParameter(lp, item.substr(0, eq).c_str(), item.substr(eq + 1).c_str());
-            start = end + 1;
-        }
-    }
-    Cbc_solve(lp);
-    Plan plan;
-    plan.optimal = Cbc_isProvenOptimal(lp) != 0;
-    const bool infeasible = Cbc_isProvenInfeasible(lp) != 0;
-    const double* sol = Cbc_getColSolution(lp);
-    if (infeasible || !sol || Cbc_getObjValue(lp) >= 1e50) {
-        Cbc_deleteModel(lp);
+        std::fprintf(stderr, "sharding ILP: %zu classes of nodes\n", classes.size());
+    const PairLp::Result solved = lp.solve(options.timeLimitSeconds, debug);
+    if (!solved.feasible)
         return makeError({}, std::string("the placement ILP has no solution") +
                                  (options.paramMemoryLow > 0 || options.paramMemoryHigh < 1
                                       ? " (check --param-memory against the pins)"
                                       : " (pins and forward/backward consistency conflict)"));
-    }
+    Plan plan;
+    plan.optimal = solved.optimal;
+    plan.groups = classes.size();
     plan.choice.assign(n, -1);
-    for (NodeId id = 0; id < n; ++id) {
+    for (size_t c = 0; c < classes.size(); ++c) {
         double best = -1;
-        for (size_t s = 0; s < x[id].size(); ++s)
-            if (sol[x[id][s]] > best)
-                best = sol[x[id][s]], plan.choice[id] = static_cast<int32_t>(s);
+        int32_t chosen = -1;
+        for (size_t s = 0; s < x[c].size(); ++s)
+            if (x[c][s] >= 0 && solved.binary[x[c][s]] > best)
+                best = solved.binary[x[c][s]], chosen = static_cast<int32_t>(s);
+        for (NodeId id : classes.members[c])
+            plan.choice[id] = chosen;
     }
-    Cbc_deleteModel(lp);
     plan.cost = evaluatePlan(graph, problem, plan.choice, model);
     return plan;
 #endif

@@ -28,6 +28,9 @@ struct SolveOptions {
     double paramMemoryLow = 0.0;
     double paramMemoryHigh = 1.0;
     bool forwardBackwardConsistency = true;
+    // Nodes in identical copies of a layer share their variables when their surroundings agree this many
+    // edges away (see Clusters.h); 0 gives every node its own. More rounds: a finer grouping, a larger ILP.
+    int clusterRounds = 3;
     double timeLimitSeconds = 60;
 };
 
@@ -41,6 +44,7 @@ struct Plan {
     std::vector<int32_t> choice; // option index per node; -1 for sinks
     PlanCost cost;
     bool optimal = false;
+    size_t groups = 0; // node groups sharing variables (the node count when nothing is clustered)
 };
 
 // Every pin the graph itself carries: local_map nodes whose meta records out placements.

@@ -5,6 +5,7 @@
 #include <string>
 #include <utility>
 #include <variant>
+#include <vector>
 
 namespace jointscope {
 
@@ -20,6 +21,9 @@ struct Diagnostic {
     Severity severity = Severity::Error;
     SourceLocation loc;
     std::string message;
+    // Names of the graph nodes the message is about, in its order (the partitioner's infinite-capacity
+    // path), for tools that point at them. Names, not ids: the engine runs on a cleaned-up graph copy.
+    std::vector<std::string> nodes = {};
 
     // "file:line:col: error: message" (gcc style, so editors can jump to it).
     std::string format() const;

@@ -38,6 +38,10 @@ EdgeItem::EdgeItem(const layout::EdgeRoute& route) : from_(route.from), to_(rout
         const QPointF normal(-dir.y(), dir.x());
         arrow_ << tip << tip - dir * 7 + normal * 3.5 << tip - dir * 7 - normal * 3.5;
     }
+    // QGraphicsPathItem bounds a pen with width by stroking shape(): a stroker pass over every curve, the
+    // largest cost of putting a thousand edges on the canvas. The control points bound the curve; the margin
+    // covers the widest pen and the hit band of shape().
+    bounds_ = path.controlPointRect().united(arrow_.boundingRect()).adjusted(-4, -4, 4, 4);
     setPen(QPen(kEdgeColor, 1.2));
     setZValue(0);
     setFlag(ItemIsSelectable, false);
@@ -73,13 +77,16 @@ QString EdgeItem::tensorToolTip(const Node& producer, const Node& consumer) {
 }
 
 QPainterPath EdgeItem::shape() const {
-    QPainterPathStroker stroker;
-    stroker.setWidth(6);
-    return stroker.createStroke(path());
+    if (shape_.isEmpty() && !path().isEmpty()) {
+        QPainterPathStroker stroker;
+        stroker.setWidth(6);
+        shape_ = stroker.createStroke(path());
+    }
+    return shape_;
 }
 
 QRectF EdgeItem::boundingRect() const {
-    return QGraphicsPathItem::boundingRect().united(arrow_.boundingRect()).adjusted(-2, -2, 2, 2);
+    return bounds_;
 }
 
 void EdgeItem::paint(QPainter* painter, const QStyleOptionGraphicsItem*, QWidget*) {

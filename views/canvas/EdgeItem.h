@@ -34,6 +34,8 @@ private:
     NodeId from_;
     NodeId to_;
     QPolygonF arrow_;
+    QRectF bounds_;              // fixed: the route never changes
+    mutable QPainterPath shape_; // stroked on the first hit test
     bool emphasis_ = false;
     bool cut_ = false;
 };

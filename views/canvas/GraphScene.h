@@ -1,6 +1,7 @@
 // Scene of one graph: node boxes and edges placed by a LayoutResult.
 #pragma once
 
+#include "canvas/HeatScale.h"
 #include "canvas/PartitionOverlay.h"
 #include "graph/Graph.h"
 #include "layout/GraphLayout.h"
@@ -45,14 +46,15 @@ public:
     void setPartitionOverlay(std::shared_ptr<const PartitionOverlay> overlay);
     // Runtime overlays (GraphSceneRuntime.cpp) of the graph shown when they were set: kept across relayouts
     // and shown again when that graph comes back (a HOP body was visited); the owner clears them when the
-    // graph goes. setHeat: per NodeId measured time (negative: none), nodes filled by their share of the
-    // largest; empty clears.
+    // graph goes. setHeat: per NodeId measured time (negative: none), nodes filled by their place on the
+    // log scale between the fastest and the slowest op; empty clears.
     void setHeat(const std::vector<double>& timesUs);
     const std::vector<double>& heat() const { return heat_; }
+    const HeatScale& heatScale() const { return heatScale_; }
     void setMismatches(const std::vector<NodeId>& ids); // outputs that differ get a marker
     const std::vector<NodeId>& mismatches() const { return mismatches_; }
     const Graph* runtimeOverlayGraph() const { return overlayGraph_; }
-    static QColor heatColor(double fraction); // fraction of the largest time, in [0, 1]
+    static QColor heatColor(double fraction); // HeatScale::fraction, in [0, 1]
 
     // Renders the whole scene at `scale` on white (screenshots, tests).
     QImage renderImage(double scale) const;
@@ -79,7 +81,7 @@ private:
     std::shared_ptr<const layout::CollapsedView> view_;
     std::shared_ptr<const PartitionOverlay> partition_;
     std::vector<double> heat_;
-    double maxHeat_ = 0;
+    HeatScale heatScale_;
     std::vector<NodeId> mismatches_;
     const Graph* overlayGraph_ = nullptr; // compared, never dereferenced
 };

@@ -81,7 +81,20 @@ void GraphScene::applyCollapsedLayout(const layout::LayoutResult& result) {
         addItem(box);
         growFrames(group.parent, rect);
     }
-    for (int32_t g : view->frames) {
+    // The layout kept each frame's members together (a Graphviz cluster, a layered block): its box holds
+    // them and no other box. Without one (dot failed on the clusters), frames are drawn around the members.
+    const bool clustered = result.clusters.size() == view->frames.size();
+    for (size_t f = 0; f < view->frames.size(); ++f) {
+        const int32_t g = view->frames[f];
+        if (clustered) {
+            const auto& c = result.clusters[f];
+            if (c.width > 0 && c.height > 0) {
+                addItem(new GroupFrameItem(g, QString::fromStdString(tree.groups[size_t(g)].label),
+                                           QRectF(c.x - c.width / 2, c.y - c.height / 2, c.width, c.height),
+                                           underBackward(tree, g), int(tree.groups[size_t(g)].depth)));
+                continue;
+            }
+        }
         const QRectF rect = frameRects[size_t(g)];
         if (rect.isNull())
             continue;

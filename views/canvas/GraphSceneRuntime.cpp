@@ -39,9 +39,7 @@ QColor GraphScene::heatColor(double fraction) {
 void GraphScene::setHeat(const std::vector<double>& timesUs) {
     heat_ = timesUs;
     overlayGraph_ = graph_;
-    maxHeat_ = 0;
-    for (double t : heat_)
-        maxHeat_ = std::max(maxHeat_, t);
+    heatScale_ = HeatScale::of(heat_);
     for (NodeItem* item : nodes_)
         if (item)
             applyRuntimeOverlays(item);
@@ -64,7 +62,7 @@ void GraphScene::applyRuntimeOverlays(NodeItem* item) const {
         // Nodes that were not run (views, getitem, placeholders) fade out so the timed ones carry the
         // picture.
         const double t = id < heat_.size() ? heat_[id] : -1.0;
-        heat = t >= 0 && maxHeat_ > 0 ? heatColor(t / maxHeat_) : QColor(0xf1, 0xf5, 0xf9);
+        heat = t >= 0 && heatScale_.valid() ? heatColor(heatScale_.fraction(t)) : QColor(0xf1, 0xf5, 0xf9);
     }
     item->setHeatColor(heat);
     item->setMismatch(shown && std::binary_search(mismatches_.begin(), mismatches_.end(), id));

@@ -37,8 +37,8 @@ void drawReadableText(QPainter* painter, const QRectF& rect, const QString& text
 }
 
 GroupItem::GroupItem(int32_t group, QString title, QString subtitle, QSizeF size, bool backward)
-    : group_(group), title_(std::move(title)), subtitle_(std::move(subtitle)), size_(size),
-      backward_(backward) {
+    : group_(group), title_(std::move(title)), subtitle_(std::move(subtitle)), titleLabel_(title_),
+      subtitleLabel_(subtitle_), size_(size), backward_(backward) {
     setZValue(1);
     setToolTip(QStringLiteral("<b>%1</b><br>%2<br><i>double-click to expand</i>")
                    .arg(title_.toHtmlEscaped(), subtitle_));
@@ -68,14 +68,15 @@ void GroupItem::paint(QPainter* painter, const QStyleOptionGraphicsItem*, QWidge
         return; // a few pixels tall (the minimap): text would be unreadable and slow to draw
     if (lod < 0.45) {
         // Zoomed out: only the title, as large as the box allows.
-        drawReadableText(painter, text, title_, Qt::AlignCenter, lod, 9, true);
+        titleLabel_.drawReadable(painter, text, Qt::AlignCenter, lod, 9, true);
         return;
     }
-    drawReadableText(painter, QRectF(text.left(), text.top(), text.width(), text.height() / 2), title_,
-                     Qt::AlignHCenter | Qt::AlignBottom, 1, 9, true);
+    titleLabel_.drawReadable(painter, QRectF(text.left(), text.top(), text.width(), text.height() / 2),
+                             Qt::AlignHCenter | Qt::AlignBottom, 1, 9, true);
     painter->setPen(QColor(0x4b, 0x55, 0x63));
-    drawReadableText(painter, QRectF(text.left(), text.center().y() + 2, text.width(), text.height() / 2),
-                     subtitle_, Qt::AlignHCenter | Qt::AlignTop, 1, 8, false);
+    subtitleLabel_.drawReadable(painter,
+                                QRectF(text.left(), text.center().y() + 2, text.width(), text.height() / 2),
+                                Qt::AlignHCenter | Qt::AlignTop, 1, 8, false);
 }
 
 GroupFrameItem::GroupFrameItem(int32_t group, QString title, QRectF rect, bool backward, int depth)

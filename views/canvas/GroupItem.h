@@ -3,6 +3,8 @@
 // (GraphScene::groupActivated).
 #pragma once
 
+#include "canvas/CachedLabel.h"
+
 #include <QGraphicsItem>
 #include <QString>
 
@@ -25,6 +27,8 @@ private:
     int32_t group_;
     QString title_;
     QString subtitle_;
+    CachedLabel titleLabel_;
+    CachedLabel subtitleLabel_;
     QSizeF size_;
     bool backward_;
 };

@@ -1,7 +1,11 @@
 // Colour key of the measured-time heat map, floating in the bottom-left corner of the canvas.
 #pragma once
 
+#include "canvas/HeatScale.h"
+
 #include <QWidget>
+
+#include <vector>
 
 namespace jointscope::views {
 
@@ -10,8 +14,13 @@ class HeatLegend : public QWidget {
 public:
     explicit HeatLegend(QWidget* canvas);
 
-    // The slowest op's time and the Σ of all timed ops, both in µs.
-    void setRange(double maxUs, double sumUs, const QString& device);
+    // The scene's colour scale and the Σ of all timed ops in µs.
+    void setScale(const HeatScale& scale, double sumUs, const QString& device);
+    // A line under the scale (empty: the default, "log scale · grey: not run").
+    void setNote(const QString& note);
+    QString note() const { return note_; }
+    // The times written under the bar, left to right: both ends and the round times between them that fit.
+    QStringList tickLabels() const;
     QSize sizeHint() const override;
 
 protected:
@@ -20,10 +29,19 @@ protected:
 
 private:
     void place();
+    struct Tick {
+        double x;
+        QString text;
+        bool end; // the fastest or slowest op: no tick mark, the label aligned to the bar's end
+    };
+    std::vector<Tick> layoutTicks(const QRectF& bar, const QFontMetrics& metrics) const;
+    QRectF barRect(const QFontMetrics& metrics) const;
+    QFont legendFont() const;
 
-    double maxUs_ = 0;
+    HeatScale scale_;
     double sumUs_ = 0;
     QString device_;
+    QString note_;
 };
 
 } // namespace jointscope::views

@@ -7,8 +7,8 @@
 namespace jointscope::views {
 
 NodeItem::NodeItem(NodeId id, NodeRole role, QString title, QString subtitle, QSizeF size, bool hasBody)
-    : id_(id), role_(role), title_(std::move(title)), subtitle_(std::move(subtitle)), size_(size),
-      hasBody_(hasBody) {
+    : id_(id), role_(role), title_(std::move(title)), subtitle_(std::move(subtitle)), titleLabel_(title_),
+      subtitleLabel_(subtitle_), size_(size), hasBody_(hasBody) {
     setFlag(ItemIsSelectable);
     setAcceptHoverEvents(false);
     setZValue(1);
@@ -114,17 +114,11 @@ void NodeItem::paint(QPainter* painter, const QStyleOptionGraphicsItem* option, 
 
     const QRectF text = box().adjusted(6, 3, -6, -3);
     painter->setPen(darkFill ? QColor(Qt::white) : QColor(0x11, 0x18, 0x27));
-    painter->setFont(titleFont());
-    const QFontMetricsF titleMetrics(titleFont());
     const QRectF top(text.left(), text.top(), text.width(), text.height() / 2);
-    painter->drawText(top, Qt::AlignHCenter | Qt::AlignBottom,
-                      titleMetrics.elidedText(title_, Qt::ElideMiddle, text.width()));
+    titleLabel_.draw(painter, top, Qt::AlignHCenter | Qt::AlignBottom, titleFont(), Qt::ElideMiddle);
     painter->setPen(darkFill ? QColor(0xf1, 0xf5, 0xf9) : QColor(0x4b, 0x55, 0x63));
-    painter->setFont(subtitleFont());
-    const QFontMetricsF subMetrics(subtitleFont());
     const QRectF bottom(text.left(), text.center().y() + 1, text.width(), text.height() / 2);
-    painter->drawText(bottom, Qt::AlignHCenter | Qt::AlignTop,
-                      subMetrics.elidedText(subtitle_, Qt::ElideRight, text.width()));
+    subtitleLabel_.draw(painter, bottom, Qt::AlignHCenter | Qt::AlignTop, subtitleFont(), Qt::ElideRight);
     paintPartition(painter, lod);
     Q_UNUSED(option);
 }

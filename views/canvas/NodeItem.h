@@ -1,6 +1,7 @@
 // One node box on the canvas: rounded rectangle with the name and op, coloured by role.
 #pragma once
 
+#include "canvas/CachedLabel.h"
 #include "canvas/PartitionOverlay.h"
 #include "graph/Graph.h"
 #include "models/NodeFormat.h"
@@ -48,6 +49,8 @@ private:
     NodeRole role_;
     QString title_;
     QString subtitle_;
+    CachedLabel titleLabel_;
+    CachedLabel subtitleLabel_;
     QSizeF size_;
     bool hasBody_;
     bool matched_ = false;

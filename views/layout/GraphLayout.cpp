@@ -2,13 +2,16 @@
 
 #include <algorithm>
 #include <numeric>
+#include <unordered_map>
 #include <unordered_set>
 
 namespace jointscope::layout {
 
 namespace {
 
-bool cancelled(const std::atomic<bool>* cancel) { return cancel && cancel->load(std::memory_order_relaxed); }
+bool cancelled(const std::atomic<bool>* cancel) {
+    return cancel && cancel->load(std::memory_order_relaxed);
+}
 
 // Vertical Bezier from the bottom of `a` to the top of `b`.
 EdgeRoute verticalCurve(NodeId from, NodeId to, const NodePlacement& a, const NodePlacement& b) {
@@ -22,8 +25,10 @@ EdgeRoute verticalCurve(NodeId from, NodeId to, const NodePlacement& a, const No
 
 NodeSize estimateNodeSize(const Node& node) {
     // Roughly 6.5 points per character at the canvas' 9 pt font, plus padding.
-    const size_t chars = std::max(node.name.size(), node.target.op.empty() ? node.target.text.size() : node.target.op.size() + 6);
-    const double width = std::clamp(16.0 + 6.5 * static_cast<double>(std::min<size_t>(chars, 40)), 64.0, 300.0);
+    const size_t chars = std::max(node.name.size(), node.target.op.empty() ? node.target.text.size()
+                                                                           : node.target.op.size() + 6);
+    const double width =
+        std::clamp(16.0 + 6.5 * static_cast<double>(std::min<size_t>(chars, 40)), 64.0, 300.0);
     return {width, 36.0};
 }
 
@@ -32,7 +37,8 @@ std::vector<std::pair<NodeId, NodeId>> graphEdges(const Graph& graph) {
     for (NodeId id = 0; id < graph.size(); ++id) {
         std::vector<NodeId> inputs;
         graph.node(id).forEachInput([&](NodeId input) {
-            if (input < graph.size() && input != id && std::find(inputs.begin(), inputs.end(), input) == inputs.end())
+            if (input < graph.size() && input != id &&
+                std::find(inputs.begin(), inputs.end(), input) == inputs.end())
                 inputs.push_back(input);
         });
         for (NodeId input : inputs)
@@ -172,7 +178,130 @@ std::optional<LayoutResult> layeredLayout(const Graph& graph, const std::vector<
     return result;
 }
 
-std::optional<LayoutResult> computeLayout(const Graph& graph, const LayoutOptions& options, const std::atomic<bool>* cancel) {
+std::optional<LayoutResult> clusteredLayout(const Graph& graph, const std::vector<NodeSize>& sizes,
+                                            const LayoutOptions& options, const std::atomic<bool>* cancel) {
+    constexpr double kPad = 12;   // frame to content, sides and bottom
+    constexpr double kTitle = 26; // frame top to content: the title's band
+    const size_t n = graph.size();
+    const auto& clusters = options.clusters;
+    const int32_t k = int32_t(clusters.size());
+    const auto parentOf = [&](int32_t c) {
+        const int32_t p = clusters[size_t(c)].parent;
+        return p >= 0 && p < c ? p : -1;
+    };
+    std::vector<int32_t> owner(n, -1); // innermost cluster holding a node directly; -1: none
+    for (int32_t c = 0; c < k; ++c)
+        for (NodeId id : clusters[size_t(c)].nodes)
+            if (id < n)
+                owner[id] = c;
+    // The element of level `level` (-1: the top) standing for node `id`: the node itself, n + the cluster
+    // holding it, or -1 when the node lies outside that level.
+    const auto lift = [&](NodeId id, int32_t level) -> int64_t {
+        if (owner[id] == level)
+            return int64_t(id);
+        for (int32_t c = owner[id]; c != -1; c = parentOf(c))
+            if (parentOf(c) == level)
+                return int64_t(n) + c;
+        return -1;
+    };
+    std::vector<NodeId> first(static_cast<size_t>(k),
+                              kNoNode); // smallest node in each cluster's subtree: element order
+    for (NodeId id = 0; id < n; ++id)
+        for (int32_t c = owner[id]; c != -1; c = parentOf(c))
+            first[size_t(c)] = std::min(first[size_t(c)], id);
+
+    struct Level {
+        std::vector<int64_t> elements;
+        std::vector<NodePlacement> local; // centres from the level's top-left
+        double width = 0, height = 0;
+    };
+    std::vector<Level> levels(static_cast<size_t>(k) + 1); // levels[c] for cluster c, levels[k] for the top
+    std::vector<NodeSize> blockSize(static_cast<size_t>(k));
+    const auto edges = graphEdges(graph);
+    // Innermost clusters first: a cluster is laid out as one box of its parent's level.
+    for (int32_t level = k - 1; level >= -1; --level) {
+        if (cancelled(cancel))
+            return std::nullopt;
+        Level& out = levels[size_t(level < 0 ? k : level)];
+        for (NodeId id = 0; id < n; ++id)
+            if (owner[id] == level)
+                out.elements.push_back(int64_t(id));
+        for (int32_t c = 0; c < k; ++c)
+            if (parentOf(c) == level)
+                out.elements.push_back(int64_t(n) + c);
+        const auto firstOf = [&](int64_t e) {
+            return e < int64_t(n) ? NodeId(e) : first[size_t(e - int64_t(n))];
+        };
+        std::stable_sort(out.elements.begin(), out.elements.end(),
+                         [&](int64_t a, int64_t b) { return firstOf(a) < firstOf(b); });
+        std::unordered_map<int64_t, NodeId> index;
+        for (size_t i = 0; i < out.elements.size(); ++i)
+            index.emplace(out.elements[i], NodeId(i));
+        std::vector<std::vector<NodeId>> inputs(out.elements.size());
+        for (auto [from, to] : edges) {
+            const int64_t a = lift(from, level), b = lift(to, level);
+            if (a < 0 || b < 0 || a == b)
+                continue;
+            auto& in = inputs[index.at(b)];
+            if (std::find(in.begin(), in.end(), index.at(a)) == in.end())
+                in.push_back(index.at(a));
+        }
+        Graph levelGraph;
+        std::vector<NodeSize> levelSizes;
+        for (size_t i = 0; i < out.elements.size(); ++i) {
+            Node node;
+            node.name = "e" + std::to_string(i);
+            node.op = NodeOp::CallFunction;
+            for (NodeId in : inputs[i])
+                node.args.push_back(Value::nodeRef(in));
+            levelGraph.addNode(std::move(node));
+            const int64_t e = out.elements[i];
+            levelSizes.push_back(e < int64_t(n) ? sizes[size_t(e)] : blockSize[size_t(e - int64_t(n))]);
+        }
+        auto laid = layeredLayout(levelGraph, levelSizes, options, cancel);
+        if (!laid)
+            return std::nullopt;
+        out.local = std::move(laid->nodes);
+        out.width = laid->width;
+        out.height = laid->height;
+        if (level >= 0)
+            blockSize[size_t(level)] = {out.width + 2 * kPad, out.height + kTitle + kPad};
+    }
+
+    // Top-down: each cluster's content sits below its title, inside its box.
+    LayoutResult result;
+    result.algorithm = LayoutAlgorithm::Layered;
+    result.nodes.resize(n);
+    result.clusters.resize(size_t(k));
+    const auto place = [&](const Level& level, double left, double top) {
+        for (size_t i = 0; i < level.elements.size(); ++i) {
+            const int64_t e = level.elements[i];
+            NodePlacement p = level.local[i];
+            p.x += left;
+            p.y += top;
+            if (e < int64_t(n))
+                result.nodes[size_t(e)] = p;
+            else
+                result.clusters[size_t(e - int64_t(n))] = p;
+        }
+    };
+    place(levels[size_t(k)], 0, 0);
+    for (int32_t c = 0; c < k; ++c) {
+        const NodePlacement& box = result.clusters[size_t(c)];
+        place(levels[size_t(c)], box.x - box.width / 2 + kPad, box.y - box.height / 2 + kTitle);
+    }
+    result.width = levels[size_t(k)].width;
+    result.height = levels[size_t(k)].height;
+    result.edges.reserve(edges.size());
+    for (auto [from, to] : edges)
+        result.edges.push_back(verticalCurve(from, to, result.nodes[from], result.nodes[to]));
+    if (cancelled(cancel))
+        return std::nullopt;
+    return result;
+}
+
+std::optional<LayoutResult> computeLayout(const Graph& graph, const LayoutOptions& options,
+                                          const std::atomic<bool>* cancel) {
     std::vector<NodeSize> sizes = options.sizes;
     if (sizes.size() != graph.size()) {
         sizes.clear();
@@ -182,14 +311,17 @@ std::optional<LayoutResult> computeLayout(const Graph& graph, const LayoutOption
     }
     if (cancelled(cancel))
         return std::nullopt;
-    const bool useGraphviz = graphvizAvailable() &&
-                             (options.algorithm == LayoutAlgorithm::Graphviz ||
-                              (options.algorithm == LayoutAlgorithm::Auto && graph.size() <= options.graphvizNodeLimit));
+    const bool useGraphviz =
+        graphvizAvailable() &&
+        (options.algorithm == LayoutAlgorithm::Graphviz ||
+         (options.algorithm == LayoutAlgorithm::Auto && graph.size() <= options.graphvizNodeLimit));
     if (useGraphviz) {
         auto result = graphvizLayout(graph, sizes, options, cancel);
         if (result || cancelled(cancel))
             return result;
     }
+    if (!options.clusters.empty())
+        return clusteredLayout(graph, sizes, options, cancel);
     return layeredLayout(graph, sizes, options, cancel);
 }
 

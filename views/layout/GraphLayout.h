@@ -6,8 +6,10 @@
 
 #include <atomic>
 #include <cstddef>
+#include <cstdint>
 #include <memory>
 #include <optional>
+#include <string>
 #include <vector>
 
 namespace jointscope::layout {
@@ -42,18 +44,29 @@ struct EdgeRoute {
 
 enum class LayoutAlgorithm { Auto, Graphviz, Layered };
 
+// Boxes laid out together inside one frame (Graphviz `subgraph cluster_*`), so that the frame holds its
+// members and nothing else.
+struct LayoutCluster {
+    int32_t parent = -1;       // enclosing cluster, an earlier index; -1: none
+    std::vector<NodeId> nodes; // direct members
+    std::string title;         // room is kept above the members for this text
+};
+
 struct LayoutOptions {
     LayoutAlgorithm algorithm = LayoutAlgorithm::Auto;
-    size_t graphvizNodeLimit = 1500; // Auto uses the layered layout above this many nodes
-    std::vector<NodeSize> sizes;     // per node; empty = estimated from the name / op text
-    double nodeSeparation = 18;      // points between boxes of one rank
-    double rankSeparation = 28;      // points between ranks
+    size_t graphvizNodeLimit = 1500;     // Auto uses the layered layout above this many nodes
+    std::vector<NodeSize> sizes;         // per node; empty = estimated from the name / op text
+    double nodeSeparation = 18;          // points between boxes of one rank
+    double rankSeparation = 28;          // points between ranks
+    std::vector<LayoutCluster> clusters; // parents first
 };
 
 struct LayoutResult {
     LayoutAlgorithm algorithm = LayoutAlgorithm::Layered; // the one that produced it
     std::vector<NodePlacement> nodes;                     // indexed by NodeId
     std::vector<EdgeRoute> edges;
+    // Per LayoutOptions::clusters, its frame: centre and size. Empty when the algorithm ignored them.
+    std::vector<NodePlacement> clusters;
     double width = 0;
     double height = 0;
     // Set when this lays out a collapsed view (layout/Grouping.h): nodes and edges are then its items.
@@ -76,6 +89,9 @@ std::optional<LayoutResult> computeLayout(const Graph& graph, const LayoutOption
 
 std::optional<LayoutResult> layeredLayout(const Graph& graph, const std::vector<NodeSize>& sizes,
                                           const LayoutOptions& options, const std::atomic<bool>* cancel);
+// The layered layout, each cluster laid out apart and placed as one box: frames never overlap.
+std::optional<LayoutResult> clusteredLayout(const Graph& graph, const std::vector<NodeSize>& sizes,
+                                            const LayoutOptions& options, const std::atomic<bool>* cancel);
 std::optional<LayoutResult> graphvizLayout(const Graph& graph, const std::vector<NodeSize>& sizes,
                                            const LayoutOptions& options, const std::atomic<bool>* cancel);
 

@@ -15,7 +15,9 @@ namespace jointscope::layout {
 
 #ifndef JOINTSCOPE_HAVE_GRAPHVIZ
 
-bool graphvizAvailable() { return false; }
+bool graphvizAvailable() {
+    return false;
+}
 
 std::optional<LayoutResult> graphvizLayout(const Graph&, const std::vector<NodeSize>&, const LayoutOptions&,
                                            const std::atomic<bool>*) {
@@ -24,7 +26,9 @@ std::optional<LayoutResult> graphvizLayout(const Graph&, const std::vector<NodeS
 
 #else
 
-bool graphvizAvailable() { return true; }
+bool graphvizAvailable() {
+    return true;
+}
 
 namespace {
 
@@ -35,7 +39,9 @@ struct GvcDeleter {
 };
 
 // cgraph takes char* for names and values it only reads.
-char* mutableText(std::string& s) { return s.data(); }
+char* mutableText(std::string& s) {
+    return s.data();
+}
 
 // gvc and cgraph keep process-wide state (string pools, plugin tables): one layout at a time.
 std::mutex& graphvizMutex() {
@@ -43,17 +49,25 @@ std::mutex& graphvizMutex() {
     return mutex;
 }
 
-} // namespace
+// Graphviz reads `\N`, `\G`, `\l`, ... in labels; a title is only there to reserve room, so no escapes.
+std::string plainLabel(const std::string& text) {
+    std::string out = text.substr(0, 48);
+    for (char& c : out)
+        if (c == '\\' || c == '"' || static_cast<unsigned char>(c) < 0x20 ||
+            static_cast<unsigned char>(c) >= 0x80)
+            c = ' ';
+    return out;
+}
 
-std::optional<LayoutResult> graphvizLayout(const Graph& graph, const std::vector<NodeSize>& sizes,
-                                           const LayoutOptions& options, const std::atomic<bool>* cancel) {
-    std::lock_guard<std::mutex> lock(graphvizMutex());
-    std::unique_ptr<GVC_t, GvcDeleter> gvc(gvContext());
-    if (!gvc)
-        return std::nullopt;
+// Lays out with `dot`, or returns nullopt (cancelled, or dot failed: the caller may retry without clusters).
+std::optional<LayoutResult> runDot(GVC_t* gvc, const Graph& graph, const std::vector<NodeSize>& sizes,
+                                   const LayoutOptions& options, const std::vector<LayoutCluster>& clusters,
+                                   const std::atomic<bool>* cancel) {
     std::string graphName = "g";
     Agraph_t* g = agopen(mutableText(graphName), Agdirected, nullptr);
-    auto setGraph = [&](std::string key, std::string value) { agattr(g, AGRAPH, mutableText(key), mutableText(value)); };
+    auto setGraph = [&](std::string key, std::string value) {
+        agattr(g, AGRAPH, mutableText(key), mutableText(value));
+    };
     setGraph("rankdir", "TB");
     setGraph("nodesep", std::to_string(options.nodeSeparation / kPointsPerInch));
     setGraph("ranksep", std::to_string(options.rankSeparation / kPointsPerInch));
@@ -62,7 +76,8 @@ std::optional<LayoutResult> graphvizLayout(const Graph& graph, const std::vector
     // node reads ~150 values. A few passes per node give nearly the same picture in 0.2 s.
     setGraph("nslimit", "2");
     setGraph("nslimit1", "2");
-    std::string shapeKey = "shape", widthKey = "width", heightKey = "height", fixedKey = "fixedsize", labelKey = "label";
+    std::string shapeKey = "shape", widthKey = "width", heightKey = "height", fixedKey = "fixedsize",
+                labelKey = "label";
     std::string box = "box", one = "0.5", yes = "true", empty = "";
     Agsym_t* shapeSym = agattr(g, AGNODE, mutableText(shapeKey), mutableText(box));
     Agsym_t* widthSym = agattr(g, AGNODE, mutableText(widthKey), mutableText(one));
@@ -72,6 +87,16 @@ std::optional<LayoutResult> graphvizLayout(const Graph& graph, const std::vector
     std::string arrowKey = "arrowhead", none = "none";
     agattr(g, AGEDGE, mutableText(arrowKey), mutableText(none));
     (void)shapeSym;
+    Agsym_t* clusterLabelSym = nullptr;
+    Agsym_t* clusterMarginSym = nullptr;
+    std::string marginKey = "margin", clusterMargin = "10";
+    if (!clusters.empty()) {
+        // The frame's title is drawn in the band dot keeps for the cluster label (labelloc=t by default).
+        clusterLabelSym = agattr(g, AGRAPH, mutableText(labelKey), mutableText(empty));
+        setGraph("fontsize", "12");
+        // On the root graph a margin is in inches and pads the drawing: set it on the clusters only.
+        clusterMarginSym = agattr(g, AGRAPH, mutableText(marginKey), mutableText(empty));
+    }
 
     std::vector<Agnode_t*> agNodes(graph.size());
     for (NodeId id = 0; id < graph.size(); ++id) {
@@ -82,6 +107,21 @@ std::optional<LayoutResult> graphvizLayout(const Graph& graph, const std::vector
         agxset(node, widthSym, mutableText(w));
         agxset(node, heightSym, mutableText(h));
         agNodes[id] = node;
+    }
+    // Parents come first: a cluster is a subgraph of its parent's, and dot nests their boxes.
+    std::vector<Agraph_t*> agClusters(clusters.size(), nullptr);
+    for (size_t c = 0; c < clusters.size(); ++c) {
+        const int32_t parent = clusters[c].parent;
+        Agraph_t* owner = parent >= 0 && size_t(parent) < c ? agClusters[size_t(parent)] : g;
+        std::string name = "cluster_" + std::to_string(c);
+        Agraph_t* sub = agsubg(owner, mutableText(name), 1);
+        std::string label = plainLabel(clusters[c].title);
+        agxset(sub, clusterLabelSym, mutableText(label));
+        agxset(sub, clusterMarginSym, mutableText(clusterMargin));
+        for (NodeId id : clusters[c].nodes)
+            if (id < graph.size())
+                agsubnode(sub, agNodes[id], 1);
+        agClusters[c] = sub;
     }
     const auto edges = graphEdges(graph);
     std::vector<Agedge_t*> agEdges;
@@ -95,7 +135,7 @@ std::optional<LayoutResult> graphvizLayout(const Graph& graph, const std::vector
         return std::nullopt;
     }
 
-    if (gvLayout(gvc.get(), g, "dot") != 0) {
+    if (gvLayout(gvc, g, "dot") != 0) {
         agclose(g);
         return std::nullopt;
     }
@@ -110,6 +150,12 @@ std::optional<LayoutResult> graphvizLayout(const Graph& graph, const std::vector
         const pointf c = ND_coord(agNodes[id]);
         result.nodes[id] = {c.x - bb.LL.x, top - c.y, ND_width(agNodes[id]) * kPointsPerInch,
                             ND_height(agNodes[id]) * kPointsPerInch};
+    }
+    result.clusters.reserve(clusters.size());
+    for (Agraph_t* sub : agClusters) {
+        const boxf cb = GD_bb(sub);
+        result.clusters.push_back({(cb.LL.x + cb.UR.x) / 2 - bb.LL.x, top - (cb.LL.y + cb.UR.y) / 2,
+                                   cb.UR.x - cb.LL.x, cb.UR.y - cb.LL.y});
     }
     result.edges.reserve(edges.size());
     for (size_t i = 0; i < edges.size(); ++i) {
@@ -128,10 +174,26 @@ std::optional<LayoutResult> graphvizLayout(const Graph& graph, const std::vector
         }
         result.edges.push_back(std::move(route));
     }
-    gvFreeLayout(gvc.get(), g);
+    gvFreeLayout(gvc, g);
     agclose(g);
     if (cancel && cancel->load())
         return std::nullopt;
+    return result;
+}
+
+} // namespace
+
+std::optional<LayoutResult> graphvizLayout(const Graph& graph, const std::vector<NodeSize>& sizes,
+                                           const LayoutOptions& options, const std::atomic<bool>* cancel) {
+    std::lock_guard<std::mutex> lock(graphvizMutex());
+    std::unique_ptr<GVC_t, GvcDeleter> gvc(gvContext());
+    if (!gvc)
+        return std::nullopt;
+    auto result = runDot(gvc.get(), graph, sizes, options, options.clusters, cancel);
+    // dot's cluster ranking has known failures on some inputs ("trouble in init_rank"): frames drawn around
+    // an unclustered layout beat no layout.
+    if (!result && !options.clusters.empty() && !(cancel && cancel->load()))
+        result = runDot(gvc.get(), graph, sizes, options, {}, cancel);
     return result;
 }
 

@@ -364,6 +364,27 @@ Graph viewLayoutGraph(const CollapsedView& view) {
     return graph;
 }
 
+std::vector<LayoutCluster> viewClusters(const CollapsedView& view) {
+    const GroupTree& tree = *view.tree;
+    std::vector<int32_t> clusterOf(tree.groups.size(), -1);
+    for (size_t i = 0; i < view.frames.size(); ++i)
+        clusterOf[size_t(view.frames[i])] = int32_t(i);
+    std::vector<LayoutCluster> clusters(view.frames.size());
+    for (size_t i = 0; i < view.frames.size(); ++i) {
+        const Group& group = tree.groups[size_t(view.frames[i])];
+        clusters[i].parent = group.parent > 0 ? clusterOf[size_t(group.parent)] : -1;
+        clusters[i].title = group.label;
+    }
+    for (uint32_t i = 0; i < view.items.size(); ++i) {
+        const ViewItem& item = view.items[i];
+        const int32_t owner =
+            item.group >= 0 ? tree.groups[size_t(item.group)].parent : tree.groupOf[item.node];
+        if (owner > 0 && clusterOf[size_t(owner)] >= 0)
+            clusters[size_t(clusterOf[size_t(owner)])].nodes.push_back(i);
+    }
+    return clusters;
+}
+
 NodeSize groupBoxSize(const Group& group) {
     const double chars = double(std::min<size_t>(group.label.size(), 44));
     return {std::clamp(28.0 + 6.8 * chars, 150.0, 340.0), 52.0};

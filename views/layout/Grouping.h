@@ -84,6 +84,9 @@ CollapsedView collapseView(const Graph& graph, std::shared_ptr<const GroupTree> 
 
 // A graph with one node per view item and one edge per view edge, for computeLayout.
 Graph viewLayoutGraph(const CollapsedView& view);
+// One cluster per frame, clusters[i] for frames[i], over the layout graph's nodes (view items): the frames'
+// members are laid out together and each frame is its cluster's box.
+std::vector<LayoutCluster> viewClusters(const CollapsedView& view);
 // Box size of a collapsed group.
 NodeSize groupBoxSize(const Group& group);
 

@@ -57,6 +57,7 @@ quint64 LayoutRunner::startCollapsed(std::shared_ptr<const Graph> graph,
         if (options.algorithm == LayoutAlgorithm::Auto &&
             (view->edges.size() > 3 * view->items.size() || view->items.size() > 300))
             options.algorithm = LayoutAlgorithm::Layered;
+        options.clusters = viewClusters(*view);
         const Graph layoutGraph = viewLayoutGraph(*view);
         auto result = computeLayout(layoutGraph, options, flag);
         if (!result)

@@ -3,6 +3,7 @@
 #include <QCoreApplication>
 #include <QDir>
 #include <QFileInfo>
+#include <QJsonArray>
 #include <QJsonDocument>
 #include <QJsonParseError>
 
@@ -15,12 +16,22 @@ constexpr int kExitInvalidPartition = 3; // validate: the backward lacks a value
 constexpr int kMaxStderrKept = 64 * 1024;
 
 QString commandName(CliRequest::Kind kind) {
-    return kind == CliRequest::Kind::Validate ? QStringLiteral("validate") : QStringLiteral("profile");
+    switch (kind) {
+    case CliRequest::Kind::Validate:
+        return QStringLiteral("validate");
+    case CliRequest::Kind::Profile:
+        return QStringLiteral("profile");
+    case CliRequest::Kind::Devices:
+        return QStringLiteral("devices");
+    }
+    return {};
 }
 
 } // namespace
 
 QStringList CliRequest::arguments() const {
+    if (kind == Kind::Devices)
+        return {commandName(kind), QStringLiteral("--json")};
     QStringList args{commandName(kind), file, QStringLiteral("--json")};
     if (!graph.isEmpty())
         args << QStringLiteral("--graph") << graph;
@@ -39,6 +50,23 @@ QStringList CliRequest::arguments() const {
     else if (!db.isEmpty())
         args << QStringLiteral("--db") << db;
     return args;
+}
+
+std::vector<CliDevice> parseDeviceList(const QJsonObject& json) {
+    std::vector<CliDevice> devices;
+    for (const QJsonValue& value : json.value(QStringLiteral("devices")).toArray()) {
+        const QJsonObject d = value.toObject();
+        const QString kind = d.value(QStringLiteral("kind")).toString();
+        if (kind.isEmpty())
+            continue;
+        // The CPU is one device whatever its index; GPUs are told apart by theirs (cuda:0, cuda:1).
+        const QString spec =
+            kind == QLatin1String("cpu")
+                ? kind
+                : kind + QLatin1Char(':') + QString::number(d.value(QStringLiteral("index")).toInt());
+        devices.push_back({spec, d.value(QStringLiteral("name")).toString()});
+    }
+    return devices;
 }
 
 CliJob::CliJob(QObject* parent) : QObject(parent), cliPath_(defaultCliPath()) {}

@@ -1,5 +1,6 @@
-// One run of `jointscope-cli validate|profile ... --json` as a child process: a crash in a kernel (or an op
-// that hangs) can only take down the child, never the app. Widget-free; the Runtime panel and tests drive it.
+// One run of `jointscope-cli validate|profile|devices ... --json` as a child process: a crash in a kernel (or
+// an op that hangs) can only take down the child, never the app. Widget-free; the Runtime panel and tests
+// drive it.
 #pragma once
 
 #include <QJsonObject>
@@ -8,10 +9,12 @@
 #include <QString>
 #include <QStringList>
 
+#include <vector>
+
 namespace jointscope::views {
 
 struct CliRequest {
-    enum class Kind { Validate, Profile };
+    enum class Kind { Validate, Profile, Devices };
     Kind kind = Kind::Profile;
     QString file;
     QString graph; // --graph INDEX|KIND@ID for files that hold several graphs; empty: the file's only graph
@@ -24,6 +27,14 @@ struct CliRequest {
     // The arguments after the program name.
     QStringList arguments() const;
 };
+
+// One device of `jointscope-cli devices --json`: its --device value ("cpu", "cuda:1") and its name.
+struct CliDevice {
+    QString spec;
+    QString name;
+};
+// The devices of a `devices --json` document, in its order; entries without a kind are skipped.
+std::vector<CliDevice> parseDeviceList(const QJsonObject& json);
 
 class CliJob : public QObject {
     Q_OBJECT

@@ -144,6 +144,30 @@ void InspectorModel::build() {
         if (user < graph_->size())
             add(users, QString::fromStdString(graph_->node(user).name), opLabel(graph_->node(user)), user);
     buildPartition();
+    buildSharding();
+}
+
+void InspectorModel::setShardingFacts(ShardingFactsFn facts) {
+    shardingFacts_ = std::move(facts);
+    setNode(graph_, node_);
+}
+
+void InspectorModel::buildSharding() {
+    const std::optional<ShardingFacts> facts = shardingFacts_ ? shardingFacts_(node_) : std::nullopt;
+    if (!facts)
+        return;
+    const int section = add(0, tr("Sharding"), facts->output);
+    add(section, tr("output"), facts->output);
+    add(section, tr("inputs"), facts->inputs);
+    add(section, tr("compute"), facts->compute);
+    add(section, tr("comm"), facts->comm);
+    for (const QString& t : facts->transitions)
+        add(section, tr("redistribution"), t);
+    add(section, tr("strategies"), QString::number(facts->options));
+    if (!facts->pinnedBy.isEmpty())
+        add(section, tr("pinned by"), facts->pinnedBy);
+    if (!facts->explanation.isEmpty())
+        add(section, tr("why"), facts->explanation);
 }
 
 void InspectorModel::setPartitionFacts(PartitionFactsFn facts) {

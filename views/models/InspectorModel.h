@@ -4,6 +4,7 @@
 #include "graph/Graph.h"
 
 #include <QAbstractItemModel>
+#include <QStringList>
 
 #include <functional>
 #include <optional>
@@ -20,6 +21,14 @@ struct PartitionFacts {
 };
 using PartitionFactsFn = std::function<std::optional<PartitionFacts>(NodeId)>;
 
+// A node's place in the sharding plan: its placements, costs, pin and the engine's explanation.
+struct ShardingFacts {
+    QString output, inputs, compute, comm, pinnedBy, explanation;
+    QStringList transitions; // "from producer: all-gather 12 µs"
+    int options = 0;         // how many strategies the node has
+};
+using ShardingFactsFn = std::function<std::optional<ShardingFacts>(NodeId)>;
+
 class InspectorModel : public QAbstractItemModel {
     Q_OBJECT
 public:
@@ -34,6 +43,8 @@ public:
     void setNode(const Graph* graph, NodeId node);
     // Facts for a "Partition" section of the node shown (ids of the graph given to setNode); null removes it.
     void setPartitionFacts(PartitionFactsFn facts);
+    // Facts for a "Sharding" section of the node shown; null removes it.
+    void setShardingFacts(ShardingFactsFn facts);
     NodeId node() const { return node_; }
     // Top-level section row by title ("Node", "Arguments", "Tensor", "Meta", "Stack trace", "Users"); -1 if
     // absent.
@@ -59,10 +70,12 @@ private:
     void addValue(int parent, const QString& key, const Value& value);
     void build();
     void buildPartition();
+    void buildSharding();
 
     const Graph* graph_ = nullptr;
     NodeId node_ = kNoNode;
     PartitionFactsFn partitionFacts_;
+    ShardingFactsFn shardingFacts_;
     std::vector<Item> items_; // items_[0] is the invisible root
 };
 

@@ -50,17 +50,27 @@ QTableView* makeTable(QAbstractItemModel* model, int sortRole, int sortColumn, Q
     return table;
 }
 
+// Whether `body` is a HOP body of `graph`, at any depth.
+bool isBodyOf(const Graph& graph, const Graph* body) {
+    for (const auto& sub : graph.subgraphs())
+        if (sub.get() == body || (sub && isBodyOf(*sub, body)))
+            return true;
+    return false;
+}
+
 } // namespace
 
 RuntimePanel::RuntimePanel(GraphScene* scene, QWidget* canvas, QWidget* parent)
     : QWidget(parent), scene_(scene), legend_(new HeatLegend(canvas)), job_(new CliJob(this)),
-      profileModel_(new ProfileModel(this)), validationModel_(new ValidationModel(this)) {
+      devicesJob_(new CliJob(this)), profileModel_(new ProfileModel(this)),
+      validationModel_(new ValidationModel(this)) {
     auto* layout = new QVBoxLayout(this);
     layout->setContentsMargins(4, 4, 4, 4);
 
     auto* controls = new QHBoxLayout;
     controls->addWidget(new QLabel(tr("Device:"), this));
     device_ = new QComboBox(this);
+    device_->setObjectName(QStringLiteral("deviceCombo"));
     device_->setEditable(true);
     device_->addItems({QStringLiteral("cpu"), QStringLiteral("cuda:0")});
     device_->setToolTip(tr("cpu, cuda or cuda:N (jointscope-cli devices lists them)"));
@@ -118,6 +128,7 @@ RuntimePanel::RuntimePanel(GraphScene* scene, QWidget* canvas, QWidget* parent)
     connect(cancelButton_, &QPushButton::clicked, job_, &CliJob::cancel);
     connect(job_, &CliJob::progress, this, &RuntimePanel::onProgress);
     connect(job_, &CliJob::finished, this, &RuntimePanel::onFinished);
+    connect(devicesJob_, &CliJob::finished, this, &RuntimePanel::onDevicesListed);
     connect(heatBox_, &QCheckBox::toggled, this, &RuntimePanel::applyOverlays);
     for (QTableView* table : {profileTable_, validationTable_}) {
         const int role =
@@ -141,6 +152,43 @@ void RuntimePanel::setReps(int reps) {
 
 void RuntimePanel::setDevice(const QString& device) {
     device_->setCurrentText(device);
+}
+
+void RuntimePanel::listDevices() {
+    if (devicesJob_->running())
+        return;
+    CliRequest request;
+    request.kind = CliRequest::Kind::Devices;
+    devicesJob_->start(request);
+}
+
+QStringList RuntimePanel::devices() const {
+    QStringList specs;
+    for (int i = 0; i < device_->count(); ++i)
+        specs << device_->itemText(i);
+    return specs;
+}
+
+void RuntimePanel::onDevicesListed() {
+    const std::vector<CliDevice> devices = devicesJob_->state() == CliJob::State::Succeeded
+                                               ? parseDeviceList(devicesJob_->result())
+                                               : std::vector<CliDevice>{};
+    if (devices.empty()) {
+        emit message(tr("Cannot list devices: %1").arg(devicesJob_->error()));
+        return;
+    }
+    const QString current = device_->currentText();
+    device_->clear();
+    for (const CliDevice& d : devices) {
+        device_->addItem(d.spec);
+        device_->setItemData(device_->count() - 1, d.name, Qt::ToolTipRole);
+    }
+    // A choice made while the list was loading stays, even a device this machine lacks (the CLI says so).
+    device_->setCurrentText(current);
+}
+
+void RuntimePanel::sceneGraphChanged() {
+    applyOverlays();
 }
 
 void RuntimePanel::setGraph(const QString& file, const QString& graphSpec, const Graph* graph) {
@@ -257,21 +305,30 @@ void RuntimePanel::onFinished() {
 }
 
 void RuntimePanel::applyOverlays() {
-    if (!scene_ || scene_->graph() != graph_)
-        return; // a HOP body is shown: the results are of the root graph
+    if (!scene_)
+        return;
     const bool heat = heatBox_->isChecked() && profileModel_->totals().timed > 0 && graph_;
-    scene_->setHeat(heat ? profileModel_->nodeTimes(graph_->size()) : std::vector<double>{});
-    scene_->setMismatches(validationModel_->mismatchedNodes());
-    if (heat) {
-        double maxUs = 0;
-        for (const ProfileModel::Row& row : profileModel_->rows())
-            maxUs = std::max(maxUs, row.timeUs.value_or(0.0));
-        legend_->setRange(maxUs, profileModel_->totals().sumUs, profileModel_->device());
-        legend_->show();
-        legend_->raise();
-    } else {
-        legend_->hide();
+    const std::vector<double> times = heat ? profileModel_->nodeTimes(graph_->size()) : std::vector<double>{};
+    const Graph* shown = scene_->graph();
+    const bool body = shown && shown != graph_ && graph_ && isBodyOf(*graph_, shown);
+    if (shown == graph_) {
+        scene_->setHeat(times);
+        scene_->setMismatches(validationModel_->mismatchedNodes());
     }
+    // Results came while a body was open: the scene binds overlays to the graph shown, so they are set when
+    // the profiled graph is back. The legend stays up inside its bodies: the profile is still the one in
+    // force, though a body's nodes are not timed one by one.
+    if (!heat || (shown != graph_ && !body)) {
+        legend_->hide();
+        return;
+    }
+    legend_->setScale(HeatScale::of(times), profileModel_->totals().sumUs, profileModel_->device());
+    legend_->setNote(
+        body ? tr("HOP body: timed as one call in %1")
+                   .arg(graph_->name.empty() ? tr("the parent graph") : QString::fromStdString(graph_->name))
+             : QString());
+    legend_->show();
+    legend_->raise();
 }
 
 } // namespace jointscope::views

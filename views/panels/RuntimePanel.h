@@ -40,6 +40,14 @@ public:
     void profile();
     void setReps(int reps);
     void setDevice(const QString& device);
+    // Fills the device list from `jointscope-cli devices --json` (a child process: probing CUDA may be slow
+    // or crash); until it answers, and when it fails, the list offers cpu and cuda:0.
+    void listDevices();
+    CliJob* devicesJob() const { return devicesJob_; }
+    QStringList devices() const;
+    // The canvas shows another graph: the overlays and the legend follow it (results are kept while a HOP
+    // body of the profiled graph is open and shown again when it comes back).
+    void sceneGraphChanged();
     // Validate checks this decision JSON (what `partition --json` prints) when the dock's field is empty: the
     // partition the window shows. An empty string falls back to the decision recorded in the file.
     void setDecisionSource(std::function<std::string()> source) { decisionSource_ = std::move(source); }
@@ -57,10 +65,12 @@ private:
     void onFinished();
     void setRunning(bool running);
     void applyOverlays();
+    void onDevicesListed();
 
     GraphScene* scene_;
     HeatLegend* legend_;
     CliJob* job_;
+    CliJob* devicesJob_;
     ProfileModel* profileModel_;
     ValidationModel* validationModel_;
     QString file_;

@@ -1,0 +1,233 @@
+#include "ShardingDocument.h"
+
+#include "cost/DeviceSpec.h"
+
+#include <QPointer>
+#include <QUndoCommand>
+#include <QUndoStack>
+
+#include <chrono>
+
+namespace jointscope::gui {
+
+using namespace jointscope::sharding;
+
+namespace {
+
+QString placementText(const Placements& p) {
+    return QString::fromStdString(toString(p));
+}
+
+} // namespace
+
+// Sets or clears the output placement pin of one node.
+class PlacementPinCommand : public QUndoCommand {
+public:
+    PlacementPinCommand(ShardingDocument* doc, std::string node, std::optional<Placements> before,
+                        std::optional<Placements> after)
+        : doc_(doc), node_(std::move(node)), before_(std::move(before)), after_(std::move(after)) {
+        const QString name = QString::fromStdString(node_);
+        setText(after_ ? QObject::tr("pin %1 to %2").arg(name, placementText(*after_))
+                       : QObject::tr("clear placement pin of %1").arg(name));
+    }
+    void redo() override {
+        if (doc_)
+            doc_->applyPin(node_, after_);
+    }
+    void undo() override {
+        if (doc_)
+            doc_->applyPin(node_, before_);
+    }
+
+private:
+    // The stack is the window's and may outlive the document.
+    QPointer<ShardingDocument> doc_;
+    std::string node_;
+    std::optional<Placements> before_, after_;
+};
+
+ShardingDocument::ShardingDocument(QUndoStack* undo, QObject* parent) : QObject(parent), undo_(undo) {
+    // CBC cannot be interrupted: a superseded solve runs to its end beside the newer one.
+    pool_.setMaxThreadCount(2);
+}
+
+ShardingDocument::~ShardingDocument() {
+    ++generation_;
+    pool_.clear();
+    pool_.waitForDone();
+}
+
+void ShardingDocument::setGraph(std::shared_ptr<const Graph> joint) {
+    cancel();
+    graph_ = std::move(joint);
+    pins_.clear();
+    result_.reset();
+    previous_.reset();
+    stored_.reset();
+    lastError_.clear();
+    emit pinsChanged();
+    emit storedChanged();
+}
+
+void ShardingDocument::setMesh(const MeshSettings& settings) {
+    settings_ = settings;
+}
+
+std::optional<MeshSettings> ShardingDocument::parseMesh(const QString& shape, const QString& names,
+                                                        const QString& topology, QString* error) {
+    auto fail = [error](const QString& message) -> std::optional<MeshSettings> {
+        if (error)
+            *error = message;
+        return std::nullopt;
+    };
+    MeshSettings s;
+    const std::optional<std::vector<int64_t>> dims = parseMeshShape(shape.trimmed().toStdString());
+    if (!dims)
+        return fail(tr("mesh '%1': give sizes like 2x2, 8x8 or 4 (at most 4 dimensions)").arg(shape));
+    s.shape = *dims;
+    const QString trimmed = names.trimmed();
+    if (!trimmed.isEmpty()) {
+        for (const QString& n : trimmed.split(QLatin1Char(',')))
+            s.names.push_back(n.trimmed().toStdString());
+        if (s.names.size() != s.shape.size())
+            return fail(
+                tr("mesh names '%1': one name per mesh dimension (%2)").arg(names).arg(s.shape.size()));
+    }
+    if (!findTopology(topology.toStdString()))
+        return fail(tr("unknown topology '%1' (h100, a100 or gb200)").arg(topology));
+    s.topology = topology.toStdString();
+    return s;
+}
+
+void ShardingDocument::pin(const std::string& node, const Placements& placement) {
+    const auto it = pins_.find(node);
+    std::optional<Placements> before;
+    if (it != pins_.end())
+        before = it->second;
+    if (before && *before == placement)
+        return;
+    undo_->push(new PlacementPinCommand(this, node, before, placement));
+}
+
+void ShardingDocument::clearPin(const std::string& node) {
+    const auto it = pins_.find(node);
+    if (it == pins_.end())
+        return;
+    undo_->push(new PlacementPinCommand(this, node, it->second, std::nullopt));
+}
+
+void ShardingDocument::applyPin(const std::string& node, const std::optional<Placements>& placement) {
+    if (placement)
+        pins_[node] = *placement;
+    else
+        pins_.erase(node);
+    emit pinsChanged();
+    solve();
+}
+
+std::vector<Placements> ShardingDocument::pinChoices(NodeId id) const {
+    if (!result_ || !result_->problem)
+        return {};
+    return outputChoices(*result_->problem, id);
+}
+
+void ShardingDocument::solve() {
+    if (!graph_)
+        return;
+    const quint64 generation = ++generation_;
+    solving_ = true;
+    emit started();
+    // Strategies and baselines depend on the graph and mesh, not on pins: reused from the last plan.
+    std::shared_ptr<const ShardingResult> cached =
+        result_ && result_->settings == settings_ ? result_ : nullptr;
+    pool_.start([this, generation, graph = graph_, settings = settings_, pins = pins_, cached] {
+        const auto start = std::chrono::steady_clock::now();
+        auto r = std::make_shared<ShardingResult>();
+        QString error;
+        const std::optional<Topology> topo = findTopology(settings.topology);
+        const std::optional<cost::DeviceSpec> device =
+            topo ? cost::findDevice(topo->name) : std::optional<cost::DeviceSpec>();
+        if (!topo || !device) {
+            error = tr("no device spec for topology %1").arg(QString::fromStdString(settings.topology));
+        } else {
+            r->settings = settings;
+            r->mesh = DeviceMesh::make(settings.shape, settings.names, *topo);
+            r->problem = cached ? cached->problem
+                                : std::make_shared<const ShardingProblem>(buildStrategies(*graph, r->mesh));
+            const cost::RooflineModel model(*device);
+            SolveOptions options;
+            for (const auto& [node, placement] : pins)
+                options.pins.push_back({node, placement, "you"});
+            Expected<Plan> plan = solvePlacement(*graph, *r->problem, options, model);
+            if (!plan) {
+                Diagnostic d = plan.error();
+                if (d.loc.file.empty())
+                    d.loc.file = graph->name;
+                error = QString::fromStdString(d.format());
+            } else {
+                r->plan = plan.take();
+                r->report = reportPlan(*graph, *r->problem, r->plan, model);
+                r->pins = pins;
+                for (const Pin& p : localMapPins(*graph))
+                    r->pinnedBy[p.node] = p.origin;
+                for (const auto& [node, placement] : pins)
+                    r->pinnedBy[node] = "you";
+                if (cached) {
+                    r->replicate = cached->replicate;
+                    r->dataParallel = cached->dataParallel;
+                } else {
+                    r->replicate = evaluatePlan(*graph, *r->problem, replicatePlan(*r->problem), model);
+                    if (std::vector<Pin> dp = dataParallelPins(*graph, *r->problem); !dp.empty()) {
+                        SolveOptions dpOptions;
+                        dpOptions.pins = std::move(dp);
+                        if (Expected<Plan> p = solvePlacement(*graph, *r->problem, dpOptions, model))
+                            r->dataParallel = p->cost;
+                    }
+                }
+            }
+        }
+        r->seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+        std::shared_ptr<const ShardingResult> out = error.isEmpty() ? std::move(r) : nullptr;
+        QMetaObject::invokeMethod(
+            this, [this, generation, out, error] { onSolved(generation, out, error); }, Qt::QueuedConnection);
+    });
+}
+
+void ShardingDocument::onSolved(quint64 generation, std::shared_ptr<const ShardingResult> result,
+                                QString error) {
+    if (generation != generation_)
+        return; // superseded or cancelled
+    solving_ = false;
+    if (!result) {
+        // The last good plan stays: the user sees what the pin would have broken.
+        lastError_ = error;
+        emit failed(error);
+        return;
+    }
+    lastError_.clear();
+    if (result_)
+        previous_ = result_;
+    result_ = std::move(result);
+    emit finished(result_);
+}
+
+void ShardingDocument::cancel() {
+    ++generation_;
+    if (solving_) {
+        solving_ = false;
+        emit cancelled();
+    }
+}
+
+void ShardingDocument::storeCurrent() {
+    if (!result_)
+        return;
+    stored_ = result_;
+    emit storedChanged();
+}
+
+void ShardingDocument::waitForIdle() {
+    pool_.waitForDone();
+}
+
+} // namespace jointscope::gui

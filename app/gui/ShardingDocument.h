@@ -1,0 +1,117 @@
+// The sharding being explored: the joint graph, the device mesh, the user's placement pins (undoable, on the
+// window's undo stack) and the engine's plans, solved off the UI thread. No widgets: the Sharding dock, the
+// canvas overlay, the inspector and the tests all drive this one object.
+#pragma once
+
+#include "graph/Graph.h"
+#include "sharding/PlanReport.h"
+#include "sharding/Solver.h"
+
+#include <QObject>
+#include <QString>
+#include <QThreadPool>
+
+#include <map>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+class QUndoStack;
+
+namespace jointscope::gui {
+
+struct MeshSettings {
+    std::vector<int64_t> shape{2, 2};
+    std::vector<std::string> names; // empty: d0, d1, ...
+    std::string topology = "h100";
+
+    friend bool operator==(const MeshSettings&, const MeshSettings&) = default;
+};
+
+// node name -> the output placement the user fixed.
+using PlacementPins = std::map<std::string, sharding::Placements>;
+
+// One finished solve and what it was solved with.
+struct ShardingResult {
+    MeshSettings settings;
+    sharding::DeviceMesh mesh;
+    std::shared_ptr<const sharding::ShardingProblem> problem;
+    sharding::Plan plan;
+    sharding::PlanReport report;
+    PlacementPins pins;
+    std::map<std::string, std::string> pinnedBy; // node -> "you" / "local_map"
+    std::optional<sharding::PlanCost> replicate, dataParallel;
+    double seconds = 0;
+};
+
+class ShardingDocument : public QObject {
+    Q_OBJECT
+public:
+    // Pins are pushed on `undo` (the window's stack, shared with the partition's edits); it must outlive
+    // the document.
+    explicit ShardingDocument(QUndoStack* undo, QObject* parent = nullptr);
+    ~ShardingDocument() override;
+
+    // A new graph: pins and plans are dropped; nothing is solved until solve().
+    void setGraph(std::shared_ptr<const Graph> joint);
+    const Graph* graph() const { return graph_.get(); }
+
+    const MeshSettings& mesh() const { return settings_; }
+    // A setting, not an edit: the next solve uses it.
+    void setMesh(const MeshSettings& settings);
+    // "2x2" + "dp,tp" + "h100" -> settings; nullopt with `error` naming the bad part.
+    static std::optional<MeshSettings> parseMesh(const QString& shape, const QString& names,
+                                                 const QString& topology, QString* error = nullptr);
+
+    const PlacementPins& pins() const { return pins_; }
+    QUndoStack* undoStack() const { return undo_; }
+    // Undoable; each re-solves.
+    void pin(const std::string& node, const sharding::Placements& placement);
+    void clearPin(const std::string& node);
+
+    // Starts a solve; a newer solve supersedes an older one, whose result is dropped.
+    void solve();
+    void cancel();
+    bool busy() const { return solving_; }
+    std::shared_ptr<const ShardingResult> result() const { return result_; }
+    std::shared_ptr<const ShardingResult> previous() const { return previous_; }
+    QString lastError() const { return lastError_; }
+
+    // The plan kept for comparison (File-less "Store for compare"); null when none.
+    void storeCurrent();
+    std::shared_ptr<const ShardingResult> stored() const { return stored_; }
+
+    // The output placements node `id` may be pinned to on the current mesh (empty when it has none).
+    std::vector<sharding::Placements> pinChoices(NodeId id) const;
+
+    // Blocks until no solve is running (tests, shutdown); results still arrive through the event loop.
+    void waitForIdle();
+
+signals:
+    void started();
+    void finished(std::shared_ptr<const jointscope::gui::ShardingResult> result);
+    void failed(const QString& message);
+    void cancelled();
+    void pinsChanged();
+    void storedChanged();
+
+private:
+    friend class PlacementPinCommand;
+    void applyPin(const std::string& node, const std::optional<sharding::Placements>& placement);
+    void onSolved(quint64 generation, std::shared_ptr<const ShardingResult> result, QString error);
+
+    std::shared_ptr<const Graph> graph_;
+    MeshSettings settings_;
+    PlacementPins pins_;
+    QUndoStack* undo_;
+    QThreadPool pool_;
+    quint64 generation_ = 0;
+    bool solving_ = false;
+    std::shared_ptr<const ShardingResult> result_;
+    std::shared_ptr<const ShardingResult> previous_;
+    std::shared_ptr<const ShardingResult> stored_;
+    QString lastError_;
+};
+
+} // namespace jointscope::gui

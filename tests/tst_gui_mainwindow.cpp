@@ -1,0 +1,335 @@
+// The main window driven like a user does, on the offscreen platform: shortcuts, the Alt+arrow walk along the
+// edges of a real joint graph, the canvas context menu, and the offer to restore the autosaved session after
+// an unclean exit. Expected nodes come from reading torch-1.13/mlp/joint.txt by hand. Settings and the
+// autosave live in a temporary directory, never the user's.
+#include "testutil.h"
+
+#include "MainWindow.h"
+#include "PartitionDocument.h"
+#include "canvas/GraphScene.h"
+#include "canvas/GraphView.h"
+#include "canvas/NodeItem.h"
+
+#include <QApplication>
+#include <QDir>
+#include <QFileInfo>
+#include <QLineEdit>
+#include <QMenu>
+#include <QMessageBox>
+#include <QPushButton>
+#include <QSettings>
+#include <QSignalSpy>
+#include <QStandardPaths>
+#include <QTemporaryDir>
+#include <QTimer>
+
+#include <memory>
+
+using namespace jointscope;
+using namespace jointscope::test;
+using jointscope::gui::MainWindow;
+using jointscope::partition::Policy;
+
+namespace {
+
+QString mlpPath() {
+    return q(sharedPath("graphs/torch-1.13/mlp/joint.txt"));
+}
+
+views::GraphView* canvasOf(MainWindow& window) {
+    return window.findChild<views::GraphView*>();
+}
+
+// Shows the window and makes it the active one: window shortcuts only fire in the active window.
+void showActive(MainWindow& window) {
+    window.show();
+    window.activateWindow();
+    QVERIFY(QTest::qWaitForWindowActive(&window));
+}
+
+// openFile may parse on a worker thread: waits until the graph is laid out on the canvas and its
+// partition is solved.
+void openAndWait(MainWindow& window, const QString& path) {
+    QVERIFY(window.openFile(path));
+    QTRY_VERIFY_WITH_TIMEOUT(window.scene()->graph() && window.scene()->hasLayout() && !window.layoutBusy(),
+                             60000);
+    QTRY_VERIFY_WITH_TIMEOUT(!window.partitionDocument()->busy(), 60000);
+}
+
+NodeId nodeNamed(const MainWindow& window, const char* name) {
+    const Graph* graph = window.scene()->graph();
+    const std::optional<NodeId> id = graph ? graph->find(name) : std::nullopt;
+    return id ? *id : kNoNode;
+}
+
+QString selectedName(const MainWindow& window) {
+    const NodeId id = window.scene()->selectedNode();
+    const Graph* graph = window.scene()->graph();
+    return graph && id < graph->size() ? q(graph->node(id).name) : QString();
+}
+
+// Whether `consumer` reads `producer`, from the node's own arguments.
+bool reads(const Graph& graph, const char* consumer, const char* producer) {
+    const std::optional<NodeId> c = graph.find(consumer);
+    const std::optional<NodeId> p = graph.find(producer);
+    bool found = false;
+    if (c && p)
+        graph.node(*c).forEachInput([&](NodeId input) { found = found || input == *p; });
+    return found;
+}
+
+// Answers (and records) every modal message box and closes every popup menu while it runs: a box or a
+// menu left open would block the test in its nested event loop.
+class ModalWatcher {
+public:
+    std::function<void(QMenu*)> onMenu;
+    QStringList boxes;
+
+    ModalWatcher() {
+        timer_.setInterval(20);
+        QObject::connect(&timer_, &QTimer::timeout, [this] {
+            if (auto* box = qobject_cast<QMessageBox*>(QApplication::activeModalWidget())) {
+                boxes << box->text();
+                if (QAbstractButton* yes = box->button(QMessageBox::Yes))
+                    yes->click();
+                else
+                    box->reject();
+            }
+            if (auto* menu = qobject_cast<QMenu*>(QApplication::activePopupWidget())) {
+                if (onMenu)
+                    onMenu(menu);
+                menu->close();
+            }
+        });
+        timer_.start();
+    }
+
+private:
+    QTimer timer_;
+};
+
+} // namespace
+
+class TestMainWindow : public QObject {
+    Q_OBJECT
+private slots:
+    void initTestCase() {
+        QVERIFY(dir_.isValid());
+        QCoreApplication::setOrganizationName(QStringLiteral("jointscope-test"));
+        QCoreApplication::setApplicationName(QStringLiteral("tst_gui_mainwindow"));
+        // Before the first QSettings: the window's settings and its autosave go to the temporary directory.
+        QSettings::setDefaultFormat(QSettings::IniFormat);
+        QSettings::setPath(QSettings::IniFormat, QSettings::UserScope,
+                           dir_.filePath(QStringLiteral("config")));
+        qputenv("XDG_CONFIG_HOME", dir_.filePath(QStringLiteral("config")).toLocal8Bit());
+        qputenv("XDG_DATA_HOME", dir_.filePath(QStringLiteral("data")).toLocal8Bit());
+        qputenv("JOINTSCOPE_PROFILE_DB", dir_.filePath(QStringLiteral("profiles.sqlite")).toLocal8Bit());
+        QVERIFY(QStandardPaths::writableLocation(QStandardPaths::AppDataLocation).startsWith(dir_.path()));
+    }
+
+    void findFitAndRepartitionShortcuts() {
+        MainWindow window(false);
+        showActive(window);
+        openAndWait(window, q(sharedPath("graphs/torch-1.13/gpt_block2/joint.txt")));
+        views::GraphView* view = canvasOf(window);
+        QVERIFY(view);
+        view->setFocus();
+
+        // Ctrl+F: the search field takes the focus; typing searches and selects the first match.
+        auto* search = window.findChild<QLineEdit*>(QStringLiteral("searchEdit"));
+        QVERIFY(search);
+        QVERIFY(!search->isVisible());
+        QTest::keyClick(view, Qt::Key_F, Qt::ControlModifier);
+        QVERIFY(search->isVisible());
+        QTRY_COMPARE(QApplication::focusWidget(), static_cast<QWidget*>(search));
+        QTest::keyClicks(search, QStringLiteral("native_layer_norm_backward"));
+        QVERIFY(selectedName(window).startsWith(QStringLiteral("native_layer_norm_backward")));
+        QTest::keyClick(search, Qt::Key_Escape);
+        QVERIFY(!search->isVisible());
+
+        // Space: the whole graph in view, however far it was zoomed in.
+        view->setFocus();
+        view->setZoom(3.0);
+        const auto graphRect = [&] { return view->mapFromScene(window.scene()->sceneRect()).boundingRect(); };
+        QVERIFY(!view->viewport()->rect().contains(graphRect()));
+        QTest::keyClick(view, Qt::Key_Space);
+        QVERIFY(view->zoom() < 1.0); // gpt_block2 has 300 nodes: it fits only shrunk
+        // Within a few pixels: scroll bars that go away with the zoom change the viewport after the fit.
+        QVERIFY(view->viewport()->rect().adjusted(-8, -8, 8, 8).contains(graphRect()));
+
+        // F5: a new solve of the partition.
+        QSignalSpy started(window.partitionDocument(), &gui::PartitionDocument::started);
+        QSignalSpy finished(window.partitionDocument(), &gui::PartitionDocument::finished);
+        QTest::keyClick(view, Qt::Key_F5);
+        QCOMPARE(started.size(), 1);
+        QTRY_COMPARE_WITH_TIMEOUT(finished.size(), 1, 60000);
+        QVERIFY(window.partitionDocument()->result());
+    }
+
+    void pinUndoRedoShortcuts() {
+        MainWindow window(false);
+        showActive(window);
+        openAndWait(window, mlpPath());
+        views::GraphView* view = canvasOf(window);
+        view->setFocus();
+        gui::PartitionDocument* doc = window.partitionDocument();
+        QVERIFY(doc->edits().empty());
+
+        QVERIFY(window.selectNodeByName(QStringLiteral("gelu")));
+        QTest::keyClick(view, Qt::Key_S);
+        QCOMPARE(doc->edits().size(), size_t(1));
+        QCOMPARE(doc->edits().at("gelu"), Policy::MustSave);
+
+        QTest::keyClick(view, Qt::Key_Z, Qt::ControlModifier);
+        QVERIFY(doc->edits().empty());
+        QTest::keyClick(view, Qt::Key_Z, Qt::ControlModifier | Qt::ShiftModifier);
+        QCOMPARE(doc->edits().size(), size_t(1));
+        QCOMPARE(doc->edits().at("gelu"), Policy::MustSave);
+
+        // R replaces the pin; Delete clears it; one undo brings MUST_RECOMPUTE back.
+        QTest::keyClick(view, Qt::Key_R);
+        QCOMPARE(doc->edits().at("gelu"), Policy::MustRecompute);
+        QTest::keyClick(view, Qt::Key_Delete);
+        QVERIFY(doc->edits().empty());
+        QTest::keyClick(view, Qt::Key_Z, Qt::ControlModifier);
+        QCOMPARE(doc->edits().at("gelu"), Policy::MustRecompute);
+        doc->waitForIdle();
+    }
+
+    void altArrowsWalkTheEdges() {
+        MainWindow window(false);
+        showActive(window);
+        openAndWait(window, mlpPath());
+        const Graph& g = *window.scene()->graph();
+        views::GraphView* view = canvasOf(window);
+        view->setFocus();
+        // mlp/joint.txt: gelu = gelu(addmm); addmm_1 = addmm(primals_4, gelu, t_1); mm_1 = mm(t_3, gelu);
+        // gelu_backward = gelu_backward(mm, addmm).
+        QVERIFY(reads(g, "gelu", "addmm") && reads(g, "addmm_1", "gelu") && reads(g, "mm_1", "gelu") &&
+                reads(g, "gelu_backward", "mm") && reads(g, "gelu_backward", "addmm"));
+        auto press = [&](Qt::Key key) {
+            QTest::keyClick(view, key, Qt::AltModifier);
+            return selectedName(window);
+        };
+
+        QVERIFY(window.selectNodeByName(QStringLiteral("gelu")));
+        QCOMPARE(press(Qt::Key_Up), QStringLiteral("addmm"));            // gelu's only producer
+        QCOMPARE(press(Qt::Key_Down), QStringLiteral("gelu"));           // addmm's first consumer
+        QCOMPARE(press(Qt::Key_Right), QStringLiteral("gelu_backward")); // addmm's other consumer
+        QCOMPARE(press(Qt::Key_Right), QStringLiteral("gelu"));          // and round again
+        QCOMPARE(press(Qt::Key_Down), QStringLiteral("addmm_1"));        // gelu's consumers, in graph order
+        QCOMPARE(press(Qt::Key_Right), QStringLiteral("mm_1"));
+        QCOMPARE(press(Qt::Key_Left), QStringLiteral("addmm_1"));
+
+        // Up from gelu_backward: its first argument; the sibling is its other producer.
+        QVERIFY(window.selectNodeByName(QStringLiteral("gelu_backward")));
+        QCOMPARE(press(Qt::Key_Up), QStringLiteral("mm"));
+        QCOMPARE(press(Qt::Key_Right), QStringLiteral("addmm"));
+
+        // A placeholder has no producer: the walk stays.
+        QVERIFY(window.selectNodeByName(QStringLiteral("primals_5")));
+        QCOMPARE(press(Qt::Key_Up), QStringLiteral("primals_5"));
+    }
+
+    void nodeContextMenu() {
+        MainWindow window(false);
+        showActive(window);
+        openAndWait(window, mlpPath());
+        views::GraphView* view = canvasOf(window);
+        const NodeId gelu = nodeNamed(window, "gelu");
+        QVERIFY(gelu != kNoNode);
+        QVERIFY(window.selectNodeByName(QStringLiteral("addmm")));
+        view->centreOnNode(gelu);
+        const QPoint pos = view->mapFromScene(window.scene()->nodeItem(gelu)->sceneBoundingRect().center());
+
+        QStringList entries;
+        QStringList producers;
+        QStringList consumers;
+        ModalWatcher watcher;
+        watcher.onMenu = [&](QMenu* menu) {
+            for (QAction* action : menu->actions()) {
+                if (action->isSeparator())
+                    continue;
+                entries << action->text().remove(QLatin1Char('&'));
+                if (!action->menu())
+                    continue;
+                QStringList& list =
+                    action->text().contains(QStringLiteral("Producers")) ? producers : consumers;
+                for (QAction* jump : action->menu()->actions())
+                    list << jump->text().section(QLatin1Char(' '), 0, 0);
+            }
+            // Jump to gelu's second consumer from the menu.
+            for (QAction* action : menu->actions())
+                if (action->menu() && action->text().contains(QStringLiteral("onsumers")))
+                    action->menu()->actions().value(1)->trigger();
+        };
+        emit view->customContextMenuRequested(pos);
+        QCOMPARE(entries, (QStringList{QStringLiteral("Must Save"), QStringLiteral("Must Recompute"),
+                                       QStringLiteral("Clear Pin"), QStringLiteral("Producers (1)"),
+                                       QStringLiteral("Consumers (2)")}));
+        QCOMPARE(producers, QStringList{QStringLiteral("addmm")});
+        QCOMPARE(consumers, (QStringList{QStringLiteral("addmm_1"), QStringLiteral("mm_1")}));
+        QCOMPARE(selectedName(window), QStringLiteral("mm_1"));
+
+        // Must Save from the menu pins the node clicked on.
+        view->centreOnNode(gelu);
+        const QPoint again = view->mapFromScene(window.scene()->nodeItem(gelu)->sceneBoundingRect().center());
+        watcher.onMenu = [](QMenu* menu) { menu->actions().value(0)->trigger(); };
+        emit view->customContextMenuRequested(again);
+        QCOMPARE(window.partitionDocument()->edits().size(), size_t(1));
+        QCOMPARE(window.partitionDocument()->edits().at("gelu"), Policy::MustSave);
+        window.partitionDocument()->waitForIdle();
+    }
+
+    void restoreAfterUncleanExit() {
+        ModalWatcher watcher;
+        // A run that pins a node and then dies: the autosave stays, and so does the "running" mark.
+        auto first = std::make_unique<MainWindow>(true);
+        first->show();
+        QTRY_VERIFY(QSettings().value(QStringLiteral("session/running")).toBool());
+        openAndWait(*first, mlpPath());
+        first->partitionDocument()->setPolicy("gelu", Policy::MustRecompute);
+        first->partitionDocument()->setPolicy("t_1", Policy::MustSave);
+        first->partitionDocument()->waitForIdle();
+        const QString autosave = QDir(QStandardPaths::writableLocation(QStandardPaths::AppDataLocation))
+                                     .filePath(QStringLiteral("autosave.jointscope"));
+        QVERIFY(QFileInfo::exists(autosave));
+        first.reset(); // no closeEvent: what a crash leaves behind
+        QVERIFY(watcher.boxes.isEmpty());
+
+        // The next start offers the autosave; Yes opens the graph with both pins.
+        {
+            MainWindow second(true);
+            second.show();
+            QTRY_COMPARE(watcher.boxes.size(), 1);
+            QVERIFY(watcher.boxes[0].contains(QStringLiteral("did not exit cleanly")));
+            QTRY_VERIFY_WITH_TIMEOUT(second.scene()->graph() && second.scene()->hasLayout(), 60000);
+            // The session applies once the graph is read (on a worker): wait for its pins, then the solve.
+            QTRY_COMPARE_WITH_TIMEOUT(second.partitionDocument()->edits().size(), size_t(2), 60000);
+            QTRY_VERIFY_WITH_TIMEOUT(!second.partitionDocument()->busy(), 60000);
+            const gui::PolicyEdits edits = second.partitionDocument()->edits();
+            QCOMPARE(edits.size(), size_t(2));
+            QCOMPARE(edits.at("gelu"), Policy::MustRecompute);
+            QCOMPARE(edits.at("t_1"), Policy::MustSave);
+            QCOMPARE(QFileInfo(second.partitionDocument()->graphPath()).canonicalFilePath(),
+                     QFileInfo(mlpPath()).canonicalFilePath());
+            QVERIFY(second.partitionDocument()->result());
+            second.close(); // a clean exit
+        }
+        QVERIFY(!QFileInfo::exists(autosave));
+
+        // After a clean exit nothing is offered.
+        MainWindow third(true);
+        third.show();
+        QTest::qWait(300);
+        QCOMPARE(watcher.boxes.size(), 1);
+        QVERIFY(!third.scene()->graph());
+        third.close();
+    }
+
+private:
+    QTemporaryDir dir_;
+};
+
+QTEST_MAIN(TestMainWindow)
+#include "tst_gui_mainwindow.moc"

@@ -1,0 +1,145 @@
+// DocumentLoader: files read and parsed on a worker thread, a newer open superseding an older one, cancel,
+// and errors that name file:line. Node counts come from torch's own reference.json (joint_nodes).
+#include "testutil.h"
+
+#include "models/DocumentLoader.h"
+
+#include <QFile>
+#include <QJsonDocument>
+#include <QJsonObject>
+#include <QSignalSpy>
+#include <QTemporaryDir>
+
+using namespace jointscope;
+using namespace jointscope::test;
+using jointscope::views::DocumentLoader;
+using jointscope::views::OpenedFile;
+
+namespace {
+
+size_t torchNodeCount(const char* model) {
+    QFile file(q(sharedPath(std::string("graphs/torch-1.13/") + model + "/reference.json")));
+    if (!file.open(QIODevice::ReadOnly))
+        return 0;
+    return size_t(
+        QJsonDocument::fromJson(file.readAll()).object().value(QStringLiteral("joint_nodes")).toInt());
+}
+
+QString jointPath(const char* model) {
+    return q(sharedPath(std::string("graphs/torch-1.13/") + model + "/joint.txt"));
+}
+
+} // namespace
+
+class TestDocumentLoader : public QObject {
+    Q_OBJECT
+private slots:
+    void initTestCase() {
+        qRegisterMetaType<std::shared_ptr<OpenedFile>>("std::shared_ptr<jointscope::views::OpenedFile>");
+    }
+
+    void readsOnAWorkerThread() {
+        for (const char* model : {"mlp", "gpt_block2"}) {
+            const size_t expected = torchNodeCount(model);
+            QVERIFY(expected > 0);
+            DocumentLoader loader;
+            QSignalSpy loaded(&loader, &DocumentLoader::loaded);
+            QSignalSpy failed(&loader, &DocumentLoader::failed);
+            const quint64 ticket = loader.open(jointPath(model));
+            // open() returns before the file is read: the UI thread is free meanwhile.
+            QVERIFY(loader.busy());
+            QCOMPARE(loader.path(), jointPath(model));
+            QVERIFY(loaded.wait(60000));
+            QCOMPARE(failed.count(), 0);
+            QVERIFY(!loader.busy());
+            QCOMPARE(loaded.at(0).at(0).toULongLong(), ticket);
+            auto opened = loaded.at(0).at(1).value<std::shared_ptr<OpenedFile>>();
+            QVERIFY(opened && opened->graph);
+            QCOMPARE(opened->graph->size(), expected);
+            QCOMPARE(opened->path, jointPath(model));
+            QCOMPARE(opened->file.graphs().size(), size_t(1));
+            // reference.json beside joint.txt was read too: torch's own saved values.
+            QVERIFY(!opened->graph->decisions.empty());
+        }
+    }
+
+    void newerOpenSupersedes() {
+        DocumentLoader loader;
+        QSignalSpy loaded(&loader, &DocumentLoader::loaded);
+        QSignalSpy cancelled(&loader, &DocumentLoader::cancelled);
+        const quint64 first = loader.open(jointPath("gpt_block2"));
+        const quint64 second = loader.open(jointPath("mlp"));
+        QVERIFY(second != first);
+        // The older one is reported at once, so a listener never sees the loader idle in between.
+        QCOMPARE(cancelled.count(), 1);
+        QCOMPARE(cancelled.at(0).at(0).toULongLong(), first);
+        QVERIFY(loader.busy());
+        QVERIFY(loaded.wait(60000));
+        loader.waitForDone(); // the superseded worker has returned too
+        QCOMPARE(loaded.count(), 1);
+        QCOMPARE(loaded.at(0).at(0).toULongLong(), second);
+        auto opened = loaded.at(0).at(1).value<std::shared_ptr<OpenedFile>>();
+        QCOMPARE(opened->graph->size(), torchNodeCount("mlp"));
+        QCOMPARE(cancelled.count(), 1);
+    }
+
+    void cancelDropsTheResult() {
+        DocumentLoader loader;
+        QSignalSpy loaded(&loader, &DocumentLoader::loaded);
+        QSignalSpy failed(&loader, &DocumentLoader::failed);
+        QSignalSpy cancelled(&loader, &DocumentLoader::cancelled);
+        const quint64 ticket = loader.open(jointPath("gpt_block2"));
+        loader.cancel();
+        QCOMPARE(cancelled.count(), 1);
+        QCOMPARE(cancelled.at(0).at(0).toULongLong(), ticket);
+        QVERIFY(!loader.busy());
+        loader.waitForDone();
+        QTest::qWait(50);
+        QCOMPARE(loaded.count(), 0);
+        QCOMPARE(failed.count(), 0);
+        QCOMPARE(cancelled.count(), 1);
+        loader.cancel(); // nothing running: nothing reported
+        QCOMPARE(cancelled.count(), 1);
+    }
+
+    void errorsNameFileAndLine() {
+        QTemporaryDir dir;
+        QVERIFY(dir.isValid());
+        // The mlp joint graph with a stray character where its 7th line starts a name.
+        QFile source(jointPath("mlp"));
+        QVERIFY(source.open(QIODevice::ReadOnly));
+        QList<QByteArray> lines = source.readAll().split('\n');
+        QVERIFY(lines.size() > 10);
+        QVERIFY(lines[6].contains("addmm = torch.ops.aten.addmm.default(primals_2, primals_5, t)"));
+        lines[6] = "        $addmm = torch.ops.aten.addmm.default(primals_2, primals_5, t)";
+        const QString broken = dir.filePath(QStringLiteral("broken.txt"));
+        QFile out(broken);
+        QVERIFY(out.open(QIODevice::WriteOnly));
+        out.write(lines.join('\n'));
+        out.close();
+
+        DocumentLoader loader;
+        QSignalSpy loaded(&loader, &DocumentLoader::loaded);
+        loader.open(broken);
+        QVERIFY(loaded.wait(60000));
+        auto opened = loaded.at(0).at(1).value<std::shared_ptr<OpenedFile>>();
+        // Listed, but its graph does not parse: the diagnostic points at the line.
+        QVERIFY(!opened->graph);
+        QVERIFY(opened->problem);
+        QCOMPARE(opened->problem->loc.line, 7u);
+        QVERIFY2(QString::fromStdString(opened->problem->format()).contains(QStringLiteral("broken.txt:7:")),
+                 opened->problem->format().c_str());
+
+        // A file that is not there fails with its name.
+        QSignalSpy failed(&loader, &DocumentLoader::failed);
+        const QString missing = dir.filePath(QStringLiteral("missing.txt"));
+        loader.open(missing);
+        QVERIFY(failed.wait(60000));
+        const auto error = failed.at(0).at(1).value<Diagnostic>();
+        QVERIFY2(QString::fromStdString(error.format()).contains(QStringLiteral("missing.txt")),
+                 error.format().c_str());
+    }
+};
+
+QTEST_MAIN(TestDocumentLoader)
+#include "tst_model_documentloader.moc"

@@ -1,0 +1,65 @@
+// Reads and parses graph files off the UI thread: a 100k-node file takes seconds to read, and the window
+// must keep painting (and accept Esc) meanwhile. No widgets: usable from tests.
+#pragma once
+
+#include "graph/Graph.h"
+#include "io/GraphFile.h"
+#include "support/Diagnostic.h"
+
+#include <QObject>
+#include <QString>
+#include <QThreadPool>
+
+#include <atomic>
+#include <memory>
+#include <optional>
+
+namespace jointscope::views {
+
+// What one open produced: the file, and its first graph parsed (or why not).
+struct OpenedFile {
+    QString path;
+    GraphFile file;
+    size_t index = 0;                  // GraphEntry::index of `graph`
+    std::optional<Graph> graph;        // empty when the file lists no graph or it failed to parse
+    std::optional<Diagnostic> problem; // why `graph` is empty, when it failed to parse
+    double seconds = 0;                // reading and parsing, on the worker
+};
+
+class DocumentLoader : public QObject {
+    Q_OBJECT
+public:
+    explicit DocumentLoader(QObject* parent = nullptr);
+    ~DocumentLoader() override;
+
+    // Starts reading `path` and supersedes any open still running: only the newest reports loaded() or
+    // failed(); older ones report cancelled(). Returns the ticket the reports carry.
+    quint64 open(const QString& path);
+    // Gives up on the running open: cancelled() comes at once; the worker stops at its next step (reading
+    // the file is one step) and its result is dropped.
+    void cancel();
+    bool busy() const { return current_ != 0; }
+    quint64 ticket() const { return current_; } // of the open running now; 0 when none
+    QString path() const { return path_; }      // the file being read while busy()
+    // Blocks until every worker has returned (destruction, tests).
+    void waitForDone();
+
+signals:
+    void started(quint64 ticket, const QString& path);
+    void progress(quint64 ticket, const QString& step); // "reading", "parsing"
+    void loaded(quint64 ticket, std::shared_ptr<jointscope::views::OpenedFile> opened);
+    void failed(quint64 ticket, const jointscope::Diagnostic& error);
+    void cancelled(quint64 ticket);
+
+private:
+    void finish(quint64 ticket, std::shared_ptr<OpenedFile> opened, std::optional<Diagnostic> error);
+
+    // Two threads: a superseded read that cannot stop mid-file must not hold up the newer one.
+    QThreadPool pool_;
+    std::shared_ptr<std::atomic<bool>> cancel_;
+    quint64 nextTicket_ = 1;
+    quint64 current_ = 0; // ticket of the open that will report; 0 when none
+    QString path_;
+};
+
+} // namespace jointscope::views

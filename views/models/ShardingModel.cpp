@@ -1,0 +1,266 @@
+#include "models/ShardingModel.h"
+
+#include "models/NodeFormat.h"
+
+#include <QFont>
+
+namespace jointscope::views {
+
+using namespace jointscope::sharding;
+
+QString formatPlacements(const std::vector<Placements>& placements) {
+    if (placements.empty())
+        return QStringLiteral("—");
+    if (placements.size() == 1)
+        return QString::fromStdString(toString(placements[0]));
+    QStringList parts;
+    for (const Placements& p : placements)
+        parts << QString::fromStdString(toString(p));
+    return QStringLiteral("(") + parts.join(QStringLiteral(", ")) + QStringLiteral(")");
+}
+
+QString formatMicros(double us) {
+    if (us >= 1000)
+        return QStringLiteral("%1 ms").arg(us / 1000, 0, 'f', us >= 100000 ? 1 : 2);
+    if (us >= 10)
+        return QStringLiteral("%1 µs").arg(us, 0, 'f', 1);
+    return QStringLiteral("%1 µs").arg(us, 0, 'f', 2);
+}
+
+ShardingModel::ShardingModel(QObject* parent) : QAbstractItemModel(parent) {
+    items_.push_back({});
+}
+
+void ShardingModel::clear() {
+    beginResetModel();
+    graph_ = nullptr;
+    current_.reset();
+    stored_.reset();
+    pinnedBy_.clear();
+    replicate_.reset();
+    dataParallel_.reset();
+    differences_ = 0;
+    items_.assign(1, {});
+    endResetModel();
+}
+
+void ShardingModel::setPlan(const Graph* graph, std::shared_ptr<const PlanReport> current,
+                            std::map<std::string, std::string> pinnedBy, std::optional<PlanCost> replicate,
+                            std::optional<PlanCost> dataParallel) {
+    graph_ = graph;
+    current_ = std::move(current);
+    pinnedBy_ = std::move(pinnedBy);
+    replicate_ = replicate;
+    dataParallel_ = dataParallel;
+    rebuild();
+}
+
+void ShardingModel::setStored(std::shared_ptr<const PlanReport> stored) {
+    stored_ = std::move(stored);
+    rebuild();
+}
+
+void ShardingModel::setDifferencesOnly(bool on) {
+    if (on == differencesOnly_)
+        return;
+    differencesOnly_ = on;
+    rebuild();
+}
+
+int ShardingModel::add(int parent) {
+    Item item;
+    item.parent = parent;
+    item.row = int(items_[size_t(parent)].children.size());
+    items_.push_back(std::move(item));
+    const int index = int(items_.size() - 1);
+    items_[size_t(parent)].children.push_back(index);
+    return index;
+}
+
+void ShardingModel::setCost(Item& item, int column, double us) {
+    item.text[column] = formatMicros(us);
+    item.value[column] = us;
+    item.numeric[column] = true;
+}
+
+void ShardingModel::rebuild() {
+    beginResetModel();
+    items_.assign(1, {});
+    differences_ = 0;
+    // A stored plan of another graph (or mesh with another node count) cannot be compared row by row.
+    const bool comparable = stored_ && current_ && stored_->nodes.size() == current_->nodes.size();
+    if (current_ && graph_ && current_->nodes.size() <= graph_->size()) {
+        const int totals = add(0);
+        items_[size_t(totals)].text[NodeColumn] = tr("Totals");
+        auto addTotal = [&](const QString& key, const PlanCost& c) {
+            const int row = add(totals);
+            Item& item = items_[size_t(row)];
+            item.text[NodeColumn] = key;
+            setCost(item, ComputeColumn, c.computeUs);
+            setCost(item, CommColumn, c.commUs);
+            setCost(item, TotalColumn, c.totalUs());
+            return row;
+        };
+        const int plan = addTotal(tr("plan"), current_->total);
+        items_[size_t(plan)].text[OutputColumn] =
+            current_->optimal ? tr("optimal") : tr("not proven optimal");
+        if (replicate_)
+            addTotal(tr("replicate"), *replicate_);
+        if (dataParallel_)
+            addTotal(tr("data parallel"), *dataParallel_);
+        if (comparable)
+            addTotal(tr("stored plan"), stored_->total);
+
+        const int nodes = add(0);
+        for (NodeId id = 0; id < current_->nodes.size(); ++id) {
+            const NodeReport& r = current_->nodes[id];
+            if (!r.placed)
+                continue;
+            const NodeReport* s = comparable ? &stored_->nodes[id] : nullptr;
+            const bool differs = s && (s->outputs != r.outputs || s->inputs != r.inputs);
+            differences_ += differs;
+            if (differencesOnly_ && !differs)
+                continue;
+            const Node& node = graph_->node(id);
+            const int row = add(nodes);
+            Item& item = items_[size_t(row)];
+            item.ref = id;
+            item.differs = differs;
+            item.text[NodeColumn] = QString::fromStdString(node.name);
+            item.text[OpColumn] = opLabel(node);
+            item.text[OutputColumn] = formatPlacements(r.outputs);
+            item.text[InputsColumn] = formatPlacements(r.inputs);
+            if (r.inputs.size() == 1)
+                item.text[InputsColumn] = QStringLiteral("(") + item.text[InputsColumn] + QStringLiteral(")");
+            setCost(item, ComputeColumn, r.computeUs);
+            setCost(item, CommColumn, r.commUs);
+            setCost(item, TotalColumn, r.computeUs + r.commUs);
+            if (auto it = pinnedBy_.find(node.name); it != pinnedBy_.end())
+                item.text[PinnedColumn] = QString::fromStdString(it->second);
+            if (s) {
+                item.text[StoredOutputColumn] =
+                    s->placed ? formatPlacements(s->outputs) : QStringLiteral("—");
+                setCost(item, StoredTotalColumn, s->computeUs + s->commUs);
+            }
+        }
+        Item& section = items_[size_t(nodes)];
+        section.text[NodeColumn] = differencesOnly_ ? tr("Differences") : tr("Nodes");
+        section.text[OutputColumn] = differencesOnly_ && !comparable
+                                         ? tr("store a plan to compare")
+                                         : QString::number(section.children.size());
+    }
+    endResetModel();
+}
+
+int ShardingModel::sectionRow(const QString& title) const {
+    for (int child : items_[0].children)
+        if (items_[size_t(child)].text[NodeColumn] == title)
+            return items_[size_t(child)].row;
+    return -1;
+}
+
+QModelIndex ShardingModel::nodeIndex(const QString& name, int column) const {
+    for (int section : items_[0].children) {
+        if (items_[size_t(section)].text[NodeColumn] == tr("Totals"))
+            continue;
+        for (int child : items_[size_t(section)].children)
+            if (items_[size_t(child)].text[NodeColumn] == name)
+                return createIndex(items_[size_t(child)].row, column, quintptr(child));
+    }
+    return {};
+}
+
+QModelIndex ShardingModel::totalIndex(const QString& key, int column) const {
+    const int totals = sectionRow(tr("Totals"));
+    if (totals < 0)
+        return {};
+    for (int child : items_[size_t(items_[0].children[size_t(totals)])].children)
+        if (items_[size_t(child)].text[NodeColumn] == key)
+            return createIndex(items_[size_t(child)].row, column, quintptr(child));
+    return {};
+}
+
+QModelIndex ShardingModel::index(int row, int column, const QModelIndex& parent) const {
+    const int parentItem = parent.isValid() ? int(parent.internalId()) : 0;
+    if (row < 0 || column < 0 || column >= ColumnCount ||
+        size_t(row) >= items_[size_t(parentItem)].children.size())
+        return {};
+    return createIndex(row, column, quintptr(items_[size_t(parentItem)].children[size_t(row)]));
+}
+
+QModelIndex ShardingModel::parent(const QModelIndex& child) const {
+    if (!child.isValid())
+        return {};
+    const int parentItem = items_[child.internalId()].parent;
+    if (parentItem <= 0)
+        return {};
+    return createIndex(items_[size_t(parentItem)].row, 0, quintptr(parentItem));
+}
+
+int ShardingModel::rowCount(const QModelIndex& parent) const {
+    if (parent.isValid() && parent.column() != 0)
+        return 0;
+    return int(items_[parent.isValid() ? parent.internalId() : 0].children.size());
+}
+
+int ShardingModel::columnCount(const QModelIndex&) const {
+    return ColumnCount;
+}
+
+QVariant ShardingModel::data(const QModelIndex& index, int role) const {
+    if (!index.isValid())
+        return {};
+    const Item& item = items_[index.internalId()];
+    const int column = index.column();
+    switch (role) {
+    case Qt::DisplayRole:
+    case Qt::ToolTipRole:
+        return item.text[column];
+    case ValueRole:
+        return item.numeric[column] ? QVariant(item.value[column]) : QVariant(item.text[column]);
+    case NodeIdRole:
+        return item.ref == kNoNode ? QVariant() : QVariant::fromValue(qulonglong(item.ref));
+    case Qt::TextAlignmentRole:
+        return item.numeric[column] ? QVariant(int(Qt::AlignRight | Qt::AlignVCenter)) : QVariant();
+    case Qt::FontRole:
+        if (item.parent == 0 || (item.differs && (column == OutputColumn || column == StoredOutputColumn))) {
+            QFont font;
+            font.setBold(true);
+            return font;
+        }
+        return {};
+    default:
+        return {};
+    }
+}
+
+QVariant ShardingModel::headerData(int section, Qt::Orientation orientation, int role) const {
+    if (orientation != Qt::Horizontal || role != Qt::DisplayRole)
+        return {};
+    switch (section) {
+    case NodeColumn:
+        return tr("Node");
+    case OpColumn:
+        return tr("Op");
+    case OutputColumn:
+        return tr("Output");
+    case InputsColumn:
+        return tr("Inputs");
+    case ComputeColumn:
+        return tr("Compute");
+    case CommColumn:
+        return tr("Comm");
+    case TotalColumn:
+        return tr("Total");
+    case PinnedColumn:
+        return tr("Pinned by");
+    case StoredOutputColumn:
+        return tr("Stored output");
+    case StoredTotalColumn:
+        return tr("Stored total");
+    default:
+        return {};
+    }
+}
+
+} // namespace jointscope::views

@@ -197,7 +197,8 @@ const Command& shardCommand() {
          {"--param-memory", "", "LOW:HIGH",
           "parameters' local bytes as a fraction of replicated, in [LOW, HIGH]"},
          {"--cluster-rounds", "", "N",
-          "nodes of repeated layers share variables when alike N edges around (default 3; 0: off)"},
+          "nodes of repeated layers share variables when alike N edges around (0: off; default: off up to "
+          "500 nodes, else 2)"},
          {"--explain", "", "NODE", "why NODE has its placement (repeatable)"},
          {"--log", "", "OUT", "write the annotated graph (autoparallel style)"},
          jsonOption()},

@@ -162,6 +162,19 @@ std::string fmt(double us) {
     return buf;
 }
 
+// The node groups the ILP gets one set of variables for: exact on small graphs (merging nodes of one layer
+// only loses freedom), clustered on large ones (py_test_shard_clusters, docs/benchmarks.md "Sharding").
+[[maybe_unused]] NodeClasses clusterNodes(const Graph& graph, const ShardingProblem& problem,
+                                          const std::vector<std::string>& pinKey, int rounds) {
+    if (rounds == SolveOptions::kAutoClusterRounds) {
+        size_t withOptions = 0;
+        for (const NodeStrategies& ns : problem.nodes)
+            withOptions += !ns.options.empty();
+        rounds = withOptions <= SolveOptions::kExactNodeLimit ? 0 : 2;
+    }
+    return rounds > 0 ? clusterRepeatedNodes(graph, problem, pinKey, rounds) : singletonClasses(problem);
+}
+
 } // namespace
 
 JointRoles jointRoles(const Graph& graph) {
@@ -326,9 +339,7 @@ Expected<Plan> solvePlacement(const Graph& graph, const ShardingProblem& problem
     std::vector<std::string> pinKey(n);
     for (const Pin& p : pins)
         pinKey[*graph.find(p.node)] = toString(p.placement);
-    const NodeClasses classes = options.clusterRounds > 0
-                                    ? clusterRepeatedNodes(graph, problem, pinKey, options.clusterRounds)
-                                    : singletonClasses(problem);
+    const NodeClasses classes = clusterNodes(graph, problem, pinKey, options.clusterRounds);
     PairLp lp;
     EdgeCosts edges(graph, mesh);
     const std::vector<std::vector<int>> x = strategyColumns(graph, problem, classes, pinKey, model, lp);

@@ -30,7 +30,10 @@ struct SolveOptions {
     bool forwardBackwardConsistency = true;
     // Nodes in identical copies of a layer share their variables when their surroundings agree this many
     // edges away (see Clusters.h); 0 gives every node its own. More rounds: a finer grouping, a larger ILP.
-    int clusterRounds = 3;
+    // kAutoClusterRounds: exact up to kExactNodeLimit nodes with options, else 2 rounds.
+    static constexpr int kAutoClusterRounds = -1;
+    static constexpr size_t kExactNodeLimit = 500;
+    int clusterRounds = kAutoClusterRounds;
     double timeLimitSeconds = 60;
 };
 

@@ -17,9 +17,8 @@ constexpr double kInfinity = 1e300;
 } // namespace
 
 int PairLp::addBinary(double cost) {
-    columns_.push_back({cost, {}, true});
-    binaryCols_.push_back(static_cast<int>(columns_.size()) - 1);
-    return binaryCols_.back();
+    columns_.push_back({cost, {}});
+    return static_cast<int>(columns_.size()) - 1;
 }
 
 void PairLp::addCost(int col, double delta) {
@@ -119,10 +118,10 @@ PairLp::Result PairLp::solve(double timeLimitSeconds, bool log) const {
     bool integral = relaxed;
     if (relaxed) {
         const double* x = Clp_getColSolution(lp);
-        for (int col : binaryCols_)
+        for (size_t col = 0; col < columns_.size(); ++col)
             integral = integral && (x[col] < 1e-6 || x[col] > 1 - 1e-6);
         if (integral)
-            for (int col : binaryCols_)
+            for (size_t col = 0; col < columns_.size(); ++col)
                 result.binary.push_back(x[col]);
     }
     const double bound = relaxed ? Clp_getObjValue(lp) : -kInfinity;
@@ -137,8 +136,8 @@ PairLp::Result PairLp::solve(double timeLimitSeconds, bool log) const {
     Cbc_Model* mip = Cbc_newModel();
     Cbc_loadProblem(mip, all.size(), rows, all.start.data(), all.index.data(), all.value.data(),
                     all.lower.data(), all.upper.data(), all.cost.data(), rowLb_.data(), rowUb_.data());
-    for (int col : binaryCols_)
-        Cbc_setInteger(mip, col);
+    for (size_t col = 0; col < columns_.size(); ++col)
+        Cbc_setInteger(mip, static_cast<int>(col));
     setCbcParameters(mip, timeLimitSeconds, log);
     Cbc_solve(mip);
     result.branched = true;
@@ -148,7 +147,7 @@ PairLp::Result PairLp::solve(double timeLimitSeconds, bool log) const {
         Cbc_deleteModel(mip);
         return result;
     }
-    for (int col : binaryCols_)
+    for (size_t col = 0; col < columns_.size(); ++col)
         result.binary.push_back(x[col]);
     result.optimal =
         Cbc_isProvenOptimal(mip) && Cbc_getObjValue(mip) <= bound + 1e-6 * (1 + std::fabs(bound));

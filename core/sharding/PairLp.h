@@ -20,8 +20,6 @@ public:
     // A continuous column in [0, 1] with coefficient 1 in rows a and b.
     void addPair(double cost, int rowA, int rowB);
 
-    size_t binaries() const { return binaryCols_.size(); }
-
     struct Result {
         bool feasible = false;
         bool optimal = false;       // proven
@@ -37,14 +35,12 @@ private:
     struct Column {
         double cost = 0;
         std::vector<std::pair<int, double>> entries; // row, coefficient
-        bool binary = false;
     };
     struct Pair {
         double cost;
         int rowA, rowB;
     };
-    std::vector<Column> columns_; // binaries
-    std::vector<int> binaryCols_;
+    std::vector<Column> columns_; // the binaries: columns 0 .. n-1 of every model built
     std::vector<double> rowLb_, rowUb_;
     std::vector<Pair> pairs_;
 };

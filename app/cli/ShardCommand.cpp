@@ -81,6 +81,13 @@ int runShard(const ParsedArgs& args) {
             return usageError(command, "--cluster-rounds takes 0 to 64; got '" + *rounds + "'");
         options.clusterRounds = static_cast<int>(r);
     }
+    if (std::optional<std::string> limit = args.value("--time-limit")) {
+        char* end = nullptr;
+        const double seconds = std::strtod(limit->c_str(), &end);
+        if (limit->empty() || *end != '\0' || !(seconds > 0))
+            return usageError(command, "--time-limit takes seconds > 0; got '" + *limit + "'");
+        options.timeLimitSeconds = seconds;
+    }
     if (std::optional<std::string> mem = args.value("--param-memory")) {
         // LOW:HIGH, or HIGH alone (LOW 0).
         const size_t colon = mem->find(':');
@@ -185,7 +192,8 @@ const Command& shardCommand() {
     static const Command command{
         "shard",
         "shard FILE --mesh 8x8 [--mesh-names dp,tp] [--topology h100] [--pin NODE=S(0)R] "
-        "[--param-memory LOW:HIGH] [--cluster-rounds N] [--explain NODE] [--log OUT] [--json]",
+        "[--param-memory LOW:HIGH] [--cluster-rounds N] [--time-limit S] [--explain NODE] [--log OUT] "
+        "[--json]",
         "DTensor placements for a joint graph on a device mesh (ILP with CBC), against replicate / data "
         "parallel.",
         {graphOption(),
@@ -199,6 +207,7 @@ const Command& shardCommand() {
          {"--cluster-rounds", "", "N",
           "nodes of repeated layers share variables when alike N edges around (0: off; default: off up to "
           "500 nodes, else 2)"},
+         {"--time-limit", "", "S", "give up on the ILP after S seconds (default 60)"},
          {"--explain", "", "NODE", "why NODE has its placement (repeatable)"},
          {"--log", "", "OUT", "write the annotated graph (autoparallel style)"},
          jsonOption()},

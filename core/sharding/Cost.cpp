@@ -3,8 +3,12 @@
 #include "cost/OpTensors.h"
 #include "cost/OpWork.h"
 
+#include <algorithm>
 #include <cstdio>
+#include <functional>
 #include <optional>
+#include <queue>
+#include <unordered_map>
 
 namespace jointscope::sharding {
 
@@ -62,32 +66,145 @@ double tensorBytes(const TensorMeta& t) {
     return static_cast<double>(cost::numel(t)) * static_cast<double>(itemSize(t.dtype));
 }
 
-} // namespace
+// A layout as a number: 8 bits per mesh dimension (R 0, S(d) 1 + d, P(op) 128 + op).
+using LayoutCode = uint64_t;
 
-Redistribution redistribute(const Placements& from, const Placements& to, const TensorMeta& global,
-                            const DeviceMesh& mesh) {
-    Redistribution r;
-    Placements current = from;
-    const double full = tensorBytes(global);
-    auto localBytes = [&](const Placements& p) {
-        double b = full;
-        for (size_t i = 0; i < p.size() && i < mesh.shape.size(); ++i)
-            if (p[i].isShard())
-                b /= static_cast<double>(mesh.shape[i]);
-        return b;
+LayoutCode placementCode(const Placement& p) {
+    if (p.isShard())
+        return 1 + static_cast<LayoutCode>(p.dim);
+    if (p.isPartial())
+        return 128 + static_cast<LayoutCode>(p.reduce);
+    return 0;
+}
+
+// Whether mesh dimension i may change to b: a tensor dimension sharded over several mesh dimensions is split
+// by the first one, then within each piece by the next (torch's default shard order), so only its innermost
+// shard can be gathered, moved or added; anything else leaves a strided shard, not the layout its placements
+// name.
+bool innermostShard(const Placements& current, size_t i, const Placement& b) {
+    for (size_t k = i + 1; k < current.size(); ++k)
+        if (current[k].isShard() && ((current[i].isShard() && current[k].dim == current[i].dim) ||
+                                     (b.isShard() && current[k].dim == b.dim)))
+            return false;
+    return true;
+}
+
+LayoutCode layoutCode(const Placements& p) {
+    LayoutCode code = 0;
+    for (size_t i = 0; i < p.size(); ++i)
+        code |= placementCode(p[i]) << (8 * i);
+    return code;
+}
+
+// Redistribution as torch's min-cost planner sees it (use_min_cost_redistribution_plan): a shortest path over
+// layouts, each step changing one mesh dimension with one collective. Steps: S->R all-gather, P->R
+// all-reduce, P->S reduce-scatter, S(i)->S(j) all-to-all, R->S and R->P local (free).
+class RedistributionPlanner {
+public:
+    RedistributionPlanner(const Placements& from, const std::vector<const Placements*>& targets,
+                          const TensorMeta& global, const DeviceMesh& mesh)
+        : mesh_(mesh), full_(tensorBytes(global)), candidates_(from.size()) {
+        const auto rank = static_cast<int32_t>(global.sizes.size());
+        for (size_t i = 0; i < from.size(); ++i) {
+            std::vector<Placement>& c = candidates_[i];
+            auto add = [&](const Placement& p) {
+                if (std::find(c.begin(), c.end(), p) == c.end())
+                    c.push_back(p);
+            };
+            add(Placement::replicate());
+            for (int32_t d = 0; d < rank; ++d)
+                add(Placement::shard(d));
+            // Partial only where an end has it: nothing gains from making a partial sum on the way.
+            add(from[i]);
+            for (const Placements* t : targets)
+                if (i < t->size())
+                    add((*t)[i]);
+        }
+    }
+
+    // Dijkstra from `from` until `stop` is settled (every layout when stop is null).
+    void run(const Placements& from, const Placements* stop) {
+        using Item = std::pair<double, LayoutCode>;
+        std::priority_queue<Item, std::vector<Item>, std::greater<>> queue;
+        const LayoutCode start = layoutCode(from);
+        const LayoutCode goal = stop ? layoutCode(*stop) : ~LayoutCode{0};
+        states_[start] = {0.0, start, {}, from, false};
+        queue.push({0.0, start});
+        while (!queue.empty()) {
+            const auto [d, code] = queue.top();
+            queue.pop();
+            State& s = states_[code];
+            if (s.settled)
+                continue;
+            s.settled = true;
+            if (code == goal)
+                return;
+            const Placements current = s.layout;
+            for (size_t i = 0; i < current.size() && i < mesh_.ndim(); ++i)
+                for (const Placement& b : candidates_[i]) {
+                    if (b == current[i] || !innermostShard(current, i, b))
+                        continue;
+                    const RedistributeStep step = stepTo(current, i, b);
+                    Placements next = current;
+                    next[i] = b;
+                    const LayoutCode nextCode = layoutCode(next);
+                    auto it = states_.find(nextCode);
+                    if (it != states_.end() && (it->second.settled || it->second.us <= d + step.us))
+                        continue;
+                    states_[nextCode] = {d + step.us, code, step, std::move(next), false};
+                    queue.push({d + step.us, nextCode});
+                }
+        }
+    }
+
+    double us(const Placements& to) const {
+        auto it = states_.find(layoutCode(to));
+        return it == states_.end() ? 0.0 : it->second.us;
+    }
+
+    Redistribution plan(const Placements& from, const Placements& to) const {
+        Redistribution r;
+        const LayoutCode start = layoutCode(from);
+        auto it = states_.find(layoutCode(to));
+        if (it == states_.end())
+            return r;
+        r.us = it->second.us;
+        for (LayoutCode code = it->first; code != start;) {
+            const State& s = states_.at(code);
+            if (s.step.us > 0) // local steps run no collective
+                r.steps.push_back(s.step);
+            code = s.parent;
+        }
+        std::reverse(r.steps.begin(), r.steps.end());
+        return r;
+    }
+
+private:
+    struct State {
+        double us = 0;
+        LayoutCode parent = 0;
+        RedistributeStep step;
+        Placements layout;
+        bool settled = false;
     };
-    for (size_t i = 0; i < from.size() && i < to.size() && i < mesh.ndim(); ++i) {
-        const Placement a = current[i];
-        const Placement b = to[i];
-        if (a == b)
-            continue;
+
+    double localBytes(const Placements& p) const {
+        double b = full_;
+        for (size_t i = 0; i < p.size() && i < mesh_.shape.size(); ++i)
+            if (p[i].isShard())
+                b /= static_cast<double>(mesh_.shape[i]);
+        return b;
+    }
+
+    // Mesh dimension i of `current` changing to b: its collective, or a free step.
+    RedistributeStep stepTo(const Placements& current, size_t i, const Placement& b) const {
+        const Placement& a = current[i];
         const double local = localBytes(current);
-        const double n = static_cast<double>(mesh.shape[i]);
         std::optional<Collective> c;
         double bytes = local;
         if (a.isShard() && (b.isReplicate() || b.isPartial())) {
             c = Collective::AllGather;
-            bytes = local * n;
+            bytes = local * static_cast<double>(mesh_.shape[i]);
         } else if (a.isShard() && b.isShard()) {
             c = Collective::AllToAll;
         } else if (a.isPartial() && b.isShard()) {
@@ -95,14 +212,36 @@ Redistribution redistribute(const Placements& from, const Placements& to, const 
         } else if (a.isPartial()) {
             c = Collective::AllReduce;
         }
-        if (c) {
-            const double us = collectiveUs(*c, bytes, mesh, i);
-            r.steps.push_back({i, *c, bytes, us});
-            r.us += us;
-        }
-        current[i] = b;
+        if (!c)
+            return {i, Collective::AllGather, 0, 0};
+        return {i, *c, bytes, collectiveUs(*c, bytes, mesh_, i)};
     }
-    return r;
+
+    const DeviceMesh& mesh_;
+    double full_;
+    std::vector<std::vector<Placement>> candidates_; // per mesh dimension
+    std::unordered_map<LayoutCode, State> states_;
+};
+
+} // namespace
+
+Redistribution redistribute(const Placements& from, const Placements& to, const TensorMeta& global,
+                            const DeviceMesh& mesh) {
+    if (from == to || from.size() != to.size())
+        return {};
+    RedistributionPlanner planner(from, {&to}, global, mesh);
+    planner.run(from, &to);
+    return planner.plan(from, to);
+}
+
+std::vector<double> redistributeUs(const Placements& from, const std::vector<const Placements*>& targets,
+                                   const TensorMeta& global, const DeviceMesh& mesh) {
+    RedistributionPlanner planner(from, targets, global, mesh);
+    planner.run(from, nullptr);
+    std::vector<double> us;
+    for (const Placements* t : targets)
+        us.push_back(*t == from || t->size() != from.size() ? 0.0 : planner.us(*t));
+    return us;
 }
 
 TensorMeta producedTensor(const Graph& graph, NodeId producer, int32_t element) {

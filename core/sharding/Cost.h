@@ -35,10 +35,15 @@ struct Redistribution {
     std::string str() const; // "all_gather(d0) 12.3us + all_reduce(d1) 4.5us"; "" when free
 };
 
-// The collectives that turn a tensor laid out as `from` into `to`, mesh dimension by mesh dimension:
-// S->R all-gather, P->R all-reduce, P->S reduce-scatter, S(i)->S(j) all-to-all, R->S and R->P local (free).
+// The cheapest sequence of collectives that turns a tensor laid out as `from` into `to`, one mesh dimension
+// per step (torch's min-cost redistribution planner): S->R all-gather, P->R all-reduce, P->S
+// reduce-scatter, S(i)->S(j) all-to-all, R->S and R->P local (free). Steps run in order; each one's bytes
+// follow the layout reached so far.
 Redistribution redistribute(const Placements& from, const Placements& to, const TensorMeta& global,
                             const DeviceMesh& mesh);
+// redistribute(from, t).us for every t in `targets`, from one search.
+std::vector<double> redistributeUs(const Placements& from, const std::vector<const Placements*>& targets,
+                                   const TensorMeta& global, const DeviceMesh& mesh);
 
 // A tensor's shape on one device under `p`.
 TensorMeta localMeta(const TensorMeta& global, const Placements& p, const DeviceMesh& mesh);

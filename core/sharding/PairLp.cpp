@@ -35,7 +35,11 @@ int PairLp::addRow(const std::vector<int>& cols, const std::vector<double>& coef
 }
 
 void PairLp::addPair(double cost, int rowA, int rowB) {
-    pairs_.push_back({cost, rowA, rowB});
+    pairs_.push_back({cost, rowA, rowB, 1.0, 1.0});
+}
+
+void PairLp::addArc(double cost, int from, int to) {
+    pairs_.push_back({cost, from, to, -1.0, 1.0});
 }
 
 #ifndef JOINTSCOPE_HAVE_CBC
@@ -100,7 +104,7 @@ PairLp::Result PairLp::solve(double timeLimitSeconds, bool log) const {
     for (const Column& c : columns_)
         all.add(c.cost, 1.0, c.entries);
     for (const Pair& p : pairs_)
-        all.add(p.cost, 1.0, {{p.rowA, 1.0}, {p.rowB, 1.0}});
+        all.add(p.cost, 1.0, {{p.rowA, p.coefA}, {p.rowB, p.coefB}});
     result.columns = static_cast<size_t>(all.size());
     const int rows = static_cast<int>(rowLb_.size());
     if (log)
@@ -113,8 +117,12 @@ PairLp::Result PairLp::solve(double timeLimitSeconds, bool log) const {
     Clp_setMaximumSeconds(lp, timeLimitSeconds);
     Clp_loadProblem(lp, all.size(), rows, all.start.data(), all.index.data(), all.value.data(),
                     all.lower.data(), all.upper.data(), all.cost.data(), rowLb_.data(), rowUb_.data());
+    // A crash basis with simple pivoting first: it roughly halves the dual simplex's iterations on these
+    // models (block6144 16x8: 4.8k -> 3.0k; 32 LLaMA layers 8x8: 12.6k -> 7.0k).
+    Clp_crash(lp, 1.0, 1);
     Clp_dual(lp, 0);
     const bool relaxed = Clp_isProvenOptimal(lp) != 0;
+    result.timedOut = Clp_status(lp) == 3; // stopped on the time limit
     bool integral = relaxed;
     if (relaxed) {
         const double* x = Clp_getColSolution(lp);
@@ -124,15 +132,16 @@ PairLp::Result PairLp::solve(double timeLimitSeconds, bool log) const {
             for (size_t col = 0; col < columns_.size(); ++col)
                 result.binary.push_back(x[col]);
     }
-    const double bound = relaxed ? Clp_getObjValue(lp) : -kInfinity;
     Clp_deleteModel(lp);
     if (!relaxed) // infeasible with every pair, or out of time
         return result;
     result.feasible = true;
     result.optimal = integral;
+    if (log)
+        std::fprintf(stderr, "sharding LP: relaxation %s\n", integral ? "integral" : "fractional, branching");
     if (integral)
         return result;
-    // Fractional: branch. Optimal when CBC proves it and meets the relaxation's bound.
+    // Fractional: branch.
     Cbc_Model* mip = Cbc_newModel();
     Cbc_loadProblem(mip, all.size(), rows, all.start.data(), all.index.data(), all.value.data(),
                     all.lower.data(), all.upper.data(), all.cost.data(), rowLb_.data(), rowUb_.data());
@@ -144,13 +153,14 @@ PairLp::Result PairLp::solve(double timeLimitSeconds, bool log) const {
     const double* x = Cbc_getColSolution(mip);
     if (Cbc_isProvenInfeasible(mip) || !x || Cbc_getObjValue(mip) >= 1e50) {
         result.feasible = false;
+        result.timedOut = Cbc_isSecondsLimitReached(mip) != 0;
         Cbc_deleteModel(mip);
         return result;
     }
     for (size_t col = 0; col < columns_.size(); ++col)
         result.binary.push_back(x[col]);
-    result.optimal =
-        Cbc_isProvenOptimal(mip) && Cbc_getObjValue(mip) <= bound + 1e-6 * (1 + std::fabs(bound));
+    // Pairs need no integrality (x integral makes them so): CBC's proof covers the ILP.
+    result.optimal = Cbc_isProvenOptimal(mip) != 0;
     Cbc_deleteModel(mip);
     return result;
 }

@@ -1,9 +1,6 @@
 // The placement ILP's shape: binary option columns, rows over them, and many continuous pair columns (one per
-// producer / consumer placement pair of an edge) that each sit in exactly two marginal rows. Most pair
-// columns never pay for themselves, so they are priced rather than loaded: CLP solves the relaxation on the
-// pair columns in play, the duals price the others, the ones with negative reduced cost join, until none is
-// left (column generation: the result is the relaxation over every pair). CBC branches only when that optimum
-// is fractional, on the columns generated so far.
+// producer / consumer placement pair of an edge) that each sit in exactly two marginal rows. CLP's dual
+// simplex solves the relaxation, which is nearly always integral; CBC branches only when it is not.
 #pragma once
 
 #include <string>
@@ -19,6 +16,8 @@ public:
     int addRow(const std::vector<int>& cols, const std::vector<double>& coefs, char sense, double rhs);
     // A continuous column in [0, 1] with coefficient 1 in rows a and b.
     void addPair(double cost, int rowA, int rowB);
+    // A continuous column in [0, 1] with coefficient -1 in row `from` and 1 in row `to`: a flow arc.
+    void addArc(double cost, int from, int to);
 
     struct Result {
         bool feasible = false;
@@ -27,6 +26,7 @@ public:
         size_t columns = 0;
         size_t rows = 0;
         bool branched = false; // the relaxation was fractional: CBC ran
+        bool timedOut = false; // no answer within the time limit
     };
     // Without CBC in the build, returns an infeasible result.
     Result solve(double timeLimitSeconds, bool log) const;
@@ -39,6 +39,7 @@ private:
     struct Pair {
         double cost;
         int rowA, rowB;
+        double coefA, coefB;
     };
     std::vector<Column> columns_; // the binaries: columns 0 .. n-1 of every model built
     std::vector<double> rowLb_, rowUb_;

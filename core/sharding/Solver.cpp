@@ -2,6 +2,7 @@
 
 #include "sharding/Clusters.h"
 #include "sharding/PairLp.h"
+#include "sharding/PairModel.h"
 
 #include <nlohmann/json.hpp>
 
@@ -68,62 +69,42 @@ private:
 }
 
 #ifdef JOINTSCOPE_HAVE_CBC
-// A class's option columns by placement text.
-using PlacementGroups = std::map<std::string, std::vector<int>>;
-
-// Σ x over a's options with placement k == Σ x over b's with k, for every k either side offers.
-void addEquality(PairLp& lp, const PlacementGroups& a, const PlacementGroups& b) {
-    std::set<std::string> keys;
-    for (const auto& kv : a)
-        keys.insert(kv.first);
-    for (const auto& kv : b)
-        keys.insert(kv.first);
-    for (const std::string& k : keys) {
-        std::vector<int> idx;
-        std::vector<double> coef;
-        if (auto it = a.find(k); it != a.end())
-            for (int c : it->second)
-                idx.push_back(c), coef.push_back(1.0);
-        if (auto it = b.find(k); it != b.end())
-            for (int c : it->second)
-                idx.push_back(c), coef.push_back(-1.0);
-        lp.addRow(idx, coef, 'E', 0.0);
-    }
-}
-
-// One row per placement of a side of an edge: the pair columns that use it (added later) sum to the side's
-// option columns with that placement.
-std::vector<int> marginalRows(PairLp& lp, const PlacementGroups& groups) {
-    std::vector<int> rows;
-    for (const auto& [key, cols] : groups)
-        rows.push_back(lp.addRow(cols, std::vector<double>(cols.size(), -1.0), 'E', 0.0));
-    return rows;
-}
-
-// One binary column per option of each class (its compute cost times the class's copies), -1 for options a
-// pin forbids, and the row that picks exactly one.
-std::vector<std::vector<int>> strategyColumns(const Graph& graph, const ShardingProblem& problem,
-                                              const NodeClasses& classes,
-                                              const std::vector<std::string>& pinKey,
-                                              const cost::RooflineModel& model, PairLp& lp) {
-    std::vector<std::vector<int>> x(classes.size());
+// One variable per class: an option per strategy, its compute cost times the class's copies; a pin keeps
+// only the options that produce the pinned placement.
+std::vector<PairModel::Variable> classVariables(const Graph& graph, const ShardingProblem& problem,
+                                                const NodeClasses& classes,
+                                                const std::vector<std::string>& pinKey,
+                                                const cost::RooflineModel& model) {
+    std::vector<PairModel::Variable> vars(classes.size());
     for (size_t c = 0; c < classes.size(); ++c) {
         const NodeId rep = classes.members[c][0];
         const NodeStrategies& ns = problem.nodes[rep];
         const double copies = static_cast<double>(classes.members[c].size());
-        std::vector<int> chosen;
         for (const Strategy& s : ns.options) {
-            const bool allowed =
-                pinKey[rep].empty() || (!s.outputs.empty() && toString(s.outputs[0]) == pinKey[rep]);
-            x[c].push_back(allowed ? lp.addBinary(copies * computeUs(graph, rep, ns, s, problem.mesh, model))
-                                   : -1);
-            if (allowed)
-                chosen.push_back(x[c].back());
+            vars[c].unary.push_back(copies * computeUs(graph, rep, ns, s, problem.mesh, model));
+            vars[c].alive.push_back(pinKey[rep].empty() ||
+                                    (!s.outputs.empty() && toString(s.outputs[0]) == pinKey[rep]));
         }
-        lp.addRow(chosen, std::vector<double>(chosen.size(), 1.0), 'E', 1.0);
     }
-    return x;
+    return vars;
 }
+
+// Placement -> key index, shared by the sides of an edge that must agree.
+class KeyIndex {
+public:
+    int32_t operator()(const Placements& p) {
+        auto [it, fresh] = index_.emplace(toString(p), static_cast<int32_t>(index_.size()));
+        if (fresh)
+            placements_.push_back(&p);
+        return it->second;
+    }
+    size_t size() const { return index_.size(); }
+    const Placements& placement(size_t key) const { return *placements_[key]; }
+
+private:
+    std::map<std::string, int32_t> index_;
+    std::vector<const Placements*> placements_; // by key
+};
 
 // Edges between option-carrying nodes, one per (producer class, element, consumer class, input position):
 // the copies of an edge in identical layers share their pair columns.
@@ -153,6 +134,87 @@ std::vector<EdgeClass> edgeClasses(const ShardingProblem& problem, const NodeCla
         }
     }
     return result;
+}
+
+// The ILP over node classes as a pairwise model: a variable per class, an edge per edge class (its costs
+// times the copies), equality edges for getitem and for forward / backward consistency.
+PairModel classModel(const Graph& graph, const ShardingProblem& problem, const NodeClasses& classes,
+                     const std::vector<std::string>& pinKey, const JointRoles& roles,
+                     const SolveOptions& options, const cost::RooflineModel& model) {
+    PairModel pm;
+    pm.vars = classVariables(graph, problem, classes, pinKey, model);
+    // Keys of class c's options: the placement produced as element `element`, or the one input `input` needs.
+    auto outputKeys = [&](int32_t c, int32_t element, KeyIndex& index) {
+        std::vector<int32_t> keys;
+        const NodeId rep = classes.members[c][0];
+        for (size_t t = 0; t < problem.nodes[rep].options.size(); ++t)
+            keys.push_back(index(producedPlacement(problem, rep, element, static_cast<int32_t>(t))));
+        return keys;
+    };
+    auto inputKeys = [&](int32_t c, size_t input, KeyIndex& index) {
+        std::vector<int32_t> keys;
+        for (const Strategy& s : problem.nodes[classes.members[c][0]].options)
+            keys.push_back(index(s.inputs[input]));
+        return keys;
+    };
+    auto addEquality = [&](int32_t a, std::vector<int32_t> keyA, int32_t b, std::vector<int32_t> keyB,
+                           size_t keys) {
+        PairModel::Edge e{a, b, std::move(keyA), std::move(keyB), keys, keys, {}, true};
+        e.cost.assign(keys * keys, PairModel::kForbidden);
+        for (size_t k = 0; k < keys; ++k)
+            e.cost[k * keys + k] = 0;
+        pm.edges.push_back(std::move(e));
+    };
+    for (const EdgeClass& ec : edgeClasses(problem, classes)) {
+        const NodeStrategies& ns = problem.nodes[ec.consumer];
+        const NodeId u = ns.inputs[ec.input];
+        const int32_t element = ns.inputElement[ec.input];
+        const int32_t cu = classes.classOf[u], cv = classes.classOf[ec.consumer];
+        if (ns.kind == RuleKind::GetItem) {
+            KeyIndex shared;
+            std::vector<int32_t> keyA = outputKeys(cu, element, shared),
+                                 keyB = inputKeys(cv, ec.input, shared);
+            addEquality(cu, std::move(keyA), cv, std::move(keyB), shared.size());
+            continue;
+        }
+        // Both sides are placements of u's tensor: one key set, and the cost of every pair in it.
+        KeyIndex shared;
+        PairModel::Edge e;
+        e.a = cu;
+        e.b = cv;
+        e.keyA = outputKeys(cu, element, shared);
+        e.keyB = inputKeys(cv, ec.input, shared);
+        e.keysA = e.keysB = shared.size();
+        e.sharedKeys = true;
+        e.cost.resize(e.keysA * e.keysB);
+        const TensorMeta tensor = producedTensor(graph, u, element);
+        std::vector<const Placements*> layouts;
+        for (size_t k = 0; k < shared.size(); ++k)
+            layouts.push_back(&shared.placement(k));
+        for (size_t q = 0; q < e.keysA; ++q) {
+            const std::vector<double> us = redistributeUs(*layouts[q], layouts, tensor, problem.mesh);
+            for (size_t p = 0; p < e.keysB; ++p)
+                e.cost[q * e.keysB + p] = ec.copies * us[p];
+        }
+        pm.edges.push_back(std::move(e));
+    }
+    if (options.forwardBackwardConsistency) {
+        std::set<std::pair<int32_t, int32_t>> equal;
+        for (const auto* list : {&roles.paramGrad, &roles.inputGrad, &roles.outputTangent})
+            for (const auto& [a, b] : *list)
+                if (hasOptions(problem, a) && hasOptions(problem, b))
+                    equal.insert({classes.classOf[a], classes.classOf[b]});
+        for (const auto& [a, b] : equal) {
+            KeyIndex shared;
+            std::vector<int32_t> keyA = outputKeys(a, 0, shared), keyB = outputKeys(b, 0, shared);
+            addEquality(a, std::move(keyA), b, std::move(keyB), shared.size());
+        }
+    }
+    if (options.paramMemoryLow > 0 || options.paramMemoryHigh < 1)
+        for (const auto& [param, grad] : roles.paramGrad)
+            if (hasOptions(problem, param))
+                pm.vars[classes.classOf[param]].frozen = true;
+    return pm;
 }
 #endif
 
@@ -340,75 +402,22 @@ Expected<Plan> solvePlacement(const Graph& graph, const ShardingProblem& problem
     for (const Pin& p : pins)
         pinKey[*graph.find(p.node)] = toString(p.placement);
     const NodeClasses classes = clusterNodes(graph, problem, pinKey, options.clusterRounds);
-    PairLp lp;
-    EdgeCosts edges(graph, mesh);
-    const std::vector<std::vector<int>> x = strategyColumns(graph, problem, classes, pinKey, model, lp);
-    // A class's columns grouped by a placement: the produced one (element `element`) or the one its input
-    // `input` needs.
-    auto byOutput = [&](int32_t c, int32_t element) {
-        PlacementGroups groups;
-        const NodeId rep = classes.members[c][0];
-        for (size_t t = 0; t < x[c].size(); ++t)
-            if (x[c][t] >= 0)
-                groups[toString(producedPlacement(problem, rep, element, static_cast<int32_t>(t)))].push_back(
-                    x[c][t]);
-        return groups;
-    };
-    auto byInput = [&](int32_t c, size_t input) {
-        PlacementGroups groups;
-        const NodeStrategies& ns = problem.nodes[classes.members[c][0]];
-        for (size_t t = 0; t < x[c].size(); ++t)
-            if (x[c][t] >= 0)
-                groups[toString(ns.options[t].inputs[input])].push_back(x[c][t]);
-        return groups;
-    };
-    for (const EdgeClass& e : edgeClasses(problem, classes)) {
-        const NodeStrategies& ns = problem.nodes[e.consumer];
-        const NodeId u = ns.inputs[e.input];
-        const int32_t element = ns.inputElement[e.input];
-        const PlacementGroups producer = byOutput(classes.classOf[u], element);
-        const PlacementGroups consumer = byInput(classes.classOf[e.consumer], e.input);
-        if (ns.kind == RuleKind::GetItem) {
-            addEquality(lp, producer, consumer);
-            continue;
-        }
-        auto cost = [&](const std::string& q, const std::string& p) {
-            return e.copies * edges.us(u, element, *parsePlacements(q), *parsePlacements(p));
-        };
-        // One side fixed: the edge's cost is a function of the other side's choice alone.
-        if (producer.size() == 1 || consumer.size() == 1) {
-            const bool fixedProducer = producer.size() == 1;
-            const std::string& fixed = (fixedProducer ? producer : consumer).begin()->first;
-            for (const auto& [key, cols] : fixedProducer ? consumer : producer) {
-                const double c = fixedProducer ? cost(fixed, key) : cost(key, fixed);
-                for (int col : cols)
-                    lp.addCost(col, c);
-            }
-            continue;
-        }
-        // Transportation between the producer's and the consumer's placements: pair (q, p) is 1 on the pair
-        // the solution uses, and its marginals are the two sides' choices; with x integral, pairs need no
-        // integrality of their own.
-        const std::vector<int> rowQ = marginalRows(lp, producer), rowP = marginalRows(lp, consumer);
-        size_t qi = 0;
-        for (const auto& [qk, qcols] : producer) {
-            size_t pi = 0;
-            for (const auto& [pk, pcols] : consumer)
-                lp.addPair(cost(qk, pk), rowQ[qi], rowP[pi++]);
-            ++qi;
-        }
-    }
     const JointRoles roles = jointRoles(graph);
-    if (options.forwardBackwardConsistency) {
-        std::set<std::pair<int32_t, int32_t>> equal;
-        for (const auto* list : {&roles.paramGrad, &roles.inputGrad, &roles.outputTangent})
-            for (const auto& [a, b] : *list)
-                if (hasOptions(problem, a) && hasOptions(problem, b))
-                    equal.insert({classes.classOf[a], classes.classOf[b]});
-        for (const auto& [a, b] : equal)
-            addEquality(lp, byOutput(a, 0), byOutput(b, 0));
-    }
-    if (options.paramMemoryLow > 0 || options.paramMemoryHigh < 1) {
+    const bool memoryWindow = options.paramMemoryLow > 0 || options.paramMemoryHigh < 1;
+    PairModel pm = classModel(graph, problem, classes, pinKey, roles, options, model);
+    const bool debug = std::getenv("JOINTSCOPE_SHARD_DEBUG") != nullptr;
+    const size_t optionsBefore = pm.aliveOptions();
+    int passes = eliminateDominated(pm);
+    const size_t eliminated = eliminateChains(pm);
+    passes += eliminateDominated(pm);
+    if (debug)
+        std::fprintf(stderr,
+                     "sharding ILP: %zu classes of nodes, %zu options, %zu after %d passes of dead-end "
+                     "elimination, %zu classes eliminated\n",
+                     classes.size(), optionsBefore, pm.aliveOptions(), passes, eliminated);
+    PairLp lp;
+    const std::vector<std::vector<int>> x = addToLp(pm, lp);
+    if (memoryWindow) {
         std::map<int, double> bytesOf; // column -> local bytes of every parameter it stands for
         double total = 0;
         for (const auto& [param, grad] : roles.paramGrad) {
@@ -438,10 +447,14 @@ Expected<Plan> solvePlacement(const Graph& graph, const ShardingProblem& problem
             lp.addRow(idx, coef, 'G', options.paramMemoryLow * total);
         }
     }
-    const bool debug = std::getenv("JOINTSCOPE_SHARD_DEBUG") != nullptr;
-    if (debug)
-        std::fprintf(stderr, "sharding ILP: %zu classes of nodes\n", classes.size());
     const PairLp::Result solved = lp.solve(options.timeLimitSeconds, debug);
+    if (solved.timedOut && !solved.feasible) {
+        char limit[32];
+        std::snprintf(limit, sizeof limit, "%g", options.timeLimitSeconds);
+        return makeError({}, "the placement ILP found no plan within its " + std::string(limit) +
+                                 " s time limit (" + std::to_string(classes.size()) +
+                                 " variable groups; fewer --cluster-rounds give a smaller ILP)");
+    }
     if (!solved.feasible)
         return makeError({}, std::string("the placement ILP has no solution") +
                                  (options.paramMemoryLow > 0 || options.paramMemoryHigh < 1
@@ -451,15 +464,10 @@ Expected<Plan> solvePlacement(const Graph& graph, const ShardingProblem& problem
     plan.optimal = solved.optimal;
     plan.groups = classes.size();
     plan.choice.assign(n, -1);
-    for (size_t c = 0; c < classes.size(); ++c) {
-        double best = -1;
-        int32_t chosen = -1;
-        for (size_t s = 0; s < x[c].size(); ++s)
-            if (x[c][s] >= 0 && solved.binary[x[c][s]] > best)
-                best = solved.binary[x[c][s]], chosen = static_cast<int32_t>(s);
+    const std::vector<int32_t> chosen = pm.choices(x, solved.binary);
+    for (size_t c = 0; c < classes.size(); ++c)
         for (NodeId id : classes.members[c])
-            plan.choice[id] = chosen;
-    }
+            plan.choice[id] = chosen[c];
     plan.cost = evaluatePlan(graph, problem, plan.choice, model);
     return plan;
 #endif

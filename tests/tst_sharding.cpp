@@ -5,6 +5,8 @@
 #include "testutil.h"
 
 #include "cost/DeviceSpec.h"
+#include "cost/OpSignature.h"
+#include "cost/ProfileDb.h"
 #include "sharding/PairModel.h"
 #include "sharding/Solver.h"
 
@@ -123,6 +125,28 @@ double bruteForceOptimum(const PairModel& m) {
     visit(0);
     return best;
 }
+
+// Measured profiles standing in for a GPU run: the nodes `measured` names ran `scale` times their roofline
+// time.
+class ScaledProfiles final : public cost::CostModel {
+public:
+    ScaledProfiles(cost::RooflineModel roofline, double scale, std::set<NodeId> measured)
+        : roofline_(std::move(roofline)), scale_(scale), measured_(std::move(measured)) {}
+    cost::NodeCost cost(const Graph& graph, NodeId id) const override {
+        cost::NodeCost c = roofline_.cost(graph, id);
+        if (!c.work.free && measured_.count(id)) {
+            c.timeUs *= scale_;
+            c.source = cost::CostSource::Profiled;
+        }
+        return c;
+    }
+    std::string_view name() const override { return "scaled"; }
+
+private:
+    cost::RooflineModel roofline_;
+    double scale_;
+    std::set<NodeId> measured_;
+};
 
 } // namespace
 
@@ -465,6 +489,78 @@ private slots:
         SolveOptions o;
         o.pins = {{"call_local_map", *parsePlacements("RR"), "test"}};
         QVERIFY(!solvePlacement(g, p, o, model));
+#endif
+    }
+
+    // A profile that says mm runs 1.5x slower than its roofline makes every mm strategy 1.5x slower on its
+    // shards, and leaves every other node alone.
+    void profiledComputeScalesEachNode() {
+        const Graph g = sharedGraph("llama_block");
+        const DeviceMesh m = mesh({2, 2});
+        const ShardingProblem p = buildStrategies(g, m);
+        const cost::RooflineModel roofline(*cost::findDevice("h100"));
+        std::set<NodeId> mms;
+        for (NodeId id = 0; id < g.size(); ++id)
+            if (g.node(id).target.text == "torch.ops.aten.mm.default")
+                mms.insert(id);
+        QVERIFY(mms.size() > 10);
+        const ComputeModel plain(roofline);
+        ComputeModel calibrated(roofline);
+        calibrated.calibrate(g, ScaledProfiles(roofline, 1.5, mms));
+        QCOMPARE(calibrated.calibratedNodes(), mms.size());
+        size_t checked = 0;
+        for (NodeId id = 0; id < g.size(); ++id)
+            for (const Strategy& s : p.nodes[id].options) {
+                const double before = computeUs(g, id, p.nodes[id], s, m, plain);
+                const double after = computeUs(g, id, p.nodes[id], s, m, calibrated);
+                QVERIFY(std::abs(after - (mms.count(id) ? 1.5 : 1.0) * before) <= 1e-9 * before);
+                checked += mms.count(id) && before > 0;
+            }
+        QVERIFY(checked > mms.size());
+    }
+
+    // `shard --cost-model profiled` reads a real profile database: the replicated plan runs every node on
+    // its full shapes, so its compute moves by exactly measured − roofline of the one profiled node.
+    void cliProfiledComputeModel() {
+#ifdef JOINTSCOPE_HAVE_CBC
+        const std::string file = sharedPath("graphs/torch-1.13/mlp/joint.txt");
+        const Graph g = loadFirstGraph(file);
+        const std::optional<NodeId> addmm = g.find("addmm");
+        QVERIFY(addmm);
+        const cost::DeviceSpec h100 = *cost::findDevice("h100");
+        const double roofline = cost::RooflineModel(h100).cost(g, *addmm).timeUs;
+        QTemporaryDir dir;
+        const std::string dbPath = dir.filePath("profiles.sqlite").toStdString();
+        {
+            auto db = cost::ProfileDb::open(dbPath);
+            QVERIFY(db);
+            cost::OpStats stats;
+            stats.medianUs = stats.minUs = stats.maxUs = stats.meanUs = 250.0;
+            stats.reps = 5;
+            stats.measuredAt = "2026-11-23T12:00:00Z";
+            QVERIFY((*db)->store({h100.cudaName, "1.13.1", cost::opSignature(g, *addmm)}, stats));
+        }
+        auto shard = [&](QStringList extra) {
+            QStringList args = {"shard", q(file), "--mesh", "2", "--json"};
+            args += extra;
+            const Run r = runCli(args);
+            if (r.exitCode != 0)
+                qWarning("%s", r.err.c_str());
+            return r.exitCode == 0 ? nlohmann::json::parse(r.out) : nlohmann::json();
+        };
+        const nlohmann::json plain = shard({});
+        const nlohmann::json profiled = shard({"--cost-model", "profiled", "--db", q(dbPath)});
+        QVERIFY(!plain.is_null() && !profiled.is_null());
+        QCOMPARE(profiled["compute_model"]["calibrated_nodes"].get<int>(), 1);
+        QCOMPARE(profiled["compute_model"]["torch_version"].get<std::string>(), std::string("1.13.1"));
+        const double delta = profiled["baselines"]["replicate"]["compute_cost"].get<double>() -
+                             plain["baselines"]["replicate"]["compute_cost"].get<double>();
+        QVERIFY2(std::abs(delta - (250.0 - roofline)) < 1e-6,
+                 qPrintable(QString("%1 against %2").arg(delta).arg(250.0 - roofline)));
+        const Run missing = runCli({"shard", q(file), "--mesh", "2", "--cost-model", "profiled", "--db",
+                                    q(dir.filePath("none.sqlite").toStdString())});
+        QCOMPARE(missing.exitCode, 2);
+        QVERIFY(missing.err.find("none.sqlite") != std::string::npos);
 #endif
     }
 

@@ -129,29 +129,32 @@ int readCostOptions(const Command& command, const ParsedArgs& args, const Graph&
                 setup.warnings.push_back(std::string(option) + " is ignored by --cost-model flops");
         return kExitOk;
     }
-    cost::RooflineModel roofline(setup.device);
     if (setup.kind == CostModelKind::Roofline) {
-        setup.model = std::make_unique<cost::RooflineModel>(std::move(roofline));
-    } else {
-        const std::string path = args.valueOr("--db", cost::defaultProfileDbPath());
-        // Opening creates a database: a mistyped path would silently profile nothing.
-        std::error_code ec;
-        if (!std::filesystem::exists(path, ec))
-            return inputError(makeError({path, 0, 0},
-                                        "no profile database here (`jointscope-cli profile` "
-                                        "records one; `profile-db import` loads a JSON export)"));
-        Expected<std::unique_ptr<cost::ProfileDb>> db = cost::ProfileDb::open(path);
-        if (!db)
-            return inputError(db.error());
-        setup.db = db.take();
-        setup.torchVersion = args.valueOr("--torch-version", "");
-        if (setup.torchVersion.empty())
-            if (int code = chooseTorchVersion(command, graph, setup); code != kExitOk)
-                return code;
-        setup.model = std::make_unique<cost::ProfiledModel>(*setup.db, setup.device.cudaName,
-                                                            setup.torchVersion, std::move(roofline));
+        setup.model = std::make_unique<cost::RooflineModel>(setup.device);
+    } else if (int code = openProfiledModel(command, args, graph, setup); code != kExitOk) {
+        return code;
     }
     setup.estimator = std::make_unique<cost::CostModelEstimator>(*setup.model);
+    return kExitOk;
+}
+
+int openProfiledModel(const Command& command, const ParsedArgs& args, const Graph& graph, CostSetup& setup) {
+    const std::string path = args.valueOr("--db", cost::defaultProfileDbPath());
+    // Opening creates a database: a mistyped path would silently profile nothing.
+    std::error_code ec;
+    if (!std::filesystem::exists(path, ec))
+        return inputError(makeError({path, 0, 0}, "no profile database here (`jointscope-cli profile` "
+                                                  "records one; `profile-db import` loads a JSON export)"));
+    Expected<std::unique_ptr<cost::ProfileDb>> db = cost::ProfileDb::open(path);
+    if (!db)
+        return inputError(db.error());
+    setup.db = db.take();
+    setup.torchVersion = args.valueOr("--torch-version", "");
+    if (setup.torchVersion.empty())
+        if (int code = chooseTorchVersion(command, graph, setup); code != kExitOk)
+            return code;
+    setup.model = std::make_unique<cost::ProfiledModel>(*setup.db, setup.device.cudaName, setup.torchVersion,
+                                                        cost::RooflineModel(setup.device));
     return kExitOk;
 }
 

@@ -37,4 +37,8 @@ std::vector<OptionSpec> costOptions(bool withModel);
 int readCostOptions(const Command& command, const ParsedArgs& args, const Graph& graph,
                     CostModelKind fallback, CostSetup& setup);
 
+// The profiled model on `setup.device` from --db and --torch-version (as readCostOptions picks them): sets
+// setup.db, torchVersion and model. Returns kExitOk or the code of the error it printed.
+int openProfiledModel(const Command& command, const ParsedArgs& args, const Graph& graph, CostSetup& setup);
+
 } // namespace jointscope::cli

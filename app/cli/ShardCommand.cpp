@@ -1,6 +1,7 @@
 // jointscope-cli shard: DTensor placements for every node of a joint graph on a device mesh (the sharding
 // ILP of core/sharding), with its cost against the replicate and data-parallel baselines.
 #include "Command.h"
+#include "CostOptions.h"
 
 #include "cost/CostModel.h"
 #include "cost/DeviceSpec.h"
@@ -117,8 +118,20 @@ int runShard(const ParsedArgs& args) {
     Graph graph;
     if (int code = loadOneGraph(command, args, graph); code != kExitOk)
         return code;
+    // Compute: the roofline on local shapes, calibrated per node by measured profiles with --cost-model
+    // profiled.
+    ComputeModel model{cost::RooflineModel(*device)};
+    CostSetup profiles; // owns the database the calibration reads
+    const std::string costModel = args.valueOr("--cost-model", "roofline");
+    if (costModel == "profiled") {
+        profiles.device = *device;
+        if (int code = openProfiledModel(command, args, graph, profiles); code != kExitOk)
+            return code;
+        model.calibrate(graph, *profiles.model);
+    } else if (costModel != "roofline") {
+        return usageError(command, "unknown --cost-model '" + costModel + "' (roofline or profiled)");
+    }
     const auto start = std::chrono::steady_clock::now();
-    const cost::RooflineModel model(*device);
     const ShardingProblem problem = buildStrategies(graph, mesh);
     Expected<Plan> plan = solvePlacement(graph, problem, options, model);
     const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
@@ -161,15 +174,26 @@ int runShard(const ParsedArgs& args) {
         for (NodeId d : roles.dataInputs)
             data.push_back(graph.node(d).name);
         j["roles"] = {{"parameters", roles.paramGrad.size()}, {"data_inputs", data}};
+        j["compute_model"] = {{"kind", costModel},
+                              {"device", device->cudaName},
+                              {"torch_version", profiles.torchVersion},
+                              {"calibrated_nodes", model.calibratedNodes()}};
         j["seconds"] = seconds;
-        j["warnings"] = problem.warnings;
+        std::vector<std::string> warnings = profiles.warnings;
+        warnings.insert(warnings.end(), problem.warnings.begin(), problem.warnings.end());
+        j["warnings"] = warnings;
         if (!explain.empty())
             j["explain"] = explain;
         std::printf("%s\n", j.dump(2).c_str());
         return kExitOk;
     }
+    for (const std::string& w : profiles.warnings)
+        std::fprintf(stderr, "jointscope-cli: warning: %s\n", w.c_str());
     for (const std::string& w : problem.warnings)
         std::fprintf(stderr, "jointscope-cli: warning: %s\n", w.c_str());
+    if (costModel == "profiled")
+        std::printf("compute: roofline calibrated by profiles of %s (torch %s) on %zu nodes\n",
+                    device->cudaName.c_str(), profiles.torchVersion.c_str(), model.calibratedNodes());
     std::printf("mesh %s: total %.4g us (compute %.4g us, comm %.4g us)%s in %.3f s\n", mesh.str().c_str(),
                 plan->cost.totalUs(), plan->cost.computeUs, plan->cost.commUs,
                 plan->optimal ? "" : " (not proven optimal)", seconds);
@@ -208,6 +232,12 @@ const Command& shardCommand() {
           "nodes of repeated layers share variables when alike N edges around (0: off; default: off up to "
           "500 nodes, else 2)"},
          {"--time-limit", "", "S", "give up on the ILP after S seconds (default 60)"},
+         {"--cost-model", "", "M",
+          "compute cost: roofline (default) on local shapes, or profiled: the roofline scaled per node by "
+          "measured / roofline time on its own shapes"},
+         {"--db", "", "PATH", "profile database for --cost-model profiled (default: the user cache's)"},
+         {"--torch-version", "", "V",
+          "torch version of the profiles to use (default: the only one in the DB)"},
          {"--explain", "", "NODE", "why NODE has its placement (repeatable)"},
          {"--log", "", "OUT", "write the annotated graph (autoparallel style)"},
          jsonOption()},

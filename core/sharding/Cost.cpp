@@ -254,8 +254,23 @@ TensorMeta producedTensor(const Graph& graph, NodeId producer, int32_t element) 
     return {};
 }
 
+void ComputeModel::calibrate(const Graph& graph, const cost::CostModel& profiled) {
+    factor_.assign(graph.size(), 1.0);
+    calibrated_ = 0;
+    for (NodeId id = 0; id < graph.size(); ++id) {
+        const cost::NodeCost measured = profiled.cost(graph, id);
+        if (measured.source != cost::CostSource::Profiled)
+            continue;
+        const double roofline = roofline_.timeUs(measured.work);
+        if (roofline > 0 && measured.timeUs > 0) {
+            factor_[id] = measured.timeUs / roofline;
+            ++calibrated_;
+        }
+    }
+}
+
 double computeUs(const Graph& graph, NodeId id, const NodeStrategies& ns, const Strategy& s,
-                 const DeviceMesh& mesh, const cost::RooflineModel& model) {
+                 const DeviceMesh& mesh, const ComputeModel& model) {
     if (ns.kind != RuleKind::Rule && ns.kind != RuleKind::Unknown)
         return 0;
     cost::OpTensors tensors = cost::gatherTensors(graph, id);
@@ -268,7 +283,7 @@ double computeUs(const Graph& graph, NodeId id, const NodeStrategies& ns, const 
     const cost::OpWork work = cost::opWork(graph.node(id), tensors);
     if (work.free)
         return 0;
-    return model.timeUs(work);
+    return model.timeUs(id, work);
 }
 
 } // namespace jointscope::sharding

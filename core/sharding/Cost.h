@@ -10,6 +10,7 @@
 
 #include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 namespace jointscope::sharding {
@@ -48,9 +49,32 @@ std::vector<double> redistributeUs(const Placements& from, const std::vector<con
 // A tensor's shape on one device under `p`.
 TensorMeta localMeta(const TensorMeta& global, const Placements& p, const DeviceMesh& mesh);
 
-// The roofline time of node `id` running strategy `s` on its local shards.
+// Compute time on a shard: the roofline on the shard's local shapes, scaled per node by what measured
+// profiles say about the node's own (unsharded) shapes: measured / roofline there is how far the kernel sits
+// from the roofline, and the shard runs the same kernel. Nodes without a profile keep the plain roofline.
+class ComputeModel {
+public:
+    // Implicit: a roofline alone is a ComputeModel without profiles.
+    ComputeModel(cost::RooflineModel roofline) : roofline_(std::move(roofline)) {}
+
+    // Takes the factor of every node `profiled` has a measurement for (CostSource::Profiled).
+    void calibrate(const Graph& graph, const cost::CostModel& profiled);
+    size_t calibratedNodes() const { return calibrated_; }
+    double factor(NodeId id) const { return id < factor_.size() ? factor_[id] : 1.0; }
+    double timeUs(NodeId id, const cost::OpWork& localWork) const {
+        return roofline_.timeUs(localWork) * factor(id);
+    }
+    const cost::RooflineModel& roofline() const { return roofline_; }
+
+private:
+    cost::RooflineModel roofline_;
+    std::vector<double> factor_; // by NodeId
+    size_t calibrated_ = 0;
+};
+
+// The time of node `id` running strategy `s` on its local shards.
 double computeUs(const Graph& graph, NodeId id, const NodeStrategies& ns, const Strategy& s,
-                 const DeviceMesh& mesh, const cost::RooflineModel& model);
+                 const DeviceMesh& mesh, const ComputeModel& model);
 
 // The global tensor a node produces as element `element` (its getitem user's meta for a torch 1.13 tuple).
 TensorMeta producedTensor(const Graph& graph, NodeId producer, int32_t element);

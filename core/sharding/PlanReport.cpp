@@ -5,7 +5,7 @@
 namespace jointscope::sharding {
 
 PlanReport reportPlan(const Graph& graph, const ShardingProblem& problem, const Plan& plan,
-                      const cost::RooflineModel& model) {
+                      const ComputeModel& model) {
     PlanReport report;
     report.optimal = plan.optimal;
     const size_t n = std::min(problem.nodes.size(), plan.choice.size());

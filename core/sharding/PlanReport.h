@@ -40,7 +40,7 @@ struct PlanReport {
 
 // Costs the way evaluatePlan does (same edges, same redistribution model), one node and one edge at a time.
 PlanReport reportPlan(const Graph& graph, const ShardingProblem& problem, const Plan& plan,
-                      const cost::RooflineModel& model);
+                      const ComputeModel& model);
 
 // The output placements node `id` can take (the distinct first outputs of its options), in option order.
 std::vector<Placements> outputChoices(const ShardingProblem& problem, NodeId id);

@@ -74,7 +74,7 @@ private:
 std::vector<PairModel::Variable> classVariables(const Graph& graph, const ShardingProblem& problem,
                                                 const NodeClasses& classes,
                                                 const std::vector<std::string>& pinKey,
-                                                const cost::RooflineModel& model) {
+                                                const ComputeModel& model) {
     std::vector<PairModel::Variable> vars(classes.size());
     for (size_t c = 0; c < classes.size(); ++c) {
         const NodeId rep = classes.members[c][0];
@@ -140,7 +140,7 @@ std::vector<EdgeClass> edgeClasses(const ShardingProblem& problem, const NodeCla
 // times the copies), equality edges for getitem and for forward / backward consistency.
 PairModel classModel(const Graph& graph, const ShardingProblem& problem, const NodeClasses& classes,
                      const std::vector<std::string>& pinKey, const JointRoles& roles,
-                     const SolveOptions& options, const cost::RooflineModel& model) {
+                     const SolveOptions& options, const ComputeModel& model) {
     PairModel pm;
     pm.vars = classVariables(graph, problem, classes, pinKey, model);
     // Keys of class c's options: the placement produced as element `element`, or the one input `input` needs.
@@ -318,7 +318,7 @@ std::vector<int32_t> replicatePlan(const ShardingProblem& problem) {
 }
 
 PlanCost evaluatePlan(const Graph& graph, const ShardingProblem& problem, const std::vector<int32_t>& choice,
-                      const cost::RooflineModel& model) {
+                      const ComputeModel& model) {
     PlanCost c;
     EdgeCosts edges(graph, problem.mesh);
     for (NodeId id = 0; id < problem.nodes.size(); ++id) {
@@ -357,7 +357,7 @@ std::vector<Pin> dataParallelPins(const Graph& graph, const ShardingProblem& pro
 }
 
 Expected<Plan> solvePlacement(const Graph& graph, const ShardingProblem& problem, const SolveOptions& options,
-                              const cost::RooflineModel& model) {
+                              const ComputeModel& model) {
 #ifndef JOINTSCOPE_HAVE_CBC
     (void)graph;
     (void)problem;
@@ -483,7 +483,7 @@ struct LocalCost {
 };
 
 LocalCost localCost(const Graph& graph, const ShardingProblem& problem, const Plan& plan, NodeId id,
-                    int32_t s, EdgeCosts& edges, const cost::RooflineModel& model) {
+                    int32_t s, EdgeCosts& edges, const ComputeModel& model) {
     LocalCost c;
     const NodeStrategies& ns = problem.nodes[id];
     const Strategy& st = ns.options[s];
@@ -510,7 +510,7 @@ LocalCost localCost(const Graph& graph, const ShardingProblem& problem, const Pl
 } // namespace
 
 std::string explainNode(const Graph& graph, const ShardingProblem& problem, const Plan& plan, NodeId id,
-                        const SolveOptions& options, const cost::RooflineModel& model) {
+                        const SolveOptions& options, const ComputeModel& model) {
     const Node& node = graph.node(id);
     const NodeStrategies& ns = problem.nodes[id];
     if (plan.choice[id] < 0)
@@ -556,7 +556,7 @@ std::string explainNode(const Graph& graph, const ShardingProblem& problem, cons
 }
 
 std::string annotatedLog(const Graph& graph, const ShardingProblem& problem, const Plan& plan,
-                         const cost::RooflineModel& model) {
+                         const ComputeModel& model) {
     std::string out;
     EdgeCosts edges(graph, problem.mesh);
     for (NodeId id = 0; id < graph.size(); ++id) {

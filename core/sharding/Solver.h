@@ -55,7 +55,7 @@ std::vector<Pin> localMapPins(const Graph& graph);
 
 // The cost of a fixed plan under the same model the ILP optimizes.
 PlanCost evaluatePlan(const Graph& graph, const ShardingProblem& problem, const std::vector<int32_t>& choice,
-                      const cost::RooflineModel& model);
+                      const ComputeModel& model);
 
 // All-replicated: every node's all-R option.
 std::vector<int32_t> replicatePlan(const ShardingProblem& problem);
@@ -77,16 +77,16 @@ std::vector<Pin> dataParallelPins(const Graph& graph, const ShardingProblem& pro
 
 // Solves the ILP. Errors name the pin or constraint that made it infeasible; without CBC, says so.
 Expected<Plan> solvePlacement(const Graph& graph, const ShardingProblem& problem, const SolveOptions& options,
-                              const cost::RooflineModel& model);
+                              const ComputeModel& model);
 
 // Why node `id` has its placement: the chosen option's costs against the best alternative with every other
 // node kept, or the pin that forbids the others.
 std::string explainNode(const Graph& graph, const ShardingProblem& problem, const Plan& plan, NodeId id,
-                        const SolveOptions& options, const cost::RooflineModel& model);
+                        const SolveOptions& options, const ComputeModel& model);
 
 // autoparallel's annotated graph: each node followed by
 // "# placement=(in, ...) -> out, cost=[transition per input, ...], compute=..", totals at the end.
 std::string annotatedLog(const Graph& graph, const ShardingProblem& problem, const Plan& plan,
-                         const cost::RooflineModel& model);
+                         const ComputeModel& model);
 
 } // namespace jointscope::sharding

@@ -10,6 +10,7 @@ deb=$(ls -t jointscope_*.deb | head -n1)
 contents=$(dpkg-deb -c "$deb")
 status=0
 required=(./usr/bin/jointscope-cli)
+[[ -f app/jointscope-cli-runtime ]] && required+=(./usr/bin/jointscope-cli-runtime) # built with LibTorch
 gui=0
 [[ -f app/jointscope ]] && gui=1 # built with the GUI: the desktop integration ships with it
 if ((gui)); then

@@ -68,6 +68,22 @@ class TestRuntime : public QObject {
     Q_OBJECT
 
 private slots:
+    // jointscope-cli lists the LibTorch commands and hands them to jointscope-cli-runtime: it does not load
+    // LibTorch itself (every other command starts at once), and the hand-over keeps arguments and exit codes.
+    void libtorchCommandsRunInTheRuntimeProgram() {
+        QProcess ldd;
+        ldd.start("ldd", {JOINTSCOPE_CLI});
+        QVERIFY(ldd.waitForFinished(30000));
+        const QByteArray libs = ldd.readAllStandardOutput();
+        QVERIFY2(!libs.isEmpty() && !libs.contains("libtorch") && !libs.contains("libc10"), libs.constData());
+        const Run help = runCli({"--help"});
+        for (const char* name : {"validate", "profile", "run"})
+            QVERIFY2(help.out.find(std::string("  ") + name + " ") != std::string::npos, name);
+        const Run usage = runCli({"validate"}); // missing FILE: the runtime program's usage error
+        QCOMPARE(usage.exitCode, 1);
+        QVERIFY(usage.err.find("missing arguments") != std::string::npos);
+    }
+
     // torch's own min-cut (recorded in reference.json, which the loader attaches) computes the joint's
     // outputs and gradients bit for bit on the CPU.
     void validateTorchMinCut_data() {

@@ -250,7 +250,7 @@ private slots:
     }
 
     // Redistribution is a cheapest path over one-collective steps, so its costs form a metric: no layout
-    // is cheaper to reach through a third one. The batched search agrees with the single one.
+    // is cheaper to reach through a third one. The memoized search agrees with the single one.
     void redistributionCostsAreAMetric() {
         const DeviceMesh m = mesh({2, 4});
         TensorMeta t;
@@ -262,12 +262,13 @@ private slots:
         for (const Placement& a : each)
             for (const Placement& b : each)
                 layouts.push_back({a, b});
-        std::vector<const Placements*> targets;
-        for (const Placements& l : layouts)
-            targets.push_back(&l);
+        RedistributionCache cache(m);
         std::vector<std::vector<double>> us;
-        for (const Placements& from : layouts)
-            us.push_back(redistributeUs(from, targets, t, m));
+        for (const Placements& from : layouts) {
+            us.emplace_back();
+            for (const Placements& to : layouts)
+                us.back().push_back(cache.us(from, to, t));
+        }
         for (size_t a = 0; a < layouts.size(); ++a)
             for (size_t c = 0; c < layouts.size(); ++c) {
                 QVERIFY(std::abs(us[a][c] - redistribute(layouts[a], layouts[c], t, m).us) < 1e-9);

@@ -47,6 +47,14 @@ const Command& devicesCommand();
 const Command& profileDbCommand();
 const Command& costCommand();
 const Command& shardCommand();
+// The LibTorch commands. Loading LibTorch takes about 0.65 s, so they run in jointscope-cli-runtime, built
+// with it (JOINTSCOPE_CLI_RUNTIME); jointscope-cli lists them (their run is null there) and hands them over,
+// and every other command starts at once.
+#ifdef JOINTSCOPE_CLI_RUNTIME
+#define JOINTSCOPE_RUNTIME_RUN(fn) (fn)
+#else
+#define JOINTSCOPE_RUNTIME_RUN(fn) nullptr
+#endif
 #ifdef JOINTSCOPE_HAVE_TORCH
 const Command& validateCommand();
 const Command& profileCommand();

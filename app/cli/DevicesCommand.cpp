@@ -3,7 +3,7 @@
 
 #include "cost/DeviceInfo.h"
 #include "cost/ProfileDb.h"
-#ifdef JOINTSCOPE_HAVE_TORCH
+#ifdef JOINTSCOPE_CLI_RUNTIME
 #include "runtime/Runtime.h"
 #endif
 
@@ -54,7 +54,7 @@ Json peaksJson(const cost::DevicePeaks& p) {
 // `--measure`: times this machine's devices once and keeps the peaks in the profile DB, where the roofline
 // model finds them (`--target-device cpu`).
 int measureDevices(const std::vector<cost::DeviceInfo>& devices, cost::ProfileDb& db, std::string& note) {
-#ifdef JOINTSCOPE_HAVE_TORCH
+#ifdef JOINTSCOPE_CLI_RUNTIME
     for (const cost::DeviceInfo& d : devices) {
         Expected<cost::DevicePeaks> peaks = runtime::measurePeaks(d.str());
         if (!peaks) {

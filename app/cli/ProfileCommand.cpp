@@ -10,6 +10,7 @@
 #include <cstdio>
 
 namespace jointscope::cli {
+#ifdef JOINTSCOPE_CLI_RUNTIME
 namespace {
 
 using Json = nlohmann::ordered_json;
@@ -132,6 +133,7 @@ int runProfile(const ParsedArgs& args) {
 }
 
 } // namespace
+#endif
 
 const Command& profileCommand() {
     static const Command command{
@@ -155,7 +157,7 @@ const Command& profileCommand() {
          jsonOption()},
         1,
         1,
-        &runProfile,
+        JOINTSCOPE_RUNTIME_RUN(&runProfile),
     };
     return command;
 }

@@ -6,6 +6,7 @@
 #include <cstdio>
 
 namespace jointscope::cli {
+#ifdef JOINTSCOPE_CLI_RUNTIME
 namespace {
 
 int runRun(const ParsedArgs& args) {
@@ -33,6 +34,7 @@ int runRun(const ParsedArgs& args) {
 }
 
 } // namespace
+#endif
 
 const Command& runCommand() {
     static const Command command{
@@ -47,7 +49,7 @@ const Command& runCommand() {
          {"--bind", "", "S=N", "size of a symbolic dimension (repeatable; default 16)"}},
         1,
         1,
-        &runRun,
+        JOINTSCOPE_RUNTIME_RUN(&runRun),
     };
     return command;
 }

@@ -230,7 +230,7 @@ const Command& shardCommand() {
           "parameters' local bytes as a fraction of replicated, in [LOW, HIGH]"},
          {"--cluster-rounds", "", "N",
           "nodes of repeated layers share variables when alike N edges around (0: off; default: off up to "
-          "500 nodes, else 2)"},
+          "500 nodes, else 3)"},
          {"--time-limit", "", "S", "give up on the ILP after S seconds (default 60)"},
          {"--cost-model", "", "M",
           "compute cost: roofline (default) on local shapes, or profiled: the roofline scaled per node by "

@@ -10,6 +10,7 @@
 #include <cstdio>
 
 namespace jointscope::cli {
+#ifdef JOINTSCOPE_CLI_RUNTIME
 namespace {
 
 using Json = nlohmann::ordered_json;
@@ -168,6 +169,7 @@ int runValidate(const ParsedArgs& args) {
 }
 
 } // namespace
+#endif
 
 const Command& validateCommand() {
     static const Command command{
@@ -190,14 +192,16 @@ const Command& validateCommand() {
          jsonOption()},
         1,
         1,
-        &runValidate,
+        JOINTSCOPE_RUNTIME_RUN(&runValidate),
     };
     return command;
 }
 
+#ifdef JOINTSCOPE_CLI_RUNTIME
 // Shared with profile (ProfileCommand.cpp).
 int readRuntimeOptions(const Command& command, const ParsedArgs& args, runtime::RunOptions& run) {
     return readRunOptions(command, args, run);
 }
+#endif
 
 } // namespace jointscope::cli

@@ -2,9 +2,14 @@
 #include "Command.h"
 
 #include <array>
+#include <cerrno>
 #include <cstdio>
+#include <cstring>
+#include <filesystem>
 #include <string>
 #include <vector>
+
+#include <unistd.h>
 
 #ifndef JOINTSCOPE_VERSION
 #define JOINTSCOPE_VERSION "unknown"
@@ -28,6 +33,26 @@ const Command* findCommand(std::string_view name) {
             return &fn();
     return nullptr;
 }
+
+#if defined(JOINTSCOPE_HAVE_TORCH) && !defined(JOINTSCOPE_CLI_RUNTIME)
+// Runs the command line in jointscope-cli-runtime, next to this program (Command.h). Returns only on failure.
+int handOver(const std::vector<std::string>& argv) {
+    std::error_code ec;
+    const std::filesystem::path self = std::filesystem::read_symlink("/proc/self/exe", ec);
+    const std::filesystem::path helper = self.parent_path() / "jointscope-cli-runtime";
+    std::vector<std::string> all{helper.string()};
+    all.insert(all.end(), argv.begin(), argv.end());
+    std::vector<char*> raw;
+    for (std::string& a : all)
+        raw.push_back(a.data());
+    raw.push_back(nullptr);
+    std::fflush(stdout);
+    ::execv(helper.c_str(), raw.data());
+    std::fprintf(stderr, "jointscope-cli: error: %s runs in %s, which cannot be started: %s\n",
+                 argv[0].c_str(), helper.c_str(), std::strerror(errno));
+    return kExitUsage;
+}
+#endif
 
 void printUsage(std::FILE* out) {
     std::fprintf(out,
@@ -71,6 +96,15 @@ int run(const std::vector<std::string>& argv) {
         printUsage(stderr);
         return kExitUsage;
     }
+#if defined(JOINTSCOPE_HAVE_TORCH) && !defined(JOINTSCOPE_CLI_RUNTIME)
+    bool measure = false, help = false;
+    for (const std::string& arg : argv) {
+        measure = measure || arg == "--measure";
+        help = help || arg == "--help" || arg == "-h";
+    }
+    if (!help && (!command->run || (command->name == "devices" && measure)))
+        return handOver(argv);
+#endif
     const std::span<const std::string> rest(argv.begin() + 1, argv.end());
     for (const std::string& arg : rest) {
         if (arg == "--help" || arg == "-h") {

@@ -157,9 +157,13 @@ public:
         }
     }
 
-    double us(const Placements& to) const {
-        auto it = states_.find(layoutCode(to));
-        return it == states_.end() ? 0.0 : it->second.us;
+    // Every settled layout's cost.
+    std::unordered_map<LayoutCode, double> costs() const {
+        std::unordered_map<LayoutCode, double> out;
+        for (const auto& [code, state] : states_)
+            if (state.settled)
+                out.emplace(code, state.us);
+        return out;
     }
 
     Redistribution plan(const Placements& from, const Placements& to) const {
@@ -234,14 +238,26 @@ Redistribution redistribute(const Placements& from, const Placements& to, const 
     return planner.plan(from, to);
 }
 
-std::vector<double> redistributeUs(const Placements& from, const std::vector<const Placements*>& targets,
-                                   const TensorMeta& global, const DeviceMesh& mesh) {
-    RedistributionPlanner planner(from, targets, global, mesh);
-    planner.run(from, nullptr);
-    std::vector<double> us;
-    for (const Placements* t : targets)
-        us.push_back(*t == from || t->size() != from.size() ? 0.0 : planner.us(*t));
-    return us;
+double RedistributionCache::us(const Placements& from, const Placements& to, const TensorMeta& global) {
+    if (from == to || from.size() != to.size())
+        return 0;
+    const Key key{tensorBytes(global), global.sizes.size(), layoutCode(from)};
+    auto it = searched_.find(key);
+    if (it == searched_.end()) {
+        // Every partial as a candidate: a search that serves any target (partials on the way never help,
+        // so the costs are those of redistribute()).
+        std::vector<Placements> partials;
+        for (ReduceOp op : {ReduceOp::Sum, ReduceOp::Avg, ReduceOp::Max})
+            partials.push_back(Placements(from.size(), Placement::partial(op)));
+        std::vector<const Placements*> ends;
+        for (const Placements& p : partials)
+            ends.push_back(&p);
+        RedistributionPlanner planner(from, ends, global, mesh_);
+        planner.run(from, nullptr);
+        it = searched_.emplace(key, planner.costs()).first;
+    }
+    auto found = it->second.find(layoutCode(to));
+    return found == it->second.end() ? 0.0 : found->second;
 }
 
 TensorMeta producedTensor(const Graph& graph, NodeId producer, int32_t element) {

@@ -8,8 +8,11 @@
 #include "sharding/Placement.h"
 #include "sharding/Strategies.h"
 
+#include <map>
 #include <string>
 #include <string_view>
+#include <tuple>
+#include <unordered_map>
 #include <utility>
 #include <vector>
 
@@ -42,9 +45,18 @@ struct Redistribution {
 // follow the layout reached so far.
 Redistribution redistribute(const Placements& from, const Placements& to, const TensorMeta& global,
                             const DeviceMesh& mesh);
-// redistribute(from, t).us for every t in `targets`, from one search.
-std::vector<double> redistributeUs(const Placements& from, const std::vector<const Placements*>& targets,
-                                   const TensorMeta& global, const DeviceMesh& mesh);
+// redistribute(...).us memoized: one search per tensor size, rank and source layout serves every target (the
+// tensors of a transformer come in few sizes).
+class RedistributionCache {
+public:
+    explicit RedistributionCache(const DeviceMesh& mesh) : mesh_(mesh) {}
+    double us(const Placements& from, const Placements& to, const TensorMeta& global);
+
+private:
+    using Key = std::tuple<double, size_t, uint64_t>; // bytes, rank, source layout
+    const DeviceMesh& mesh_;
+    std::map<Key, std::unordered_map<uint64_t, double>> searched_;
+};
 
 // A tensor's shape on one device under `p`.
 TensorMeta localMeta(const TensorMeta& global, const Placements& p, const DeviceMesh& mesh);

@@ -142,6 +142,7 @@ PairModel classModel(const Graph& graph, const ShardingProblem& problem, const N
                      const std::vector<std::string>& pinKey, const JointRoles& roles,
                      const SolveOptions& options, const ComputeModel& model) {
     PairModel pm;
+    RedistributionCache redistributions(problem.mesh);
     pm.vars = classVariables(graph, problem, classes, pinKey, model);
     // Keys of class c's options: the placement produced as element `element`, or the one input `input` needs.
     auto outputKeys = [&](int32_t c, int32_t element, KeyIndex& index) {
@@ -188,14 +189,10 @@ PairModel classModel(const Graph& graph, const ShardingProblem& problem, const N
         e.sharedKeys = true;
         e.cost.resize(e.keysA * e.keysB);
         const TensorMeta tensor = producedTensor(graph, u, element);
-        std::vector<const Placements*> layouts;
-        for (size_t k = 0; k < shared.size(); ++k)
-            layouts.push_back(&shared.placement(k));
-        for (size_t q = 0; q < e.keysA; ++q) {
-            const std::vector<double> us = redistributeUs(*layouts[q], layouts, tensor, problem.mesh);
+        for (size_t q = 0; q < e.keysA; ++q)
             for (size_t p = 0; p < e.keysB; ++p)
-                e.cost[q * e.keysB + p] = ec.copies * us[p];
-        }
+                e.cost[q * e.keysB + p] =
+                    ec.copies * redistributions.us(shared.placement(q), shared.placement(p), tensor);
         pm.edges.push_back(std::move(e));
     }
     if (options.forwardBackwardConsistency) {
@@ -232,7 +229,7 @@ std::string fmt(double us) {
         size_t withOptions = 0;
         for (const NodeStrategies& ns : problem.nodes)
             withOptions += !ns.options.empty();
-        rounds = withOptions <= SolveOptions::kExactNodeLimit ? 0 : 2;
+        rounds = withOptions <= SolveOptions::kExactNodeLimit ? 0 : SolveOptions::kLargeGraphRounds;
     }
     return rounds > 0 ? clusterRepeatedNodes(graph, problem, pinKey, rounds) : singletonClasses(problem);
 }

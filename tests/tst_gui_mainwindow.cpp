@@ -6,6 +6,7 @@
 
 #include "MainWindow.h"
 #include "PartitionDocument.h"
+#include "ShardingDocument.h"
 #include "canvas/GraphScene.h"
 #include "canvas/GraphView.h"
 #include "canvas/NodeItem.h"
@@ -279,6 +280,42 @@ private slots:
         QCOMPARE(window.partitionDocument()->edits().size(), size_t(1));
         QCOMPARE(window.partitionDocument()->edits().at("gelu"), Policy::MustSave);
         window.partitionDocument()->waitForIdle();
+    }
+
+    // A saved session carries the sharding's mesh and pins; opening it restores them and solves again.
+    void shardingInSessions() {
+#ifdef JOINTSCOPE_HAVE_CBC
+        ModalWatcher watcher;
+        QTemporaryDir dir;
+        const QString path = dir.filePath(QStringLiteral("sharded.jointscope"));
+        {
+            MainWindow first(true);
+            first.show();
+            openAndWait(first, mlpPath());
+            QVERIFY(
+                first.solveSharding(QStringLiteral("2x2"), QStringLiteral("dp,tp"), QStringLiteral("a100")));
+            QTRY_VERIFY_WITH_TIMEOUT(first.shardingDocument()->result(), 60000);
+            first.shardingDocument()->pin("primals_5", *sharding::parsePlacements("S(0)S(0)"));
+            QTRY_VERIFY_WITH_TIMEOUT(!first.shardingDocument()->busy() &&
+                                         first.shardingDocument()->result()->pins.count("primals_5"),
+                                     60000);
+            QVERIFY(first.saveSession(path));
+            first.close();
+        }
+        MainWindow second(true);
+        second.show();
+        QVERIFY(second.openSession(path));
+        QTRY_COMPARE_WITH_TIMEOUT(second.shardingDocument()->pins().size(), size_t(1), 60000);
+        QCOMPARE(sharding::toString(second.shardingDocument()->pins().at("primals_5")),
+                 std::string("S(0)S(0)"));
+        QCOMPARE(second.shardingDocument()->mesh().topology, std::string("a100"));
+        QCOMPARE(second.shardingDocument()->mesh().names, (std::vector<std::string>{"dp", "tp"}));
+        QTRY_VERIFY_WITH_TIMEOUT(second.shardingDocument()->result(), 60000);
+        QVERIFY(second.shardingDocument()->result()->pins.count("primals_5"));
+        QVERIFY(watcher.boxes.isEmpty());
+        second.shardingDocument()->waitForIdle();
+        second.close();
+#endif
     }
 
     void restoreAfterUncleanExit() {

@@ -5,6 +5,8 @@
 
 #include "ShardingDocument.h"
 
+#include <QJsonArray>
+#include <QJsonObject>
 #include <QSignalSpy>
 #include <QUndoStack>
 #include <QtTest>
@@ -135,6 +137,48 @@ private slots:
         // Store for comparison, then a new mesh: the stored plan is kept.
         doc.storeCurrent();
         QCOMPARE(doc.stored(), doc.result());
+    }
+
+    // A session keeps the mesh and the pins; a second document restored from it solves to the same plan
+    // without touching its undo stack. Bad entries are refused naming the part.
+    void sessionRoundTrip() {
+        QUndoStack undo;
+        ShardingDocument doc(&undo);
+        const auto g = mlp();
+        doc.setGraph(g);
+        doc.setMesh(*ShardingDocument::parseMesh(QStringLiteral("2x2"), QStringLiteral("dp,tp"),
+                                                 QStringLiteral("a100")));
+        doc.pin("primals_5", *parsePlacements("S(0)S(0)"));
+        QVERIFY(settle(doc));
+        const QJsonObject json = doc.sessionJson();
+        QCOMPARE(json.value("pins").toObject().value("primals_5").toString(), QStringLiteral("S(0)S(0)"));
+        QCOMPARE(json.value("mesh").toObject().value("topology").toString(), QStringLiteral("a100"));
+
+        QString error;
+        const std::optional<ShardingSession> session = ShardingDocument::parseSession(json, &error);
+        QVERIFY2(session, qPrintable(error));
+        QCOMPARE(session->mesh.shape, (std::vector<int64_t>{2, 2}));
+        QCOMPARE(session->mesh.names, (std::vector<std::string>{"dp", "tp"}));
+        QVERIFY(session->solved);
+        QUndoStack otherUndo;
+        ShardingDocument other(&otherUndo);
+        other.setGraph(g);
+        other.restore(*session);
+        QCOMPARE(otherUndo.count(), 0);
+        QVERIFY(settle(other));
+        QCOMPARE(other.mesh(), doc.mesh());
+        QCOMPARE(outputOf(*other.result(), *g, "primals_5"), std::string("S(0)S(0)"));
+        QCOMPARE(other.result()->plan.choice, doc.result()->plan.choice);
+
+        QJsonObject bad = json;
+        bad["pins"] = QJsonObject{{"addmm", "S(0)"}}; // one placement on a 2-dim mesh
+        QVERIFY(!ShardingDocument::parseSession(bad, &error));
+        QVERIFY2(error.contains(QLatin1String("addmm")) && error.contains(QLatin1String("S(0)")),
+                 qPrintable(error));
+        bad = json;
+        bad["mesh"] = QJsonObject{{"shape", QJsonArray{2, 2}}, {"topology", "tpu"}};
+        QVERIFY(!ShardingDocument::parseSession(bad, &error));
+        QVERIFY2(error.contains(QLatin1String("tpu")), qPrintable(error));
     }
 
     void newerSolveSupersedes() {

@@ -206,8 +206,8 @@ void MainWindow::createDocks() {
     nodeTable_ = new QTableView(this);
     nodeTable_->setModel(nodeProxy_);
     nodeTable_->setSortingEnabled(true);
-    // Graph order until a header is clicked: sorting 100k names on every open took most of the UI-thread event
-    // that shows a new graph (bench/gui_open show_ms).
+    // Graph order until a header is clicked: sorting 100k names on every open took most of the UI-thread
+    // event that shows a new graph (bench/gui_open show_ms).
     nodeTable_->sortByColumn(-1, Qt::AscendingOrder);
     nodeTable_->setSelectionBehavior(QAbstractItemView::SelectRows);
     nodeTable_->setSelectionMode(QAbstractItemView::SingleSelection);

@@ -44,6 +44,7 @@ namespace jointscope::gui {
 class PartitionDocument;
 class PartitionPanel;
 class ShardingDocument;
+struct ShardingSession;
 class ShardingPanel;
 
 class MainWindow : public QMainWindow {
@@ -96,8 +97,8 @@ private:
     void showGraph(size_t index, Graph graph); // loadGraph once parsed
     void onDocumentLoaded(quint64 ticket, std::shared_ptr<views::OpenedFile> opened);
     void finishDocument(quint64 ticket, bool ok); // status bar, afterLoad_ callbacks, documentLoaded
-    void showLevel(size_t depth); // show path_[depth], dropping deeper levels
-    void openBody(NodeId id);     // double click: the body of a get_attr / HOP call
+    void showLevel(size_t depth);                 // show path_[depth], dropping deeper levels
+    void openBody(NodeId id);                     // double click: the body of a get_attr / HOP call
     void rebuildBreadcrumb();
     void startLayout();
     void onLayoutFinished(quint64 ticket, std::shared_ptr<const layout::LayoutResult> result);
@@ -137,6 +138,8 @@ public:
     // Sharding explorer (MainWindowSharding.cpp): the document and a scripted solve on mesh "2x2" / names.
     ShardingDocument* shardingDocument() const { return shardingDoc_; }
     bool solveSharding(const QString& mesh, const QString& names = {}, const QString& topology = {});
+    // A session's sharding: the dock's mesh fields, the pins, and a re-solve when the session had a plan.
+    void restoreSharding(const ShardingSession& session);
 
 private:
     void createShardingUi();

@@ -3,6 +3,7 @@
 #include "MainWindow.h"
 #include "PartitionDocument.h"
 #include "PartitionPanel.h"
+#include "ShardingDocument.h"
 
 #include "canvas/GraphScene.h"
 #include "canvas/GraphView.h"
@@ -301,6 +302,7 @@ bool MainWindow::saveSession(const QString& path) {
     QJsonObject graph = json.value(QStringLiteral("graph")).toObject();
     graph[QStringLiteral("path")] = QFileInfo(filePath_).absoluteFilePath();
     json[QStringLiteral("graph")] = graph;
+    json[QStringLiteral("sharding")] = shardingDoc_->sessionJson();
     QString error;
     if (!PartitionDocument::writeFileAtomically(path, QJsonDocument(json).toJson(), &error)) {
         reportError(tr("Cannot save session"), makeError({path.toStdString(), 0, 0}, error.toStdString()));
@@ -333,6 +335,15 @@ bool MainWindow::openSession(const QString& path) {
             return;
         partitionDoc_->restore(session.options, session.edits);
         partitionPanel_->syncFromDocument();
+        if (!session.sharding.isEmpty()) {
+            QString why;
+            if (const std::optional<ShardingSession> sharding =
+                    ShardingDocument::parseSession(session.sharding, &why))
+                restoreSharding(*sharding);
+            else
+                reportError(tr("Cannot restore the session's sharding"),
+                            makeError({path.toStdString(), 0, 0}, why.toStdString()));
+        }
         const QJsonObject& view = session.view;
         if (interactive_ && view.contains(QStringLiteral("state")))
             restoreState(QByteArray::fromBase64(view.value(QStringLiteral("state")).toString().toLatin1()));

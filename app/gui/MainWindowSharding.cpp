@@ -117,6 +117,17 @@ bool MainWindow::solveSharding(const QString& mesh, const QString& names, const 
     return shardingPanel_->solveWithFields();
 }
 
+void MainWindow::restoreSharding(const ShardingSession& session) {
+    QStringList shape, names;
+    for (int64_t d : session.mesh.shape)
+        shape.append(QString::number(d));
+    for (const std::string& n : session.mesh.names)
+        names.append(QString::fromStdString(n));
+    shardingPanel_->setMeshFields(shape.join(QLatin1Char('x')), names.join(QLatin1Char(',')),
+                                  QString::fromStdString(session.mesh.topology));
+    shardingDoc_->restore(session);
+}
+
 void MainWindow::applyShardingOverlay() {
     const Graph* root = root_.get();
     const auto r = shardingDoc_ ? shardingDoc_->result() : nullptr;

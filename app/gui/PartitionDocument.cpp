@@ -387,6 +387,7 @@ std::optional<Session> PartitionDocument::parseSession(const QJsonObject& j, QSt
         s.edits[it.key().toStdString()] = *p;
     }
     s.view = j.value(QStringLiteral("view")).toObject();
+    s.sharding = j.value(QStringLiteral("sharding")).toObject();
     return s;
 }
 

@@ -49,7 +49,8 @@ struct Session {
     int graphIndex = 0;
     EngineOptions options;
     PolicyEdits edits;
-    QJsonObject view; // window / view settings, owned by the window
+    QJsonObject view;     // window / view settings, owned by the window
+    QJsonObject sharding; // the sharding's mesh and pins (ShardingDocument::parseSession), when saved
 };
 
 class PartitionDocument : public QObject {

@@ -2,6 +2,7 @@
 
 #include "cost/DeviceSpec.h"
 
+#include <QJsonArray>
 #include <QPointer>
 #include <QUndoCommand>
 #include <QUndoStack>
@@ -123,6 +124,64 @@ void ShardingDocument::applyPin(const std::string& node, const std::optional<Pla
         pins_.erase(node);
     emit pinsChanged();
     solve();
+}
+
+QJsonObject ShardingDocument::sessionJson() const {
+    QJsonArray shape, names;
+    for (int64_t d : settings_.shape)
+        shape.append(static_cast<qint64>(d));
+    for (const std::string& n : settings_.names)
+        names.append(QString::fromStdString(n));
+    QJsonObject pins;
+    for (const auto& [node, placement] : pins_)
+        pins[QString::fromStdString(node)] = QString::fromStdString(toString(placement));
+    return {{QStringLiteral("mesh"),
+             QJsonObject{{QStringLiteral("shape"), shape},
+                         {QStringLiteral("names"), names},
+                         {QStringLiteral("topology"), QString::fromStdString(settings_.topology)}}},
+            {QStringLiteral("pins"), pins},
+            {QStringLiteral("solved"), result_ != nullptr}};
+}
+
+std::optional<ShardingSession> ShardingDocument::parseSession(const QJsonObject& json, QString* error) {
+    auto fail = [error](const QString& message) -> std::optional<ShardingSession> {
+        if (error)
+            *error = message;
+        return std::nullopt;
+    };
+    const QJsonObject mesh = json.value(QStringLiteral("mesh")).toObject();
+    QStringList shape, names;
+    for (const QJsonValue& d : mesh.value(QStringLiteral("shape")).toArray())
+        shape.append(QString::number(d.toInteger()));
+    for (const QJsonValue& n : mesh.value(QStringLiteral("names")).toArray())
+        names.append(n.toString());
+    QString why;
+    const std::optional<MeshSettings> settings =
+        parseMesh(shape.join(QLatin1Char('x')), names.join(QLatin1Char(',')),
+                  mesh.value(QStringLiteral("topology")).toString(QStringLiteral("h100")), &why);
+    if (!settings)
+        return fail(tr("sharding: %1").arg(why));
+    ShardingSession session;
+    session.mesh = *settings;
+    const QJsonObject pins = json.value(QStringLiteral("pins")).toObject();
+    for (auto it = pins.begin(); it != pins.end(); ++it) {
+        const std::optional<Placements> p = parsePlacements(it.value().toString().toStdString());
+        if (!p || p->size() != settings->shape.size())
+            return fail(tr("sharding pin %1: '%2' is not a placement on the %3-dimensional mesh")
+                            .arg(it.key(), it.value().toString())
+                            .arg(settings->shape.size()));
+        session.pins[it.key().toStdString()] = *p;
+    }
+    session.solved = json.value(QStringLiteral("solved")).toBool();
+    return session;
+}
+
+void ShardingDocument::restore(const ShardingSession& session) {
+    settings_ = session.mesh;
+    pins_ = session.pins;
+    emit pinsChanged();
+    if (session.solved || !pins_.empty())
+        solve();
 }
 
 std::vector<Placements> ShardingDocument::pinChoices(NodeId id) const {

@@ -7,6 +7,7 @@
 #include "sharding/PlanReport.h"
 #include "sharding/Solver.h"
 
+#include <QJsonObject>
 #include <QObject>
 #include <QString>
 #include <QThreadPool>
@@ -31,6 +32,14 @@ struct MeshSettings {
 
 // node name -> the output placement the user fixed.
 using PlacementPins = std::map<std::string, sharding::Placements>;
+
+// What a session file (*.jointscope, "sharding") keeps: the mesh, the user's pins, and whether a plan was
+// shown.
+struct ShardingSession {
+    MeshSettings mesh;
+    PlacementPins pins;
+    bool solved = false;
+};
 
 // One finished solve and what it was solved with.
 struct ShardingResult {
@@ -77,6 +86,13 @@ public:
     std::shared_ptr<const ShardingResult> result() const { return result_; }
     std::shared_ptr<const ShardingResult> previous() const { return previous_; }
     QString lastError() const { return lastError_; }
+
+    // Session files: {"mesh": {"shape": [2, 2], "names": [...], "topology": "h100"}, "pins": {node: "S(0)R"},
+    // "solved": bool}. parseSession names the bad part; restore applies one at once (not undoable) and
+    // re-solves when the session had a plan.
+    QJsonObject sessionJson() const;
+    static std::optional<ShardingSession> parseSession(const QJsonObject& json, QString* error = nullptr);
+    void restore(const ShardingSession& session);
 
     // The plan kept for comparison (File-less "Store for compare"); null when none.
     void storeCurrent();

@@ -15,6 +15,7 @@
 #include <QTemporaryDir>
 #include <QtTest>
 
+#include <algorithm>
 #include <cstdio>
 #include <functional>
 #include <random>
@@ -490,6 +491,26 @@ private slots:
         SolveOptions o;
         o.pins = {{"call_local_map", *parsePlacements("RR"), "test"}};
         QVERIFY(!solvePlacement(g, p, o, model));
+        for (const std::string& w : p.warnings)
+            QVERIFY2(w.find("in_grad_placements") == std::string::npos, w.c_str());
+
+        // in_grad_placements given: not applied (autoparallel asserts it is None), and said so.
+        std::string withGrad = text;
+        const std::string out = "\"out_placements\"";
+        withGrad.insert(withGrad.find(out),
+                        R"js("in_grad_placements": [["Shard(0)", "Replicate()"], null], )js");
+        {
+            std::FILE* f = std::fopen(path.c_str(), "wb");
+            QVERIFY(f);
+            std::fputs(withGrad.c_str(), f);
+            std::fclose(f);
+        }
+        const Graph g2 = loadFirstGraph(path);
+        QVERIFY(localMapPlacements(g2.node(*g2.find("call_local_map")))->inGradGiven);
+        const ShardingProblem p2 = buildStrategies(g2, mesh({2, 2}));
+        QVERIFY(std::any_of(p2.warnings.begin(), p2.warnings.end(), [](const std::string& w) {
+            return w.find("call_local_map: local_map in_grad_placements") != std::string::npos;
+        }));
 #endif
     }
 

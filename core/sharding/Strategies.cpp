@@ -832,6 +832,8 @@ std::optional<LocalMapPlacements> localMapPlacements(const Node& node) {
         if (const nlohmann::json* in = findKey(j, "in_placements"))
             if (std::optional<std::vector<Placements>> i = jsonPlacementList(*in))
                 lm.inputs = *i;
+        const nlohmann::json* inGrad = findKey(j, "in_grad_placements");
+        lm.inGradGiven = inGrad && !inGrad->is_null();
         return lm;
     }
     return std::nullopt;
@@ -939,6 +941,10 @@ ShardingProblem buildStrategies(const Graph& graph, const DeviceMesh& mesh) {
                                            " tensor inputs; inputs replicated");
                 s.inputs.assign(c.inShapes.size(), Placements(m, R));
             }
+            if (lm->inGradGiven)
+                problem.warnings.push_back(
+                    node.name + ": local_map in_grad_placements is not applied: as in autoparallel, "
+                                "the solver places the gradients (--pin fixes one)");
             ns.kind = RuleKind::Rule;
             ns.options.push_back(std::move(s));
             continue;

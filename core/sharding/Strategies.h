@@ -49,6 +49,9 @@ struct ShardingProblem {
 struct LocalMapPlacements {
     std::vector<Placements> inputs;
     std::vector<Placements> outputs;
+    // in_grad_placements was given (not None). Like autoparallel, which asserts it is None, the solver places
+    // the gradients itself; buildStrategies warns.
+    bool inGradGiven = false;
 };
 std::optional<LocalMapPlacements> localMapPlacements(const Node& node);
 

@@ -31,6 +31,15 @@ bool settle(ShardingDocument& doc) {
     return !finished.isEmpty();
 }
 
+// The mlp joint graph on a 2x2 (dp, tp) mesh of `topology`.
+std::shared_ptr<const Graph> setUpMlp(ShardingDocument& doc, const char* topology = "h100") {
+    auto g = mlp();
+    doc.setGraph(g);
+    doc.setMesh(*ShardingDocument::parseMesh(QStringLiteral("2x2"), QStringLiteral("dp,tp"),
+                                             QString::fromLatin1(topology)));
+    return g;
+}
+
 std::string outputOf(const ShardingResult& r, const Graph& g, const char* node) {
     const NodeReport& n = r.report.nodes[*g.find(node)];
     return n.placed ? toString(n.outputs[0]) : std::string();
@@ -68,10 +77,7 @@ private slots:
     void pinUndoRedo() {
         QUndoStack undo;
         ShardingDocument doc(&undo);
-        const auto g = mlp();
-        doc.setGraph(g);
-        doc.setMesh(*ShardingDocument::parseMesh(QStringLiteral("2x2"), QStringLiteral("dp,tp"),
-                                                 QStringLiteral("h100")));
+        const auto g = setUpMlp(doc);
         doc.solve();
         QVERIFY(doc.busy());
         QVERIFY(settle(doc));
@@ -144,10 +150,7 @@ private slots:
     void sessionRoundTrip() {
         QUndoStack undo;
         ShardingDocument doc(&undo);
-        const auto g = mlp();
-        doc.setGraph(g);
-        doc.setMesh(*ShardingDocument::parseMesh(QStringLiteral("2x2"), QStringLiteral("dp,tp"),
-                                                 QStringLiteral("a100")));
+        const auto g = setUpMlp(doc, "a100");
         doc.pin("primals_5", *parsePlacements("S(0)S(0)"));
         QVERIFY(settle(doc));
         const QJsonObject json = doc.sessionJson();

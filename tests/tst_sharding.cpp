@@ -35,6 +35,14 @@ Graph sharedGraph(const std::string& name) {
     return loadFirstGraph(sharedPath("graphs/torch-1.13/" + name + "/joint.txt"));
 }
 
+// The float32 [8, 1024] tensor (32 KiB) of the hand-worked redistributions.
+TensorMeta smallTensor() {
+    TensorMeta t;
+    t.dtype = DType::Float32;
+    t.sizes = {SymInt{8, {}}, SymInt{1024, {}}};
+    return t;
+}
+
 DeviceMesh mesh(std::vector<int64_t> shape, const char* topo = "h100") {
     return DeviceMesh::make(std::move(shape), {}, *findTopology(topo));
 }
@@ -216,9 +224,7 @@ private slots:
 
     void redistributions() {
         const DeviceMesh m = mesh({2, 2});
-        TensorMeta t;
-        t.dtype = DType::Float32;
-        t.sizes = {SymInt{8, {}}, SymInt{1024, {}}};
+        const TensorMeta t = smallTensor();
         // S(0)R -> RR: all-gather on d0 of the 32 KiB tensor: 8.4 + 3.4 + 32768 / 2 / 320e9 s
         const Redistribution ag = redistribute(*parsePlacements("S(0)R"), *parsePlacements("RR"), t, m);
         QCOMPARE(ag.steps.size(), size_t(1));
@@ -239,9 +245,7 @@ private slots:
     // 8 KiB pieces on d1 (11.8256 us) would leave a strided shard, not S(0)R.
     void redistributionKeepsShardOrder() {
         const DeviceMesh m = mesh({2, 2});
-        TensorMeta t;
-        t.dtype = DType::Float32;
-        t.sizes = {SymInt{8, {}}, SymInt{1024, {}}};
+        const TensorMeta t = smallTensor();
         const Redistribution r = redistribute(*parsePlacements("RS(0)"), *parsePlacements("S(0)R"), t, m);
         QCOMPARE(r.steps.size(), size_t(1));
         QCOMPARE(r.steps[0].collective, Collective::AllGather);

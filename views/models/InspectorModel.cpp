@@ -12,32 +12,16 @@ QString str(std::string_view s) {
 }
 } // namespace
 
-InspectorModel::InspectorModel(QObject* parent) : QAbstractItemModel(parent) {
-    items_.push_back({});
-}
+InspectorModel::InspectorModel(QObject* parent) : FlatTreeModel(parent) {}
 
 void InspectorModel::setNode(const Graph* graph, NodeId node) {
     beginResetModel();
     graph_ = graph;
     node_ = graph && node < graph->size() ? node : kNoNode;
-    items_.clear();
-    items_.push_back({});
+    clearItems();
     if (node_ != kNoNode)
         build();
     endResetModel();
-}
-
-int InspectorModel::add(int parent, QString key, QString value, NodeId ref) {
-    Item item;
-    item.key = std::move(key);
-    item.value = std::move(value);
-    item.parent = parent;
-    item.row = int(items_[parent].children.size());
-    item.ref = ref;
-    items_.push_back(std::move(item));
-    const int index = int(items_.size() - 1);
-    items_[parent].children.push_back(index);
-    return index;
 }
 
 void InspectorModel::addValue(int parent, const QString& key, const Value& value) {
@@ -194,36 +178,15 @@ void InspectorModel::buildPartition() {
     add(section, tr("bytes"), QStringLiteral("%1 (%2)").arg(facts->bytes).arg(formatBytes(facts->bytes)));
 }
 
-QModelIndex InspectorModel::index(int row, int column, const QModelIndex& parent) const {
-    const int parentItem = parent.isValid() ? int(parent.internalId()) : 0;
-    if (row < 0 || column < 0 || column >= ColumnCount || size_t(row) >= items_[parentItem].children.size())
-        return {};
-    return createIndex(row, column, quintptr(items_[parentItem].children[row]));
-}
-
-QModelIndex InspectorModel::parent(const QModelIndex& child) const {
-    if (!child.isValid())
-        return {};
-    const int parentItem = items_[child.internalId()].parent;
-    if (parentItem <= 0)
-        return {};
-    return createIndex(items_[parentItem].row, 0, quintptr(parentItem));
-}
-
-int InspectorModel::rowCount(const QModelIndex& parent) const {
-    if (parent.isValid() && parent.column() != 0)
-        return 0;
-    return int(items_[parent.isValid() ? parent.internalId() : 0].children.size());
-}
-
 int InspectorModel::columnCount(const QModelIndex&) const {
     return ColumnCount;
 }
 
 QVariant InspectorModel::data(const QModelIndex& index, int role) const {
-    if (!index.isValid())
+    const Item* found = itemAt(index);
+    if (!found)
         return {};
-    const Item& item = items_[index.internalId()];
+    const Item& item = *found;
     switch (role) {
     case Qt::DisplayRole:
     case Qt::ToolTipRole:

@@ -2,8 +2,8 @@
 #pragma once
 
 #include "graph/Graph.h"
+#include "models/FlatTreeModel.h"
 
-#include <QAbstractItemModel>
 #include <QStringList>
 
 #include <functional>
@@ -29,7 +29,13 @@ struct ShardingFacts {
 };
 using ShardingFactsFn = std::function<std::optional<ShardingFacts>(NodeId)>;
 
-class InspectorModel : public QAbstractItemModel {
+struct InspectorRow {
+    QString key;
+    QString value;
+    NodeId ref = kNoNode;
+};
+
+class InspectorModel : public FlatTreeModel<InspectorRow> {
     Q_OBJECT
 public:
     enum Column { KeyColumn, ValueColumn, ColumnCount };
@@ -50,23 +56,14 @@ public:
     // absent.
     int sectionRow(const QString& title) const;
 
-    QModelIndex index(int row, int column, const QModelIndex& parent = {}) const override;
-    QModelIndex parent(const QModelIndex& child) const override;
-    int rowCount(const QModelIndex& parent = {}) const override;
     int columnCount(const QModelIndex& parent = {}) const override;
     QVariant data(const QModelIndex& index, int role = Qt::DisplayRole) const override;
     QVariant headerData(int section, Qt::Orientation orientation, int role = Qt::DisplayRole) const override;
 
 private:
-    struct Item {
-        QString key;
-        QString value;
-        int parent = -1;
-        int row = 0;
-        NodeId ref = kNoNode;
-        std::vector<int> children;
-    };
-    int add(int parent, QString key, QString value = {}, NodeId ref = kNoNode);
+    int add(int parent, QString key, QString value = {}, NodeId ref = kNoNode) {
+        return addItem(parent, {std::move(key), std::move(value), ref});
+    }
     void addValue(int parent, const QString& key, const Value& value);
     void build();
     void buildPartition();
@@ -76,7 +73,6 @@ private:
     NodeId node_ = kNoNode;
     PartitionFactsFn partitionFacts_;
     ShardingFactsFn shardingFacts_;
-    std::vector<Item> items_; // items_[0] is the invisible root
 };
 
 } // namespace jointscope::views

@@ -59,27 +59,13 @@ QString qstr(std::string_view s) {
 
 } // namespace
 
-PartitionModel::PartitionModel(QObject* parent) : QAbstractItemModel(parent) {
-    items_.push_back({});
-}
+PartitionModel::PartitionModel(QObject* parent) : FlatTreeModel(parent) {}
 
 void PartitionModel::clear() {
     beginResetModel();
-    items_.assign(1, {});
+    clearItems();
     shown_ = nullptr;
     endResetModel();
-}
-
-int PartitionModel::add(int parent, QString key, QString value) {
-    Item item;
-    item.key = std::move(key);
-    item.value = std::move(value);
-    item.parent = parent;
-    item.row = int(items_[size_t(parent)].children.size());
-    items_.push_back(std::move(item));
-    const int index = int(items_.size() - 1);
-    items_[size_t(parent)].children.push_back(index);
-    return index;
 }
 
 void PartitionModel::addNodes(const QString& title, const std::vector<std::string>& names,
@@ -98,7 +84,7 @@ void PartitionModel::setPartition(const Graph* shown, std::shared_ptr<const Part
                                   double recomputeCost, std::shared_ptr<const Partition> previous,
                                   std::optional<std::vector<std::string>> torchSaved) {
     beginResetModel();
-    items_.assign(1, {});
+    clearItems();
     shown_ = shown;
     if (current) {
         const Partition& p = *current;
@@ -163,38 +149,15 @@ QString PartitionModel::summaryValue(const QString& key) const {
     return {};
 }
 
-QModelIndex PartitionModel::index(int row, int column, const QModelIndex& parent) const {
-    const int p = parent.isValid() ? int(parent.internalId()) : 0;
-    if (p < 0 || size_t(p) >= items_.size() || row < 0 || size_t(row) >= items_[size_t(p)].children.size() ||
-        column < 0 || column >= ColumnCount)
-        return {};
-    return createIndex(row, column, quintptr(items_[size_t(p)].children[size_t(row)]));
-}
-
-QModelIndex PartitionModel::parent(const QModelIndex& child) const {
-    if (!child.isValid())
-        return {};
-    const int p = items_[child.internalId()].parent;
-    if (p <= 0)
-        return {};
-    return createIndex(items_[size_t(p)].row, 0, quintptr(p));
-}
-
-int PartitionModel::rowCount(const QModelIndex& parent) const {
-    if (parent.isValid() && parent.column() != 0)
-        return 0;
-    const size_t p = parent.isValid() ? size_t(parent.internalId()) : 0;
-    return p < items_.size() ? int(items_[p].children.size()) : 0;
-}
-
 int PartitionModel::columnCount(const QModelIndex&) const {
     return ColumnCount;
 }
 
 QVariant PartitionModel::data(const QModelIndex& index, int role) const {
-    if (!index.isValid() || index.internalId() >= items_.size())
+    const Item* found = itemAt(index);
+    if (!found)
         return {};
-    const Item& item = items_[index.internalId()];
+    const Item& item = *found;
     switch (role) {
     case Qt::DisplayRole:
         return index.column() == KeyColumn ? item.key : item.value;

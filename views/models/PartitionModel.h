@@ -4,9 +4,8 @@
 #pragma once
 
 #include "graph/Graph.h"
+#include "models/FlatTreeModel.h"
 #include "partition/Partitioner.h"
-
-#include <QAbstractItemModel>
 
 #include <memory>
 #include <optional>
@@ -15,7 +14,14 @@
 
 namespace jointscope::views {
 
-class PartitionModel : public QAbstractItemModel {
+struct PartitionRow {
+    QString key;
+    QString value;
+    NodeId ref = kNoNode;
+    bool names = false; // key is a node name
+};
+
+class PartitionModel : public FlatTreeModel<PartitionRow> {
     Q_OBJECT
 public:
     enum Column { KeyColumn, ValueColumn, ColumnCount };
@@ -42,28 +48,17 @@ public:
     // Value of a summary row by key ("Saved", "Recomputed", ...); empty when absent.
     QString summaryValue(const QString& key) const;
 
-    QModelIndex index(int row, int column, const QModelIndex& parent = {}) const override;
-    QModelIndex parent(const QModelIndex& child) const override;
-    int rowCount(const QModelIndex& parent = {}) const override;
     int columnCount(const QModelIndex& parent = {}) const override;
     QVariant data(const QModelIndex& index, int role = Qt::DisplayRole) const override;
     QVariant headerData(int section, Qt::Orientation orientation, int role = Qt::DisplayRole) const override;
 
 private:
-    struct Item {
-        QString key;
-        QString value;
-        int parent = -1;
-        int row = 0;
-        NodeId ref = kNoNode;
-        bool names = false; // key is a node name
-        std::vector<int> children;
-    };
-    int add(int parent, QString key, QString value = {});
+    int add(int parent, QString key, QString value = {}) {
+        return addItem(parent, {std::move(key), std::move(value)});
+    }
     void addNodes(const QString& title, const std::vector<std::string>& names, const QString& detail);
 
     const Graph* shown_ = nullptr;
-    std::vector<Item> items_; // items_[0] is the invisible root
 };
 
 } // namespace jointscope::views

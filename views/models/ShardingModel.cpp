@@ -27,8 +27,8 @@ QString formatMicros(double us) {
     return QStringLiteral("%1 µs").arg(us, 0, 'f', 2);
 }
 
-ShardingModel::ShardingModel(QObject* parent) : QAbstractItemModel(parent) {
-    items_.push_back({});
+ShardingModel::ShardingModel(QObject* parent) : FlatTreeModel(parent) {
+    static_assert(ShardingRow::kColumns == ColumnCount);
 }
 
 void ShardingModel::clear() {
@@ -40,7 +40,7 @@ void ShardingModel::clear() {
     replicate_.reset();
     dataParallel_.reset();
     differences_ = 0;
-    items_.assign(1, {});
+    clearItems();
     endResetModel();
 }
 
@@ -67,16 +67,6 @@ void ShardingModel::setDifferencesOnly(bool on) {
     rebuild();
 }
 
-int ShardingModel::add(int parent) {
-    Item item;
-    item.parent = parent;
-    item.row = int(items_[size_t(parent)].children.size());
-    items_.push_back(std::move(item));
-    const int index = int(items_.size() - 1);
-    items_[size_t(parent)].children.push_back(index);
-    return index;
-}
-
 void ShardingModel::setCost(Item& item, int column, double us) {
     item.text[column] = formatMicros(us);
     item.value[column] = us;
@@ -85,7 +75,7 @@ void ShardingModel::setCost(Item& item, int column, double us) {
 
 void ShardingModel::rebuild() {
     beginResetModel();
-    items_.assign(1, {});
+    clearItems();
     differences_ = 0;
     // A stored plan of another graph (or mesh with another node count) cannot be compared row by row.
     const bool comparable = stored_ && current_ && stored_->nodes.size() == current_->nodes.size();
@@ -165,7 +155,7 @@ QModelIndex ShardingModel::nodeIndex(const QString& name, int column) const {
             continue;
         for (int child : items_[size_t(section)].children)
             if (items_[size_t(child)].text[NodeColumn] == name)
-                return createIndex(items_[size_t(child)].row, column, quintptr(child));
+                return indexOfItem(child, column);
     }
     return {};
 }
@@ -176,31 +166,8 @@ QModelIndex ShardingModel::totalIndex(const QString& key, int column) const {
         return {};
     for (int child : items_[size_t(items_[0].children[size_t(totals)])].children)
         if (items_[size_t(child)].text[NodeColumn] == key)
-            return createIndex(items_[size_t(child)].row, column, quintptr(child));
+            return indexOfItem(child, column);
     return {};
-}
-
-QModelIndex ShardingModel::index(int row, int column, const QModelIndex& parent) const {
-    const int parentItem = parent.isValid() ? int(parent.internalId()) : 0;
-    if (row < 0 || column < 0 || column >= ColumnCount ||
-        size_t(row) >= items_[size_t(parentItem)].children.size())
-        return {};
-    return createIndex(row, column, quintptr(items_[size_t(parentItem)].children[size_t(row)]));
-}
-
-QModelIndex ShardingModel::parent(const QModelIndex& child) const {
-    if (!child.isValid())
-        return {};
-    const int parentItem = items_[child.internalId()].parent;
-    if (parentItem <= 0)
-        return {};
-    return createIndex(items_[size_t(parentItem)].row, 0, quintptr(parentItem));
-}
-
-int ShardingModel::rowCount(const QModelIndex& parent) const {
-    if (parent.isValid() && parent.column() != 0)
-        return 0;
-    return int(items_[parent.isValid() ? parent.internalId() : 0].children.size());
 }
 
 int ShardingModel::columnCount(const QModelIndex&) const {
@@ -208,9 +175,10 @@ int ShardingModel::columnCount(const QModelIndex&) const {
 }
 
 QVariant ShardingModel::data(const QModelIndex& index, int role) const {
-    if (!index.isValid())
+    const Item* found = itemAt(index);
+    if (!found)
         return {};
-    const Item& item = items_[index.internalId()];
+    const Item& item = *found;
     const int column = index.column();
     switch (role) {
     case Qt::DisplayRole:

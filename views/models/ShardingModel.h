@@ -5,9 +5,8 @@
 #pragma once
 
 #include "graph/Graph.h"
+#include "models/FlatTreeModel.h"
 #include "sharding/PlanReport.h"
-
-#include <QAbstractItemModel>
 
 #include <map>
 #include <memory>
@@ -17,7 +16,17 @@
 
 namespace jointscope::views {
 
-class ShardingModel : public QAbstractItemModel {
+// One row of the Sharding dock: a text and, for costs, a number per column.
+struct ShardingRow {
+    static constexpr int kColumns = 10;
+    QString text[kColumns];
+    double value[kColumns] = {};
+    bool numeric[kColumns] = {};
+    NodeId ref = kNoNode;
+    bool differs = false;
+};
+
+class ShardingModel : public FlatTreeModel<ShardingRow> {
     Q_OBJECT
 public:
     enum Column {
@@ -60,25 +69,12 @@ public:
     QModelIndex totalIndex(const QString& key, int column = TotalColumn) const;
     int differenceCount() const { return differences_; }
 
-    QModelIndex index(int row, int column, const QModelIndex& parent = {}) const override;
-    QModelIndex parent(const QModelIndex& child) const override;
-    int rowCount(const QModelIndex& parent = {}) const override;
     int columnCount(const QModelIndex& parent = {}) const override;
     QVariant data(const QModelIndex& index, int role = Qt::DisplayRole) const override;
     QVariant headerData(int section, Qt::Orientation orientation, int role = Qt::DisplayRole) const override;
 
 private:
-    struct Item {
-        QString text[ColumnCount];
-        double value[ColumnCount] = {};
-        bool numeric[ColumnCount] = {};
-        int parent = -1;
-        int row = 0;
-        NodeId ref = kNoNode;
-        bool differs = false;
-        std::vector<int> children;
-    };
-    int add(int parent);
+    int add(int parent) { return addItem(parent); }
     void setCost(Item& item, int column, double us);
     void rebuild();
 
@@ -88,7 +84,6 @@ private:
     std::optional<sharding::PlanCost> replicate_, dataParallel_;
     bool differencesOnly_ = false;
     int differences_ = 0;
-    std::vector<Item> items_; // items_[0] is the invisible root
 };
 
 // "S(0)R"; "(S(0)R, RR)" for several; "—" for none.

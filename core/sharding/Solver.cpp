@@ -38,28 +38,30 @@ bool redistributingEdge(const ShardingProblem& problem, NodeId consumer, size_t 
            hasOptions(problem, ns.inputs[k]);
 }
 
-// Redistribution costs of one edge, memoized by placement pair.
+// Redistribution costs of edges: one tensor per producer element, one search per tensor shape and source
+// layout (RedistributionCache).
 class EdgeCosts {
 public:
-    EdgeCosts(const Graph& graph, const DeviceMesh& mesh) : graph_(graph), mesh_(mesh) {}
+    EdgeCosts(const Graph& graph, const DeviceMesh& mesh) : graph_(graph), cache_(mesh) {}
     double us(NodeId producer, int32_t element, const Placements& from, const Placements& to) {
         if (from == to)
             return 0;
-        const std::string key = std::to_string(producer) + ":" + std::to_string(element) + ":" +
-                                toString(from) + ">" + toString(to);
-        auto it = memo_.find(key);
-        if (it != memo_.end())
-            return it->second;
-        const double v = redistribute(from, to, producedTensor(graph_, producer, element), mesh_).us;
-        memo_.emplace(key, v);
-        return v;
+        auto [it, fresh] = tensors_.try_emplace({producer, element});
+        if (fresh)
+            it->second = producedTensor(graph_, producer, element);
+        return cache_.us(from, to, it->second);
     }
 
 private:
     const Graph& graph_;
-    const DeviceMesh& mesh_;
-    std::unordered_map<std::string, double> memo_;
+    RedistributionCache cache_;
+    std::map<std::pair<NodeId, int32_t>, TensorMeta> tensors_;
 };
+
+// The parameter-memory window is set (SolveOptions::paramMemoryLow / High).
+[[maybe_unused]] bool hasMemoryWindow(const SolveOptions& options) {
+    return options.paramMemoryLow > 0 || options.paramMemoryHigh < 1;
+}
 
 [[maybe_unused]] std::optional<Placements> pinOf(const std::vector<Pin>& pins, const Node& node) {
     for (const Pin& p : pins)
@@ -207,7 +209,7 @@ PairModel classModel(const Graph& graph, const ShardingProblem& problem, const N
             addEquality(a, std::move(keyA), b, std::move(keyB), shared.size());
         }
     }
-    if (options.paramMemoryLow > 0 || options.paramMemoryHigh < 1)
+    if (hasMemoryWindow(options))
         for (const auto& [param, grad] : roles.paramGrad)
             if (hasOptions(problem, param))
                 pm.vars[classes.classOf[param]].frozen = true;
@@ -400,7 +402,7 @@ Expected<Plan> solvePlacement(const Graph& graph, const ShardingProblem& problem
         pinKey[*graph.find(p.node)] = toString(p.placement);
     const NodeClasses classes = clusterNodes(graph, problem, pinKey, options.clusterRounds);
     const JointRoles roles = jointRoles(graph);
-    const bool memoryWindow = options.paramMemoryLow > 0 || options.paramMemoryHigh < 1;
+    const bool memoryWindow = hasMemoryWindow(options);
     PairModel pm = classModel(graph, problem, classes, pinKey, roles, options, model);
     const bool debug = std::getenv("JOINTSCOPE_SHARD_DEBUG") != nullptr;
     const size_t optionsBefore = pm.aliveOptions();
@@ -454,9 +456,8 @@ Expected<Plan> solvePlacement(const Graph& graph, const ShardingProblem& problem
     }
     if (!solved.feasible)
         return makeError({}, std::string("the placement ILP has no solution") +
-                                 (options.paramMemoryLow > 0 || options.paramMemoryHigh < 1
-                                      ? " (check --param-memory against the pins)"
-                                      : " (pins and forward/backward consistency conflict)"));
+                                 (memoryWindow ? " (check --param-memory against the pins)"
+                                               : " (pins and forward/backward consistency conflict)"));
     Plan plan;
     plan.optimal = solved.optimal;
     plan.groups = classes.size();

@@ -4,17 +4,12 @@
 #include "sharding/PairLp.h"
 #include "sharding/PairModel.h"
 
-#include <nlohmann/json.hpp>
-
 #include <algorithm>
-#include <chrono>
-#include <cmath>
 #include <cstdio>
 #include <cstdlib>
 #include <map>
 #include <set>
 #include <tuple>
-#include <unordered_map>
 
 namespace jointscope::sharding {
 

@@ -13,7 +13,14 @@ JS_PACKAGES=(
   coinor-libcbc-dev libsqlite3-dev nlohmann-json3-dev libboost-graph-dev
   libgtest-dev libbenchmark-dev
   xvfb xauth
+  python3-venv
 )
+
+# torch 2.x for the live oracle tests: a virtual environment outside the clone, reused across clones and runs.
+JS_TORCH2_VERSION="2.15.0"
+JS_TORCH2_ENV="${JOINTSCOPE_TORCH2_ENV:-${XDG_CACHE_HOME:-$HOME/.cache}/jointscope/torch-${JS_TORCH2_VERSION%.*}}"
+# What the torch 2 tests import beside torch: networkx (the min-cut partitioner), scipy (its ilp knapsack), numpy.
+JS_TORCH2_EXTRAS=(networkx scipy numpy)
 
 js_install_packages() {
   local missing=()
@@ -29,11 +36,31 @@ js_install_packages() {
   fi
 }
 
+# Creates (once) or completes the torch 2 environment; a registry that cannot be reached is an error, not a skip.
+js_torch2_env() {
+  local py="$JS_TORCH2_ENV/bin/python"
+  local probe="import sys, torch, networkx, scipy, numpy; sys.exit(torch.__version__.split('+')[0] != '$JS_TORCH2_VERSION')"
+  if [[ -x "$py" ]] && "$py" -c "$probe" 2>/dev/null; then
+    return 0
+  fi
+  echo "jointscope: creating the torch $JS_TORCH2_VERSION environment in $JS_TORCH2_ENV (pip install torch==$JS_TORCH2_VERSION)"
+  mkdir -p "$(dirname "$JS_TORCH2_ENV")"
+  [[ -x "$py" ]] || /usr/bin/python3 -m venv "$JS_TORCH2_ENV"
+  if ! "$py" -m pip install -q --disable-pip-version-check "torch==$JS_TORCH2_VERSION" "${JS_TORCH2_EXTRAS[@]}"; then
+    echo "jointscope: ERROR: pip could not install torch==$JS_TORCH2_VERSION into $JS_TORCH2_ENV." >&2
+    echo "jointscope: the torch 2 oracle tests need the Python package registry (PyPI); check the network or" >&2
+    echo "jointscope: point JOINTSCOPE_TORCH2_ENV at an environment that has torch $JS_TORCH2_VERSION." >&2
+    return 1
+  fi
+  "$py" -c "$probe" || { echo "jointscope: ERROR: $py does not import torch $JS_TORCH2_VERSION" >&2; return 1; }
+}
+
 js_build() {
   local gen=()
   command -v ninja >/dev/null && gen=(-G Ninja)
   if [[ ! -f "$JS_BUILD/CMakeCache.txt" ]]; then
-    cmake -S "$JS_ROOT" -B "$JS_BUILD" "${gen[@]}" -DCMAKE_BUILD_TYPE=RelWithDebInfo "$@"
+    cmake -S "$JS_ROOT" -B "$JS_BUILD" "${gen[@]}" -DCMAKE_BUILD_TYPE=RelWithDebInfo \
+      -DJOINTSCOPE_TORCH2_PYTHON="$JS_TORCH2_ENV/bin/python" "$@"
   fi
   cmake --build "$JS_BUILD" --parallel "$(nproc)"
 }

@@ -5,6 +5,7 @@
 #include "io/FxReader.h"
 #include "io/GraphFile.h"
 #include "ops/Ruleset.h"
+#include "ops/RulesetChoice.h"
 #include "partition/FlowNetwork.h"
 #include "partition/JointGraph.h"
 #include "partition/Partitioner.h"
@@ -80,7 +81,7 @@ private slots:
     void rulesetsLoad() {
         const Ruleset t2 = ruleset("torch-2");
         const Ruleset t113 = ruleset("torch-1.13");
-        QCOMPARE(t2.name, std::string("torch-2"));
+        QCOMPARE(t2.name, std::string("torch-2.15")); // "torch-2": the newest built-in torch 2 ruleset
         QVERIFY(t2.recomputable.contains("aten.gelu") && t2.views.contains("aten.t"));
         QVERIFY(!t113.recomputable.contains("aten.t")); // nvfuser's list has no views but squeeze/unsqueeze
         QVERIFY(t113.recomputable.contains("aten._softmax") && !t2.recomputable.contains("aten._softmax"));
@@ -89,11 +90,44 @@ private slots:
         QCOMPARE(int(t113.dtypeBytes[size_t(DType::Complex64)]), 0); // 1.13's _size_of table has no complex
         Expected<Ruleset> missing = loadRuleset("/nonexistent/ruleset.json");
         QVERIFY(!missing);
-        QVERIFY(missing.error().message.find("torch-2") != std::string::npos);
+        QVERIFY(missing.error().message.find("torch-2.15") != std::string::npos);
+        QVERIFY(missing.error().message.find("torch-1.13") != std::string::npos);
         Expected<Ruleset> bad = parseRuleset(
             "{\"format\": \"jointscope-ruleset\", \"switches\": {\"size_model\": 3}}", "bad.json");
         QVERIFY(!bad);
         QVERIFY(bad.error().format().starts_with("bad.json:1:1"));
+    }
+
+    // --ruleset auto (chooseRuleset): the recorded torch version, else the form of the text.
+    void rulesetChoice() {
+        // The shared torch 1.13 graphs: their sidecar records torch 1.13.0a0.
+        const Graph joint113 = loadFirstGraph(sharedPath("graphs/torch-1.13/mlp/joint.txt"));
+        QCOMPARE(chooseRuleset(joint113).name, std::string("torch-1.13"));
+        // The same text without its sidecar: untyped FX text is torch 1.x's.
+        const std::optional<Graph> untyped =
+            parseJoint(readFile(sharedPath("graphs/torch-1.13/mlp/joint.txt")), 1);
+        QCOMPARE(chooseRuleset(*untyped).name, std::string("torch-1.13"));
+        // A TORCH_TRACE graph (torch 2.x), and typed FX text.
+        Expected<GraphFile> log =
+            GraphFile::open(sharedPath("graphs/torch-trace/inductor_provenance_jit_debug_handle_log.txt"));
+        QVERIFY(log);
+        Expected<Graph> traced = log->load(*log->select("aot_joint_graph"));
+        QVERIFY(traced);
+        QCOMPARE(chooseRuleset(*traced).name, std::string("torch-2.15"));
+        const std::optional<Graph> typed = parseJoint(kMlpJoint, 1);
+        QCOMPARE(chooseRuleset(*typed).name, std::string("torch-2.15"));
+        // A recorded version picks the nearest built-in ruleset, and says so.
+        Graph versioned = *typed;
+        versioned.attributes.emplace_back("torch_version", "2.6.0+cpu");
+        const RulesetChoice choice = chooseRuleset(versioned);
+        QCOMPARE(choice.name, std::string("torch-2.15"));
+        QVERIFY(choice.reason.find("2.6.0") != std::string::npos);
+        versioned.attributes.back().second = "1.12.1";
+        QCOMPARE(chooseRuleset(versioned).name, std::string("torch-1.13"));
+        // Named rulesets pass through; "auto" and "" choose.
+        QCOMPARE(resolveRuleset("torch-1.13", *typed).name, std::string("torch-1.13"));
+        QCOMPARE(resolveRuleset("auto", joint113).name, std::string("torch-1.13"));
+        QCOMPARE(resolveRuleset("", *typed).name, std::string("torch-2.15"));
     }
 
     // torch's partitioner decisions recorded by torch 1.13 itself (reference.json) for the shared graphs.

@@ -1,6 +1,25 @@
 #include "CliArgs.h"
 
+#include <charconv>
+
 namespace jointscope::cli {
+
+std::optional<double> parseNumber(std::string_view text) {
+    double value = 0;
+    const auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), value);
+    if (text.empty() || ec != std::errc() || end != text.data() + text.size() || value != value)
+        return std::nullopt;
+    return value;
+}
+
+std::optional<int64_t> parseInteger(std::string_view text) {
+    int64_t value = 0;
+    const auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), value);
+    if (text.empty() || ec != std::errc() || end != text.data() + text.size())
+        return std::nullopt;
+    return value;
+}
+
 
 bool ParsedArgs::has(std::string_view option) const {
     for (const auto& [name, value] : options_)

@@ -1,6 +1,7 @@
 // The tiny argument parser shared by every jointscope-cli subcommand.
 #pragma once
 
+#include <cstdint>
 #include <optional>
 #include <span>
 #include <string>
@@ -35,6 +36,11 @@ public:
 private:
     std::vector<std::pair<std::string, std::string>> options_; // long name -> value ("" for flags)
 };
+
+// A whole option value as a number: "0.5", "1e-3", "-2". nullopt for empty text, trailing characters, nan
+// or a value out of the type's range.
+std::optional<double> parseNumber(std::string_view text);
+std::optional<int64_t> parseInteger(std::string_view text);
 
 // Parses args (after the subcommand name): "--name VALUE", "--name=VALUE", "-o VALUE", flags, and
 // positionals;

@@ -42,6 +42,7 @@ const Command& infoCommand();
 const Command& convertCommand();
 const Command& partitionCommand();
 const Command& paretoCommand();
+const Command& checkCommand();
 const Command& splitDwCommand();
 const Command& devicesCommand();
 const Command& profileDbCommand();

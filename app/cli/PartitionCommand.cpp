@@ -5,6 +5,7 @@
 #include "cost/RuntimeEstimator.h"
 #include "io/FxWriter.h"
 #include "io/JsonFormat.h"
+#include "ops/RulesetChoice.h"
 #include "partition/DecisionJson.h"
 #include "partition/Partitioner.h"
 
@@ -26,7 +27,8 @@ std::vector<OptionSpec> partitionOptions() {
     std::vector<OptionSpec> options = {
         graphOption(),
         metaOption(),
-        {"--ruleset", "", "R", "torch-2 (default), torch-1.13, or a ruleset JSON file"},
+        {"--ruleset", "", "R",
+         "auto (default: from the graph's torch version), torch-2.15, torch-1.13, or a ruleset JSON file"},
         {"--strategy", "", "S", "min-cut (default) or default"},
         {"--memory-budget", "", "B", "activation_memory_budget in [0, 1] (default 1)"},
         {"--solver", "", "K", "knapsack solver for budgets below 1: greedy, dp (default) or ilp"},
@@ -51,10 +53,11 @@ int readEstimator(const Command& command, const ParsedArgs& args, const Graph& g
     return kExitOk;
 }
 
-// The options shared by partition and pareto, parsed; returns kExitOk or a usage / input error code.
-int readEngineOptions(const Command& command, const ParsedArgs& args, Ruleset& rules,
-                      PartitionOptions& options) {
-    Expected<Ruleset> loaded = loadRuleset(args.valueOr("--ruleset", "torch-2"));
+// The options shared by partition and pareto, parsed; returns kExitOk or a usage / input error code. The
+// ruleset is the graph's (--ruleset auto) unless named.
+int readEngineOptions(const Command& command, const ParsedArgs& args, const Graph& graph, Ruleset& rules,
+                      RulesetChoice& choice, PartitionOptions& options) {
+    Expected<Ruleset> loaded = loadRulesetFor(args.valueOr("--ruleset", "auto"), graph, &choice);
     if (!loaded)
         return inputError(loaded.error());
     rules = loaded.take();
@@ -65,11 +68,10 @@ int readEngineOptions(const Command& command, const ParsedArgs& args, Ruleset& r
         options.strategy = *strategy;
     }
     if (std::optional<std::string> b = args.value("--memory-budget")) {
-        char* end = nullptr;
-        const double budget = std::strtod(b->c_str(), &end);
-        if (end == b->c_str() || *end != '\0' || !(budget >= 0 && budget <= 1))
+        const std::optional<double> budget = parseNumber(*b);
+        if (!budget || !(*budget >= 0 && *budget <= 1))
             return usageError(command, "--memory-budget takes a number in [0, 1]; got '" + *b + "'");
-        options.memoryBudget = budget;
+        options.memoryBudget = *budget;
     }
     if (std::optional<std::string> k = args.value("--solver")) {
         const std::optional<KnapsackSolver> solver = parseKnapsackSolver(*k);
@@ -88,12 +90,13 @@ int readEngineOptions(const Command& command, const ParsedArgs& args, Ruleset& r
 
 int runPartition(const ParsedArgs& args) {
     const Command& command = partitionCommand();
-    Ruleset rules;
-    PartitionOptions options;
-    if (int code = readEngineOptions(command, args, rules, options); code != kExitOk)
-        return code;
     Graph graph;
     if (int code = loadJointGraph(command, args, graph); code != kExitOk)
+        return code;
+    Ruleset rules;
+    RulesetChoice choice;
+    PartitionOptions options;
+    if (int code = readEngineOptions(command, args, graph, rules, choice, options); code != kExitOk)
         return code;
     CostSetup costs;
     if (int code = readEstimator(command, args, graph, costs, options); code != kExitOk)
@@ -102,8 +105,9 @@ int runPartition(const ParsedArgs& args) {
     options.extract = outDir.has_value(); // the graphs are only written, never printed
     int repeat = 1;
     if (std::optional<std::string> r = args.value("--repeat")) {
-        repeat = std::atoi(r->c_str());
-        if (repeat < 1 || repeat > 1000)
+        const std::optional<int64_t> n = parseInteger(*r);
+        repeat = n && *n >= 1 && *n <= 1000 ? int(*n) : 0;
+        if (repeat < 1)
             return usageError(command, "--repeat takes an integer in [1, 1000]");
     }
     // --repeat: time the engine in one warm process (the graph is copied outside the timed part).
@@ -134,6 +138,7 @@ int runPartition(const ParsedArgs& args) {
     std::sort(seconds.begin(), seconds.end());
     p.seconds = seconds[seconds.size() / 2];
     Json decision = decisionJson(p, rules, options);
+    decision["ruleset_choice"] = choice.reason;
     if (repeat > 1)
         decision["runs"] = repeat;
 
@@ -170,6 +175,7 @@ int runPartition(const ParsedArgs& args) {
         std::printf("%s\n", decision.dump(1).c_str());
         return kExitOk;
     }
+    std::printf("ruleset %s: %s\n", rules.name.c_str(), choice.reason.c_str());
     std::printf("graph %s: %zu nodes after DCE/CSE (%zu dead, %zu merged), ruleset %s, %s\n",
                 p.graph.name.c_str(), p.graph.size(), p.deadNodes.size(), p.merged.size(), rules.name.c_str(),
                 std::string(escalationName(p.escalation)).c_str());
@@ -198,19 +204,21 @@ int runPartition(const ParsedArgs& args) {
 
 int runPareto(const ParsedArgs& args) {
     const Command& command = paretoCommand();
-    Ruleset rules;
-    PartitionOptions options;
-    if (int code = readEngineOptions(command, args, rules, options); code != kExitOk)
-        return code;
-    int points = 100;
-    if (std::optional<std::string> n = args.value("--points")) {
-        points = std::atoi(n->c_str());
-        if (points < 2 || points > 10000)
-            return usageError(command, "--points takes an integer in [2, 10000]");
-    }
     Graph graph;
     if (int code = loadJointGraph(command, args, graph); code != kExitOk)
         return code;
+    Ruleset rules;
+    RulesetChoice choice;
+    PartitionOptions options;
+    if (int code = readEngineOptions(command, args, graph, rules, choice, options); code != kExitOk)
+        return code;
+    int points = 100;
+    if (std::optional<std::string> n = args.value("--points")) {
+        const std::optional<int64_t> count = parseInteger(*n);
+        points = count && *count >= 2 && *count <= 10000 ? int(*count) : 0;
+        if (points < 2)
+            return usageError(command, "--points takes an integer in [2, 10000]");
+    }
     CostSetup costs;
     if (int code = readEstimator(command, args, graph, costs, options); code != kExitOk)
         return code;
@@ -229,6 +237,7 @@ int runPareto(const ParsedArgs& args) {
         j["format"] = "jointscope-pareto";
         j["graph"] = graphName;
         j["ruleset"] = rules.name;
+        j["ruleset_choice"] = choice.reason;
         j["solver"] = args.valueOr("--solver", "dp");
         if (options.estimator) // recompute_cost is then in microseconds
             j["cost_model"] = std::string(options.estimator->name());
@@ -246,6 +255,7 @@ int runPareto(const ParsedArgs& args) {
         std::printf("%s\n", j.dump(1).c_str());
         return kExitOk;
     }
+    std::printf("ruleset %s: %s\n", rules.name.c_str(), choice.reason.c_str());
     std::printf("%8s %12s %14s %8s %10s %16s  %s\n", "budget", "mem ratio", "saved bytes", "saved",
                 "recomputed", "recompute cost", "decided by");
     for (const ParetoPoint& pt : *curve)
@@ -261,7 +271,7 @@ int runPareto(const ParsedArgs& args) {
 const Command& partitionCommand() {
     static const Command command{
         "partition",
-        "partition FILE [--graph G] [--ruleset torch-2|torch-1.13] [--strategy min-cut|default] "
+        "partition FILE [--graph G] [--ruleset auto|torch-2.15|torch-1.13|R.json] [--strategy min-cut|default] "
         "[--memory-budget B] "
         "[--solver greedy|dp|ilp] [--policy P.json] [--num-fwd-outputs N] [--explain NODE] [--decision "
         "D.json] "

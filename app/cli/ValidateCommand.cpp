@@ -1,7 +1,7 @@
 // jointscope-cli validate: does a partition compute what the joint graph computes? Runs both on real kernels.
 #include "Command.h"
 
-#include "ops/DefaultRuleset.h"
+#include "ops/RulesetChoice.h"
 #include "partition/Partitioner.h"
 #include "runtime/Runtime.h"
 
@@ -55,7 +55,7 @@ int runValidate(const ParsedArgs& args) {
     Graph joint;
     if (int code = loadJointGraph(command, args, joint); code != kExitOk)
         return code;
-    Expected<Ruleset> rules = loadRuleset(args.valueOr("--ruleset", defaultRulesetName(joint)));
+    Expected<Ruleset> rules = loadRulesetFor(args.valueOr("--ruleset", "auto"), joint);
     if (!rules)
         return inputError(rules.error());
 

@@ -20,7 +20,7 @@ namespace {
 
 using CommandFn = const Command& (*)();
 constexpr CommandFn kCommands[] = {
-    &infoCommand,     &convertCommand,   &partitionCommand, &paretoCommand, &splitDwCommand,
+    &infoCommand,     &convertCommand,   &partitionCommand, &paretoCommand, &checkCommand,    &splitDwCommand,
     &devicesCommand,  &profileDbCommand, &costCommand,      &shardCommand,
 #ifdef JOINTSCOPE_HAVE_TORCH
     &validateCommand, &profileCommand,   &runCommand,

@@ -2,7 +2,7 @@
 
 #include "cost/RuntimeEstimator.h"
 #include "io/FxWriter.h"
-#include "ops/DefaultRuleset.h"
+#include "ops/RulesetChoice.h"
 #include "partition/DecisionJson.h"
 
 #include <QFile>
@@ -113,9 +113,15 @@ std::optional<std::vector<std::string>> PartitionDocument::torchSaved() const {
 }
 
 QString PartitionDocument::effectiveRuleset() const {
-    if (!options_.ruleset.isEmpty())
+    if (!options_.ruleset.isEmpty() && options_.ruleset != QLatin1String("auto"))
         return options_.ruleset;
-    return graph_ ? QString::fromStdString(defaultRulesetName(*graph_)) : QStringLiteral("torch-2");
+    return graph_ ? QString::fromStdString(chooseRuleset(*graph_).name) : QStringLiteral("torch-2");
+}
+
+QString PartitionDocument::rulesetReason() const {
+    if (!graph_)
+        return {};
+    return QString::fromStdString(resolveRuleset(options_.ruleset.toStdString(), *graph_).reason);
 }
 
 void PartitionDocument::setOptions(const EngineOptions& options) {

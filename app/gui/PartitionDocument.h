@@ -71,6 +71,7 @@ public:
     // Ruleset, strategy and solver changes are settings, not edits: they re-solve but are not undoable.
     void setOptions(const EngineOptions& options);
     QString effectiveRuleset() const;
+    QString rulesetReason() const; // why effectiveRuleset() (the graph's torch version, the text's form, ...)
     const PolicyEdits& edits() const { return edits_; }
     QUndoStack* undoStack() { return &undo_; }
 

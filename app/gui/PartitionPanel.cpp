@@ -1,5 +1,7 @@
 #include "PartitionPanel.h"
 
+#include "ops/Ruleset.h"
+
 #include "PartitionDocument.h"
 #include "models/NodeFormat.h"
 #include "models/PartitionModel.h"
@@ -41,8 +43,10 @@ PartitionPanel::PartitionPanel(PartitionDocument* document, QWidget* parent)
     form->setFieldGrowthPolicy(QFormLayout::AllNonFixedFieldsGrow);
     ruleset_ = new QComboBox(this);
     ruleset_->addItem(tr("auto (the graph's torch version)"), QString());
-    ruleset_->addItem(QStringLiteral("torch-2"), QStringLiteral("torch-2"));
-    ruleset_->addItem(QStringLiteral("torch-1.13"), QStringLiteral("torch-1.13"));
+    for (std::string_view name : builtinRulesetNames()) {
+        const QString text = QString::fromUtf8(name.data(), qsizetype(name.size()));
+        ruleset_->addItem(text, text);
+    }
     form->addRow(tr("Ruleset"), ruleset_);
     strategy_ = new QComboBox(this);
     strategy_->addItem(tr("min-cut"), int(Strategy::MinCut));
@@ -219,6 +223,7 @@ void PartitionPanel::onFinished() {
                          result ? result->recomputeCost : 0, previous ? previous->partition : nullptr,
                          doc_->torchSaved());
     tree_->expandAll();
+    status_->setToolTip(doc_->rulesetReason());
     if (result)
         status_->setText(tr("%1 · %2 · %3 ms")
                              .arg(doc_->effectiveRuleset(),

@@ -181,6 +181,27 @@ std::optional<NodeId> Graph::outputNode() const {
     return std::nullopt;
 }
 
+namespace {
+void appendLeaves(const Value& v, std::vector<const Value*>& leaves) {
+    if (v.isSequence() || v.kind() == ValueKind::Dict) {
+        const auto& items = v.items();
+        for (size_t i = 0; i < items.size(); ++i)
+            if (v.kind() != ValueKind::Dict || i % 2 == 1) // a dict's items alternate key, value
+                appendLeaves(items[i], leaves);
+        return;
+    }
+    leaves.push_back(&v);
+}
+} // namespace
+
+std::vector<const Value*> Graph::outputLeaves() const {
+    std::vector<const Value*> leaves;
+    if (const std::optional<NodeId> out = outputNode())
+        for (const Value& arg : nodes_[*out].args)
+            appendLeaves(arg, leaves);
+    return leaves;
+}
+
 bool operator==(const Node& a, const Node& b) {
     return a.name == b.name && a.op == b.op && a.target == b.target && a.args == b.args &&
            a.kwargs == b.kwargs && a.outputKind == b.outputKind && a.outputs == b.outputs &&

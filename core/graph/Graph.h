@@ -153,6 +153,9 @@ public:
     int32_t findSubgraph(std::string_view name) const;
 
     std::optional<NodeId> outputNode() const;
+    // The leaves of the output node's arguments in order (pytree.arg_tree_leaves: tuples, lists and dict
+    // values flattened; None and constants kept as leaves). Empty without an output node.
+    std::vector<const Value*> outputLeaves() const;
 
     friend bool operator==(const Graph& a, const Graph& b);
 

@@ -1,5 +1,7 @@
 #include "graph/SymbolicExpr.h"
 
+#include <cstdlib>
+
 #include <algorithm>
 #include <cctype>
 #include <optional>
@@ -174,6 +176,29 @@ Expected<int64_t> evaluateSymbolic(std::string_view expr, const SymbolBindings& 
     if (!v)
         return makeError({}, "cannot evaluate symbolic size '" + std::string(expr) + "': " + e.error);
     return *v;
+}
+
+SymbolBindings symbolHints(const std::vector<std::pair<std::string, std::string>>& attributes) {
+    SymbolBindings hints;
+    for (const auto& [key, text] : attributes) {
+        if (key != "symbol_hints")
+            continue;
+        // {"s0": 2, "s1": 16}: flat, so a small scan reads it.
+        size_t pos = 0;
+        while ((pos = text.find('"', pos)) != std::string::npos) {
+            const size_t end = text.find('"', pos + 1);
+            const size_t colon = end == std::string::npos ? end : text.find(':', end);
+            if (colon == std::string::npos)
+                break;
+            const std::string name = text.substr(pos + 1, end - pos - 1);
+            char* stop = nullptr;
+            const long long value = std::strtoll(text.c_str() + colon + 1, &stop, 10);
+            if (stop != text.c_str() + colon + 1)
+                hints[name] = value;
+            pos = stop ? size_t(stop - text.c_str()) : colon + 1;
+        }
+    }
+    return hints;
 }
 
 } // namespace jointscope

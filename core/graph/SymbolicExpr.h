@@ -7,6 +7,8 @@
 #include <map>
 #include <string>
 #include <string_view>
+#include <utility>
+#include <vector>
 
 namespace jointscope {
 
@@ -17,5 +19,9 @@ using SymbolBindings = std::map<std::string, int64_t>;
 // CeilDiv, Max, Min that torch prints, over int64. An unbound symbol or anything else is an error that
 // quotes the expression.
 Expected<int64_t> evaluateSymbolic(std::string_view expr, const SymbolBindings& symbols);
+
+// The graph attribute "symbol_hints" ({"s0": 2, ...}: the shape environment's example values, as export_joint
+// records them), or empty.
+SymbolBindings symbolHints(const std::vector<std::pair<std::string, std::string>>& attributes);
 
 } // namespace jointscope

@@ -2,7 +2,9 @@
 #pragma once
 
 #include <cstdint>
+#include <optional>
 #include <string>
+#include <vector>
 
 namespace jointscope {
 
@@ -16,6 +18,9 @@ struct GraphEntry {
     std::string payload;    // the graph text, un-indented
     uint32_t payloadLine = 0;   // file line of the payload's first line
     uint32_t payloadColumn = 0; // column offset removed by un-indenting (e.g. 1 for the tab)
+    // aot_joint_graph of a TORCH_TRACE log: the fw_metadata's static_input_indices of the same compile (which
+    // primals are parameters / buffers, what torch passes its partitioner as static_lifetime_input_indices).
+    std::optional<std::vector<int64_t>> staticInputIndices;
 };
 
 } // namespace jointscope

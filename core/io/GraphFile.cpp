@@ -7,6 +7,7 @@
 #include "io/JsonSupport.h"
 #include "io/TraceLog.h"
 
+#include <algorithm>
 #include <filesystem>
 #include <fstream>
 #include <system_error>
@@ -185,6 +186,12 @@ Expected<Graph> GraphFile::load(size_t index) const {
     }();
     if (!graph)
         return graph;
+    if (entry.staticInputIndices) { // as export_joint records it: the primals torch treats as static
+        std::string list;
+        for (int64_t i : *entry.staticInputIndices)
+            list += (list.empty() ? "" : ", ") + std::to_string(i);
+        graph->attributes.emplace_back("static_lifetime_input_indices", "[" + list + "]");
+    }
 
     // Sidecars: an explicit --meta applies to any graph; automatic ones only beside single-graph FX files.
     std::string metaPath = options_.metaPath;

@@ -5,6 +5,8 @@
 // digest.
 #include "io/TraceLog.h"
 
+#include <charconv>
+
 #include "io/JsonSupport.h"
 #include "io/LogSupport.h"
 #include "io/Md5.h"
@@ -237,8 +239,12 @@ public:
         if (records_ == 0)
             problems_.add(Severity::Error, 1, 1,
                           "expected TORCH_TRACE records ('V1206 15:18:20.253000 PID file.py:LINE] {json}')");
-        for (GraphEntry& entry : index_.graphs)
+        for (GraphEntry& entry : index_.graphs) {
             log_support::countNodes(entry, problems_);
+            if (entry.kind == "aot_joint_graph")
+                if (auto it = staticInputs_.find(entry.compileId); it != staticInputs_.end())
+                    entry.staticInputIndices = it->second;
+        }
         problems_.finish();
         return std::move(index_);
     }
@@ -343,6 +349,9 @@ private:
                     entry.kind += ":" + name;
         } else if (kind == kArtifact || kind == kGraphDump) {
             const Json& metadata = record.at(kind);
+            if (kind == kArtifact && nameField(metadata) == "aot_forward_graph_fw_metadata")
+                if (std::optional<std::vector<int64_t>> indices = staticInputIndices(payload.text))
+                    staticInputs_[entry.compileId] = std::move(*indices);
             if (kind == kArtifact && metadata.is_object() && metadata.contains("encoding") &&
                 metadata["encoding"] != "string")
                 return;
@@ -373,8 +382,35 @@ private:
         index_.graphs.push_back(std::move(entry));
     }
 
+    // "static_input_indices=[0, 1, 3]" in the printed ViewAndMutationMeta.
+    static std::optional<std::vector<int64_t>> staticInputIndices(std::string_view text) {
+        constexpr std::string_view key = "static_input_indices=[";
+        const size_t start = text.find(key);
+        if (start == std::string_view::npos)
+            return std::nullopt;
+        const size_t end = text.find(']', start);
+        if (end == std::string_view::npos)
+            return std::nullopt;
+        std::vector<int64_t> indices;
+        std::string_view list = text.substr(start + key.size(), end - start - key.size());
+        while (!list.empty()) {
+            const size_t comma = list.find(',');
+            std::string_view item = list.substr(0, comma);
+            while (!item.empty() && item.front() == ' ')
+                item.remove_prefix(1);
+            int64_t value = 0;
+            const auto [ptr, ec] = std::from_chars(item.data(), item.data() + item.size(), value);
+            if (ec != std::errc() || ptr != item.data() + item.size() || value < 0)
+                return std::nullopt;
+            indices.push_back(value);
+            list = comma == std::string_view::npos ? std::string_view{} : list.substr(comma + 1);
+        }
+        return indices;
+    }
+
     LineCursor cursor_;
     GraphIndex index_;
+    std::unordered_map<std::string, std::vector<int64_t>> staticInputs_; // compile id -> static_input_indices
     ProblemSink problems_;
     size_t records_ = 0;
     std::unordered_map<uint64_t, std::string>

@@ -2,13 +2,15 @@
 
 #include <nlohmann/json.hpp>
 
+#include <algorithm>
+#include <cstdio>
 #include <fstream>
 #include <sstream>
 
 namespace jointscope {
 namespace detail {
-extern const std::string_view kRulesetTorch2;
-extern const std::string_view kRulesetTorch113;
+extern const BuiltinRuleset kBuiltinRulesets[];
+extern const size_t kBuiltinRulesetCount;
 } // namespace detail
 
 std::string opKey(const Target& target) {
@@ -25,8 +27,31 @@ std::string opKey(const Target& target) {
     return target.ns.empty() ? target.text : target.ns + "." + target.op;
 }
 
+namespace {
+
+// "torch-2.15" -> {2, 15}; {-1, -1} for other names.
+std::pair<int, int> rulesetVersion(std::string_view name) {
+    int major = -1, minor = -1;
+    if (name.starts_with("torch-") && std::sscanf(std::string(name.substr(6)).c_str(), "%d.%d", &major, &minor) == 2)
+        return {major, minor};
+    return {-1, -1};
+}
+
+} // namespace
+
+std::vector<BuiltinRuleset> builtinRulesets() {
+    std::vector<BuiltinRuleset> all(detail::kBuiltinRulesets, detail::kBuiltinRulesets + detail::kBuiltinRulesetCount);
+    std::sort(all.begin(), all.end(), [](const BuiltinRuleset& a, const BuiltinRuleset& b) {
+        return rulesetVersion(a.name) < rulesetVersion(b.name);
+    });
+    return all;
+}
+
 std::vector<std::string_view> builtinRulesetNames() {
-    return {"torch-2", "torch-1.13"};
+    std::vector<std::string_view> names;
+    for (const BuiltinRuleset& r : builtinRulesets())
+        names.push_back(r.name);
+    return names;
 }
 
 namespace {
@@ -88,6 +113,10 @@ Expected<Ruleset> parseRuleset(std::string_view jsonText, std::string_view fileN
         readSwitch(switches, "bwd_outputs_required_in_backward", rules.bwdOutputsRequiredInBackward);
         readSwitch(switches, "lift_fresh_recomputable", rules.liftFreshRecomputable);
         readSwitch(switches, "cat_fuses_producers", rules.catFusesProducers);
+        readSwitch(switches, "cse_keeps_backward_dependencies_apart", rules.cseKeepsBackwardDependenciesApart);
+        readSwitch(switches, "tangents_closure", rules.tangentsClosure);
+        readSwitch(switches, "default_partition_by_placement", rules.defaultPartitionByPlacement);
+        rules.torchVersion = doc.value("torch_version", "");
 
         const Json& ops = doc.contains("ops") ? doc.at("ops") : empty;
         readOpSet(ops, "recomputable", rules.recomputable);
@@ -96,6 +125,11 @@ Expected<Ruleset> parseRuleset(std::string_view jsonText, std::string_view fileN
         readOpSet(ops, "compute_intensive", rules.computeIntensive);
         readOpSet(ops, "cse_excluded", rules.cseExcluded);
         readOpSet(ops, "aliasing", rules.aliasing);
+        readOpSet(ops, "rng", rules.rng);
+        if (doc.contains("rng_dropout_p"))
+            for (const auto& [op, arg] : doc.at("rng_dropout_p").items())
+                rules.rngDropoutArg[op] = {arg.at("index").get<int>(),
+                                           arg.at("default").is_number() ? arg.at("default").get<double>() : -1.0};
         readOpSet(ops, "recomputable", rules.fusible);
         readOpSet(ops, "random", rules.fusible);
 
@@ -113,14 +147,26 @@ Expected<Ruleset> parseRuleset(std::string_view jsonText, std::string_view fileN
 }
 
 Expected<Ruleset> loadRuleset(std::string_view nameOrPath) {
-    if (nameOrPath == "torch-2" || nameOrPath == "torch2")
-        return parseRuleset(detail::kRulesetTorch2, "torch-2.json");
-    if (nameOrPath == "torch-1.13" || nameOrPath == "torch-113")
-        return parseRuleset(detail::kRulesetTorch113, "torch-1.13.json");
+    const std::vector<BuiltinRuleset> builtins = builtinRulesets();
+    for (const BuiltinRuleset& r : builtins)
+        if (r.name == nameOrPath)
+            return parseRuleset(r.json, std::string(r.name) + ".json");
+    // "torch-2", "torch-1": the newest built-in ruleset of that major version.
+    int major = -1;
+    if (nameOrPath.starts_with("torch-") && nameOrPath.find('.') == std::string_view::npos &&
+        std::sscanf(std::string(nameOrPath.substr(6)).c_str(), "%d", &major) == 1)
+        for (auto it = builtins.rbegin(); it != builtins.rend(); ++it)
+            if (rulesetVersion(it->name).first == major)
+                return parseRuleset(it->json, std::string(it->name) + ".json");
     std::ifstream in{std::string(nameOrPath)};
-    if (!in)
+    if (!in) {
+        std::string names;
+        for (const BuiltinRuleset& r : builtins)
+            names += std::string(names.empty() ? "" : ", ") + std::string(r.name);
         return rulesetError(nameOrPath, "no such ruleset: '" + std::string(nameOrPath) +
-                                            "' is neither torch-2, torch-1.13 nor a readable ruleset file");
+                                            "' is neither a built-in ruleset (" + names +
+                                            ", auto) nor a readable ruleset file");
+    }
     std::stringstream text;
     text << in.rdbuf();
     return parseRuleset(text.str(), nameOrPath);

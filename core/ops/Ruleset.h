@@ -9,7 +9,9 @@
 #include <array>
 #include <string>
 #include <string_view>
+#include <unordered_map>
 #include <unordered_set>
+#include <utility>
 #include <vector>
 
 namespace jointscope {
@@ -59,6 +61,10 @@ struct Ruleset {
     bool bwdOutputsRequiredInBackward = true; // classify_nodes adds the backward outputs to required_bw
     bool liftFreshRecomputable = true;        // lift_fresh(_copy).default is never banned
     bool catFusesProducers = true;            // is_fusible(a, cat) holds for any a ("memory fusion" into cat)
+    bool cseKeepsBackwardDependenciesApart = false; // fx_graph_cse's extra_node_key: backward dependency or not
+    bool defaultPartitionByPlacement = false; // default_partition takes the forward by node placement (tags)
+    bool tangentsClosure = false; // backward outputs outside the tangents' closure may be saved (x_out -> sink)
+    std::string torchVersion;     // the torch the ruleset was generated from ("2.15.0"); empty for hand-made
 
     OpSet recomputable;
     OpSet views;
@@ -67,12 +73,22 @@ struct Ruleset {
     OpSet fusible; // recomputable + random
     OpSet cseExcluded;
     OpSet aliasing; // outputs share their first argument's storage (get_node_storage sees through them)
+    OpSet rng;      // nondeterministic_seeded ops (is_rng_op): recomputed ones get their RNG state saved
+    // rng ops that take dropout_p: its argument position and default; with dropout_p == 0 they draw nothing.
+    std::unordered_map<std::string, std::pair<int, double>> rngDropoutArg;
     std::array<uint8_t, 32> dtypeBytes{}; // by DType; 0 = this ruleset cannot size the dtype
 };
 
-// The built-in rulesets: "torch-2" (default) and "torch-1.13".
+// A ruleset compiled in from resources/rulesets/torch-<major.minor>.json.
+struct BuiltinRuleset {
+    std::string_view name; // "torch-2.15"
+    std::string_view json;
+};
+// The built-in rulesets, oldest torch first.
+std::vector<BuiltinRuleset> builtinRulesets();
 std::vector<std::string_view> builtinRulesetNames();
-// A built-in name, or a path to a ruleset JSON file.
+// A built-in name ("torch-2.15"; "torch-2" / "torch-1" name the newest of that major version), or a path to a
+// ruleset JSON file.
 Expected<Ruleset> loadRuleset(std::string_view nameOrPath);
 Expected<Ruleset> parseRuleset(std::string_view jsonText, std::string_view fileName);
 

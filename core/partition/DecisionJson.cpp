@@ -62,6 +62,7 @@ Json decisionJson(const Partition& p, const Ruleset& rules, const PartitionOptio
     j["saved_sym"] = nodeNamesJson(g, p.savedSym);
     j["saved_bytes"] = p.savedBytes;
     j["recomputed"] = nodeNamesJson(g, p.recomputed);
+    j["rng_states"] = nodeNamesJson(g, p.rngStates);
     Json banned = Json::object();
     if (p.cut)
         for (NodeId id : p.cut->banned)

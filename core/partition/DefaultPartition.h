@@ -19,4 +19,13 @@ struct SavedSet {
 // dropped by the extraction, as torch's _extract_fwd_bwd_modules does.
 Expected<SavedSet> defaultPartition(const Graph& joint);
 
+// torch >= 2.8's default_partition: the forward is every non-tangent node up to the last one tagged
+// "is_forward" (or the last primal), by placement in the graph rather than by dataflow. Of those, symbolic
+// values and MUST_SAVE / impure nodes are saved, tuple producers are skipped (their getitems are nodes too), a
+// tensor whose backward users only read sizes saves those instead, and every other node the backward reads
+// is saved unless it must be recomputed. `policy` holds the tags after cleanup_recompute_tags
+// (is_default_partition=True) and the force_save_* passes.
+Expected<SavedSet> defaultPartitionByPlacement(const Graph& joint, const std::vector<uint8_t>& mustSave,
+                                               const std::vector<uint8_t>& mustRecompute);
+
 } // namespace jointscope::partition

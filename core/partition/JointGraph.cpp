@@ -1,5 +1,7 @@
 #include "partition/JointGraph.h"
 
+#include "graph/SymbolicExpr.h"
+
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
@@ -82,7 +84,71 @@ bool excludedFromCse(const Node& node, const Ruleset& rules) {
     return rules.cseExcluded.contains(key) || isImpure(node, rules.dceKeepsMutatingOps);
 }
 
+// Ops whose output shares its input's storage (get_node_storage() sees through them): the ruleset's aliasing
+// ops and views.
+bool aliasesFirstArgument(const Node& node, const Ruleset& rules) {
+    if (node.op != NodeOp::CallFunction || node.args.empty() || node.args[0].kind() != ValueKind::NodeRef)
+        return false;
+    const std::string key = opKey(node.target);
+    return rules.aliasing.contains(key) || rules.views.contains(key);
+}
+
+// min_cut_rematerialization_partition's partition_key: the backward outputs and everything they read.
+std::vector<bool> backwardDependencies(const Graph& graph) {
+    std::vector<bool> dep(graph.size(), false);
+    const std::vector<const Value*> leaves = graph.outputLeaves();
+    std::vector<NodeId> stack;
+    for (size_t i = size_t(std::max<int64_t>(0, graph.numFwdOutputs.value_or(0))); i < leaves.size(); ++i)
+        if (leaves[i]->kind() == ValueKind::NodeRef)
+            stack.push_back(leaves[i]->asNode());
+    while (!stack.empty()) {
+        const NodeId id = stack.back();
+        stack.pop_back();
+        if (dep[id])
+            continue;
+        dep[id] = true;
+        graph.node(id).forEachInput([&](NodeId in) { stack.push_back(in); });
+    }
+    return dep;
+}
+
+// fx_graph_cse's nodes_that_alias_outputs: nodes sharing storage with a value the graph returns.
+std::vector<bool> aliasesOfOutputs(const Graph& graph, const Ruleset& rules) {
+    std::vector<bool> outputRoot(graph.size(), false), aliases(graph.size(), false);
+    for (const Value* leaf : graph.outputLeaves())
+        if (leaf->kind() == ValueKind::NodeRef)
+            outputRoot[storageRoot(graph, leaf->asNode(), rules)] = true;
+    for (NodeId id = 0; id < graph.size(); ++id)
+        aliases[id] = graph.node(id).outputKind == OutputKind::Tensor && outputRoot[storageRoot(graph, id, rules)];
+    return aliases;
+}
+
 } // namespace
+
+void applySymbolHints(Graph& graph) {
+    const SymbolBindings hints = symbolHints(graph.attributes);
+    if (hints.empty())
+        return;
+    auto hint = [&](SymInt& dim) {
+        if (!dim.isSymbolic())
+            return;
+        Expected<int64_t> value = evaluateSymbolic(dim.expr, hints);
+        dim.value = value && *value > 0 ? *value : 0;
+    };
+    for (NodeId id = 0; id < graph.size(); ++id)
+        for (TensorMeta& tensor : graph.node(id).outputs) {
+            for (SymInt& d : tensor.sizes)
+                hint(d);
+            for (SymInt& d : tensor.strides)
+                hint(d);
+        }
+}
+
+NodeId storageRoot(const Graph& graph, NodeId id, const Ruleset& rules) {
+    while (aliasesFirstArgument(graph.node(id), rules))
+        id = graph.node(id).args[0].asNode();
+    return id;
+}
 
 bool isImpure(const Node& node, bool mutatingOpsAreImpure) {
     if (node.op == NodeOp::Placeholder || node.op == NodeOp::Output)
@@ -139,14 +205,21 @@ PreparedJoint prepareJoint(Graph joint, const Ruleset& rules) {
 
     // fx_graph_cse: the first node with a given token stands for every later one.
     if (rules.cse) {
+        // torch >= 2.8 keys each node by "is a backward dependency" too, and leaves values that share storage
+        // with a graph output alone.
+        std::vector<bool> backwardDep, outputAlias;
+        if (rules.cseKeepsBackwardDependenciesApart) {
+            backwardDep = backwardDependencies(joint);
+            outputAlias = aliasesOfOutputs(joint, rules);
+        }
         std::unordered_map<std::string, NodeId> firstWithToken;
         std::string key;
         for (NodeId id = 0; id < n; ++id) {
             const Node& node = joint.node(id);
-            if (!keep[id] || excludedFromCse(node, rules))
+            if (!keep[id] || excludedFromCse(node, rules) || (!outputAlias.empty() && outputAlias[id]))
                 continue;
             key.assign(node.target.text);
-            key += '|';
+            key += !backwardDep.empty() && backwardDep[id] ? "|b|" : "|";
             bool unique = false;
             for (const Value& arg : node.args) {
                 appendToken(key, arg, replace, unique);

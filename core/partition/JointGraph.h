@@ -21,6 +21,13 @@ struct PreparedJoint {
 // mutates an argument counts too (`mutatingOpsAreImpure`; a ruleset's dce_keeps_mutating_ops).
 bool isImpure(const Node& node, bool mutatingOpsAreImpure);
 
+// optimization_hint(): every symbolic size and stride of the graph's tensors gets its value under the graph's
+// symbol hints (SymInt::value), when all its symbols have one; the rest keep value 0 (torch's fallback).
+void applySymbolHints(Graph& graph);
+
+// get_node_storage(node), seen through the ruleset's aliasing ops and views: the node whose storage `id` shares.
+NodeId storageRoot(const Graph& graph, NodeId id, const Ruleset& rules);
+
 // Mirrors torch: joint_module.graph.eliminate_dead_code(), then fx_graph_cse (compile_utils.py) when the
 // ruleset enables CSE. Node names are kept, as node_copy keeps them.
 PreparedJoint prepareJoint(Graph joint, const Ruleset& rules);

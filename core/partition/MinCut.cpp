@@ -17,18 +17,6 @@ bool isCollective(const Node& n) {
            n.target.ns == "_c10d_functional";
 }
 
-// The leaves of the output node's arguments (pytree.arg_tree_leaves), None leaves included.
-void outputLeaves(const Value& v, std::vector<const Value*>& leaves) {
-    if (v.isSequence() || v.kind() == ValueKind::Dict) {
-        const auto& items = v.items();
-        for (size_t i = 0; i < items.size(); ++i)
-            if (v.kind() != ValueKind::Dict || i % 2 == 1)
-                outputLeaves(items[i], leaves);
-        return;
-    }
-    leaves.push_back(&v);
-}
-
 uint64_t tensorBytes(const TensorMeta& meta, const Ruleset& rules, bool& unsized) {
     const uint8_t item = rules.dtypeBytes[size_t(meta.dtype)];
     if (item == 0) {
@@ -37,11 +25,26 @@ uint64_t tensorBytes(const TensorMeta& meta, const Ruleset& rules, bool& unsized
     }
     uint64_t numel = 1;
     for (const SymInt& dim : meta.sizes) {
-        if (dim.isSymbolic())
-            return uint64_t(4096) * item; // hint_int(numel, fallback=4096): no hints in a printed graph
+        if (dim.isSymbolic() && dim.value <= 0)
+            return uint64_t(4096) * item; // optimization_hint(numel, fallback=4096): a symbol without a hint
         numel *= uint64_t(dim.value);
     }
     return numel * item;
+}
+
+// mark_leaf_tensor_outputs: a node read through getitems passes the mark on to them; a leaf that is not a
+// tuple is marked MUST_SAVE.
+void markLeafOutputs(const Graph& graph, NodeId id, NodeInfo& info, const char* note) {
+    bool hasGetItems = false;
+    for (NodeId user : graph.node(id).users)
+        if (graph.node(user).target.isGetItem()) {
+            hasGetItems = true;
+            markLeafOutputs(graph, user, info, note);
+        }
+    if (hasGetItems || graph.node(id).outputKind == OutputKind::Tuple)
+        return;
+    info.policy[id] = Policy::MustSave;
+    info.policyNote[id] = note;
 }
 
 } // namespace
@@ -121,6 +124,30 @@ bool isSymNode(const Node& n) {
            n.outputKind == OutputKind::SymBool;
 }
 
+std::optional<std::vector<int64_t>> staticLifetimeInputIndices(const Graph& graph) {
+    for (const auto& [key, value] : graph.attributes) {
+        if (key != "static_lifetime_input_indices")
+            continue;
+        std::vector<int64_t> indices;
+        int64_t current = -1;
+        for (char c : value) {
+            if (c >= '0' && c <= '9') {
+                current = (current < 0 ? 0 : current * 10) + (c - '0');
+                if (current > (int64_t(1) << 40))
+                    return std::nullopt;
+            } else if (c == ',' || c == ']') {
+                if (current >= 0)
+                    indices.push_back(current);
+                current = -1;
+            } else if (c != '[' && c != ' ') {
+                return std::nullopt;
+            }
+        }
+        return indices;
+    }
+    return std::nullopt;
+}
+
 bool isStaticLifetimeInput(const Node& n) {
     if (n.op != NodeOp::Placeholder)
         return false;
@@ -148,7 +175,8 @@ Expected<uint64_t> sizeOf(const Node& node, const Ruleset& rules) {
     return bytes;
 }
 
-Expected<NodeInfo> classifyNodes(const Graph& graph, const Ruleset& rules, std::vector<Policy> tags) {
+Expected<NodeInfo> classifyNodes(const Graph& graph, const Ruleset& rules, std::vector<Policy> tags,
+                                 bool forDefaultPartition) {
     const size_t n = graph.size();
     NodeInfo info;
     info.requiredFw.assign(n, false);
@@ -199,6 +227,10 @@ Expected<NodeInfo> classifyNodes(const Graph& graph, const Ruleset& rules, std::
             {}, "graph '" + graph.name +
                     "' carries no tensor metadata (shapes and dtypes), which the partitioner weighs "
                     "values by: load it with its .meta.json sidecar, or export it with jointscope_torch");
+    // torch's static_lifetime_input_indices (primal positions), as the capture or the log's fw_metadata records
+    // them; under torch.compile lifted parameters carry PlainAOTInput descriptors, so these come first.
+    const std::optional<std::vector<int64_t>> staticIndices = staticLifetimeInputIndices(graph);
+    int64_t primalIndex = 0;
     for (NodeId id = 0; id < n; ++id) {
         const Node& node = graph.node(id);
         Expected<uint64_t> bytes = sizeOf(node, rules);
@@ -209,27 +241,57 @@ Expected<NodeInfo> classifyNodes(const Graph& graph, const Ruleset& rules, std::
             node.outputKind == OutputKind::Tensor && node.tensor() && node.tensor()->known();
         if (node.op == NodeOp::Placeholder && (isPrimal(node) || isFwdSeedOffset(node)))
             info.inputs.push_back(id);
-        info.staticLifetime[id] = rules.treatParametersAsFreeToSave && isStaticLifetimeInput(node);
+        bool isStatic = false;
+        if (node.op == NodeOp::Placeholder && isPrimal(node))
+            isStatic = staticIndices ? std::find(staticIndices->begin(), staticIndices->end(), primalIndex++) !=
+                                           staticIndices->end()
+                                     : isStaticLifetimeInput(node);
+        info.staticLifetime[id] = rules.treatParametersAsFreeToSave && isStatic;
     }
 
     // cleanup_recompute_tags: keep the boundary between two consecutive checkpointed regions.
     for (NodeId id = 0; id < n; ++id) {
-        if (!mustRecompute(info.policy[id]))
+        if (!mustRecompute(info.policy[id])) {
+            // is_default_partition: a node outside every checkpoint region feeding one is its input: save it
+            // (unless it is a getitem of a tuple produced inside a region).
+            const Node& node = graph.node(id);
+            if (!forDefaultPartition || node.meta.acGraphId != -1)
+                continue;
+            const bool feedsRegion = std::any_of(node.users.begin(), node.users.end(),
+                                                 [&](NodeId u) { return mustRecompute(info.policy[u]); });
+            const bool getItemOfRegionTuple =
+                node.target.isGetItem() && !node.args.empty() && node.args[0].kind() == ValueKind::NodeRef &&
+                graph.node(node.args[0].asNode()).outputKind != OutputKind::Tensor &&
+                graph.node(node.args[0].asNode()).meta.acGraphId != -1;
+            if (feedsRegion && !getItemOfRegionTuple) {
+                info.policy[id] = Policy::MustSave;
+                info.policyNote[id] = "input of a checkpoint region (cleanup_recompute_tags)";
+            }
             continue;
+        }
         for (NodeId user : graph.node(id).users)
-            if (mustRecompute(info.policy[user]) &&
+            if (mustRecompute(info.policy[user]) && graph.node(user).meta.acGraphId != -1 &&
+                graph.node(id).meta.acGraphId != -1 &&
                 graph.node(user).meta.acGraphId > graph.node(id).meta.acGraphId) {
                 info.policy[id] = Policy::MustSave;
                 info.policyNote[id] = "boundary of checkpoint regions (cleanup_recompute_tags)";
             }
     }
-    // force_save_collectives
+    // force_save_collectives: the leaf tensor outputs of a collective (through getitems) must be saved.
     if (rules.forceSaveCollectives)
         for (NodeId id = 0; id < n; ++id)
-            if (isCollective(graph.node(id)) && !mustRecompute(info.policy[id])) {
-                info.policy[id] = Policy::MustSave;
-                info.policyNote[id] = "collective (force_save_collectives)";
-            }
+            if (isCollective(graph.node(id)) && !mustRecompute(info.policy[id]))
+                markLeafOutputs(graph, id, info, "collective (force_save_collectives)");
+    // force_save_effectful_ops: the getitem outputs of with_effects in the forward.
+    if (rules.forceSaveCollectives)
+        for (NodeId id = 0; id < n; ++id) {
+            const Node& node = graph.node(id);
+            if (node.op == NodeOp::CallFunction && node.target.kind == TargetKind::HigherOrder &&
+                node.target.op == "with_effects" && node.meta.partitionerTag != "is_backward")
+                for (NodeId user : node.users)
+                    if (graph.node(user).target.isGetItem())
+                        markLeafOutputs(graph, user, info, "effectful op output (force_save_effectful_ops)");
+        }
     // force_save_bw_mutation_src: the trailing copy_ nodes of the joint graph.
     if (rules.honorRecomputeTags) {
         std::vector<bool> mutatedInBackward(n, false);
@@ -261,9 +323,8 @@ Expected<NodeInfo> classifyNodes(const Graph& graph, const Ruleset& rules, std::
             for (NodeId user : node.users)
                 info.requiredBw[user] = true;
     }
-    std::vector<const Value*> leaves;
-    for (const Value& arg : graph.node(*outputId).args)
-        outputLeaves(arg, leaves);
+    info.tangentsClosure = info.requiredBw;
+    const std::vector<const Value*> leaves = graph.outputLeaves();
     const size_t numFwd = size_t(std::max<int64_t>(0, *graph.numFwdOutputs));
     if (numFwd > leaves.size())
         return makeError({}, "graph '" + graph.name + "' declares " + std::to_string(numFwd) +
@@ -663,7 +724,11 @@ Expected<MinCutResult> MinCutSolver::run() {
         if (nd.op == NodeOp::Output)
             continue;
         if (info_.requiredBw[id]) {
-            if (!isInput[id]) {
+            // Note [tangents_closure vs required_bw_nodes]: a backward output computed from forward values
+            // alone must be available to the backward (saved or recomputed), not computed there.
+            const bool computedInBackward =
+                rules_.tangentsClosure ? bool(info_.tangentsClosure[id]) : !isInput[id];
+            if (computedInBackward) {
                 network_.addEdge(in(id), sink_, kInfiniteCapacity);
                 continue;
             }

@@ -35,6 +35,7 @@ enum OpClass : uint8_t {
 struct NodeInfo {
     std::vector<NodeId> inputs; // primals, then forward seed / offset placeholders
     std::vector<bool> requiredFw, requiredBw, staticLifetime;
+    std::vector<bool> tangentsClosure; // requiredBw before the backward outputs join it (torch >= 2.8)
     std::vector<int32_t> fwOrder; // position among required forward nodes; -1 otherwise
     std::vector<int64_t> distFromBw;
     std::vector<uint64_t> bytes;         // _size_of
@@ -47,13 +48,18 @@ struct NodeInfo {
 
 // Placeholders whose data lives across iterations (parameters and buffers), from AOT descriptors.
 bool isStaticLifetimeInput(const Node& node);
+// The graph attribute "static_lifetime_input_indices" ("[0, 1, 3]": positions among the primals), when recorded.
+std::optional<std::vector<int64_t>> staticLifetimeInputIndices(const Graph& graph);
 bool isSymNode(const Node& node);
 
 // _size_of under the ruleset's size model. Fails on a dtype the ruleset cannot size (1.13 raises there too).
 Expected<uint64_t> sizeOf(const Node& node, const Ruleset& rules);
 
 // classify_nodes + the dist_from_bw walk. `tags` are the graph's own recompute tags, possibly overridden.
-Expected<NodeInfo> classifyNodes(const Graph& graph, const Ruleset& rules, std::vector<Policy> tags);
+// `forDefaultPartition`: cleanup_recompute_tags(is_default_partition=True), which also saves the inputs of
+// checkpointed regions.
+Expected<NodeInfo> classifyNodes(const Graph& graph, const Ruleset& rules, std::vector<Policy> tags,
+                                 bool forDefaultPartition = false);
 
 enum class BanReason : uint8_t {
     None,

@@ -23,21 +23,6 @@ double secondsSince(Clock::time_point start) {
     return std::chrono::duration<double>(Clock::now() - start).count();
 }
 
-// Ops whose output shares its input's storage (get_node_storage() sees through them): the ruleset's aliasing
-// ops and views.
-bool aliasesFirstArgument(const Node& node, const Ruleset& rules) {
-    if (node.op != NodeOp::CallFunction || node.args.empty() || node.args[0].kind() != ValueKind::NodeRef)
-        return false;
-    const std::string key = opKey(node.target);
-    return rules.aliasing.contains(key) || rules.views.contains(key);
-}
-
-NodeId storageRoot(const Graph& graph, NodeId id, const Ruleset& rules) {
-    while (aliasesFirstArgument(graph.node(id), rules))
-        id = graph.node(id).args[0].asNode();
-    return id;
-}
-
 Expected<std::vector<Policy>> initialTags(const Graph& graph, const Ruleset& rules,
                                           const PartitionOptions& options,
                                           const std::vector<std::pair<std::string, std::string>>& merged,
@@ -154,8 +139,8 @@ Expected<bool> SavedValuesChooser::prepareKnapsack(const MinCutOptions& aggressi
             continue;
         (info_.policy[id] == Policy::MustSave ? mustSave_ : recomputable).push_back(id);
     }
-    std::stable_sort(recomputable.begin(), recomputable.end(),
-                     [&](NodeId a, NodeId b) { return graph_.node(a).name < graph_.node(b).name; });
+    // sorted(recomputable_banned_nodes, key=_size_of, reverse=True): stable, so ties keep the order in which
+    // solve_min_cut banned them.
     std::stable_sort(recomputable.begin(), recomputable.end(),
                      [&](NodeId a, NodeId b) { return info_.bytes[a] > info_.bytes[b]; });
     candidates_ = std::move(recomputable);
@@ -209,13 +194,8 @@ Expected<SavedValuesChooser::Choice> SavedValuesChooser::choose(double budget) {
 
     if (Expected<bool> ready = prepareKnapsack(aggressive); !ready)
         return ready.error();
-    if (candidates_.empty()) {
-        choice.saved = info_.inputs;
-        choice.saved.insert(choice.saved.end(), mustSave_.begin(), mustSave_.end());
-        choice.escalation = Escalation::InputsOnly;
-        choice.cut = nullptr;
-        return choice;
-    }
+    if (candidates_.empty()) // nothing for the knapsack to trade: the cut it would make with nothing unbanned
+        return Choice{(*aggr)->saved, Escalation::Aggressive, *aggr, 0};
     Expected<KnapsackResult> knap =
         solveKnapsack(options_.solver, memories_, runtimes_, std::max(budget, 0.0));
     if (!knap)
@@ -238,9 +218,35 @@ Expected<SavedValuesChooser::Choice> SavedValuesChooser::choose(double budget) {
     return Choice{found->second.saved, Escalation::Knapsack, &found->second, knap->expectedRuntime};
 }
 
+// is_rng_op: a nondeterministic_seeded op; one with a dropout_p argument only when it is not statically 0.
+bool isRngOp(const Node& node, const Ruleset& rules) {
+    if (node.op != NodeOp::CallFunction)
+        return false;
+    const std::string key = opKey(node.target);
+    if (!rules.rng.contains(key))
+        return false;
+    const auto dropout = rules.rngDropoutArg.find(key);
+    if (dropout == rules.rngDropoutArg.end())
+        return true;
+    const auto [index, fallback] = dropout->second;
+    const Value* p = size_t(index) < node.args.size() ? &node.args[size_t(index)] : nullptr;
+    for (const auto& [name, value] : node.kwargs)
+        if (name == "dropout_p")
+            p = &value;
+    if (!p)
+        return fallback != 0.0;
+    if (p->kind() == ValueKind::Float)
+        return p->asFloat() != 0.0;
+    if (p->kind() == ValueKind::Int)
+        return p->asInt() != 0;
+    return true; // symbolic: not statically zero
+}
+
 // Fills saved / savedSym / recomputed (and the graphs, when asked) from a saved list, as
-// _extract_fwd_bwd_modules.
-Expected<bool> finishPartition(Partition& p, std::vector<NodeId> saved, bool buildGraphs) {
+// _extract_fwd_bwd_modules; then the random ops functionalize_rng_ops gives an RNG state (recomputed, must
+// recompute, present in both graphs), in graph order.
+Expected<bool> finishPartition(Partition& p, std::vector<NodeId> saved, bool buildGraphs,
+                               const Ruleset* rules = nullptr) {
     std::vector<NodeId> savedSym;
     std::vector<NodeId> savedTensors;
     for (NodeId id : saved)
@@ -254,9 +260,15 @@ Expected<bool> finishPartition(Partition& p, std::vector<NodeId> saved, bool bui
     p.forward = std::move(parts->forward);
     p.backward = std::move(parts->backward);
     p.recomputed.clear();
-    for (NodeId id = 0; id < p.graph.size(); ++id)
-        if (parts->inForward[id] && parts->inBackward[id] && p.graph.node(id).op == NodeOp::CallFunction)
-            p.recomputed.push_back(id);
+    p.rngStates.clear();
+    for (NodeId id = 0; id < p.graph.size(); ++id) {
+        if (!parts->inForward[id] || !parts->inBackward[id] || p.graph.node(id).op != NodeOp::CallFunction)
+            continue;
+        p.recomputed.push_back(id);
+        if (rules && rules->honorRecomputeTags && mustRecompute(p.info.policy[id]) &&
+            isRngOp(p.graph.node(id), *rules))
+            p.rngStates.push_back(id);
+    }
     p.savedBytes = 0;
     for (NodeId id : p.saved)
         p.savedBytes += p.info.bytes[id];
@@ -264,13 +276,23 @@ Expected<bool> finishPartition(Partition& p, std::vector<NodeId> saved, bool bui
 }
 
 // default_partition's saved values (already filtered, in its order), then the graphs.
-Expected<bool> finishWithDefaultPartition(Partition& p, bool buildGraphs) {
-    Expected<SavedSet> set = defaultPartition(p.graph);
+Expected<bool> finishWithDefaultPartition(Partition& p, const Ruleset& rules, bool buildGraphs) {
+    Expected<SavedSet> set = Diagnostic{};
+    if (rules.defaultPartitionByPlacement) {
+        std::vector<uint8_t> mustSave(p.graph.size(), 0), recompute(p.graph.size(), 0);
+        for (NodeId id = 0; id < p.graph.size(); ++id) {
+            mustSave[id] = p.info.policy[id] == Policy::MustSave;
+            recompute[id] = mustRecompute(p.info.policy[id]);
+        }
+        set = defaultPartitionByPlacement(p.graph, mustSave, recompute);
+    } else {
+        set = defaultPartition(p.graph);
+    }
     if (!set)
         return set.error();
     std::vector<NodeId> saved = set->saved;
     saved.insert(saved.end(), set->savedSym.begin(), set->savedSym.end());
-    if (Expected<bool> done = finishPartition(p, saved, buildGraphs); !done)
+    if (Expected<bool> done = finishPartition(p, saved, buildGraphs, &rules); !done)
         return done.error();
     p.escalation = Escalation::Default;
     return true;
@@ -326,6 +348,7 @@ std::string_view escalationName(Escalation e) {
 
 Expected<Partition> partitionJoint(Graph joint, const Ruleset& rules, const PartitionOptions& options) {
     const Clock::time_point start = Clock::now();
+    applySymbolHints(joint);
     Partition p;
     if (!joint.numFwdOutputs)
         return makeError(
@@ -342,6 +365,21 @@ Expected<Partition> partitionJoint(Graph joint, const Ruleset& rules, const Part
     p.memoryBudget = budget;
 
     bool useMinCut = options.strategy == Strategy::MinCut;
+    if (!useMinCut && rules.defaultPartitionByPlacement) {
+        // torch >= 2.8: default_partition honours the tags itself.
+        Expected<std::vector<Policy>> tags = initialTags(joint, rules, options, {}, p.warnings);
+        if (!tags)
+            return tags.error();
+        p.graph = std::move(joint);
+        Expected<NodeInfo> info = classifyNodes(p.graph, rules, tags.take(), /*forDefaultPartition=*/true);
+        if (!info)
+            return info.error();
+        p.info = info.take();
+        if (Expected<bool> done = finishWithDefaultPartition(p, rules, options.extract); !done)
+            return done.error();
+        p.seconds = secondsSince(start);
+        return p;
+    }
     if (!useMinCut) {
         // default_partition hands graphs with recompute tags to the min-cut partitioner.
         Expected<std::vector<Policy>> tags = initialTags(joint, rules, options, {}, p.warnings);
@@ -358,7 +396,7 @@ Expected<Partition> partitionJoint(Graph joint, const Ruleset& rules, const Part
         if (!info)
             return info.error();
         p.info = info.take();
-        if (Expected<bool> done = finishWithDefaultPartition(p, options.extract); !done)
+        if (Expected<bool> done = finishWithDefaultPartition(p, rules, options.extract); !done)
             return done.error();
         p.seconds = secondsSince(start);
         return p;
@@ -380,7 +418,7 @@ Expected<Partition> partitionJoint(Graph joint, const Ruleset& rules, const Part
         // "networkx blows up on graphs with no required backward nodes": torch hands them to
         // default_partition.
         p.warnings.push_back("no backward nodes: partitioned with default_partition, as torch does");
-        if (Expected<bool> done = finishWithDefaultPartition(p, options.extract); !done)
+        if (Expected<bool> done = finishWithDefaultPartition(p, rules, options.extract); !done)
             return done.error();
         p.seconds = secondsSince(start);
         return p;
@@ -393,7 +431,7 @@ Expected<Partition> partitionJoint(Graph joint, const Ruleset& rules, const Part
     if (choice->cut)
         p.cut = *choice->cut;
     p.escalation = choice->escalation;
-    if (Expected<bool> done = finishPartition(p, choice->saved, options.extract); !done)
+    if (Expected<bool> done = finishPartition(p, choice->saved, options.extract, &rules); !done)
         return done.error();
     p.seconds = secondsSince(start);
     return p;
@@ -404,6 +442,7 @@ Expected<Partition> evaluateSaved(Graph joint, const Ruleset& rules, const std::
     const Clock::time_point start = Clock::now();
     if (!joint.numFwdOutputs)
         return makeError({}, "graph '" + joint.name + "': the number of forward outputs is unknown");
+    applySymbolHints(joint);
     Partition p;
     PreparedJoint prepared = prepareJoint(std::move(joint), rules);
     p.graph = std::move(prepared.graph);
@@ -434,7 +473,7 @@ Expected<Partition> evaluateSaved(Graph joint, const Ruleset& rules, const std::
         return makeError({}, "the decision saves value(s) not in graph '" + p.graph.name + "': " + unknown);
     std::sort(ids.begin(), ids.end());
     ids.erase(std::unique(ids.begin(), ids.end()), ids.end());
-    if (Expected<bool> done = finishPartition(p, ids, extract); !done)
+    if (Expected<bool> done = finishPartition(p, ids, extract, &rules); !done)
         return done.error();
     p.escalation = Escalation::Edited;
     p.seconds = secondsSince(start);
@@ -486,6 +525,7 @@ NodeExplanation explainNode(const Partition& p, NodeId id) {
 
 Expected<std::vector<ParetoPoint>> paretoCurve(Graph joint, const Ruleset& rules,
                                                const PartitionOptions& options, int points) {
+    applySymbolHints(joint);
     PreparedJoint prepared = prepareJoint(std::move(joint), rules);
     std::vector<std::string> warnings;
     Expected<std::vector<Policy>> tags =

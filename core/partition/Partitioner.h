@@ -50,6 +50,7 @@ struct Partition {
     std::vector<NodeId> saved;       // saved tensors, in torch's order
     std::vector<NodeId> savedSym;    // saved symbolic values
     std::vector<NodeId> recomputed;  // forward nodes the backward computes again
+    std::vector<NodeId> rngStates;   // recomputed random ops whose RNG state the forward returns (torch's order)
     uint64_t savedBytes = 0;
     Graph forward, backward;
     Escalation escalation = Escalation::RuntimeOptimized;

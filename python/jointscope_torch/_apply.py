@@ -18,9 +18,11 @@ def _torch_partitioner_module():
     return partitioners
 
 
-def _cse(graph):
-    """torch's fx_graph_cse, which the min-cut partitioner runs before it decides: decision names refer to the
-    graph after it. functorch 1.13 always runs it; torch 2 only when torch._functorch.config.cse is on."""
+def _cse(joint_module, partition_kwargs):
+    """torch's CSE as the min-cut partitioner runs it before it decides (decision names refer to the graph after
+    it): functorch 1.13 always runs fx_graph_cse; torch 2 only when torch._functorch.config.cse is on, and (torch
+    versions whose fx_graph_cse takes extra_node_key) never merges a forward-only value with one the backward needs (extra_node_key)."""
+    graph = joint_module.graph
     try:
         from torch._functorch import config
         from torch._functorch.compile_utils import fx_graph_cse
@@ -28,7 +30,24 @@ def _cse(graph):
         from functorch._src.compile_utils import fx_graph_cse
 
         return fx_graph_cse(graph)
-    return fx_graph_cse(graph) if getattr(config, "cse", True) else graph
+    if not getattr(config, "cse", True):
+        return graph
+    partitioners = _torch_partitioner_module()
+    extract = getattr(partitioners, "_extract_fwd_bwd_outputs", None)
+    if "extra_node_key" not in inspect.signature(fx_graph_cse).parameters or extract is None:
+        return fx_graph_cse(graph)
+    from ._capture import _num_fwd_outputs
+
+    bwd_outputs = extract(joint_module, num_fwd_outputs=_num_fwd_outputs(joint_module, partition_kwargs))[1]
+    backward_dependencies = set()
+    stack = [n for n in bwd_outputs if n is not None and n.op != "output"]
+    while stack:
+        node = stack.pop()
+        if node in backward_dependencies:
+            continue
+        backward_dependencies.add(node)
+        stack.extend(node.all_input_nodes)
+    return fx_graph_cse(graph, extra_node_key=lambda node: node in backward_dependencies)
 
 
 def _target_text(node):
@@ -129,7 +148,7 @@ class AppliedPartition:
         partitioners = _torch_partitioner_module()
         joint_module.graph.eliminate_dead_code()
         joint_module.recompile()
-        joint_module.graph = _cse(joint_module.graph)
+        joint_module.graph = _cse(joint_module, kwargs)
         joint_module.recompile()
         saved = self._match(joint_module.graph, self.saved_names)
         sym = [n for n in saved if _is_sym_node(n)]
@@ -183,6 +202,17 @@ def _is_backward_input(node):
                                          or "bwd_base_offset" in node.name)
 
 
+def _random_op_predicate():
+    """node -> whether recomputing it would draw new random numbers: torch 2's partitioners.is_rng_op (a
+    nondeterministic_seeded op, except SDPA whose dropout_p is statically 0), else the nondeterministic_seeded tag
+    (torch 1.13's rule)."""
+    is_rng_op = getattr(_torch_partitioner_module(), "is_rng_op", None)
+    if is_rng_op is not None:
+        return lambda node: node.op == "call_function" and is_rng_op(node)
+    seeded = getattr(getattr(torch, "Tag", None), "nondeterministic_seeded", None)
+    return lambda node: seeded is not None and seeded in getattr(node.target, "tags", ())
+
+
 def _check_backward_inputs(joint_module, saved, partition_kwargs):
     """Refuses, with the names, a decision the backward cannot run from: a forward input it would need but that is
     not saved (torch's extraction would emit an invalid graph), or a random op it would have to compute again
@@ -195,7 +225,7 @@ def _check_backward_inputs(joint_module, saved, partition_kwargs):
     # torch's _extract_fwd_bwd_outputs: the flattened outputs after the forward's are the backward's
     flat = pytree.tree_flatten(output.args)[0]
     stack = [n for n in flat[num_fwd_outputs:] if isinstance(n, fx.Node)]
-    seeded = getattr(getattr(torch, "Tag", None), "nondeterministic_seeded", None)
+    is_random = _random_op_predicate()
     available, seen, missing, random = set(saved), set(), [], []
     while stack:
         node = stack.pop()
@@ -205,7 +235,7 @@ def _check_backward_inputs(joint_module, saved, partition_kwargs):
         if node.op == "placeholder":
             missing.append(node.name)
             continue
-        if seeded is not None and seeded in getattr(node.target, "tags", ()):
+        if is_random(node):
             random.append(node.name)
         stack.extend(node.all_input_nodes)
     problems = []

@@ -209,7 +209,8 @@ def nn_module_stack_entries(stack):
     return out
 
 
-_EXTRA_META_KEYS = ("seq_nr", "original_aten", "source_fn_stack", "is_backward", "custom")
+_EXTRA_META_KEYS = ("seq_nr", "original_aten", "source_fn_stack", "is_backward", "custom", "memory_budget",
+                    "aot_runtime_epilogue_input_mutation", "saved_tensor_with_no_vc_check")
 
 
 def _meta_json(node):

@@ -189,3 +189,484 @@ def oracle_models():
         "lm_embedding_dropout_ce": (TinyLM(), (tokens, targets)),
         "gpt_12_layers": gpt_stack(layers=12, seed=1),
     }
+
+
+# ---------------------------------------------------------------------------------------------------------------
+# torch 2 model zoo: the cases the torch 2 partition oracle exports through torch.compile (tests/python/
+# test_torch2_oracle.py, python -m jointscope_torch.zoo). Class definitions only use torch 1.13 APIs at definition
+# time; torch-2-only APIs (scaled_dot_product_attention, checkpoint policies, nested_compile_region, functional
+# collectives) are reached only when a torch 2 case is built or run.
+
+
+class SDPAAttention(nn.Module):
+    """Causal self-attention through F.scaled_dot_product_attention (torch >= 2.0)."""
+
+    def __init__(self, dim, heads, dropout=0.0, device=None):
+        super().__init__()
+        self.heads = heads
+        self.dropout = dropout
+        self.qkv = nn.Linear(dim, 3 * dim, device=device)
+        self.proj = nn.Linear(dim, dim, device=device)
+
+    def forward(self, x):
+        b, t, c = x.shape
+        q, k, v = self.qkv(x).split(c, dim=2)
+        q = q.view(b, t, self.heads, c // self.heads).transpose(1, 2)
+        k = k.view(b, t, self.heads, c // self.heads).transpose(1, 2)
+        v = v.view(b, t, self.heads, c // self.heads).transpose(1, 2)
+        y = F.scaled_dot_product_attention(q, k, v, dropout_p=self.dropout if self.training else 0.0, is_causal=True)
+        return self.proj(y.transpose(1, 2).reshape(b, t, c))
+
+
+class GPTBlockSDPA(nn.Module):
+    """Pre-norm GPT block with scaled_dot_product_attention; `dropout` after the attention and the MLP."""
+
+    def __init__(self, dim=32, heads=4, dropout=0.0, device=None):
+        super().__init__()
+        self.ln1 = nn.LayerNorm(dim, device=device)
+        self.attn = SDPAAttention(dim, heads, device=device)
+        self.ln2 = nn.LayerNorm(dim, device=device)
+        self.mlp = MLP(dim, 4 * dim, device=device)
+        self.drop = nn.Dropout(dropout)
+
+    def forward(self, x):
+        x = x + self.drop(self.attn(self.ln1(x)))
+        return x + self.drop(self.mlp(self.ln2(x)))
+
+
+class CheckpointedStack(nn.Module):
+    """`blocks` run one after the other, each under torch.utils.checkpoint (non-reentrant); `context_fn` (a
+    zero-argument factory of (forward, recompute) contexts, e.g. selective checkpointing) applies to every block.
+    checkpoint=False runs the blocks plainly."""
+
+    def __init__(self, blocks, norm=None, checkpoint=True, context_fn=None):
+        super().__init__()
+        self.blocks = nn.ModuleList(blocks)
+        self.norm = norm
+        self.checkpoint = checkpoint
+        self.context_fn = context_fn
+
+    def forward(self, x):
+        from torch.utils.checkpoint import checkpoint
+
+        for block in self.blocks:
+            if not self.checkpoint:
+                x = block(x)
+            elif self.context_fn is not None:
+                x = checkpoint(block, x, use_reentrant=False, context_fn=self.context_fn)
+            else:
+                x = checkpoint(block, x, use_reentrant=False)
+        return self.norm(x) if self.norm is not None else x
+
+
+def rope_tables(head_dim, seq, theta=500000.0, device=None):
+    """LLaMA-3 rotary tables (cos, sin), each (seq, head_dim), in the rotate-half layout."""
+    inv = 1.0 / (theta ** (torch.arange(0, head_dim, 2, device=device).float() / head_dim))
+    freqs = torch.outer(torch.arange(seq, device=device).float(), inv)
+    emb = torch.cat([freqs, freqs], dim=-1)
+    return emb.cos(), emb.sin()
+
+
+def apply_rope(x, cos, sin):
+    half = x.shape[-1] // 2
+    rotated = torch.cat([-x[..., half:], x[..., :half]], dim=-1)
+    return x * cos + rotated * sin
+
+
+class Llama3Block(nn.Module):
+    """LLaMA-3-style decoder block: RMSNorm, grouped-query attention (kv_heads < heads) with rotary embeddings and
+    scaled_dot_product_attention, RMSNorm, SwiGLU MLP; no biases."""
+
+    def __init__(self, dim=32, heads=4, kv_heads=2, hidden=64, max_seq=64, device=None):
+        super().__init__()
+        self.heads, self.kv_heads, self.head_dim = heads, kv_heads, dim // heads
+        self.attention_norm = RMSNorm(dim, device=device)
+        self.wq = nn.Linear(dim, heads * self.head_dim, bias=False, device=device)
+        self.wk = nn.Linear(dim, kv_heads * self.head_dim, bias=False, device=device)
+        self.wv = nn.Linear(dim, kv_heads * self.head_dim, bias=False, device=device)
+        self.wo = nn.Linear(heads * self.head_dim, dim, bias=False, device=device)
+        self.ffn_norm = RMSNorm(dim, device=device)
+        self.w1 = nn.Linear(dim, hidden, bias=False, device=device)
+        self.w2 = nn.Linear(hidden, dim, bias=False, device=device)
+        self.w3 = nn.Linear(dim, hidden, bias=False, device=device)
+        cos, sin = rope_tables(self.head_dim, max_seq, device=device)
+        self.register_buffer("rope_cos", cos, persistent=False)
+        self.register_buffer("rope_sin", sin, persistent=False)
+
+    def forward(self, x):
+        b, t, _ = x.shape
+        h = self.attention_norm(x)
+        q = self.wq(h).view(b, t, self.heads, self.head_dim).transpose(1, 2)
+        k = self.wk(h).view(b, t, self.kv_heads, self.head_dim).transpose(1, 2)
+        v = self.wv(h).view(b, t, self.kv_heads, self.head_dim).transpose(1, 2)
+        cos, sin = self.rope_cos[:t], self.rope_sin[:t]
+        q, k = apply_rope(q, cos, sin), apply_rope(k, cos, sin)
+        repeat = self.heads // self.kv_heads
+        k = k.repeat_interleave(repeat, dim=1)
+        v = v.repeat_interleave(repeat, dim=1)
+        y = F.scaled_dot_product_attention(q, k, v, is_causal=True)
+        x = x + self.wo(y.transpose(1, 2).reshape(b, t, self.heads * self.head_dim))
+        h = self.ffn_norm(x)
+        return x + self.w2(F.silu(self.w1(h)) * self.w3(h))
+
+
+class MoELayer(nn.Module):
+    """Token-choice mixture of experts: softmax router, top-k experts per token (weights renormalized), SwiGLU
+    experts applied per (token, choice) with gathered expert weights, outputs combined with index_add; also returns
+    the load-balancing loss computed from the scattered gates. Static shapes (no data-dependent sizes)."""
+
+    def __init__(self, dim=16, hidden=32, experts=4, top_k=2, device=None):
+        super().__init__()
+        self.top_k, self.experts = top_k, experts
+        self.router = nn.Linear(dim, experts, bias=False, device=device)
+        self.w1 = nn.Parameter(torch.randn(experts, dim, hidden, device=device) * dim ** -0.5)
+        self.w3 = nn.Parameter(torch.randn(experts, dim, hidden, device=device) * dim ** -0.5)
+        self.w2 = nn.Parameter(torch.randn(experts, hidden, dim, device=device) * hidden ** -0.5)
+
+    def forward(self, x):
+        shape = x.shape
+        x = x.reshape(-1, shape[-1])
+        tokens = x.shape[0]
+        probs = self.router(x).softmax(dim=-1)
+        top_w, top_i = probs.topk(self.top_k, dim=-1)
+        top_w = top_w / top_w.sum(dim=-1, keepdim=True)
+        expert = top_i.reshape(-1)
+        token = torch.arange(tokens, device=x.device).repeat_interleave(self.top_k)
+        xin = x[token].unsqueeze(1)
+        h = F.silu(torch.bmm(xin, self.w1[expert])) * torch.bmm(xin, self.w3[expert])
+        y = torch.bmm(h, self.w2[expert]).squeeze(1) * top_w.reshape(-1, 1)
+        out = torch.zeros_like(x).index_add(0, token, y)
+        gates = torch.zeros_like(probs).scatter(1, top_i, top_w)
+        aux = (gates.mean(dim=0) * probs.mean(dim=0)).sum() * self.experts
+        return (x + out).reshape(shape), aux
+
+
+class SizeOutput(nn.Module):
+    """Returns (tensor, its first dimension): with a dynamic dim the forward's own outputs hold a SymInt."""
+
+    def __init__(self, dim=16, device=None):
+        super().__init__()
+        self.fc = nn.Linear(dim, dim, device=device)
+
+    def forward(self, x):
+        y = self.fc(x).relu()
+        return y, y.shape[0]
+
+
+class NestedRegionMLP(nn.Module):
+    """MLP layers whose body is one torch.compiler.nested_compile_region (invoke_subgraph HOP): the body is traced
+    once and called per layer."""
+
+    def __init__(self, dim=16, hidden=32, layers=3, device=None):
+        super().__init__()
+        self.layers = nn.ModuleList([MLP(dim, hidden, device=device) for _ in range(layers)])
+        # made outside the compiled code (dynamo does not trace nested_compile_region itself); torch >= 2.8
+        self._region = torch.compiler.nested_compile_region(NestedRegionMLP.body)
+
+    @staticmethod
+    def body(x, w1, b1, w2, b2):
+        return x + F.linear(F.gelu(F.linear(x, w1, b1)), w2, b2)
+
+    def forward(self, x):
+        for layer in self.layers:
+            x = self._region(x, layer.fc1.weight, layer.fc1.bias, layer.fc2.weight, layer.fc2.bias)
+        return x
+
+
+class CollectiveMLP(nn.Module):
+    """Sequence-parallel style MLP with torch.distributed._functional_collectives: all_gather the sequence shard,
+    MLP, all_reduce the output over the group (needs an initialized process group, e.g. the fake one)."""
+
+    def __init__(self, dim=16, hidden=32, device=None):
+        super().__init__()
+        self.fc1 = nn.Linear(dim, hidden, device=device)
+        self.fc2 = nn.Linear(hidden, dim, device=device)
+
+    def forward(self, x):
+        import torch.distributed as dist
+        import torch.distributed._functional_collectives as funcol
+
+        group = dist.group.WORLD
+        full = funcol.all_gather_tensor(x, gather_dim=0, group=group)
+        y = self.fc2(F.gelu(self.fc1(full)))
+        y = funcol.all_reduce(y, "sum", group=group)
+        return y.sum(dim=0)
+
+
+class GraphBreakMLPs(nn.Module):
+    """Two MLPs with a dynamo graph break between them (torch.compile sees two graphs)."""
+
+    def __init__(self, dim=16, hidden=32, device=None):
+        super().__init__()
+        self.first = MLP(dim, hidden, device=device)
+        self.second = MLP(dim, hidden, device=device)
+
+    def forward(self, x):
+        x = self.first(x)
+        torch._dynamo.graph_break()
+        return self.second(x).tanh()
+
+
+def fake_process_group(world_size=2, rank=0):
+    """Initializes torch.distributed with the fake backend (no communication) unless a group already exists."""
+    import torch.distributed as dist
+    from torch.testing._internal.distributed.fake_pg import FakeStore
+
+    if not dist.is_initialized():
+        dist.init_process_group("fake", store=FakeStore(), rank=rank, world_size=world_size)
+    return dist.group.WORLD
+
+
+def _op_set(*names):
+    """aten overloads by "name.overload", skipping those this torch lacks."""
+    ops = set()
+    for text in names:
+        packet, overload = text.split(".")
+        op = getattr(getattr(torch.ops.aten, packet, None), overload, None)
+        if op is not None:
+            ops.add(op)
+    return ops
+
+
+MATMUL_OPS = ("mm.default", "addmm.default", "bmm.default")
+ATTENTION_OPS = ("_scaled_dot_product_flash_attention_for_cpu.default", "_scaled_dot_product_flash_attention.default",
+                 "_scaled_dot_product_efficient_attention.default", "_scaled_dot_product_cudnn_attention.default")
+
+
+def sac_context(rules, default="PREFER_RECOMPUTE"):
+    """context_fn for torch.utils.checkpoint: selective checkpointing with a policy that gives the ops of each
+    (policy name, aten op names) rule that CheckpointPolicy, and `default` to every other op."""
+    import functools
+
+    from torch.utils.checkpoint import CheckpointPolicy, create_selective_checkpoint_contexts
+
+    table = []
+    for policy, names in rules:
+        table.append((_op_set(*names), getattr(CheckpointPolicy, policy)))
+    fallback = getattr(CheckpointPolicy, default)
+
+    def policy_fn(ctx, op, *args, **kwargs):
+        for ops, policy in table:
+            if op in ops:
+                return policy
+        return fallback
+
+    return functools.partial(create_selective_checkpoint_contexts, policy_fn)
+
+
+def every_other_mm_context():
+    """torchtitan's op-level SAC: save the attention op, save every second matmul, recompute the rest. The matmul
+    counter is per checkpoint context (forward and recompute count alike)."""
+    from torch.utils.checkpoint import CheckpointPolicy, create_selective_checkpoint_contexts
+
+    attention = _op_set(*ATTENTION_OPS)
+    matmuls = _op_set("mm.default", "addmm.default")
+
+    def make():
+        counts = {"forward": 0, "recompute": 0}
+
+        def policy_fn(ctx, op, *args, **kwargs):
+            if op in attention:
+                return CheckpointPolicy.MUST_SAVE
+            if op in matmuls:
+                key = "recompute" if ctx.is_recompute else "forward"
+                counts[key] += 1
+                return CheckpointPolicy.MUST_SAVE if counts[key] % 2 == 0 else CheckpointPolicy.PREFER_RECOMPUTE
+            return CheckpointPolicy.PREFER_RECOMPUTE
+
+        return create_selective_checkpoint_contexts(policy_fn)
+
+    return make
+
+
+KNAPSACK_SOLVERS = ("greedy", "ilp", "dp")
+MEMORY_BUDGETS = (0.1, 0.5, 0.8)
+
+
+def _x(*shape):
+    return torch.randn(*shape, requires_grad=True)
+
+
+def _gpt_sdpa_stack(layers=2, dropout=0.0, checkpoint=False, context_fn=None):
+    blocks = [GPTBlockSDPA(32, 4, dropout) for _ in range(layers)]
+    return CheckpointedStack(blocks, nn.LayerNorm(32), checkpoint=checkpoint, context_fn=context_fn)
+
+
+def _llama3_stack(layers=2, checkpoint=False, context_fn=None):
+    blocks = [Llama3Block(32, 4, 2, 64) for _ in range(layers)]
+    return CheckpointedStack(blocks, RMSNorm(32), checkpoint=checkpoint, context_fn=context_fn)
+
+
+def _tiny_lm():
+    torch.manual_seed(0)
+    model = TinyLM(vocab=64, dim=32, heads=4, layers=2, context=16, dropout=0.1)
+    return model, (torch.randint(0, 64, (2, 16)), torch.randint(0, 64, (2, 16)))
+
+
+def torch2_zoo_builders():
+    """name -> builder() returning (model, example args, options). Nothing is built (or needs torch 2) until a
+    builder runs. options (all optional): via ("compile" / "aot"; default: export_joint's, i.e. compile on torch 2),
+    memory_budget, solver (torch._functorch.config.activation_memory_budget / _solver), dynamic ({arg index: dims}
+    for torch._dynamo.mark_dynamic), graph_breaks, and "about" (a line of text)."""
+    cases = {}
+
+    def case(name, about, **options):
+        def register(build):
+            def builder():
+                torch.manual_seed(0)
+                model, args = build()
+                return model, args, dict(options, about=about)
+
+            cases[name] = builder
+            return build
+
+        return register
+
+    @case("mlp", "two-layer GELU MLP")
+    def _():
+        return MLP(16, 64), (_x(8, 16),)
+
+    @case("mlp_aot", "two-layer GELU MLP through aot_module (via='aot')", via="aot")
+    def _():
+        return MLP(16, 64), (_x(8, 16),)
+
+    @case("gpt_block_sdpa", "pre-norm GPT block with F.scaled_dot_product_attention (causal)")
+    def _():
+        return GPTBlockSDPA(32, 4), (_x(2, 16, 32),)
+
+    @case("gpt_block_eager_attention", "GPT block with explicit masked softmax attention")
+    def _():
+        return GPTBlock(32, 4), (_x(2, 16, 32),)
+
+    @case("llama3_block", "LLaMA-3 block: RMSNorm, GQA (4 heads / 2 kv heads), RoPE, SDPA, SwiGLU")
+    def _():
+        return Llama3Block(32, 4, 2, 64), (_x(2, 16, 32),)
+
+    @case("llama3_stack", "two LLaMA-3 blocks and a final RMSNorm")
+    def _():
+        return _llama3_stack(2), (_x(2, 16, 32),)
+
+    @case("moe_topk", "top-2 of 4 experts: softmax router, topk, gathered expert weights, index_add, scatter aux loss")
+    def _():
+        return MoELayer(16, 32, 4, 2), (_x(2, 8, 16),)
+
+    @case("convnet_bn_train", "conv + batch norm (train mode: running stats are mutated buffers) + linear head")
+    def _():
+        return ConvNet(8, 10).train(), (_x(2, 3, 8, 8),)
+
+    @case("tiny_lm_dropout_ce", "LM: token + position embeddings, dropout, 2 GPT blocks, cross-entropy loss")
+    def _():
+        return _tiny_lm()
+
+    @case("gpt_stack_ac", "two GPT (SDPA) blocks, each under torch.utils.checkpoint (non-reentrant)")
+    def _():
+        return _gpt_sdpa_stack(2, checkpoint=True), (_x(2, 16, 32),)
+
+    @case("gpt_stack_ac_dropout", "checkpointed GPT blocks with dropout inside: the forward returns RNG states")
+    def _():
+        return _gpt_sdpa_stack(2, dropout=0.1, checkpoint=True), (_x(2, 16, 32),)
+
+    @case("llama3_stack_ac", "two LLaMA-3 blocks under full activation checkpointing")
+    def _():
+        return _llama3_stack(2, checkpoint=True), (_x(2, 16, 32),)
+
+    @case("sac_save_matmuls", "selective checkpointing: MUST_SAVE mm / addmm / bmm, PREFER_RECOMPUTE the rest")
+    def _():
+        context = sac_context([("MUST_SAVE", MATMUL_OPS)])
+        return _gpt_sdpa_stack(2, checkpoint=True, context_fn=context), (_x(2, 16, 32),)
+
+    @case("sac_save_attention", "selective checkpointing: MUST_SAVE the SDPA op, PREFER_RECOMPUTE the rest")
+    def _():
+        context = sac_context([("MUST_SAVE", ATTENTION_OPS)])
+        return _gpt_sdpa_stack(2, checkpoint=True, context_fn=context), (_x(2, 16, 32),)
+
+    @case("sac_must_recompute", "selective checkpointing: MUST_RECOMPUTE gelu / layer norm, MUST_SAVE addmm, "
+          "PREFER_SAVE the rest")
+    def _():
+        context = sac_context([("MUST_RECOMPUTE", ("gelu.default", "native_layer_norm.default")),
+                               ("MUST_SAVE", ("addmm.default",))], default="PREFER_SAVE")
+        return _gpt_sdpa_stack(2, checkpoint=True, context_fn=context), (_x(2, 16, 32),)
+
+    @case("sac_llama3_every_other_mm", "LLaMA-3 blocks, torchtitan op-level SAC: save SDPA and every second matmul")
+    def _():
+        return _llama3_stack(2, checkpoint=True, context_fn=every_other_mm_context()), (_x(2, 16, 32),)
+
+    for budget in MEMORY_BUDGETS:
+        for solver in KNAPSACK_SOLVERS:
+            def build_budget():
+                return _gpt_sdpa_stack(2), (_x(2, 16, 32),)
+
+            name = "budget_%s_%s" % (str(budget).replace(".", ""), solver)
+            case(name, "two GPT (SDPA) blocks, activation_memory_budget %s, %s knapsack" % (budget, solver),
+                 memory_budget=budget, solver=solver)(build_budget)
+
+    @case("llama3_budget_05_dp", "two LLaMA-3 blocks, activation_memory_budget 0.5, dp knapsack",
+          memory_budget=0.5, solver="dp")
+    def _():
+        return _llama3_stack(2), (_x(2, 16, 32),)
+
+    @case("dynamic_mlp_batch", "MLP with a dynamic batch dimension (torch._dynamo.mark_dynamic)", dynamic={0: 0})
+    def _():
+        return MLP(16, 64), (_x(8, 16),)
+
+    # Budgets together with checkpointing and dynamic shapes: what people tune (each once differed from torch).
+    for budget in (0.5, 0.1):
+        tag = "%02d" % int(budget * 10)
+
+        @case("gpt_stack_ac_budget_" + tag, "two checkpointed GPT blocks, activation_memory_budget %s" % budget,
+              memory_budget=budget, solver="dp")
+        def _():
+            return _gpt_sdpa_stack(2, checkpoint=True), (_x(2, 16, 32),)
+
+        @case("sac_save_matmuls_budget_" + tag, "selective checkpointing (MUST_SAVE matmuls), budget %s" % budget,
+              memory_budget=budget, solver="dp")
+        def _():
+            context = sac_context([("MUST_SAVE", MATMUL_OPS)])
+            return _gpt_sdpa_stack(2, checkpoint=True, context_fn=context), (_x(2, 16, 32),)
+
+        @case("sac_save_attention_budget_" + tag, "selective checkpointing (MUST_SAVE SDPA), budget %s" % budget,
+              memory_budget=budget, solver="dp")
+        def _():
+            context = sac_context([("MUST_SAVE", ATTENTION_OPS)])
+            return _gpt_sdpa_stack(2, checkpoint=True, context_fn=context), (_x(2, 16, 32),)
+
+        @case("dynamic_gpt_batch_budget_" + tag, "GPT block with a dynamic batch, budget %s" % budget,
+              dynamic={0: 0}, memory_budget=budget, solver="dp")
+        def _():
+            return GPTBlockSDPA(32, 4), (_x(2, 16, 32),)
+
+    @case("dynamic_gpt_seq", "GPT (SDPA) block with a dynamic sequence length", dynamic={0: 1})
+    def _():
+        return GPTBlockSDPA(32, 4), (_x(2, 16, 32),)
+
+    @case("dynamic_size_output", "forward returns (tensor, its dynamic size): a SymInt among the forward's outputs",
+          dynamic={0: 0})
+    def _():
+        return SizeOutput(16), (_x(8, 16),)
+
+    @case("nested_compile_region", "three MLP layers sharing one torch.compiler.nested_compile_region body "
+          "(invoke_subgraph)")
+    def _():
+        return NestedRegionMLP(16, 32, 3), (_x(4, 16),)
+
+    @case("graph_break_two_graphs", "two MLPs with torch._dynamo.graph_break() between them: two joint graphs "
+          "(graph_breaks='all')", graph_breaks="all")
+    def _():
+        return GraphBreakMLPs(16, 32), (_x(4, 16),)
+
+    @case("functional_collectives", "all_gather + all_reduce from _functional_collectives on a fake 2-rank group")
+    def _():
+        fake_process_group()
+        return CollectiveMLP(16, 32), (_x(4, 16),)
+
+    return cases
+
+
+def torch2_zoo(only=None):
+    """The torch 2 zoo built: name -> (model, example args, options); `only` limits it to some names."""
+    builders = torch2_zoo_builders()
+    names = list(builders) if only is None else list(only)
+    unknown = [n for n in names if n not in builders]
+    if unknown:
+        raise KeyError("torch2_zoo: unknown cases %s (known: %s)" % (unknown, ", ".join(builders)))
+    return {name: builders[name]() for name in names}

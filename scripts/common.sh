@@ -64,3 +64,26 @@ js_build() {
   fi
   cmake --build "$JS_BUILD" --parallel "$(nproc)"
 }
+
+# core/runtime against torch 2.x's LibTorch as well (the pip wheel of the torch 2 environment, CUDA compiled in
+# where the wheel has it): a second build directory with the runtime programs and their tests only.
+JS_BUILD_TORCH2="${JOINTSCOPE_BUILD_TORCH2_DIR:-$JS_ROOT/build-torch2}"
+JS_TORCH2_TARGETS=(jointscope-cli jointscope-cli-runtime tst_runtime tst_runtime_sharding)
+js_build_torch2() {
+  local prefix
+  prefix="$("$JS_TORCH2_ENV/bin/python" -c 'import torch; print(torch.utils.cmake_prefix_path)')"
+  if [[ ! -f "$JS_BUILD_TORCH2/CMakeCache.txt" ]]; then
+    local args=(-DCMAKE_BUILD_TYPE=RelWithDebInfo -DJOINTSCOPE_WITH_TORCH=ON -DJOINTSCOPE_WITH_GRAPHVIZ=OFF
+                -DJOINTSCOPE_BENCH=OFF "-DCMAKE_PREFIX_PATH=$prefix"
+                # TorchConfig finds c10 with default paths first: Debian's 1.13 libc10 must not win.
+                "-Dc10_LIBRARY=$prefix/../../lib/libc10.so")
+    command -v ninja >/dev/null && args+=(-G Ninja)
+    if [[ -x /usr/local/cuda/bin/nvcc ]]; then
+      args+=(-DCUDAToolkit_ROOT=/usr/local/cuda -DCMAKE_CUDA_COMPILER=/usr/local/cuda/bin/nvcc)
+    fi
+    # No GPU here to detect an architecture from: name Hopper, the machines we profile on.
+    TORCH_CUDA_ARCH_LIST="${TORCH_CUDA_ARCH_LIST:-9.0}" cmake -S "$JS_ROOT" -B "$JS_BUILD_TORCH2" "${args[@]}"
+  fi
+  TORCH_CUDA_ARCH_LIST="${TORCH_CUDA_ARCH_LIST:-9.0}" \
+    cmake --build "$JS_BUILD_TORCH2" --parallel "$(nproc)" --target "${JS_TORCH2_TARGETS[@]}"
+}

@@ -186,6 +186,50 @@ private slots:
 
     // A real torch 2.x TORCH_TRACE log holds the joint graph and the forward / backward graphs torch's
     // partitioner produced from it: torch 2's decision, recorded by torch.
+    // A real torch 2.15 TORCH_TRACE log (tests/data/torch2, written by test_torch2_trace_check's run with
+    // aot_eager_decomp_partition): two GPT blocks under torch.utils.checkpoint. The recompute tags exist only
+    // as torch's node summary comments ("# ac_graph_id: 3 - PREFER_RECOMPUTE File: ..."), the parameters only
+    // as the fw_metadata's static_input_indices.
+    void torch215CheckpointedTraceLog() {
+        Expected<GraphFile> file = GraphFile::open(std::string(JOINTSCOPE_SOURCE_DIR) +
+                                                   "/tests/data/torch2/gpt_stack_ac_trace.log");
+        QVERIFY(file);
+        Expected<Graph> joint = file->load(*file->select("aot_joint_graph"));
+        Expected<Graph> torchForward = file->load(*file->select("aot_forward_graph"));
+        QVERIFY(joint && torchForward);
+        size_t region3 = 0, region4 = 0; // one ac_graph_id per checkpointed block
+        for (const Node& n : joint->nodes()) {
+            region3 += n.meta.recompute == "PREFER_RECOMPUTE" && n.meta.acGraphId == 3;
+            region4 += n.meta.recompute == "PREFER_RECOMPUTE" && n.meta.acGraphId == 4;
+        }
+        QVERIFY(region3 > 40 && region3 == region4); // the same block twice
+        // Read by hand from the log: static_input_indices=[1, 2, ..., 26] (primals_1 is the input batch).
+        std::string list;
+        for (int i = 1; i <= 26; ++i)
+            list += (i == 1 ? "" : ", ") + std::to_string(i);
+        bool found = false;
+        for (const auto& [key, value] : joint->attributes)
+            found = found || (key == "static_lifetime_input_indices" && value == "[" + list + "]");
+        QVERIFY(found);
+
+        Names torchSaved;
+        const std::vector<const Value*> leaves = torchForward->outputLeaves();
+        for (size_t i = size_t(*joint->numFwdOutputs); i < leaves.size(); ++i)
+            torchSaved.push_back(torchForward->node(leaves[i]->asNode()).name);
+        const Ruleset rules = ruleset(chooseRuleset(*joint).name.c_str());
+        const Partition p = partitionOk(*joint, rules);
+        QCOMPARE(names(p, p.saved), torchSaved);
+
+        // Without the tags the decision is not torch's: the comments are what carried it.
+        Graph untagged = *joint;
+        for (NodeId id = 0; id < untagged.size(); ++id) {
+            untagged.node(id).meta.recompute.clear();
+            untagged.node(id).meta.acGraphId = -1;
+        }
+        const Partition plain = partitionOk(untagged, rules);
+        QVERIFY(names(plain, plain.saved) != torchSaved);
+    }
+
     void torch2TraceLogDecision() {
         Expected<GraphFile> file =
             GraphFile::open(sharedPath("graphs/torch-trace/inductor_provenance_jit_debug_handle_log.txt"));

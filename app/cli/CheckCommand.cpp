@@ -190,27 +190,32 @@ int runCheck(const ParsedArgs& args) {
     for (const Diagnostic& d : file->problems())
         std::fprintf(stderr, "%s\n", d.format().c_str());
 
-    std::map<std::string, CompileGraphs> compiles; // by compile id, in the log's order of ids
-    Names order;
+    // One group per compile, in log order. A compile id seen again with a new joint graph (torch._dynamo.reset()
+    // restarts the frame counter) starts a new group, labelled "0/0 #2".
+    std::vector<std::pair<std::string, CompileGraphs>> compiles;
+    std::map<std::string, size_t> latest, seen; // compile id -> its newest group, how many groups it has
     for (size_t i = 0; i < file->graphs().size(); ++i) {
         const GraphEntry& e = file->graphs()[i];
-        std::optional<size_t>* slot = e.kind == "aot_joint_graph"      ? &compiles[e.compileId].joint
-                                      : e.kind == "aot_forward_graph"  ? &compiles[e.compileId].forward
-                                      : e.kind == "aot_backward_graph" ? &compiles[e.compileId].backward
-                                                                       : nullptr;
-        if (!slot)
+        const bool joint = e.kind == "aot_joint_graph";
+        if (!joint && e.kind != "aot_forward_graph" && e.kind != "aot_backward_graph")
             continue;
-        if (std::find(order.begin(), order.end(), e.compileId) == order.end())
-            order.push_back(e.compileId);
-        if (!*slot) // a recompile logs again under a new id; the first of a kind per id counts
-            *slot = i;
+        auto it = latest.find(e.compileId);
+        if (it == latest.end() || (joint && compiles[it->second].second.joint)) {
+            const size_t n = ++seen[e.compileId];
+            compiles.emplace_back(n == 1 ? e.compileId : e.compileId + " #" + std::to_string(n), CompileGraphs{});
+            latest[e.compileId] = compiles.size() - 1;
+            it = latest.find(e.compileId);
+        }
+        CompileGraphs& g = compiles[it->second].second;
+        std::optional<size_t>& slot = joint ? g.joint : e.kind == "aot_forward_graph" ? g.forward : g.backward;
+        if (!slot)
+            slot = i;
     }
     Json report = Json::object();
     report["log"] = file->fileName();
     Json list = Json::array();
     int identical = 0, differs = 0, errors = 0;
-    for (const std::string& id : order) {
-        const CompileGraphs& g = compiles[id];
+    for (const auto& [id, g] : compiles) {
         if (!g.joint || !g.forward) {
             list.push_back({{"compile_id", id},
                             {"status", "skipped"},

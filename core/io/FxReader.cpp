@@ -286,6 +286,10 @@ struct Scope {
     std::vector<std::pair<std::string_view, Token>> symbolUses; // checked once the body is complete
     std::vector<std::string> trace;                             // current "# File:" group
     bool inTraceGroup = false;
+    // The checkpoint facts of torch's node summary comments ("# ac_graph_id: 3 - PREFER_RECOMPUTE File: ...",
+    // torch >= 2.5): they hold for every node until the next summary.
+    std::string recompute;
+    int64_t acGraphId = -1;
     bool placeholdersCreated = false;
     bool returned = false;
 
@@ -738,11 +742,55 @@ bool FxParser::parseAnnotationText(std::string_view& text, Token& at) {
     return true;
 }
 
+// The leading " Annotation: {...}", "ac_graph_id: N - POLICY", "recompute: POLICY" or "ac_graph_id: N" of a
+// node summary comment (torch.fx's append_stacktrace_summary); returns false when the comment has none.
+bool readCheckpointSummary(std::string_view& text, std::string& recompute, int64_t& acGraphId) {
+    bool found = false;
+    if (text.starts_with("Annotation: {")) {
+        const size_t close = text.find("} ");
+        text.remove_prefix(close == std::string_view::npos ? text.size() : close + 2);
+        found = true;
+    }
+    auto word = [&]() {
+        const size_t end = std::min(text.find(' '), text.size());
+        std::string_view w = text.substr(0, end);
+        text.remove_prefix(std::min(end + 1, text.size()));
+        return w;
+    };
+    if (text.starts_with("ac_graph_id: ")) {
+        text.remove_prefix(13);
+        const std::string_view id = word();
+        int64_t value = -1;
+        std::from_chars(id.data(), id.data() + id.size(), value);
+        acGraphId = value;
+        if (text.starts_with("- ")) {
+            text.remove_prefix(2);
+            recompute = std::string(word());
+        }
+        return true;
+    }
+    if (text.starts_with("recompute: ")) {
+        text.remove_prefix(11);
+        recompute = std::string(word());
+        return true;
+    }
+    return found;
+}
+
 void FxParser::handleCommentLine(const Token& comment) {
     std::string_view text = comment.text.substr(1);
     if (!text.empty() && text.front() == ' ')
         text.remove_prefix(1);
     Scope& s = *scope_;
+    std::string recompute;
+    int64_t acGraphId = -1;
+    const bool summary = readCheckpointSummary(text, recompute, acGraphId);
+    if (summary || (!s.inTraceGroup && (text.starts_with("File:") || text.starts_with("No stacktrace")))) {
+        // A new node summary: its checkpoint facts replace the previous ones.
+        s.recompute = std::move(recompute);
+        s.acGraphId = acGraphId;
+        s.inTraceGroup = false;
+    }
     if (s.inTraceGroup) {
         s.trace.emplace_back(text);
     } else if (text.substr(0, 5) == "File:") {
@@ -1003,6 +1051,10 @@ bool FxParser::parseAssignment(const Token& nameTok, const std::string_view* ann
     if (annotation && !applyAnnotation(node, *annotation, *annotationTok))
         return false;
     node.meta.stackTrace = s.trace;
+    if (node.op == NodeOp::CallFunction && node.meta.recompute.empty() && node.meta.acGraphId == -1) {
+        node.meta.recompute = s.recompute;
+        node.meta.acGraphId = s.acGraphId;
+    }
     return defineNode(std::move(node), nameTok) && parseStatementEnd();
 }
 
@@ -1526,6 +1578,8 @@ AtomResult FxParser::parseNamedAtom(Value& out) {
         out = Value::real(std::numeric_limits<double>::infinity());
     } else if (name == "nan") {
         out = Value::real(std::numeric_limits<double>::quiet_NaN());
+    } else if (name == "Ellipsis" && !findNode(name)) { // repr(...) in indexing: x[(Ellipsis, slice(...))]
+        out = Value::ellipsis();
     } else if (auto id = findNode(name)) {
         out = Value::nodeRef(*id);
     } else if (isSymbolName(name)) {

@@ -239,12 +239,8 @@ public:
         if (records_ == 0)
             problems_.add(Severity::Error, 1, 1,
                           "expected TORCH_TRACE records ('V1206 15:18:20.253000 PID file.py:LINE] {json}')");
-        for (GraphEntry& entry : index_.graphs) {
+        for (GraphEntry& entry : index_.graphs)
             log_support::countNodes(entry, problems_);
-            if (entry.kind == "aot_joint_graph")
-                if (auto it = staticInputs_.find(entry.compileId); it != staticInputs_.end())
-                    entry.staticInputIndices = it->second;
-        }
         problems_.finish();
         return std::move(index_);
     }
@@ -349,9 +345,16 @@ private:
                     entry.kind += ":" + name;
         } else if (kind == kArtifact || kind == kGraphDump) {
             const Json& metadata = record.at(kind);
-            if (kind == kArtifact && nameField(metadata) == "aot_forward_graph_fw_metadata")
-                if (std::optional<std::vector<int64_t>> indices = staticInputIndices(payload.text))
-                    staticInputs_[entry.compileId] = std::move(*indices);
+            if (kind == kArtifact && nameField(metadata) == "aot_forward_graph_fw_metadata") {
+                // It follows its joint graph; a compile id can repeat after torch._dynamo.reset().
+                for (auto it = index_.graphs.rbegin(); it != index_.graphs.rend(); ++it)
+                    if (it->kind == "aot_joint_graph" && it->compileId == entry.compileId) {
+                        if (!it->staticInputIndices)
+                            it->staticInputIndices = staticInputIndices(payload.text);
+                        break;
+                    }
+                return;
+            }
             if (kind == kArtifact && metadata.is_object() && metadata.contains("encoding") &&
                 metadata["encoding"] != "string")
                 return;
@@ -396,8 +399,10 @@ private:
         while (!list.empty()) {
             const size_t comma = list.find(',');
             std::string_view item = list.substr(0, comma);
-            while (!item.empty() && item.front() == ' ')
+            while (!item.empty() && std::isspace(static_cast<unsigned char>(item.front())))
                 item.remove_prefix(1);
+            while (!item.empty() && std::isspace(static_cast<unsigned char>(item.back())))
+                item.remove_suffix(1);
             int64_t value = 0;
             const auto [ptr, ec] = std::from_chars(item.data(), item.data() + item.size(), value);
             if (ec != std::errc() || ptr != item.data() + item.size() || value < 0)
@@ -410,7 +415,6 @@ private:
 
     LineCursor cursor_;
     GraphIndex index_;
-    std::unordered_map<std::string, std::vector<int64_t>> staticInputs_; // compile id -> static_input_indices
     ProblemSink problems_;
     size_t records_ = 0;
     std::unordered_map<uint64_t, std::string>

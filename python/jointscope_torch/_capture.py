@@ -360,7 +360,8 @@ def _symbol_hints(joint_module):
     if shape_env is None:
         return {}
     hints = {}
-    for symbol, value in shape_env.var_to_val.items():
+    backed = getattr(shape_env, "backed_var_to_val", None)  # torch >= 2.12; var_to_val before
+    for symbol, value in (backed if backed is not None else shape_env.var_to_val).items():
         try:
             hints[str(symbol)] = int(value)
         except (TypeError, ValueError):

@@ -1,0 +1,137 @@
+#!/usr/bin/env python3
+"""jointscope's partition engine against torch 2.x's own min-cut partitioner, on the same joint graphs, in one run.
+
+Graphs, captured through torch.compile (dynamo -> AOTAutograd, the path users take) by jointscope_torch.export_joint:
+  gpt48    jointscope_torch.models.gpt_stack(48): dim 32, 4 heads (CPU tensors, small weights)
+  llama32  32 LLaMA-3-8B layers (dim 4096, 32 heads, 8 KV heads, SwiGLU 14336, RoPE; batch 1 x 2048 tokens),
+           built on the `meta` device: nothing is allocated, the partitioner sees production shapes
+Then, for each graph:
+  torch       min_cut_rematerialization_partition on a fresh copy of the joint graph each time (median of 3),
+              called as torch calls it (the joint inputs and kwargs torch passed: num_fwd_outputs,
+              static_lifetime_input_indices);
+  jointscope  `jointscope-cli partition FILE --json` (ruleset chosen by the CLI from the graph): the engine time of a
+              warm process (--repeat 20, median), and 5 cold processes (median wall time, reading the file included);
+checks that the saved lists are identical and prints markdown rows for docs/benchmarks.md.
+
+Usage: ~/.cache/jointscope/torch-2.15/bin/python bench/partition_vs_torch2.py --cli build/app/jointscope-cli
+       [--graphs gpt48 llama32] [--out DIR]
+Exports are cached in DIR (default <build>/partition-bench-torch2) while torch's version and node count match.
+"""
+import argparse
+import json
+import os
+import statistics
+import subprocess
+import sys
+import time
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "python"))
+
+import torch  # noqa: E402
+import torch.nn as nn  # noqa: E402
+
+from jointscope_torch import _capture, capture_joint, export_joint  # noqa: E402
+from jointscope_torch.models import CheckpointedStack, Llama3Block, RMSNorm, gpt_stack  # noqa: E402
+
+
+def build(name):
+    if name.startswith("gpt"):
+        return gpt_stack(layers=int(name[3:]))
+    if name.startswith("llama"):
+        layers = int(name[5:])
+        dim, seq = 4096, 2048
+        blocks = [Llama3Block(dim, 32, 8, 14336, max_seq=seq, device="meta") for _ in range(layers)]
+        model = CheckpointedStack(blocks, RMSNorm(dim, device="meta"), checkpoint=False)
+        return model, (torch.randn(1, seq, dim, device="meta", requires_grad=True),)
+    raise SystemExit("unknown graph %r (gptN or llamaN)" % name)
+
+
+def capture(name, folder):
+    """The capture (torch's joint module, inputs, kwargs) and its JSON file, written unless cached."""
+    model, args = build(name)
+    cap = capture_joint(model, args, min_cut=False, default_partition=False)
+    path = os.path.join(folder, name + ".json")
+    nodes = len(cap.joint_module.graph.nodes)
+    try:
+        with open(path) as f:
+            graph = json.load(f)["graph"]
+        if len(graph["nodes"]) == nodes and graph["attributes"].get("torch_version") == torch.__version__:
+            return cap, path
+    except (OSError, ValueError, KeyError):
+        pass
+    model, args = build(name)
+    export_joint(model, args, path, name=name, min_cut=False, default_partition=False)
+    return cap, path
+
+
+def torch_min_cut(cap, repeats):
+    """Median seconds of torch's min-cut over fresh copies of the captured joint graph, and its saved list."""
+    from torch._functorch.partitioners import min_cut_rematerialization_partition
+
+    times, saved = [], None
+    for _ in range(repeats):
+        work = _capture._snapshot(cap.joint_module)
+        _fw, _bw, decision = _capture._run_partitioner("torch_min_cut", min_cut_rematerialization_partition, work,
+                                                       cap.joint_inputs, cap.partition_kwargs, cap.num_fwd_outputs,
+                                                       cap.settings)
+        times.append(decision["seconds"])
+        if saved is not None and decision["saved"] != saved:
+            raise RuntimeError("torch's min-cut gave different saved lists on copies of one graph")
+        saved = decision["saved"]
+    return statistics.median(times), saved
+
+
+def jointscope(cli, path, repeats):
+    """(median engine seconds of cold runs, median wall seconds of cold runs, warm engine seconds, saved, ruleset)."""
+    command = [cli, "partition", path, "--json"]
+    engine, wall, saved, result = [], [], None, None
+    for _ in range(repeats):
+        start = time.perf_counter()
+        proc = subprocess.run(command, capture_output=True, text=True, check=True)
+        wall.append(time.perf_counter() - start)
+        result = json.loads(proc.stdout)
+        engine.append(result["seconds"])
+        if saved is not None and result["saved"] != saved:
+            raise RuntimeError("jointscope-cli gave different saved lists on one graph")
+        saved = result["saved"]
+    warm = json.loads(subprocess.run(command + ["--repeat", "20"], capture_output=True, text=True, check=True).stdout)
+    if warm["saved"] != saved:
+        raise RuntimeError("jointscope-cli --repeat gave another saved list")
+    return statistics.median(engine), statistics.median(wall), warm["seconds"], saved, result["ruleset"]
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--cli", required=True, help="path of jointscope-cli")
+    ap.add_argument("--graphs", nargs="+", default=["gpt48", "llama32"])
+    ap.add_argument("--out", help="folder for the cached exports")
+    args = ap.parse_args()
+    cli = os.path.abspath(args.cli)
+    cli_dir = os.path.dirname(cli)
+    build_dir = os.path.dirname(cli_dir) if os.path.basename(cli_dir) == "app" else cli_dir
+    out = args.out or os.path.join(build_dir, "partition-bench-torch2")
+    os.makedirs(out, exist_ok=True)
+    print("torch %s, %d cores; exports in %s" % (torch.__version__, os.cpu_count(), out), file=sys.stderr)
+    print("| graph | nodes | saved | torch %s min-cut | jointscope engine (warm) | ratio | engine (cold) "
+          "| `jointscope-cli` cold wall | ratio | ruleset | identical |" % torch.__version__.split("+")[0])
+    print("|---|---:|---:|---:|---:|---:|---:|---:|---:|---|---|")
+    identical = True
+    for name in args.graphs:
+        cap, path = capture(name, out)
+        nodes = len(cap.joint_module.graph.nodes)
+        torch_s, torch_saved = torch_min_cut(cap, 3)
+        cold_s, wall_s, warm_s, ours, ruleset = jointscope(cli, path, 5)
+        same = ours == torch_saved
+        identical = identical and same
+        print("| %s | %s | %s | %.3f s | %.2f ms | **%.0f×** | %.2f ms | %.1f ms | **%.0f×** | %s | %s |" % (
+            name, format(nodes, ","), format(len(ours), ","), torch_s, warm_s * 1e3, torch_s / warm_s,
+            cold_s * 1e3, wall_s * 1e3, torch_s / wall_s, ruleset, "yes" if same else "NO"), flush=True)
+        if not same:
+            missing = [n for n in torch_saved if n not in ours]
+            extra = [n for n in ours if n not in torch_saved]
+            print("%s: saved lists differ: missing %s, extra %s" % (name, missing[:20], extra[:20]), file=sys.stderr)
+    sys.exit(0 if identical else 1)
+
+
+if __name__ == "__main__":
+    main()

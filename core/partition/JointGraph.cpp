@@ -3,6 +3,7 @@
 #include "graph/SymbolicExpr.h"
 
 #include <algorithm>
+#include <charconv>
 #include <cmath>
 #include <cstdio>
 #include <string_view>
@@ -10,6 +11,12 @@
 
 namespace jointscope::partition {
 namespace {
+
+void appendInt(std::string& key, int64_t value) {
+    char buffer[24];
+    const auto end = std::to_chars(buffer, buffer + sizeof buffer, value).ptr;
+    key.append(buffer, end);
+}
 
 // Python equality of flattened leaves: 1 == 1.0 == True, so they share one spelling.
 void appendNumber(std::string& key, double number) {
@@ -39,7 +46,7 @@ void appendToken(std::string& key, const Value& value, const std::vector<NodeId>
         return;
     case ValueKind::Int:
         key += 'n';
-        key += std::to_string(value.asInt());
+        appendInt(key, value.asInt());
         return;
     case ValueKind::Float:
         if (std::isnan(value.asFloat()))
@@ -48,7 +55,7 @@ void appendToken(std::string& key, const Value& value, const std::vector<NodeId>
         return;
     case ValueKind::NodeRef:
         key += '%';
-        key += std::to_string(replace[value.asNode()]);
+        appendInt(key, replace[value.asNode()]);
         return;
     case ValueKind::List:
         key += '[';
@@ -75,13 +82,6 @@ void appendToken(std::string& key, const Value& value, const std::vector<NodeId>
         key += ',';
     }
     key += ']';
-}
-
-bool excludedFromCse(const Node& node, const Ruleset& rules) {
-    if (node.op != NodeOp::CallFunction)
-        return true;
-    const std::string key = opKey(node.target);
-    return rules.cseExcluded.contains(key) || isImpure(node, rules.dceKeepsMutatingOps);
 }
 
 // Ops whose output shares its input's storage (get_node_storage() sees through them): the ruleset's aliasing
@@ -112,15 +112,44 @@ std::vector<bool> backwardDependencies(const Graph& graph) {
     return dep;
 }
 
+// Per node: whether its op aliases its first argument, and whether CSE leaves it alone (classified once per
+// distinct target: a graph calls few).
+struct CseClasses {
+    std::vector<uint8_t> aliases, excluded;
+};
+CseClasses classifyForCse(const Graph& graph, const Ruleset& rules) {
+    CseClasses c;
+    c.aliases.assign(graph.size(), 0);
+    c.excluded.assign(graph.size(), 0);
+    std::unordered_map<std::string_view, std::pair<uint8_t, uint8_t>> byTarget;
+    for (NodeId id = 0; id < graph.size(); ++id) {
+        const Node& node = graph.node(id);
+        auto [it, inserted] = byTarget.emplace(node.target.text, std::pair<uint8_t, uint8_t>{0, 0});
+        if (inserted && node.op == NodeOp::CallFunction) {
+            const std::string key = opKey(node.target);
+            it->second = {uint8_t(rules.aliasing.contains(key) || rules.views.contains(key)),
+                          uint8_t(rules.cseExcluded.contains(key))};
+        }
+        c.aliases[id] = node.op == NodeOp::CallFunction && it->second.first && !node.args.empty() &&
+                        node.args[0].kind() == ValueKind::NodeRef;
+        c.excluded[id] = node.op != NodeOp::CallFunction || it->second.second ||
+                         isImpure(node, rules.dceKeepsMutatingOps);
+    }
+    return c;
+}
+
 // fx_graph_cse's nodes_that_alias_outputs: nodes sharing storage with a value the graph returns.
-std::vector<bool> aliasesOfOutputs(const Graph& graph, const Ruleset& rules) {
-    std::vector<bool> outputRoot(graph.size(), false), aliases(graph.size(), false);
+std::vector<bool> aliasesOfOutputs(const Graph& graph, const std::vector<uint8_t>& aliases) {
+    std::vector<NodeId> root(graph.size());
+    for (NodeId id = 0; id < graph.size(); ++id) // graph order: a node's first argument has its root already
+        root[id] = aliases[id] ? root[graph.node(id).args[0].asNode()] : id;
+    std::vector<bool> outputRoot(graph.size(), false), result(graph.size(), false);
     for (const Value* leaf : graph.outputLeaves())
         if (leaf->kind() == ValueKind::NodeRef)
-            outputRoot[storageRoot(graph, leaf->asNode(), rules)] = true;
+            outputRoot[root[leaf->asNode()]] = true;
     for (NodeId id = 0; id < graph.size(); ++id)
-        aliases[id] = graph.node(id).outputKind == OutputKind::Tensor && outputRoot[storageRoot(graph, id, rules)];
-    return aliases;
+        result[id] = graph.node(id).outputKind == OutputKind::Tensor && outputRoot[root[id]];
+    return result;
 }
 
 } // namespace
@@ -207,16 +236,18 @@ PreparedJoint prepareJoint(Graph joint, const Ruleset& rules) {
     if (rules.cse) {
         // torch >= 2.8 keys each node by "is a backward dependency" too, and leaves values that share storage
         // with a graph output alone.
+        const CseClasses classes = classifyForCse(joint, rules);
         std::vector<bool> backwardDep, outputAlias;
         if (rules.cseKeepsBackwardDependenciesApart) {
             backwardDep = backwardDependencies(joint);
-            outputAlias = aliasesOfOutputs(joint, rules);
+            outputAlias = aliasesOfOutputs(joint, classes.aliases);
         }
         std::unordered_map<std::string, NodeId> firstWithToken;
+        firstWithToken.reserve(n);
         std::string key;
         for (NodeId id = 0; id < n; ++id) {
             const Node& node = joint.node(id);
-            if (!keep[id] || excludedFromCse(node, rules) || (!outputAlias.empty() && outputAlias[id]))
+            if (!keep[id] || classes.excluded[id] || (!outputAlias.empty() && outputAlias[id]))
                 continue;
             key.assign(node.target.text);
             key += !backwardDep.empty() && backwardDep[id] ? "|b|" : "|";

@@ -11,6 +11,9 @@
 #include <QElapsedTimer>
 #include <QTemporaryDir>
 
+#include <sys/wait.h>
+#include <unistd.h>
+
 #include <algorithm>
 #include <cctype>
 #include <cstdlib>
@@ -424,6 +427,69 @@ private slots:
         QCOMPARE(db->size(), sampleRecords().size());
         for (const cost::ProfileRecord& r : sampleRecords())
             QCOMPARE(*db->lookup(r.key), r.stats);
+    }
+
+    // Four writer processes (each storing its records one by one, as `profile` does, while holding a batch
+    // only briefly) and four reader processes (`profile-db list` / `cost --db`: records(), size(), lookup())
+    // on one database file, all at once: nobody fails with "database is locked", no record is lost.
+    void concurrentWritersAndReaders() {
+        QTemporaryDir dir;
+        const std::string path = dir.path().toStdString() + "/shared.sqlite";
+        constexpr int kWriters = 4, kReaders = 4, kRecords = 150;
+        { // created up front, as the first profile run would
+            auto db = openDb(path);
+        }
+        std::vector<pid_t> children;
+        for (int w = 0; w < kWriters; ++w) {
+            const pid_t pid = fork();
+            QVERIFY(pid >= 0);
+            if (pid == 0) {
+                int failures = 0;
+                Expected<std::unique_ptr<cost::ProfileDb>> db = cost::ProfileDb::open(path);
+                if (!db)
+                    _exit(100);
+                for (int i = 0; i < kRecords; ++i) {
+                    const cost::ProfileKey key{"cpu", "2.15.0",
+                                               "aten.mm.default(w" + std::to_string(w) + "_" + std::to_string(i) + ")"};
+                    if (i % 50 == 0) { // an import-sized batch now and then
+                        (*db)->beginBatch();
+                        failures += !(*db)->store(key, stats(1.0 + i));
+                        failures += !(*db)->commitBatch();
+                    } else {
+                        failures += !(*db)->store(key, stats(1.0 + i));
+                    }
+                }
+                _exit(failures > 99 ? 99 : failures);
+            }
+            children.push_back(pid);
+        }
+        for (int r = 0; r < kReaders; ++r) {
+            const pid_t pid = fork();
+            QVERIFY(pid >= 0);
+            if (pid == 0) {
+                for (int i = 0; i < 60; ++i) {
+                    Expected<std::unique_ptr<cost::ProfileDb>> db = cost::ProfileDb::open(path);
+                    if (!db)
+                        _exit(100 + r);
+                    (void)(*db)->records();
+                    (void)(*db)->size();
+                    (void)(*db)->lookup({"cpu", "2.15.0", "aten.mm.default(w0_0)"});
+                }
+                _exit(0);
+            }
+            children.push_back(pid);
+        }
+        for (pid_t pid : children) {
+            int status = 0;
+            QCOMPARE(waitpid(pid, &status, 0), pid);
+            QVERIFY(WIFEXITED(status));
+            QCOMPARE(WEXITSTATUS(status), 0);
+        }
+        auto db = openDb(path);
+        QCOMPARE(db->size(), size_t(kWriters * kRecords));
+        for (int w = 0; w < kWriters; ++w)
+            QCOMPARE(db->lookup({"cpu", "2.15.0", "aten.mm.default(w" + std::to_string(w) + "_149)"})->medianUs,
+                     150.0);
     }
 
     void recordsOrderedAndFiltered() {

@@ -68,6 +68,13 @@ int runProfile(const ParsedArgs& args) {
         return inputError(d);
     }
     const runtime::ProfileReport& r = *report;
+    if (!r.storeErrors.empty()) {
+        // A measurement that was not stored is lost: fail rather than report it as measured.
+        std::fprintf(stderr, "jointscope-cli: error: %zu of %zu measurements could not be stored in the profile "
+                             "database: %s\n",
+                     r.storeErrors.size(), r.measured, r.storeErrors.front().c_str());
+        return kExitBadInput;
+    }
     size_t errors = 0;
     for (const runtime::NodeTiming& t : r.nodes)
         errors += !t.error.empty();

@@ -10,7 +10,9 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdlib>
+#include <chrono>
 #include <filesystem>
+#include <thread>
 #include <limits>
 
 namespace jointscope::cost {
@@ -267,6 +269,20 @@ bool ProfileDb::exec(const char* sql) {
     return false;
 }
 
+bool ProfileDb::execRetrying(const char* sql) {
+    const auto deadline = std::chrono::steady_clock::now() + std::chrono::milliseconds(kBusyTimeoutMs);
+    while (true) {
+        const int code = sqlite3_exec(db_, sql, nullptr, nullptr, nullptr);
+        if (code == SQLITE_OK)
+            return true;
+        if ((code != SQLITE_BUSY && code != SQLITE_LOCKED) || std::chrono::steady_clock::now() > deadline) {
+            lastError_ = sqlite3_errmsg(db_);
+            return false;
+        }
+        std::this_thread::sleep_for(std::chrono::milliseconds(20));
+    }
+}
+
 Expected<std::unique_ptr<ProfileDb>> ProfileDb::open(const std::string& path) {
     auto fail = [&](const std::string& message) {
         return makeError(SourceLocation{path, 0, 0}, "cannot open profile database: " + message);
@@ -287,27 +303,38 @@ Expected<std::unique_ptr<ProfileDb>> ProfileDb::open(const std::string& path) {
         return fail(message);
     }
     std::unique_ptr<ProfileDb> db(new ProfileDb(raw));
-    // Several profiler processes may share one file: wait for a writer rather than fail at once. WAL lets
-    // readers go on while one writes; NORMAL sync is durable enough for measurements that can be retaken.
-    sqlite3_busy_timeout(raw, 5000);
-    if (!db->exec("PRAGMA journal_mode=WAL; PRAGMA synchronous=NORMAL;") || !db->exec("BEGIN IMMEDIATE") ||
-        !db->exec(kSchema))
+    // Several profiler processes and readers may share one file. WAL lets readers go on while one writes;
+    // every write is a short transaction (one record), so a writer waits for another's commit, never for a
+    // whole profile run. NORMAL sync is durable enough for measurements that can be retaken.
+    sqlite3_busy_timeout(raw, kBusyTimeoutMs);
+    // Switching to WAL needs the file to itself and answers SQLITE_BUSY at once (no busy handler) while another
+    // process opens it: retry within the same time limit. A file already in WAL mode stays as it is.
+    if (!db->execRetrying("PRAGMA journal_mode=WAL") || !db->exec("PRAGMA synchronous=NORMAL"))
         return fail(db->lastError_);
-    int version = 0;
-    {
+    // A database that has its schema is only read here: opening it takes no write lock.
+    auto schemaVersion = [&]() -> std::optional<int> {
         sqlite3_stmt* stmt = nullptr;
         if (sqlite3_prepare_v2(raw, "SELECT version FROM schema_version", -1, &stmt, nullptr) != SQLITE_OK)
-            return fail(sqlite3_errmsg(raw));
+            return std::nullopt;
+        std::optional<int> version;
         if (sqlite3_step(stmt) == SQLITE_ROW)
             version = sqlite3_column_int(stmt, 0);
         sqlite3_finalize(stmt);
+        return version;
+    };
+    std::optional<int> existing = schemaVersion();
+    if (!existing) {
+        if (!db->execRetrying("BEGIN IMMEDIATE") || !db->exec(kSchema))
+            return fail(db->lastError_);
+        existing = schemaVersion(); // another process may have created it meanwhile
+        if (!existing && !db->exec(("INSERT INTO schema_version(version) VALUES (" +
+                                    std::to_string(kSchemaVersion) + ")")
+                                       .c_str()))
+            return fail(db->lastError_);
+        if (!db->exec("COMMIT"))
+            return fail(db->lastError_);
     }
-    if (version == 0 &&
-        !db->exec(
-            ("INSERT INTO schema_version(version) VALUES (" + std::to_string(kSchemaVersion) + ")").c_str()))
-        return fail(db->lastError_);
-    if (!db->exec("COMMIT"))
-        return fail(db->lastError_);
+    const int version = existing.value_or(kSchemaVersion);
     if (version > kSchemaVersion)
         return fail("schema version " + std::to_string(version) + " is newer than this jointscope reads (" +
                     std::to_string(kSchemaVersion) + ")");

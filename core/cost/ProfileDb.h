@@ -53,6 +53,9 @@ struct DevicePeaks {
 
 class ProfileDb {
 public:
+    // How long a write waits for another process's transaction before it fails.
+    static constexpr int kBusyTimeoutMs = 60000;
+
     // Opens or creates the database at path (":memory:" for a private one) and its schema, creating the
     // directory too. The error names the file and SQLite's message. One ProfileDb per thread: SQLite
     // connections and prepared statements are not shared.
@@ -62,11 +65,12 @@ public:
     ProfileDb& operator=(const ProfileDb&) = delete;
 
     std::optional<OpStats> lookup(const ProfileKey& key) const;
-    // Inserts or replaces one row. False when SQLite refused it (disk full, read-only file): lastError() says
-    // why.
+    // Inserts or replaces one row, in its own short transaction unless a batch is open (another process's
+    // write is waited for, up to kBusyTimeoutMs). False when SQLite refused it (disk full, read-only file,
+    // still locked): lastError() says why.
     bool store(const ProfileKey& key, const OpStats& stats);
-    // Groups many stores into one transaction (SQLite commits are slow one by one). Batches nest: the
-    // outermost commitBatch commits. The destructor commits a batch left open.
+    // Groups many stores into one transaction (imports). Batches nest: the outermost commitBatch commits. The
+    // destructor commits a batch left open. A batch holds the write lock until it commits: keep it short.
     void beginBatch();
     bool commitBatch();
     // SQLite's message for the last failed store / commit.
@@ -92,6 +96,8 @@ public:
 private:
     explicit ProfileDb(sqlite3* db);
     bool exec(const char* sql);
+    // exec, retried while another connection holds the lock SQLite's busy handler does not wait for.
+    bool execRetrying(const char* sql);
 
     sqlite3* db_ = nullptr;
     // Prepared once: lookups and stores run per op, thousands of times per graph.

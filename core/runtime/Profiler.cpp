@@ -222,8 +222,8 @@ Expected<ProfileReport> profileGraph(const Graph& graph, const ProfileOptions& o
         bool cached = false;
     };
     std::unordered_map<std::string, Known> bySignature;
-    if (options.db)
-        options.db->beginBatch();
+    // Each measurement is stored at once in its own short transaction: the database's write lock is never held
+    // across a profile run, so other profiles and readers of the same file go on.
     at::NoGradGuard noGrad;
     report.nodes.reserve(graph.size());
     for (NodeId id = 0; id < graph.size(); ++id) {
@@ -266,8 +266,8 @@ Expected<ProfileReport> profileGraph(const Graph& graph, const ProfileOptions& o
                     known.us = stats.medianUs;
                     ++report.measured;
                     t.measuredHere = true;
-                    if (options.db)
-                        options.db->store(key, stats);
+                    if (options.db && !options.db->store(key, stats))
+                        report.storeErrors.push_back(t.signature + ": " + options.db->lastError());
                 } catch (const std::exception& e) {
                     known.error = firstLineOf(e);
                 }
@@ -280,9 +280,6 @@ Expected<ProfileReport> profileGraph(const Graph& graph, const ProfileOptions& o
             report.sumUs += *t.timeUs;
         report.nodes.push_back(std::move(t));
     }
-    if (options.db)
-        options.db->commitBatch();
-
     if (replay && !report.cancelled) {
         // The whole graph end to end, interpreter included: what Σ per-op should approach.
         std::vector<double> us;

@@ -92,6 +92,7 @@ struct ProfileReport {
     double sumUs = 0;               // Σ time over nodes
     std::optional<double> replayUs; // median time of running the whole graph end to end
     bool cancelled = false;
+    std::vector<std::string> storeErrors; // "signature: SQLite's message" for each measurement not stored
 };
 
 // Times every call_function node: the median of `reps` runs after `warmup`, with CUDA events on a GPU and

@@ -320,18 +320,20 @@ private slots:
 
     void restoreAfterUncleanExit() {
         ModalWatcher watcher;
-        // A run that pins a node and then dies: the autosave stays, and so does the "running" mark.
+        const QDir autosaves(QDir(QStandardPaths::writableLocation(QStandardPaths::AppDataLocation))
+                                 .filePath(QStringLiteral("autosave")));
+        auto sessions = [&] { return autosaves.entryList({QStringLiteral("session-*.jointscope")}, QDir::Files); };
+        // A run that pins a node and then dies: its autosave stays, its lock goes with it.
         auto first = std::make_unique<MainWindow>(true);
         first->show();
-        QTRY_VERIFY(QSettings().value(QStringLiteral("session/running")).toBool());
         openAndWait(*first, mlpPath());
+        QTRY_VERIFY(sessions().size() == 1); // the restore question (nothing to offer) is settled, then saved
         first->partitionDocument()->setPolicy("gelu", Policy::MustRecompute);
         first->partitionDocument()->setPolicy("t_1", Policy::MustSave);
         first->partitionDocument()->waitForIdle();
-        const QString autosave = QDir(QStandardPaths::writableLocation(QStandardPaths::AppDataLocation))
-                                     .filePath(QStringLiteral("autosave.jointscope"));
-        QVERIFY(QFileInfo::exists(autosave));
+        const QString autosave = autosaves.filePath(sessions().front());
         first.reset(); // no closeEvent: what a crash leaves behind
+        QVERIFY(QFileInfo::exists(autosave));
         QVERIFY(watcher.boxes.isEmpty());
 
         // The next start offers the autosave; Yes opens the graph with both pins.
@@ -339,7 +341,7 @@ private slots:
             MainWindow second(true);
             second.show();
             QTRY_COMPARE(watcher.boxes.size(), 1);
-            QVERIFY(watcher.boxes[0].contains(QStringLiteral("did not exit cleanly")));
+            QVERIFY(watcher.boxes[0].contains(QStringLiteral("closed without saving")));
             QTRY_VERIFY_WITH_TIMEOUT(second.scene()->graph() && second.scene()->hasLayout(), 60000);
             // The session applies once the graph is read (on a worker): wait for its pins, then the solve.
             QTRY_COMPARE_WITH_TIMEOUT(second.partitionDocument()->edits().size(), size_t(2), 60000);
@@ -351,9 +353,10 @@ private slots:
             QCOMPARE(QFileInfo(second.partitionDocument()->graphPath()).canonicalFilePath(),
                      QFileInfo(mlpPath()).canonicalFilePath());
             QVERIFY(second.partitionDocument()->result());
+            QTRY_VERIFY(!QFileInfo::exists(autosave)); // restored: it is the second window's autosave now
             second.close(); // a clean exit
         }
-        QVERIFY(!QFileInfo::exists(autosave));
+        QTRY_COMPARE(sessions().size(), 0);
 
         // After a clean exit nothing is offered.
         MainWindow third(true);
@@ -362,6 +365,24 @@ private slots:
         QCOMPARE(watcher.boxes.size(), 1);
         QVERIFY(!third.scene()->graph());
         third.close();
+    }
+
+    // Two running instances never touch each other's autosave, and a live one is never offered.
+    void twoInstancesKeepTheirOwnAutosaves() {
+        ModalWatcher watcher;
+        const QDir autosaves(QDir(QStandardPaths::writableLocation(QStandardPaths::AppDataLocation))
+                                 .filePath(QStringLiteral("autosave")));
+        MainWindow a(true), b(true);
+        a.show();
+        b.show();
+        openAndWait(a, mlpPath());
+        openAndWait(b, mlpPath());
+        a.partitionDocument()->setPolicy("gelu", Policy::MustRecompute);
+        b.partitionDocument()->setPolicy("t_1", Policy::MustSave);
+        QTRY_COMPARE(autosaves.entryList({QStringLiteral("session-*.jointscope")}, QDir::Files).size(), 2);
+        QVERIFY(watcher.boxes.isEmpty()); // neither offered the other's live session
+        a.close();
+        b.close();
     }
 
 private:

@@ -9,6 +9,7 @@
 #include "models/Navigation.h"
 
 #include <QJsonObject>
+#include <QLockFile>
 #include <QMainWindow>
 
 #include <functional>
@@ -75,9 +76,15 @@ public:
     const views::GraphScene* scene() const { return scene_; }
     views::RuntimePanel* runtimePanel() const { return runtimePanel_; } // Tools › Validate / Profile
 
+    // Crash recovery: answer the "restore session?" question with "yes" / "no" instead of asking (scripts,
+    // tests). Call before the window is shown.
+    void setRestoreAnswer(const QString& answer) { restoreAnswer_ = answer; }
+
 signals:
     // A file read by openFile is shown (true), or failed, was cancelled or superseded (false).
     void documentLoaded(bool ok);
+    void autosaved();   // this instance's autosave file was written
+    void restoreDone(); // the restore question is answered (and a restored session is shown)
 
 protected:
     void dragEnterEvent(QDragEnterEvent* event) override;
@@ -157,6 +164,10 @@ private:
     QJsonObject viewSettings() const;
 
     bool interactive_;
+    std::unique_ptr<QLockFile> autosaveLock_; // held while this instance runs: its autosave is no orphan
+    QString autosavePath_;                    // <AppData>/autosave/session-<pid>-<random>.jointscope
+    bool restoreAnswered_ = false;            // autosaves start once the restore question is answered
+    QString restoreAnswer_;                   // "yes" / "no": answer the question without asking (scripts)
     std::optional<GraphFile> file_;
     QString filePath_;
     std::shared_ptr<Graph> root_;

@@ -27,6 +27,8 @@
 #include <QSettings>
 #include <QShortcut>
 #include <QStandardPaths>
+#include <QLockFile>
+#include <QUuid>
 #include <QTimer>
 #include <QTreeView>
 #include <QUndoStack>
@@ -37,9 +39,35 @@ using namespace jointscope::partition;
 
 namespace {
 
-QString autosavePath() {
+// One autosave per running instance, <AppData>/autosave/session-<pid>.jointscope, guarded by the instance's
+// lock file session-<pid>.lock: a session whose lock no live process holds is one that died.
+QString autosaveDir() {
     return QDir(QStandardPaths::writableLocation(QStandardPaths::AppDataLocation))
-        .filePath(QStringLiteral("autosave.jointscope"));
+        .filePath(QStringLiteral("autosave"));
+}
+
+QString autosaveFile(const QString& id, const char* suffix) {
+    return QDir(autosaveDir()).filePath(QStringLiteral("session-%1.%2").arg(id, QLatin1String(suffix)));
+}
+
+// Autosaves of instances that died (no live lock), newest first; `own` is this instance's.
+QStringList orphanedAutosaves(const QString& own) {
+    QStringList orphans;
+    const QFileInfoList files = QDir(autosaveDir())
+                                    .entryInfoList({QStringLiteral("session-*.jointscope")}, QDir::Files,
+                                                   QDir::Time);
+    for (const QFileInfo& file : files) {
+        if (file.absoluteFilePath() == QFileInfo(own).absoluteFilePath())
+            continue;
+        const QString id = file.completeBaseName().mid(8); // "session-<id>"
+        QLockFile lock(autosaveFile(id, "lock"));
+        lock.setStaleLockTime(0);
+        if (lock.tryLock(0)) { // its owner is gone (a live owner keeps it locked)
+            lock.unlock();
+            orphans << file.absoluteFilePath();
+        }
+    }
+    return orphans;
 }
 
 QString qstr(std::string_view s) {
@@ -180,9 +208,13 @@ void MainWindow::createPartitionUi() {
         applyPartitionOverlay();
         autosaveSession();
     });
+    connect(partitionDoc_, &PartitionDocument::optionsChanged, this, &MainWindow::autosaveSession);
 
-    if (interactive_)
+    if (interactive_) {
         QTimer::singleShot(0, this, &MainWindow::offerRestore);
+        // Quitting the application is a clean exit too, with or without closing the window first.
+        connect(qApp, &QCoreApplication::aboutToQuit, this, &MainWindow::partitionClosing);
+    }
 }
 
 void MainWindow::partitionGraphLoaded(size_t index) {
@@ -308,7 +340,7 @@ bool MainWindow::saveSession(const QString& path) {
         reportError(tr("Cannot save session"), makeError({path.toStdString(), 0, 0}, error.toStdString()));
         return false;
     }
-    if (path != autosavePath())
+    if (path != autosavePath_)
         log(tr("Saved session %1").arg(path));
     return true;
 }
@@ -389,31 +421,56 @@ bool MainWindow::exportPartition(const QString& kind, const QString& pathIn) {
 }
 
 void MainWindow::autosaveSession() {
-    if (!interactive_ || !root_)
-        return; // scripted runs must not overwrite the user's crash recovery file
-    QDir().mkpath(QFileInfo(autosavePath()).absolutePath());
-    saveSession(autosavePath());
+    // Scripted runs never autosave, and nothing is written before the restore question is answered: the
+    // graph shown at start-up is not yet the user's work.
+    if (!interactive_ || !root_ || !restoreAnswered_)
+        return;
+    if (saveSession(autosavePath_))
+        emit autosaved();
 }
 
 void MainWindow::offerRestore() {
-    QSettings settings;
-    const bool crashed = settings.value(QStringLiteral("session/running"), false).toBool();
-    settings.setValue(QStringLiteral("session/running"), true);
-    if (!crashed || !QFileInfo::exists(autosavePath()))
+    QDir().mkpath(autosaveDir());
+    // The instance id: the process and a random part, so two windows of one process are two instances too.
+    const QString id = QStringLiteral("%1-%2").arg(QCoreApplication::applicationPid()).arg(
+        QUuid::createUuid().toString(QUuid::Id128).left(8));
+    autosavePath_ = autosaveFile(id, "jointscope");
+    autosaveLock_ = std::make_unique<QLockFile>(autosaveFile(id, "lock"));
+    autosaveLock_->setStaleLockTime(0);
+    autosaveLock_->tryLock(0);
+    const QStringList orphans = orphanedAutosaves(autosavePath_);
+    bool restore = false;
+    if (!orphans.isEmpty()) {
+        if (restoreAnswer_.isEmpty())
+            restore = QMessageBox::question(
+                          this, tr("Restore session"),
+                          tr("A jointscope window closed without saving (%1 autosaved session(s)). Restore the "
+                             "newest: graph, partition pins and options, sharding mesh and pins?")
+                              .arg(orphans.size())) == QMessageBox::Yes;
+        else
+            restore = restoreAnswer_ == QLatin1String("yes");
+    }
+    restoreAnswered_ = true;
+    if (restore && openSession(orphans.front())) {
+        // The session is ours now: it is autosaved under this instance's name once shown.
+        whenDocumentLoaded([this, orphan = orphans.front()](bool) {
+            autosaveSession();
+            QFile::remove(orphan);
+            emit restoreDone();
+        });
         return;
-    const auto answer =
-        QMessageBox::question(this, tr("Restore session"),
-                              tr("jointscope did not exit cleanly last time. Restore the autosaved session "
-                                 "(graph, pins and partition options)?"));
-    if (answer == QMessageBox::Yes)
-        openSession(autosavePath());
+    }
+    if (!orphans.isEmpty() && !restore)
+        QFile::remove(orphans.front()); // declined: not asked again (older ones are offered next time)
+    autosaveSession();
+    emit restoreDone();
 }
 
 void MainWindow::partitionClosing() {
-    if (!interactive_)
+    if (!interactive_ || !autosaveLock_)
         return;
-    QSettings().setValue(QStringLiteral("session/running"), false);
-    QFile::remove(autosavePath());
+    QFile::remove(autosavePath_);
+    autosaveLock_->unlock();
 }
 
 } // namespace jointscope::gui

@@ -59,6 +59,8 @@ void MainWindow::createShardingUi() {
     connect(shardingDoc_, &ShardingDocument::failed, this,
             [this](const QString& message) { log(tr("Sharding refused: %1").arg(message)); });
     connect(shardingDoc_, &ShardingDocument::pinsChanged, this, &MainWindow::applyShardingOverlay);
+    connect(shardingDoc_, &ShardingDocument::pinsChanged, this, &MainWindow::autosaveSession);
+    connect(shardingDoc_, &ShardingDocument::finished, this, &MainWindow::autosaveSession); // mesh, plan shown
 
     // The inspector's context menu pins the node shown; Edit › Pin Placement the canvas selection.
     inspector_->setContextMenuPolicy(Qt::CustomContextMenu);

@@ -1,5 +1,6 @@
 // jointscope [FILE]: the desktop graph inspector. With no FILE it opens the bundled example graph.
 #include "MainWindow.h"
+#include "PartitionDocument.h"
 #include "ShardingDocument.h"
 #include "models/CliJob.h"
 #include "panels/RuntimePanel.h"
@@ -9,6 +10,9 @@
 #include <QDir>
 #include <QFileInfo>
 #include <QTimer>
+
+#include <cstdio>
+#include <memory>
 
 namespace {
 
@@ -28,6 +32,41 @@ QString bundledExample() {
 }
 
 } // namespace
+
+// --script-pins N: once the graph is shown, pins its first N call_function nodes MUST_SAVE, one every 25 ms,
+// and prints "autosaved K" each time the autosave holding the first K pins is on disk.
+static void scriptPinEdits(jointscope::gui::MainWindow& window, int count) {
+    auto pinned = std::make_shared<int>(0);
+    QObject::connect(&window, &jointscope::gui::MainWindow::autosaved, &window, [pinned] {
+        std::printf("autosaved %d\n", *pinned);
+        std::fflush(stdout);
+    });
+    QObject::connect(&window, &jointscope::gui::MainWindow::restoreDone, &window, [&window, count, pinned] {
+        window.whenDocumentLoaded([&window, count, pinned](bool loaded) {
+            if (!loaded)
+                return;
+            auto names = std::make_shared<std::vector<std::string>>();
+            for (const jointscope::Node& n : window.partitionDocument()->graph()->nodes())
+                if (n.op == jointscope::NodeOp::CallFunction && int(names->size()) < count)
+                    names->push_back(n.name);
+            auto* timer = new QTimer(&window);
+            QObject::connect(timer, &QTimer::timeout, &window, [&window, timer, names, pinned] {
+                if (*pinned >= int(names->size())) {
+                    timer->stop();
+                    std::printf("done %d\n", *pinned);
+                    std::fflush(stdout);
+                    return;
+                }
+                const std::string name = (*names)[size_t(*pinned)];
+                ++*pinned;
+                std::printf("pin %d %s\n", *pinned, name.c_str());
+                std::fflush(stdout);
+                window.partitionDocument()->setPolicy(name, jointscope::partition::Policy::MustSave);
+            });
+            timer->start(25);
+        });
+    });
+}
 
 int main(int argc, char* argv[]) {
     QApplication app(argc, argv);
@@ -65,12 +104,40 @@ int main(int argc, char* argv[]) {
     QCommandLineOption shard(QStringLiteral("shard"),
                              QStringLiteral("Solve the sharding on MESH[:NAMES] once laid out."),
                              QStringLiteral("MESH"));
-    parser.addOptions({screenshot, enter, select, profile, validate, shard});
+    // Crash-recovery scripting (tests): answer the restore question; pin N nodes one by one, printing
+    // "autosaved K" once the K-th edit is on disk; write the session once the restore question is settled.
+    QCommandLineOption restoreAnswer(QStringLiteral("restore-answer"),
+                                     QStringLiteral("Answer the restore question: yes or no."),
+                                     QStringLiteral("ANSWER"));
+    QCommandLineOption scriptPins(QStringLiteral("script-pins"),
+                                  QStringLiteral("Pin the first N call nodes MUST_SAVE, one every 25 ms."),
+                                  QStringLiteral("N"));
+    QCommandLineOption dumpSession(QStringLiteral("dump-session"),
+                                   QStringLiteral("Save the session to OUT once shown, then quit."),
+                                   QStringLiteral("OUT"));
+    for (QCommandLineOption* o : {&restoreAnswer, &scriptPins, &dumpSession})
+        o->setFlags(QCommandLineOption::HiddenFromHelp);
+    parser.addOptions({screenshot, enter, select, profile, validate, shard, restoreAnswer, scriptPins, dumpSession});
     parser.process(app);
 
     const bool shooting = parser.isSet(screenshot);
     jointscope::gui::MainWindow window(!shooting);
+    if (parser.isSet(restoreAnswer))
+        window.setRestoreAnswer(parser.value(restoreAnswer));
     window.show();
+    if (parser.isSet(scriptPins))
+        scriptPinEdits(window, parser.value(scriptPins).toInt());
+    if (parser.isSet(dumpSession)) {
+        const QString out = parser.value(dumpSession);
+        QObject::connect(&window, &jointscope::gui::MainWindow::restoreDone, &window, [&window, out] {
+            window.whenDocumentLoaded([&window, out](bool) {
+                // The restored pins are applied when the graph is shown: save after that turn of the loop.
+                QTimer::singleShot(0, &window, [&window, out] {
+                    QCoreApplication::exit(window.saveSession(out) ? 0 : 1);
+                });
+            });
+        });
+    }
     const QString file =
         parser.positionalArguments().isEmpty() ? bundledExample() : parser.positionalArguments().first();
     bool ok = window.openFile(file);

@@ -98,6 +98,28 @@ private slots:
         QVERIFY(bad.error().format().starts_with("bad.json:1:1"));
     }
 
+    // torch's default_partition never weighs values: a dtype the ruleset cannot size (1.13 has no complex)
+    // stops the min-cut, as in torch 1.13, but not the default partition. By hand: the backward reads
+    // primals_1 and the tangent, so primals_1 is saved.
+    void defaultPartitionNeedsNoDtypeSizes() {
+        const Graph joint = parseJoint(R"(class GraphModule(torch.nn.Module):
+    def forward(self, primals_1: "c64[4, 4]", tangents_1: "c64[4, 4]"):
+        mul: "c64[4, 4]" = torch.ops.aten.mul.Tensor(primals_1, primals_1)
+        mul_1: "c64[4, 4]" = torch.ops.aten.mul.Tensor(tangents_1, primals_1)
+        add: "c64[4, 4]" = torch.ops.aten.add.Tensor(mul_1, mul_1)
+        return (mul, add)
+)",
+                                       1);
+        const Ruleset rules = ruleset("torch-1.13");
+        QVERIFY(!partitionJoint(joint, rules, {})); // min-cut: 1.13's _size_of raises on complex too
+        PartitionOptions dflt;
+        dflt.strategy = Strategy::Default;
+        const Partition p = partitionOk(joint, rules, dflt);
+        QCOMPARE(names(p, p.saved), (Names{"primals_1"}));
+        const Partition p2 = partitionOk(joint, ruleset("torch-2.15"), dflt);
+        QCOMPARE(names(p2, p2.saved), (Names{"primals_1"}));
+    }
+
     // --ruleset auto (chooseRuleset): the recorded torch version, else the form of the text.
     void rulesetChoice() {
         // The shared torch 1.13 graphs: their sidecar records torch 1.13.0a0.

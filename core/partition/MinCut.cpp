@@ -176,7 +176,8 @@ Expected<uint64_t> sizeOf(const Node& node, const Ruleset& rules) {
 }
 
 Expected<NodeInfo> classifyNodes(const Graph& graph, const Ruleset& rules, std::vector<Policy> tags,
-                                 bool forDefaultPartition) {
+                                 ClassifyFor purpose) {
+    const bool forDefaultPartition = purpose == ClassifyFor::DefaultPartition;
     const size_t n = graph.size();
     NodeInfo info;
     info.requiredFw.assign(n, false);
@@ -222,7 +223,7 @@ Expected<NodeInfo> classifyNodes(const Graph& graph, const Ruleset& rules, std::
             ++calls;
             sized += node.outputKind != OutputKind::Unknown;
         }
-    if (calls > 0 && sized == 0)
+    if (calls > 0 && sized == 0 && !forDefaultPartition)
         return makeError(
             {}, "graph '" + graph.name +
                     "' carries no tensor metadata (shapes and dtypes), which the partitioner weighs "
@@ -234,9 +235,9 @@ Expected<NodeInfo> classifyNodes(const Graph& graph, const Ruleset& rules, std::
     for (NodeId id = 0; id < n; ++id) {
         const Node& node = graph.node(id);
         Expected<uint64_t> bytes = sizeOf(node, rules);
-        if (!bytes)
+        if (!bytes && !forDefaultPartition)
             return bytes.error();
-        info.bytes[id] = *bytes;
+        info.bytes[id] = bytes ? *bytes : 0; // the default partition reports sizes it knows, decides without
         info.hasTensorSize[id] =
             node.outputKind == OutputKind::Tensor && node.tensor() && node.tensor()->known();
         if (node.op == NodeOp::Placeholder && (isPrimal(node) || isFwdSeedOffset(node)))

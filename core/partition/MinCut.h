@@ -56,10 +56,12 @@ bool isSymNode(const Node& node);
 Expected<uint64_t> sizeOf(const Node& node, const Ruleset& rules);
 
 // classify_nodes + the dist_from_bw walk. `tags` are the graph's own recompute tags, possibly overridden.
-// `forDefaultPartition`: cleanup_recompute_tags(is_default_partition=True), which also saves the inputs of
-// checkpointed regions.
+// Who classifies: the default partition runs cleanup_recompute_tags(is_default_partition=True), which also
+// saves the inputs of checkpointed regions, and never weighs values, so it needs no dtype sizes or tensor
+// metadata (torch's default_partition does not either).
+enum class ClassifyFor : uint8_t { MinCut, DefaultPartition };
 Expected<NodeInfo> classifyNodes(const Graph& graph, const Ruleset& rules, std::vector<Policy> tags,
-                                 bool forDefaultPartition = false);
+                                 ClassifyFor purpose = ClassifyFor::MinCut);
 
 enum class BanReason : uint8_t {
     None,

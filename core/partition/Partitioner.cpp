@@ -371,7 +371,7 @@ Expected<Partition> partitionJoint(Graph joint, const Ruleset& rules, const Part
         if (!tags)
             return tags.error();
         p.graph = std::move(joint);
-        Expected<NodeInfo> info = classifyNodes(p.graph, rules, tags.take(), /*forDefaultPartition=*/true);
+        Expected<NodeInfo> info = classifyNodes(p.graph, rules, tags.take(), ClassifyFor::DefaultPartition);
         if (!info)
             return info.error();
         p.info = info.take();
@@ -392,7 +392,7 @@ Expected<Partition> partitionJoint(Graph joint, const Ruleset& rules, const Part
     }
     if (!useMinCut) {
         p.graph = std::move(joint);
-        Expected<NodeInfo> info = classifyNodes(p.graph, rules, {});
+        Expected<NodeInfo> info = classifyNodes(p.graph, rules, {}, ClassifyFor::DefaultPartition);
         if (!info)
             return info.error();
         p.info = info.take();

@@ -172,12 +172,10 @@ int runCheck(const ParsedArgs& args) {
     const Command& command = checkCommand();
     PartitionOptions options;
     options.extract = true;
-    if (std::optional<std::string> b = args.value("--memory-budget")) {
-        const std::optional<double> budget = parseNumber(*b);
-        if (!budget || !(*budget >= 0 && *budget <= 1))
-            return usageError(command, "--memory-budget takes a number in [0, 1]; got '" + *b + "'");
-        options.memoryBudget = *budget;
-    }
+    const TypedOption<double> budget = numberOption(args, "--memory-budget", 0, 1);
+    if (!budget.error.empty())
+        return usageError(command, budget.error);
+    options.memoryBudget = budget.value;
     if (std::optional<std::string> k = args.value("--solver")) {
         const std::optional<KnapsackSolver> solver = parseKnapsackSolver(*k);
         if (!solver)

@@ -1,6 +1,7 @@
 #include "CliArgs.h"
 
 #include <charconv>
+#include <cstdio>
 
 namespace jointscope::cli {
 
@@ -18,6 +19,36 @@ std::optional<int64_t> parseInteger(std::string_view text) {
     if (text.empty() || ec != std::errc() || end != text.data() + text.size())
         return std::nullopt;
     return value;
+}
+
+TypedOption<int64_t> integerOption(const ParsedArgs& args, std::string_view name, int64_t low, int64_t high) {
+    TypedOption<int64_t> out;
+    const std::optional<std::string> text = args.value(name);
+    if (!text)
+        return out;
+    out.value = parseInteger(*text);
+    if (!out.value || *out.value < low || *out.value > high) {
+        out.value.reset();
+        out.error = std::string(name) + " takes an integer in [" + std::to_string(low) + ", " +
+                    std::to_string(high) + "]; got '" + *text + "'";
+    }
+    return out;
+}
+
+TypedOption<double> numberOption(const ParsedArgs& args, std::string_view name, double low, double high,
+                                 bool lowOpen) {
+    TypedOption<double> out;
+    const std::optional<std::string> text = args.value(name);
+    if (!text)
+        return out;
+    out.value = parseNumber(*text);
+    if (!out.value || *out.value > high || *out.value < low || (lowOpen && *out.value == low)) {
+        out.value.reset();
+        char range[96];
+        std::snprintf(range, sizeof range, "%s%g, %g]", lowOpen ? "(" : "[", low, high);
+        out.error = std::string(name) + " takes a number in " + range + "; got '" + *text + "'";
+    }
+    return out;
 }
 
 

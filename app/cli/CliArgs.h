@@ -42,6 +42,18 @@ private:
 std::optional<double> parseNumber(std::string_view text);
 std::optional<int64_t> parseInteger(std::string_view text);
 
+// A typed option read with its range checked: `value` is absent when the option was not given; `error` (a
+// usage message naming the option, its range and what was given) is set when it was given wrong.
+template <typename T> struct TypedOption {
+    std::optional<T> value;
+    std::string error;
+};
+class ParsedArgs;
+TypedOption<int64_t> integerOption(const ParsedArgs& args, std::string_view name, int64_t low, int64_t high);
+// A number in [low, high]; `lowOpen` excludes low itself ("seconds > 0").
+TypedOption<double> numberOption(const ParsedArgs& args, std::string_view name, double low, double high,
+                                 bool lowOpen = false);
+
 // Parses args (after the subcommand name): "--name VALUE", "--name=VALUE", "-o VALUE", flags, and
 // positionals;
 // "--" ends options. Returns the parsed arguments or a usage message.

@@ -100,13 +100,11 @@ int loadOneGraph(const Command& command, const ParsedArgs& args, Graph& graph, G
 int loadJointGraph(const Command& command, const ParsedArgs& args, Graph& graph) {
     if (int code = loadOneGraph(command, args, graph); code != kExitOk)
         return code;
-    if (std::optional<std::string> n = args.value("--num-fwd-outputs")) {
-        char* end = nullptr;
-        const long long count = std::strtoll(n->c_str(), &end, 10);
-        if (end == n->c_str() || *end != '\0' || count < 0)
-            return usageError(command, "--num-fwd-outputs takes a count; got '" + *n + "'");
-        graph.numFwdOutputs = count;
-    }
+    const TypedOption<int64_t> count = integerOption(args, "--num-fwd-outputs", 0, int64_t(1) << 40);
+    if (!count.error.empty())
+        return usageError(command, count.error);
+    if (count.value)
+        graph.numFwdOutputs = *count.value;
     if (!graph.numFwdOutputs)
         return inputError(
             makeError({args.positional[0], 0, 0},

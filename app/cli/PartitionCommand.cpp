@@ -67,12 +67,10 @@ int readEngineOptions(const Command& command, const ParsedArgs& args, const Grap
             return usageError(command, "unknown --strategy '" + *s + "' (min-cut or default)");
         options.strategy = *strategy;
     }
-    if (std::optional<std::string> b = args.value("--memory-budget")) {
-        const std::optional<double> budget = parseNumber(*b);
-        if (!budget || !(*budget >= 0 && *budget <= 1))
-            return usageError(command, "--memory-budget takes a number in [0, 1]; got '" + *b + "'");
-        options.memoryBudget = *budget;
-    }
+    const TypedOption<double> budget = numberOption(args, "--memory-budget", 0, 1);
+    if (!budget.error.empty())
+        return usageError(command, budget.error);
+    options.memoryBudget = budget.value;
     if (std::optional<std::string> k = args.value("--solver")) {
         const std::optional<KnapsackSolver> solver = parseKnapsackSolver(*k);
         if (!solver)
@@ -104,11 +102,11 @@ int runPartition(const ParsedArgs& args) {
     const std::optional<std::string> outDir = args.value("--out");
     options.extract = outDir.has_value(); // the graphs are only written, never printed
     int repeat = 1;
-    if (std::optional<std::string> r = args.value("--repeat")) {
-        const std::optional<int64_t> n = parseInteger(*r);
-        repeat = n && *n >= 1 && *n <= 1000 ? int(*n) : 0;
-        if (repeat < 1)
-            return usageError(command, "--repeat takes an integer in [1, 1000]");
+    if (args.has("--repeat")) {
+        const TypedOption<int64_t> n = integerOption(args, "--repeat", 1, 1000);
+        if (!n.error.empty())
+            return usageError(command, n.error);
+        repeat = int(*n.value);
     }
     // --repeat: time the engine in one warm process (the graph is copied outside the timed part).
     std::vector<double> seconds;
@@ -213,11 +211,11 @@ int runPareto(const ParsedArgs& args) {
     if (int code = readEngineOptions(command, args, graph, rules, choice, options); code != kExitOk)
         return code;
     int points = 100;
-    if (std::optional<std::string> n = args.value("--points")) {
-        const std::optional<int64_t> count = parseInteger(*n);
-        points = count && *count >= 2 && *count <= 10000 ? int(*count) : 0;
-        if (points < 2)
-            return usageError(command, "--points takes an integer in [2, 10000]");
+    if (args.has("--points")) {
+        const TypedOption<int64_t> count = integerOption(args, "--points", 2, 10000);
+        if (!count.error.empty())
+            return usageError(command, count.error);
+        points = int(*count.value);
     }
     CostSetup costs;
     if (int code = readEstimator(command, args, graph, costs, options); code != kExitOk)

@@ -75,34 +75,26 @@ int runShard(const ParsedArgs& args) {
             return usageError(command, "--pin takes NODE=PLACEMENT like mm_1=S(0)R; got '" + pin + "'");
         options.pins.push_back({pin.substr(0, eq), *p, "--pin"});
     }
-    if (std::optional<std::string> rounds = args.value("--cluster-rounds")) {
-        char* end = nullptr;
-        const long r = std::strtol(rounds->c_str(), &end, 10);
-        if (rounds->empty() || *end != '\0' || r < 0 || r > 64)
-            return usageError(command, "--cluster-rounds takes 0 to 64; got '" + *rounds + "'");
-        options.clusterRounds = static_cast<int>(r);
-    }
-    if (std::optional<std::string> limit = args.value("--time-limit")) {
-        char* end = nullptr;
-        const double seconds = std::strtod(limit->c_str(), &end);
-        if (limit->empty() || *end != '\0' || !(seconds > 0))
-            return usageError(command, "--time-limit takes seconds > 0; got '" + *limit + "'");
-        options.timeLimitSeconds = seconds;
-    }
+    const TypedOption<int64_t> rounds = integerOption(args, "--cluster-rounds", 0, 64);
+    if (!rounds.error.empty())
+        return usageError(command, rounds.error);
+    if (rounds.value)
+        options.clusterRounds = static_cast<int>(*rounds.value);
+    const TypedOption<double> limit = numberOption(args, "--time-limit", 0, 1e9, /*lowOpen=*/true);
+    if (!limit.error.empty())
+        return usageError(command, limit.error);
+    if (limit.value)
+        options.timeLimitSeconds = *limit.value;
     if (std::optional<std::string> mem = args.value("--param-memory")) {
         // LOW:HIGH, or HIGH alone (LOW 0).
         const size_t colon = mem->find(':');
-        const char* text = mem->c_str();
-        char* end = nullptr;
-        double low = 0;
-        bool ok = true;
-        if (colon != std::string::npos) {
-            low = std::strtod(text, &end);
-            ok = end == text + colon && colon > 0;
-            text += colon + 1;
-        }
-        const double high = std::strtod(text, &end);
-        ok = ok && end != text && *end == '\0';
+        const std::string_view text = *mem;
+        const std::optional<double> parsedLow =
+            colon == std::string::npos ? std::optional<double>(0.0) : parseNumber(text.substr(0, colon));
+        const std::optional<double> parsedHigh =
+            parseNumber(colon == std::string::npos ? text : text.substr(colon + 1));
+        const bool ok = parsedLow && parsedHigh;
+        const double low = parsedLow.value_or(0), high = parsedHigh.value_or(0);
         if (!ok || !(low >= 0 && low <= high && high <= 1))
             return usageError(command,
                               "--param-memory takes LOW:HIGH fractions in [0, 1]; got '" + *mem + "'");

@@ -16,13 +16,12 @@ namespace {
 
 int runSplitDw(const ParsedArgs& args) {
     const Command& command = splitDwCommand();
-    const std::optional<std::string> count = args.value("--num-weight-grads");
-    if (!count)
+    const TypedOption<int64_t> count = integerOption(args, "--num-weight-grads", 0, int64_t(1) << 40);
+    if (!count.error.empty())
+        return usageError(command, count.error);
+    if (!count.value)
         return usageError(command, "missing --num-weight-grads N");
-    char* end = nullptr;
-    const long long n = std::strtoll(count->c_str(), &end, 10);
-    if (end == count->c_str() || *end != '\0')
-        return usageError(command, "--num-weight-grads takes an integer; got '" + *count + "'");
+    const int64_t n = *count.value;
     const std::optional<std::string> outDir = args.value("--out");
     if (!outDir)
         return usageError(command, "missing --out DIR");

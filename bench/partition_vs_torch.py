@@ -66,9 +66,10 @@ def torch_min_cut(capture, repeats):
     return statistics.median(times), saved
 
 
-def jointscope(cli, path, repeats):
-    """(median engine seconds of cold runs, median wall seconds of cold runs, warm engine seconds, saved list)."""
-    command = [cli, "partition", path, "--ruleset", "torch-1.13", "--json"]
+def jointscope(cli, path, repeats, ruleset_args=("--ruleset", "torch-1.13")):
+    """(median engine seconds of cold runs, median wall seconds of cold runs, warm engine seconds, saved list,
+    the ruleset the CLI used)."""
+    command = [cli, "partition", path, *ruleset_args, "--json"]
     engine, wall, saved = [], [], None
     for _ in range(repeats):
         start = time.perf_counter()
@@ -82,7 +83,7 @@ def jointscope(cli, path, repeats):
     warm = json.loads(subprocess.run(command + ["--repeat", "20"], capture_output=True, text=True, check=True).stdout)
     if warm["saved"] != saved:
         raise RuntimeError("jointscope-cli --repeat gave another saved list")
-    return statistics.median(engine), statistics.median(wall), warm["seconds"], saved
+    return statistics.median(engine), statistics.median(wall), warm["seconds"], saved, warm["ruleset"]
 
 
 def main():
@@ -107,7 +108,7 @@ def main():
         capture, path = export_cached(layers, out)
         nodes = len(capture.joint_module.graph.nodes)
         torch_s, torch_saved = torch_min_cut(capture, 3)
-        cold_s, wall_s, warm_s, ours = jointscope(cli, path, 5)
+        cold_s, wall_s, warm_s, ours, _ruleset = jointscope(cli, path, 5)
         same = ours == torch_saved
         identical = identical and same
         print("| GPT, %d layers | %s | %s | %.3f s | %.2f ms | **%.0f×** | %.2f ms | %.1f ms | %.0f× | %s |" % (

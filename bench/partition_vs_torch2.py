@@ -21,17 +21,15 @@ import argparse
 import json
 import os
 import statistics
-import subprocess
 import sys
-import time
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "python"))
 
 import torch  # noqa: E402
-import torch.nn as nn  # noqa: E402
 
 from jointscope_torch import _capture, capture_joint, export_joint  # noqa: E402
 from jointscope_torch.models import CheckpointedStack, Llama3Block, RMSNorm, gpt_stack  # noqa: E402
+from partition_vs_torch import jointscope  # noqa: E402  (the same CLI timing, here with the CLI's own ruleset)
 
 
 def build(name):
@@ -81,25 +79,6 @@ def torch_min_cut(cap, repeats):
     return statistics.median(times), saved
 
 
-def jointscope(cli, path, repeats):
-    """(median engine seconds of cold runs, median wall seconds of cold runs, warm engine seconds, saved, ruleset)."""
-    command = [cli, "partition", path, "--json"]
-    engine, wall, saved, result = [], [], None, None
-    for _ in range(repeats):
-        start = time.perf_counter()
-        proc = subprocess.run(command, capture_output=True, text=True, check=True)
-        wall.append(time.perf_counter() - start)
-        result = json.loads(proc.stdout)
-        engine.append(result["seconds"])
-        if saved is not None and result["saved"] != saved:
-            raise RuntimeError("jointscope-cli gave different saved lists on one graph")
-        saved = result["saved"]
-    warm = json.loads(subprocess.run(command + ["--repeat", "20"], capture_output=True, text=True, check=True).stdout)
-    if warm["saved"] != saved:
-        raise RuntimeError("jointscope-cli --repeat gave another saved list")
-    return statistics.median(engine), statistics.median(wall), warm["seconds"], saved, result["ruleset"]
-
-
 def main():
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--cli", required=True, help="path of jointscope-cli")
@@ -120,7 +99,7 @@ def main():
         cap, path = capture(name, out)
         nodes = len(cap.joint_module.graph.nodes)
         torch_s, torch_saved = torch_min_cut(cap, 3)
-        cold_s, wall_s, warm_s, ours, ruleset = jointscope(cli, path, 5)
+        cold_s, wall_s, warm_s, ours, ruleset = jointscope(cli, path, 5, ruleset_args=())
         same = ours == torch_saved
         identical = identical and same
         print("| %s | %s | %s | %.3f s | %.2f ms | **%.0f×** | %.2f ms | %.1f ms | **%.0f×** | %s | %s |" % (

@@ -172,16 +172,8 @@ int runCheck(const ParsedArgs& args) {
     const Command& command = checkCommand();
     PartitionOptions options;
     options.extract = true;
-    const TypedOption<double> budget = numberOption(args, "--memory-budget", 0, 1);
-    if (!budget.error.empty())
-        return usageError(command, budget.error);
-    options.memoryBudget = budget.value;
-    if (std::optional<std::string> k = args.value("--solver")) {
-        const std::optional<KnapsackSolver> solver = parseKnapsackSolver(*k);
-        if (!solver)
-            return usageError(command, "unknown --solver '" + *k + "' (greedy, dp or ilp)");
-        options.solver = *solver;
-    }
+    if (int code = readBudgetOptions(command, args, options); code != kExitOk)
+        return code;
     Expected<GraphFile> file = openGraphFile(args);
     if (!file)
         return inputError(file.error());

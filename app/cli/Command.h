@@ -19,6 +19,9 @@
 namespace jointscope::runtime {
 struct RunOptions;
 }
+namespace jointscope::partition {
+struct PartitionOptions;
+}
 
 namespace jointscope::cli {
 
@@ -99,6 +102,9 @@ int loadJointGraph(const Command& command, const ParsedArgs& args, Graph& graph)
 // The saved values of a decision JSON (what `partition --json` prints, or an edited copy): "saved", then
 // "saved_sym".
 Expected<std::vector<std::string>> readSavedNames(const std::string& path);
+
+// --memory-budget and --solver (partition, pareto, check) into `options`; kExitOk or the usage error's code.
+int readBudgetOptions(const Command& command, const ParsedArgs& args, partition::PartitionOptions& options);
 
 // --device, --seed and --bind of the commands that run graphs (validate, profile).
 int readRuntimeOptions(const Command& command, const ParsedArgs& args, runtime::RunOptions& run);

@@ -67,16 +67,8 @@ int readEngineOptions(const Command& command, const ParsedArgs& args, const Grap
             return usageError(command, "unknown --strategy '" + *s + "' (min-cut or default)");
         options.strategy = *strategy;
     }
-    const TypedOption<double> budget = numberOption(args, "--memory-budget", 0, 1);
-    if (!budget.error.empty())
-        return usageError(command, budget.error);
-    options.memoryBudget = budget.value;
-    if (std::optional<std::string> k = args.value("--solver")) {
-        const std::optional<KnapsackSolver> solver = parseKnapsackSolver(*k);
-        if (!solver)
-            return usageError(command, "unknown --solver '" + *k + "' (greedy, dp or ilp)");
-        options.solver = *solver;
-    }
+    if (int code = readBudgetOptions(command, args, options); code != kExitOk)
+        return code;
     if (std::optional<std::string> p = args.value("--policy")) {
         Expected<std::vector<std::pair<std::string, Policy>>> policy = readPolicyFile(*p);
         if (!policy)
@@ -265,6 +257,20 @@ int runPareto(const ParsedArgs& args) {
 }
 
 } // namespace
+
+int readBudgetOptions(const Command& command, const ParsedArgs& args, PartitionOptions& options) {
+    const TypedOption<double> budget = numberOption(args, "--memory-budget", 0, 1);
+    if (!budget.error.empty())
+        return usageError(command, budget.error);
+    options.memoryBudget = budget.value;
+    if (std::optional<std::string> k = args.value("--solver")) {
+        const std::optional<KnapsackSolver> solver = parseKnapsackSolver(*k);
+        if (!solver)
+            return usageError(command, "unknown --solver '" + *k + "' (greedy, dp or ilp)");
+        options.solver = *solver;
+    }
+    return kExitOk;
+}
 
 const Command& partitionCommand() {
     static const Command command{

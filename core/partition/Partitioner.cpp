@@ -365,34 +365,24 @@ Expected<Partition> partitionJoint(Graph joint, const Ruleset& rules, const Part
     p.memoryBudget = budget;
 
     bool useMinCut = options.strategy == Strategy::MinCut;
-    if (!useMinCut && rules.defaultPartitionByPlacement) {
-        // torch >= 2.8: default_partition honours the tags itself.
-        Expected<std::vector<Policy>> tags = initialTags(joint, rules, options, {}, p.warnings);
-        if (!tags)
-            return tags.error();
-        p.graph = std::move(joint);
-        Expected<NodeInfo> info = classifyNodes(p.graph, rules, tags.take(), ClassifyFor::DefaultPartition);
-        if (!info)
-            return info.error();
-        p.info = info.take();
-        if (Expected<bool> done = finishWithDefaultPartition(p, rules, options.extract); !done)
-            return done.error();
-        p.seconds = secondsSince(start);
-        return p;
-    }
+    std::vector<Policy> defaultTags; // the tags torch >= 2.8's default_partition honours itself
     if (!useMinCut) {
-        // default_partition hands graphs with recompute tags to the min-cut partitioner.
         Expected<std::vector<Policy>> tags = initialTags(joint, rules, options, {}, p.warnings);
         if (!tags)
             return tags.error();
-        useMinCut = rules.honorRecomputeTags && hasMustRecompute(*tags);
-        if (useMinCut)
+        if (rules.defaultPartitionByPlacement) {
+            defaultTags = tags.take();
+        } else if (rules.honorRecomputeTags && hasMustRecompute(*tags)) {
+            // Older default_partition hands graphs with recompute tags to the min-cut partitioner.
+            useMinCut = true;
             p.warnings.push_back(
                 "the graph has recompute tags: default_partition defers to the min-cut partitioner");
+        }
     }
     if (!useMinCut) {
         p.graph = std::move(joint);
-        Expected<NodeInfo> info = classifyNodes(p.graph, rules, {}, ClassifyFor::DefaultPartition);
+        Expected<NodeInfo> info =
+            classifyNodes(p.graph, rules, std::move(defaultTags), ClassifyFor::DefaultPartition);
         if (!info)
             return info.error();
         p.info = info.take();

@@ -18,3 +18,21 @@ def run_cli(*args, timeout=300):
     if proc.returncode != 0:
         raise AssertionError("jointscope-cli %s failed (%d): %s" % (" ".join(args), proc.returncode, proc.stderr))
     return proc.stdout
+
+
+def require_torch2(test_name):
+    """The test's torch when it is 2.x; otherwise prints why and exits 1 (a failure, never a skip)."""
+    import sys
+
+    try:
+        import torch
+    except ImportError as e:
+        print("FAIL: %s needs torch >= 2 (the venv ~/.cache/jointscope/torch-2.15/bin/python): %s" % (test_name, e),
+              file=sys.stderr)
+        sys.exit(1)
+    if int(torch.__version__.split(".")[0]) < 2:
+        print("FAIL: %s needs torch >= 2 with torch.compile; %s has torch %s. Run it with the torch 2 venv: "
+              "~/.cache/jointscope/torch-2.15/bin/python" % (test_name, sys.executable, torch.__version__),
+              file=sys.stderr)
+        sys.exit(1)
+    return torch

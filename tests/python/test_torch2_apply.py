@@ -16,16 +16,9 @@ import sys
 import tempfile
 import unittest
 
-try:
-    import torch
-except ImportError as e:
-    print("FAIL: test_torch2_apply needs torch >= 2: %s" % e, file=sys.stderr)
-    sys.exit(1)
+from clitool import require_torch2  # noqa: E402
 
-if int(torch.__version__.split(".")[0]) < 2:
-    print("FAIL: test_torch2_apply needs torch >= 2 with torch.compile; %s has torch %s. Run it with the torch 2 "
-          "venv: ~/.cache/jointscope/torch-2.15/bin/python" % (sys.executable, torch.__version__), file=sys.stderr)
-    sys.exit(1)
+torch = require_torch2("test_torch2_apply")
 
 from torch._dynamo.backends.common import aot_autograd
 from torch._functorch.aot_autograd import make_boxed_func

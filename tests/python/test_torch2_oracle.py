@@ -27,17 +27,9 @@ import sys
 import tempfile
 import unittest
 
-try:
-    import torch
-except ImportError as e:
-    print("FAIL: test_torch2_oracle needs torch >= 2 (the venv ~/.cache/jointscope/torch-2.15/bin/python): %s" % e,
-          file=sys.stderr)
-    sys.exit(1)
+from clitool import require_torch2  # noqa: E402
 
-if int(torch.__version__.split(".")[0]) < 2:
-    print("FAIL: test_torch2_oracle needs torch >= 2 with torch.compile; %s has torch %s. Run it with the torch 2 "
-          "venv: ~/.cache/jointscope/torch-2.15/bin/python" % (sys.executable, torch.__version__), file=sys.stderr)
-    sys.exit(1)
+torch = require_torch2("test_torch2_oracle")
 
 import jointscope_torch
 from jointscope_torch.models import torch2_zoo_builders

@@ -20,15 +20,9 @@ import sys
 import tempfile
 import unittest
 
-try:
-    import torch
-except ImportError as e:
-    print("FAIL: test_torch2_trace_check needs torch >= 2: %s" % e, file=sys.stderr)
-    sys.exit(1)
-if int(torch.__version__.split(".")[0]) < 2:
-    print("FAIL: test_torch2_trace_check needs torch >= 2; %s has torch %s" % (sys.executable, torch.__version__),
-          file=sys.stderr)
-    sys.exit(1)
+from clitool import require_torch2  # noqa: E402
+
+torch = require_torch2("test_torch2_trace_check")
 
 from clitool import cli_path
 

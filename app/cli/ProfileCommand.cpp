@@ -8,6 +8,7 @@
 
 #include <algorithm>
 #include <cstdio>
+#include <filesystem>
 
 namespace jointscope::cli {
 #ifdef JOINTSCOPE_CLI_RUNTIME
@@ -44,8 +45,11 @@ int runProfile(const ParsedArgs& args) {
     Graph graph;
     if (int code = loadOneGraph(command, args, graph); code != kExitOk)
         return code;
+    if (int code = refuseUnsafeOps(args, {&graph}, options.run); code != kExitOk)
+        return code;
 
     std::unique_ptr<cost::ProfileDb> db;
+    std::vector<std::string> writable;
     if (!args.has("--no-db")) {
         const std::string path = args.valueOr("--db", cost::defaultProfileDbPath());
         Expected<std::unique_ptr<cost::ProfileDb>> opened = cost::ProfileDb::open(path);
@@ -53,7 +57,17 @@ int runProfile(const ParsedArgs& args) {
             return inputError(opened.error());
         db = opened.take();
         options.db = db.get();
+        // The database and SQLite's files beside it, which its open connection holds already (WAL mode).
+        // SQLite also deletes the -wal and -shm files when it closes the last connection; the sandbox keeps
+        // it from doing that (the directory stays closed), and the next connection reuses them.
+        for (const char* suffix : {"", "-wal", "-shm", "-journal"}) {
+            std::error_code ec;
+            if (std::filesystem::is_regular_file(path + suffix, ec))
+                writable.push_back(path + suffix);
+        }
     }
+    if (int code = enterSandbox(args, writable, kExitBadInput, options.run); code != kExitOk)
+        return code;
     if (args.has("--progress"))
         options.progress = [](size_t done, size_t total) {
             std::fprintf(stderr, "progress %zu/%zu\n", done, total);
@@ -154,7 +168,10 @@ const Command& profileCommand() {
          {"--seed", "", "N", "seed of the generated inputs (default 0)"},
          {"--bind", "", "S=N", "size of a symbolic dimension (repeatable; default 16)"},
          {"--progress", "", "", "print 'progress DONE/TOTAL' lines on stderr"},
-         jsonOption()},
+         jsonOption(),
+         noSandboxOption(),
+         noOpAllowlistOption(),
+         debugOption()},
         1,
         1,
         JOINTSCOPE_RUNTIME_RUN(&runProfile),

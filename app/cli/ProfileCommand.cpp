@@ -139,10 +139,16 @@ int runProfile(const ParsedArgs& args) {
         std::printf("; whole-graph replay: %.1f us (sum / replay = %.3f)", *r.replayUs,
                     r.sumUs / *r.replayUs);
     std::printf("\n");
-    for (const runtime::NodeTiming& t : r.nodes)
-        if (!t.error.empty())
-            std::fprintf(stderr, "%s: warning: node '%s' (%s): %s\n", args.positional[0].c_str(),
-                         t.name.c_str(), t.op.c_str(), t.error.c_str());
+    for (const runtime::NodeTiming& t : r.nodes) {
+        if (t.error.empty())
+            continue;
+        // Located on the node's line, as errors are.
+        const std::optional<NodeId> id = graph.find(t.name);
+        const Diagnostic d{Severity::Warning,
+                           {args.positional[0], id ? graph.node(*id).meta.sourceLine : 0, 0},
+                           "node '" + t.name + "' (" + t.op + "): " + t.error};
+        std::fprintf(stderr, "%s\n", d.format().c_str());
+    }
     return kExitOk;
 }
 

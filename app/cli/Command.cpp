@@ -16,6 +16,20 @@ OptionSpec metaOption() {
 OptionSpec jsonOption() {
     return {"--json", "", "", "machine-readable JSON output"};
 }
+OptionSpec noSandboxOption() {
+    return {
+        "--no-sandbox", "", "",
+        "run without the OS guard (Landlock: no writes but the outputs, no TCP); only for graphs you trust, "
+        "on kernels without Landlock"};
+}
+OptionSpec noOpAllowlistOption() {
+    return {"--no-op-allowlist", "", "",
+            "run ops the allowlist refuses (file, storage and process-wide ops), still inside the OS guard "
+            "(for testing it; not with --no-sandbox)"};
+}
+OptionSpec debugOption() {
+    return {"--debug", "", "", "LibTorch errors with their C++ backtrace; no fault guard"};
+}
 
 int usageError(const Command& command, const std::string& message) {
     std::fprintf(stderr, "jointscope-cli: error: %s\nusage: jointscope-cli %.*s\n", message.c_str(),

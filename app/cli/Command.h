@@ -27,8 +27,9 @@ namespace jointscope::cli {
 
 enum ExitCode : int {
     kExitOk = 0,
-    kExitUsage = 1,    // bad command line
-    kExitBadInput = 2, // the input could not be read or parsed (a located message is on stderr)
+    kExitUsage = 1,     // bad command line
+    kExitBadInput = 2,  // the input could not be read or parsed (a located message is on stderr)
+    kExitNoSandbox = 5, // validate / profile / run: the OS guard cannot be set up (Sandbox.h; --no-sandbox)
 };
 
 struct Command {
@@ -69,6 +70,10 @@ const Command& runCommand();
 OptionSpec graphOption();
 OptionSpec metaOption();
 OptionSpec jsonOption();
+// Options of the commands that run graphs on LibTorch (validate, profile, run): docs/runtime.md, "Safety".
+OptionSpec noSandboxOption();
+OptionSpec noOpAllowlistOption();
+OptionSpec debugOption();
 
 // Prints "jointscope-cli: error: message" and the synopsis of command; returns kExitUsage.
 int usageError(const Command& command, const std::string& message);
@@ -106,7 +111,18 @@ Expected<std::vector<std::string>> readSavedNames(const std::string& path);
 // --memory-budget and --solver (partition, pareto, check) into `options`; kExitOk or the usage error's code.
 int readBudgetOptions(const Command& command, const ParsedArgs& args, partition::PartitionOptions& options);
 
-// --device, --seed and --bind of the commands that run graphs (validate, profile).
+// --device, --seed, --bind, --debug and --no-op-allowlist of the commands that run graphs (validate, profile,
+// run).
 int readRuntimeOptions(const Command& command, const ParsedArgs& args, runtime::RunOptions& run);
+
+// Before a LibTorch command runs anything: refuses graphs that call an op outside the allowlist (a located
+// error naming the node, exit 2). Then the caller creates its outputs and calls enterSandbox.
+int refuseUnsafeOps(const ParsedArgs& args, const std::vector<const Graph*>& graphs,
+                    const runtime::RunOptions& run);
+// Starts the device, installs the fault guard (a kernel's fatal signal becomes a located line and exit
+// `faultExit`) and, unless --no-sandbox, forbids writing anything but `writable` (existing files or
+// directories) from here on; exit 5 with the reason when the kernel cannot do that.
+int enterSandbox(const ParsedArgs& args, const std::vector<std::string>& writable, int faultExit,
+                 const runtime::RunOptions& run);
 
 } // namespace jointscope::cli

@@ -8,6 +8,7 @@
 
 #include <algorithm>
 #include <cstdio>
+#include <filesystem>
 
 namespace jointscope::cli {
 #ifdef JOINTSCOPE_CLI_RUNTIME
@@ -44,8 +45,11 @@ int runProfile(const ParsedArgs& args) {
     Graph graph;
     if (int code = loadOneGraph(command, args, graph); code != kExitOk)
         return code;
+    if (int code = refuseUnsafeOps(args, {&graph}, options.run); code != kExitOk)
+        return code;
 
     std::unique_ptr<cost::ProfileDb> db;
+    std::vector<std::string> writable;
     if (!args.has("--no-db")) {
         const std::string path = args.valueOr("--db", cost::defaultProfileDbPath());
         Expected<std::unique_ptr<cost::ProfileDb>> opened = cost::ProfileDb::open(path);
@@ -53,7 +57,17 @@ int runProfile(const ParsedArgs& args) {
             return inputError(opened.error());
         db = opened.take();
         options.db = db.get();
+        // The database and SQLite's files beside it, which its open connection holds already (WAL mode).
+        // SQLite also deletes the -wal and -shm files when it closes the last connection; the sandbox keeps
+        // it from doing that (the directory stays closed), and the next connection reuses them.
+        for (const char* suffix : {"", "-wal", "-shm", "-journal"}) {
+            std::error_code ec;
+            if (std::filesystem::is_regular_file(path + suffix, ec))
+                writable.push_back(path + suffix);
+        }
     }
+    if (int code = enterSandbox(args, writable, kExitBadInput, options.run); code != kExitOk)
+        return code;
     if (args.has("--progress"))
         options.progress = [](size_t done, size_t total) {
             std::fprintf(stderr, "progress %zu/%zu\n", done, total);
@@ -132,10 +146,16 @@ int runProfile(const ParsedArgs& args) {
         std::printf("; whole-graph replay: %.1f us (sum / replay = %.3f)", *r.replayUs,
                     r.sumUs / *r.replayUs);
     std::printf("\n");
-    for (const runtime::NodeTiming& t : r.nodes)
-        if (!t.error.empty())
-            std::fprintf(stderr, "%s: warning: node '%s' (%s): %s\n", args.positional[0].c_str(),
-                         t.name.c_str(), t.op.c_str(), t.error.c_str());
+    for (const runtime::NodeTiming& t : r.nodes) {
+        if (t.error.empty())
+            continue;
+        // Located on the node's line, as errors are.
+        const std::optional<NodeId> id = graph.find(t.name);
+        const Diagnostic d{Severity::Warning,
+                           {args.positional[0], id ? graph.node(*id).meta.sourceLine : 0, 0},
+                           "node '" + t.name + "' (" + t.op + "): " + t.error};
+        std::fprintf(stderr, "%s\n", d.format().c_str());
+    }
     return kExitOk;
 }
 
@@ -161,7 +181,10 @@ const Command& profileCommand() {
          {"--seed", "", "N", "seed of the generated inputs (default 0)"},
          {"--bind", "", "S=N", "size of a symbolic dimension (repeatable; default 16)"},
          {"--progress", "", "", "print 'progress DONE/TOTAL' lines on stderr"},
-         jsonOption()},
+         jsonOption(),
+         noSandboxOption(),
+         noOpAllowlistOption(),
+         debugOption()},
         1,
         1,
         JOINTSCOPE_RUNTIME_RUN(&runProfile),

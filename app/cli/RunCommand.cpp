@@ -3,7 +3,12 @@
 
 #include "runtime/Runtime.h"
 
+#include <cerrno>
 #include <cstdio>
+#include <cstring>
+
+#include <fcntl.h>
+#include <unistd.h>
 
 namespace jointscope::cli {
 #ifdef JOINTSCOPE_CLI_RUNTIME
@@ -19,6 +24,20 @@ int runRun(const ParsedArgs& args) {
         return usageError(command, "missing --save OUT.safetensors");
     Graph graph;
     if (int code = loadOneGraph(command, args, graph); code != kExitOk)
+        return code;
+    if (int code = refuseUnsafeOps(args, {&graph}, run); code != kExitOk)
+        return code;
+    // The sandbox allows writing OUT alone, and Landlock's rules name existing files: create OUT now (empty;
+    // an existing one is kept as it is until the run has succeeded).
+    if (!args.has("--no-sandbox")) {
+        const int fd = ::open(out->c_str(), O_WRONLY | O_CREAT | O_CLOEXEC, 0666);
+        if (fd < 0) {
+            std::fprintf(stderr, "%s: error: cannot write file: %s\n", out->c_str(), std::strerror(errno));
+            return kExitBadInput;
+        }
+        ::close(fd);
+    }
+    if (int code = enterSandbox(args, {*out}, kExitBadInput, run); code != kExitOk)
         return code;
     Expected<size_t> outputs = runtime::runToSafetensors(graph, run, *out);
     if (!outputs) {
@@ -46,7 +65,10 @@ const Command& runCommand() {
          {"--save", "-o", "OUT", "safetensors file: input:NAME and output:I tensors"},
          {"--device", "", "D", "cpu (default), cuda or cuda:N"},
          {"--seed", "", "N", "seed of the generated inputs and of random ops (default 0)"},
-         {"--bind", "", "S=N", "size of a symbolic dimension (repeatable; default 16)"}},
+         {"--bind", "", "S=N", "size of a symbolic dimension (repeatable; default 16)"},
+         noSandboxOption(),
+         noOpAllowlistOption(),
+         debugOption()},
         1,
         1,
         JOINTSCOPE_RUNTIME_RUN(&runRun),

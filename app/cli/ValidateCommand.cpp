@@ -4,10 +4,12 @@
 #include "ops/RulesetChoice.h"
 #include "partition/Partitioner.h"
 #include "runtime/Runtime.h"
+#include "runtime/Sandbox.h"
 
 #include <nlohmann/json.hpp>
 
 #include <cstdio>
+#include <cstdlib>
 
 namespace jointscope::cli {
 #ifdef JOINTSCOPE_CLI_RUNTIME
@@ -21,9 +23,15 @@ enum ValidateExit : int {
     kExitCannotRun = 4,        // an op could not run (named on stderr)
 };
 
-// --device and --seed and --bind, shared with profile.
+// --device, --seed, --bind, --debug and --no-op-allowlist, shared with profile and run.
 int readRunOptions(const Command& command, const ParsedArgs& args, runtime::RunOptions& run) {
     run.device = args.valueOr("--device", "cpu");
+    run.flags.debug = args.has("--debug");
+    run.flags.opAllowlist = !args.has("--no-op-allowlist");
+    // One of the two guards always holds: a graph never runs refused ops outside the OS guard.
+    if (!run.flags.opAllowlist && args.has("--no-sandbox"))
+        return usageError(command,
+                          "--no-op-allowlist needs the sandbox: it cannot be combined with --no-sandbox");
     if (std::optional<std::string> s = args.value("--seed")) {
         char* end = nullptr;
         run.seed = std::strtoull(s->c_str(), &end, 10);
@@ -54,6 +62,8 @@ int runValidate(const ParsedArgs& args) {
         return code;
     Graph joint;
     if (int code = loadJointGraph(command, args, joint); code != kExitOk)
+        return code;
+    if (int code = refuseUnsafeOps(args, {&joint}, run); code != kExitOk)
         return code;
     Expected<Ruleset> rules = loadRulesetFor(args.valueOr("--ruleset", "auto"), joint);
     if (!rules)
@@ -96,6 +106,9 @@ int runValidate(const ParsedArgs& args) {
         return kExitInvalidPartition;
     }
 
+    // validate writes no file.
+    if (int code = enterSandbox(args, {}, kExitCannotRun, run); code != kExitOk)
+        return code;
     Expected<runtime::ValidationReport> report =
         runtime::validatePartition(joint, p->forward, p->backward, *joint.numFwdOutputs, run);
     if (!report) {
@@ -189,7 +202,10 @@ const Command& validateCommand() {
          {"--device", "", "D", "cpu (default), cuda or cuda:N"},
          {"--seed", "", "N", "seed of the generated inputs and of random ops (default 0)"},
          {"--bind", "", "S=N", "size of a symbolic dimension (repeatable; default 16)"},
-         jsonOption()},
+         jsonOption(),
+         noSandboxOption(),
+         noOpAllowlistOption(),
+         debugOption()},
         1,
         1,
         JOINTSCOPE_RUNTIME_RUN(&runValidate),
@@ -198,9 +214,54 @@ const Command& validateCommand() {
 }
 
 #ifdef JOINTSCOPE_CLI_RUNTIME
-// Shared with profile (ProfileCommand.cpp).
+// Shared with profile and run.
 int readRuntimeOptions(const Command& command, const ParsedArgs& args, runtime::RunOptions& run) {
     return readRunOptions(command, args, run);
+}
+
+int refuseUnsafeOps(const ParsedArgs& args, const std::vector<const Graph*>& graphs,
+                    const runtime::RunOptions& run) {
+    if (!run.flags.opAllowlist)
+        return kExitOk;
+    for (const Graph* graph : graphs)
+        if (std::optional<Diagnostic> refused = runtime::refusedOp(*graph)) {
+            refused->loc.file = args.positional[0];
+            return inputError(*refused);
+        }
+    return kExitOk;
+}
+
+int enterSandbox(const ParsedArgs& args, const std::vector<std::string>& writable, int faultExit,
+                 const runtime::RunOptions& run) {
+    const bool sandbox = !args.has("--no-sandbox");
+    // torch's jiterator caches the CUDA kernels it compiles under ~/.cache/torch/kernels: compile them anew
+    // instead of writing there.
+    if (sandbox)
+        ::setenv("USE_PYTORCH_KERNEL_CACHE", "0", 1);
+    // CUDA opens the driver's files and starts its threads now rather than inside the sandbox. A device that
+    // cannot start is left to the run, which reports it.
+    (void)runtime::initializeDevice(run.device);
+    // With --debug a fatal signal stays one, for the debugger and the core dump.
+    if (!run.flags.debug)
+        runtime::installFaultGuard(args.positional[0], faultExit);
+    if (!sandbox)
+        return kExitOk;
+    Expected<runtime::SandboxReport> report = runtime::applySandbox(writable);
+    if (!report) {
+        std::fprintf(
+            stderr,
+            "jointscope-cli: error: %s; graph files are run only inside it (pass --no-sandbox to run "
+            "without it, on graphs you trust)\n",
+            report.error().message.c_str());
+        return kExitNoSandbox;
+    }
+    if (run.flags.debug)
+        std::fprintf(stderr,
+                     "jointscope-cli: note: sandbox: Landlock ABI %d, writes only to %zu path(s), TCP %s, "
+                     "%zu thread(s) started before it\n",
+                     report->abi, writable.size(), report->network ? "blocked" : "allowed",
+                     report->otherThreads);
+    return kExitOk;
 }
 #endif
 

@@ -1,6 +1,7 @@
 // jointscope-cli: the command-line front end (no Qt). One file per subcommand; see Command.h.
 #include "Command.h"
 
+#include <algorithm>
 #include <array>
 #include <cerrno>
 #include <cstdio>
@@ -20,10 +21,10 @@ namespace {
 
 using CommandFn = const Command& (*)();
 constexpr CommandFn kCommands[] = {
-    &infoCommand,     &convertCommand,   &partitionCommand, &paretoCommand, &checkCommand,    &splitDwCommand,
-    &devicesCommand,  &profileDbCommand, &costCommand,      &shardCommand,
+    &infoCommand,     &convertCommand, &partitionCommand, &paretoCommand, &checkCommand,
+    &splitDwCommand,  &devicesCommand, &profileDbCommand, &costCommand,   &shardCommand,
 #ifdef JOINTSCOPE_HAVE_TORCH
-    &validateCommand, &profileCommand,   &runCommand,
+    &validateCommand, &profileCommand, &runCommand,
 #endif
 };
 
@@ -131,7 +132,12 @@ int main(int argc, char** argv) {
         return jointscope::cli::run(args);
     } catch (const std::exception& e) {
         // Readers report problems as diagnostics; this is the last line of defence against a crash.
-        std::fprintf(stderr, "jointscope-cli: internal error: %s\n", e.what());
+        // LibTorch's messages go on with a C++ backtrace: its first line says what went wrong (--debug keeps
+        // the rest).
+        std::string what = e.what();
+        if (std::find(args.begin(), args.end(), "--debug") == args.end())
+            what = what.substr(0, what.find('\n'));
+        std::fprintf(stderr, "jointscope-cli: internal error: %s\n", what.c_str());
         return jointscope::cli::kExitBadInput;
     }
 }

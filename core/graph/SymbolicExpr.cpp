@@ -1,5 +1,6 @@
 #include "graph/SymbolicExpr.h"
 
+#include <cstdint>
 #include <cstdlib>
 
 #include <algorithm>
@@ -10,11 +11,29 @@
 namespace jointscope {
 namespace {
 
-int64_t floorDiv(int64_t a, int64_t b) {
+// Python's floor division, ceiling division and modulo over int64, b != 0. nullopt where the result does not
+// fit: INT64_MIN / -1 (which also traps with SIGFPE on x86, as INT64_MIN % -1 does).
+std::optional<int64_t> floorDiv(int64_t a, int64_t b) {
+    if (b == -1)
+        return a == INT64_MIN ? std::nullopt : std::optional<int64_t>(-a);
     int64_t q = a / b;
     if ((a % b != 0) && ((a < 0) != (b < 0)))
         --q;
     return q;
+}
+std::optional<int64_t> ceilDiv(int64_t a, int64_t b) {
+    if (b == -1)
+        return a == INT64_MIN ? std::nullopt : std::optional<int64_t>(-a);
+    int64_t q = a / b;
+    if ((a % b != 0) && ((a < 0) == (b < 0)))
+        ++q;
+    return q;
+}
+int64_t floorMod(int64_t a, int64_t b) {
+    if (b == -1)
+        return 0;
+    const int64_t r = a % b;
+    return r != 0 && ((r < 0) != (b < 0)) ? r + b : r;
 }
 
 // Recursive descent over the expression text; `error` holds the first problem.
@@ -32,6 +51,7 @@ public:
     std::string error;
 
 private:
+    std::optional<int64_t> overflow() { return fail("integer overflow (the value does not fit in 64 bits)"); }
     std::optional<int64_t> fail(std::string message) {
         if (error.empty())
             error = std::move(message);
@@ -55,12 +75,14 @@ private:
                 std::optional<int64_t> r = product();
                 if (!r)
                     return r;
-                *v += *r;
+                if (__builtin_add_overflow(*v, *r, &*v))
+                    return overflow();
             } else if (eat("-")) {
                 std::optional<int64_t> r = product();
                 if (!r)
                     return r;
-                *v -= *r;
+                if (__builtin_sub_overflow(*v, *r, &*v))
+                    return overflow();
             } else {
                 break;
             }
@@ -76,19 +98,22 @@ private:
                     return r;
                 if (*r == 0)
                     return fail("division by zero");
-                *v = floorDiv(*v, *r);
+                v = floorDiv(*v, *r);
+                if (!v)
+                    return overflow();
             } else if (eat("*")) {
                 std::optional<int64_t> r = unary();
                 if (!r)
                     return r;
-                *v *= *r;
+                if (__builtin_mul_overflow(*v, *r, &*v))
+                    return overflow();
             } else if (eat("%")) {
                 std::optional<int64_t> r = unary();
                 if (!r)
                     return r;
                 if (*r == 0)
                     return fail("division by zero");
-                *v -= floorDiv(*v, *r) * *r;
+                *v = floorMod(*v, *r);
             } else {
                 break;
             }
@@ -98,6 +123,8 @@ private:
     std::optional<int64_t> unary() {
         if (eat("-")) {
             std::optional<int64_t> v = unary();
+            if (v && *v == INT64_MIN)
+                return overflow();
             return v ? std::optional<int64_t>(-*v) : v;
         }
         return primary();
@@ -112,8 +139,10 @@ private:
         }
         if (pos_ < text_.size() && std::isdigit(static_cast<unsigned char>(text_[pos_]))) {
             int64_t v = 0;
-            while (pos_ < text_.size() && std::isdigit(static_cast<unsigned char>(text_[pos_])))
-                v = v * 10 + (text_[pos_++] - '0');
+            while (pos_ < text_.size() && std::isdigit(static_cast<unsigned char>(text_[pos_]))) {
+                if (__builtin_mul_overflow(v, 10, &v) || __builtin_add_overflow(v, text_[pos_++] - '0', &v))
+                    return overflow();
+            }
             return v;
         }
         const size_t start = pos_;
@@ -148,11 +177,11 @@ private:
         if ((name == "FloorDiv" || name == "Mod" || name == "CeilDiv") && args.size() == 2) {
             if (args[1] == 0)
                 return fail("division by zero");
-            if (name == "FloorDiv")
-                return floorDiv(args[0], args[1]);
-            if (name == "CeilDiv")
-                return -floorDiv(-args[0], args[1]);
-            return args[0] - floorDiv(args[0], args[1]) * args[1];
+            if (name == "Mod")
+                return floorMod(args[0], args[1]);
+            std::optional<int64_t> v =
+                name == "FloorDiv" ? floorDiv(args[0], args[1]) : ceilDiv(args[0], args[1]);
+            return v ? v : overflow();
         }
         if (name == "Max" || name == "Min") {
             int64_t v = args[0];

@@ -1,6 +1,8 @@
 #include "runtime/Interpreter.h"
 
 #include "graph/SymbolicExpr.h"
+#include "runtime/OpPolicy.h"
+#include "runtime/Sandbox.h"
 
 #include <ATen/ATen.h>
 #include <ATen/CPUGeneratorImpl.h>
@@ -8,6 +10,10 @@
 
 #include <algorithm>
 #include <cctype>
+#include <cmath>
+#include <limits>
+
+#include <unistd.h>
 
 namespace jointscope::runtime {
 namespace {
@@ -159,20 +165,183 @@ std::string describe(const c10::IValue& v) {
     return v.isNone() ? "None" : v.tagKind();
 }
 
-// The exception text without the C++ stack trace torch appends in debug builds.
-std::string firstLine(const std::exception& e) {
-    std::string what = e.what();
-    if (const c10::Error* ce = dynamic_cast<const c10::Error*>(&e))
-        what = ce->what_without_backtrace();
-    const size_t nl = what.find('\n');
-    if (nl != std::string::npos && what.find("Exception raised from") != std::string::npos)
-        what = what.substr(0, std::min(nl, what.find("Exception raised from")));
-    while (!what.empty() && (what.back() == '\n' || what.back() == ' '))
-        what.pop_back();
-    return what;
+Diagnostic locatedError(const Node& node, const std::string& message) {
+    std::string where = "node '" + node.name + "'";
+    if (node.op == NodeOp::CallFunction)
+        where += " (" + node.target.text + ")";
+    return makeError({{}, node.meta.sourceLine, 0}, where + ": " + message);
+}
+
+// The dispatcher's operator for an op overload or packet node, or nullopt when this LibTorch has none.
+std::optional<c10::OperatorHandle> lookupOperator(const Target& target) {
+    const std::string name = target.schemaName();
+    // A packet: the overload is whichever one exists when there is exactly one.
+    const std::string overload =
+        target.kind == TargetKind::OpPacket || target.overload == "default" ? "" : target.overload;
+    if (auto found = c10::Dispatcher::singleton().findSchema({name, overload}))
+        return *found;
+    return std::nullopt;
+}
+
+std::optional<Diagnostic> refusedOpIn(const Graph& graph) {
+    for (const Node& node : graph.nodes()) {
+        if (node.op != NodeOp::CallFunction ||
+            (node.target.kind != TargetKind::OpOverload && node.target.kind != TargetKind::OpPacket))
+            continue;
+        // Other namespaces never reach the dispatcher (Interpreter::findOperator says so on the node).
+        if (node.target.ns != "aten" && node.target.ns != "prims")
+            continue;
+        if (std::optional<c10::OperatorHandle> op = lookupOperator(node.target))
+            if (std::optional<std::string> why = opRefusal(op->schema()))
+                return locatedError(node, "refused: " + *why);
+    }
+    for (const std::unique_ptr<Graph>& body : graph.subgraphs())
+        if (std::optional<Diagnostic> d = refusedOpIn(*body))
+            return d;
+    return std::nullopt;
+}
+
+// Python int arithmetic over int64. Python's ints do not overflow; where int64 cannot hold Python's result
+// the interpreter fails with the operation spelled out, rather than wrap around or trap (INT64_MIN // -1
+// raises SIGFPE on x86).
+constexpr int64_t kInt64Min = std::numeric_limits<int64_t>::min();
+
+std::string overflow(int64_t a, std::string_view op, int64_t b) {
+    return "integer overflow: " + std::to_string(a) + " " + std::string(op) + " " + std::to_string(b) +
+           " does not fit in 64 bits";
+}
+
+// Python's floor division and modulo; q != 0 (the caller reports division by zero).
+std::optional<int64_t> floorDivide(int64_t p, int64_t q) {
+    if (p == kInt64Min && q == -1)
+        return std::nullopt;
+    int64_t d = p / q;
+    if ((p % q != 0) && ((p < 0) != (q < 0)))
+        --d;
+    return d;
+}
+int64_t floorModulo(int64_t p, int64_t q) {
+    if (q == -1)
+        return 0; // and p % -1 traps for INT64_MIN
+    const int64_t r = p % q;
+    return r != 0 && ((r < 0) != (q < 0)) ? r + q : r;
+}
+
+// b >= 0.
+std::optional<int64_t> integerPower(int64_t a, int64_t b) {
+    int64_t result = 1;
+    while (b > 0) {
+        if ((b & 1) && __builtin_mul_overflow(result, a, &result))
+            return std::nullopt;
+        b >>= 1;
+        if (b > 0 && __builtin_mul_overflow(a, a, &a))
+            return std::nullopt;
+    }
+    return result;
+}
+
+// int(x) of a float: NaN, infinities and values outside int64 are errors (the cast would be undefined).
+std::optional<int64_t> toInt64(double x) {
+    if (!std::isfinite(x) || x < -9223372036854775808.0 || x >= 9223372036854775808.0)
+        return std::nullopt;
+    return static_cast<int64_t>(x);
 }
 
 } // namespace
+
+std::string exceptionText(const std::exception& e, bool debug) {
+    if (debug)
+        return e.what();
+    std::string what = e.what();
+    if (const c10::Error* ce = dynamic_cast<const c10::Error*>(&e))
+        what = ce->what_without_backtrace();
+    // LibTorch's messages go on with the backtrace, the dispatcher's list of backends or the Python-side
+    // hint: the first line says what went wrong.
+    if (const size_t nl = what.find('\n'); nl != std::string::npos)
+        what.resize(nl);
+    while (!what.empty() && (what.back() == '\r' || what.back() == ' '))
+        what.pop_back();
+    return what.empty() ? std::string("LibTorch error") : what;
+}
+
+std::optional<std::string> opRefusal(const c10::FunctionSchema& schema) {
+    // Optional and List wrappers off: the policy judges the element type.
+    auto base = [](c10::TypePtr t) {
+        while (t->kind() == c10::TypeKind::OptionalType || t->kind() == c10::TypeKind::ListType)
+            t = t->containedType(0);
+        return t->str();
+    };
+    OpSchemaView view;
+    view.name = schema.name();
+    view.overload = schema.overload_name();
+    for (const c10::Argument& a : schema.arguments())
+        view.arguments.push_back({a.name(), base(a.type())});
+    for (const c10::Argument& r : schema.returns())
+        view.returns.push_back(base(r.type()));
+    return runtime::opRefusal(view);
+}
+
+std::optional<Diagnostic> refusedOp(const Graph& graph) {
+    return refusedOpIn(graph);
+}
+
+uint64_t tensorByteLimit(c10::Device device) {
+    uint64_t limit = kMaxInputBytes;
+    if (device.is_cpu()) {
+        const long pages = ::sysconf(_SC_PHYS_PAGES), pageSize = ::sysconf(_SC_PAGESIZE);
+        if (pages > 0 && pageSize > 0)
+            limit = std::min(limit, static_cast<uint64_t>(pages) * static_cast<uint64_t>(pageSize));
+    }
+    return limit;
+}
+
+Expected<uint64_t> checkedBytes(const std::vector<int64_t>& sizes, const std::vector<int64_t>* strides,
+                                size_t itemSize, c10::Device device) {
+    auto shape = [&] {
+        std::string s = "[";
+        for (size_t i = 0; i < sizes.size(); ++i)
+            s += (i ? ", " : "") + std::to_string(sizes[i]);
+        return s + "]";
+    };
+    // The elements the storage spans: the numel for contiguous tensors, 1 + sum((size - 1) * stride) for
+    // strided ones (empty_strided allocates that many).
+    uint64_t elements = 1;
+    bool empty = false;
+    for (size_t i = 0; i < sizes.size(); ++i) {
+        if (sizes[i] < 0)
+            return makeError({}, "negative size " + std::to_string(sizes[i]) + " in dimension " +
+                                     std::to_string(i) + " of shape " + shape());
+        if (strides && (*strides)[i] < 0)
+            return makeError({}, "negative stride " + std::to_string((*strides)[i]) + " in dimension " +
+                                     std::to_string(i));
+        empty = empty || sizes[i] == 0;
+    }
+    const std::string overflowed = "shape " + shape() + " overflows a 64-bit byte count";
+    if (empty) {
+        elements = 0;
+    } else if (strides) {
+        for (size_t i = 0; i < sizes.size(); ++i) {
+            uint64_t step = 0;
+            if (__builtin_mul_overflow(static_cast<uint64_t>(sizes[i] - 1),
+                                       static_cast<uint64_t>((*strides)[i]), &step) ||
+                __builtin_add_overflow(elements, step, &elements))
+                return makeError({}, overflowed);
+        }
+    } else {
+        for (int64_t s : sizes)
+            if (__builtin_mul_overflow(elements, static_cast<uint64_t>(s), &elements))
+                return makeError({}, overflowed);
+    }
+    uint64_t bytes = 0;
+    if (__builtin_mul_overflow(elements, static_cast<uint64_t>(itemSize), &bytes) ||
+        bytes > static_cast<uint64_t>(std::numeric_limits<int64_t>::max()))
+        return makeError({}, overflowed);
+    if (const uint64_t limit = tensorByteLimit(device); bytes > limit)
+        return makeError({}, "shape " + shape() + " would need " + std::to_string(bytes >> 20) +
+                                 " MiB; tensors above " + std::to_string(limit >> 20) +
+                                 " MiB are not created on " + device.str());
+    return bytes;
+}
 
 std::optional<c10::ScalarType> toScalarType(DType dtype) {
     switch (dtype) {
@@ -225,13 +394,18 @@ Expected<at::Tensor> emptyLike(const TensorMeta& meta, c10::Device device, const
     Expected<std::vector<int64_t>> sizes = dimValues(meta.sizes, symbols);
     if (!sizes)
         return sizes.error();
+    const size_t itemSize = c10::elementSize(*st);
     const at::TensorOptions options = at::TensorOptions().dtype(*st).device(device);
     if (meta.strides.size() == meta.sizes.size()) {
         Expected<std::vector<int64_t>> strides = dimValues(meta.strides, symbols);
         if (!strides)
             return strides.error();
+        if (Expected<uint64_t> bytes = checkedBytes(*sizes, &*strides, itemSize, device); !bytes)
+            return bytes.error();
         return at::empty_strided(*sizes, *strides, options);
     }
+    if (Expected<uint64_t> bytes = checkedBytes(*sizes, nullptr, itemSize, device); !bytes)
+        return bytes.error();
     return at::empty(*sizes, options);
 }
 
@@ -281,13 +455,14 @@ Expected<InputMap> generateInputs(const Graph& graph, c10::Device device, uint64
                              "placeholder '" + n.name +
                                  "' has no recorded dtype and shape; load the graph with its meta sidecar "
                                  "(--meta) or from a source that prints them");
-        if (std::optional<uint64_t> bytes = meta->bytes(); bytes && *bytes > kMaxInputBytes)
-            return makeError({{}, n.meta.sourceLine, 0},
-                             "placeholder '" + n.name + "' would need " + std::to_string(*bytes >> 20) +
-                                 " MiB; inputs above " + std::to_string(kMaxInputBytes >> 30) +
-                                 " GiB are not generated");
         const c10::Device where = placeOn(meta->device, device, accelerator);
-        Expected<at::Tensor> out = emptyLike(*meta, where, symbols);
+        // emptyLike checks the shape (evaluated symbolic sizes included) before LibTorch allocates.
+        Expected<at::Tensor> out = Diagnostic{};
+        try {
+            out = emptyLike(*meta, where, symbols);
+        } catch (const std::exception& e) {
+            out = makeError({}, exceptionText(e));
+        }
         if (!out)
             return makeError({{}, n.meta.sourceLine, 0},
                              "placeholder '" + n.name + "': " + out.error().message);
@@ -308,21 +483,22 @@ Expected<InputMap> generateInputs(const Graph& graph, c10::Device device, uint64
             out->copy_(values);
         } catch (const std::exception& e) {
             return makeError({{}, n.meta.sourceLine, 0},
-                             "placeholder '" + n.name + "': cannot generate its input: " + firstLine(e));
+                             "placeholder '" + n.name + "': cannot generate its input: " + exceptionText(e));
         }
         inputs[n.name] = *out;
     }
     return inputs;
 }
 
-Interpreter::Interpreter(const Graph& graph, c10::Device device, SymbolBindings symbols)
-    : graph_(graph), device_(device), symbols_(std::move(symbols)) {}
+Interpreter::Interpreter(const Graph& graph, c10::Device device, SymbolBindings symbols, RunFlags flags)
+    : graph_(graph), device_(device), symbols_(std::move(symbols)), flags_(flags) {}
 
 Diagnostic Interpreter::nodeError(const Node& node, const std::string& message) const {
-    std::string where = "node '" + node.name + "'";
-    if (node.op == NodeOp::CallFunction)
-        where += " (" + node.target.text + ")";
-    return makeError({{}, node.meta.sourceLine, 0}, where + ": " + message);
+    return locatedError(node, message);
+}
+
+std::string Interpreter::errorText(const std::exception& e) const {
+    return exceptionText(e, flags_.debug);
 }
 
 Expected<std::vector<c10::IValue>> Interpreter::run(const InputMap& inputs, bool keepValues,
@@ -422,7 +598,7 @@ Expected<c10::IValue> Interpreter::evalNode(NodeId id) {
             break;
         }
     } catch (const std::exception& e) {
-        return nodeError(node, firstLine(e));
+        return nodeError(node, errorText(e));
     }
     return nodeError(node, "unexpected node kind");
 }
@@ -436,20 +612,18 @@ Expected<c10::OperatorHandle> Interpreter::findOperator(const Node& node) {
     const std::string key = node.target.text;
     if (auto it = operators_.find(key); it != operators_.end())
         return it->second;
-    const std::string name = node.target.schemaName();
-    const std::string overload = node.target.overload == "default" ? "" : node.target.overload;
-    std::optional<c10::OperatorHandle> op;
-    if (node.target.kind == TargetKind::OpOverload) {
-        if (auto found = c10::Dispatcher::singleton().findSchema({name, overload}))
-            op = *found;
-    } else {
-        // A packet: the overload is whichever one exists when there is exactly one.
-        if (auto found = c10::Dispatcher::singleton().findSchema({name, ""}))
-            op = *found;
-    }
-    if (!op)
-        return nodeError(node, "operator " + name + (overload.empty() ? "" : "." + overload) +
+    std::optional<c10::OperatorHandle> op = lookupOperator(node.target);
+    if (!op) {
+        const std::string overload = node.target.overload == "default" ? "" : node.target.overload;
+        return nodeError(node, "operator " + node.target.schemaName() +
+                                   (overload.empty() ? "" : "." + overload) +
                                    " is not registered in this LibTorch (" TORCH_VERSION ")");
+    }
+    // The runtime's entry points refuse such a graph before anything runs (refusedOp); checked here too so
+    // that no path reaches the dispatcher with a refused op.
+    if (flags_.opAllowlist)
+        if (std::optional<std::string> why = opRefusal(op->schema()))
+            return nodeError(node, "refused: " + *why);
     operators_.emplace(key, *op);
     return *op;
 }
@@ -484,6 +658,9 @@ Expected<c10::IValue> Interpreter::callOperator(const Node& node) {
     Expected<std::vector<c10::IValue>> stack = buildStack(node, op->schema());
     if (!stack)
         return stack.error();
+    if (std::optional<Diagnostic> bad = checkSizes(node, op->schema(), *stack))
+        return *bad;
+    const FaultScope scope(node.meta.sourceLine, node.name, node.target.text);
     op->callBoxed(&*stack);
     const size_t returns = op->schema().returns().size();
     if (returns == 0)
@@ -536,6 +713,48 @@ Expected<std::vector<c10::IValue>> Interpreter::buildStack(const Node& node,
             return nodeError(node, "keyword argument '" + key + "' is not in the schema of " + schema.name());
     }
     return stack;
+}
+
+std::optional<Diagnostic> Interpreter::checkSizes(const Node& node, const c10::FunctionSchema& schema,
+                                                  const std::vector<c10::IValue>& stack) const {
+    // A view (its result aliases an argument without writing it) allocates nothing, and may take -1.
+    // _unsafe_view is one although its schema does not say so.
+    const std::vector<c10::Argument>& returns = schema.returns();
+    if ((!returns.empty() && returns[0].alias_info() && !returns[0].alias_info()->isWrite()) ||
+        schema.name() == "aten::_unsafe_view")
+        return std::nullopt;
+    const std::vector<c10::Argument>& params = schema.arguments();
+    std::optional<size_t> sizeAt, strideAt;
+    size_t itemSize = 0;
+    for (size_t i = 0; i < params.size() && i < stack.size(); ++i) {
+        const std::string& name = params[i].name();
+        const c10::IValue& v = stack[i];
+        // Factory ops name the shape they allocate `size` (prims: `shape`); new_* and resize_ too.
+        if ((name == "size" || name == "shape") && v.isIntList())
+            sizeAt = i;
+        else if (name == "stride" && v.isIntList())
+            strideAt = i;
+        else if (name == "dtype" && v.isInt() && v.toInt() >= 0 &&
+                 v.toInt() < static_cast<int64_t>(c10::ScalarType::NumOptions))
+            itemSize = c10::elementSize(static_cast<c10::ScalarType>(v.toInt()));
+        else if (!itemSize && v.isTensor() && v.toTensor().defined())
+            itemSize = v.toTensor().element_size(); // new_empty & co. take self's dtype
+    }
+    if (!sizeAt)
+        return std::nullopt;
+    std::vector<int64_t> sizes = stack[*sizeAt].toIntVector();
+    // Ops on a tensor take -1 for "infer it" or "keep self's" (view_copy, expand_copy): at least 1 element.
+    if (!params.empty() && params[0].name() == "self" && !stack.empty() && stack[0].isTensor())
+        std::replace(sizes.begin(), sizes.end(), int64_t(-1), int64_t(1));
+    std::vector<int64_t> strides;
+    if (strideAt)
+        strides = stack[*strideAt].toIntVector();
+    const bool strided = strideAt && strides.size() == sizes.size();
+    Expected<uint64_t> bytes =
+        checkedBytes(sizes, strided ? &strides : nullptr, itemSize ? itemSize : sizeof(float), device_);
+    if (!bytes)
+        return nodeError(node, "argument '" + params[*sizeAt].name() + "': " + bytes.error().message);
+    return std::nullopt;
 }
 
 Expected<c10::IValue> Interpreter::convert(const Value& value, const c10::TypePtr& type) {
@@ -720,7 +939,7 @@ Expected<c10::IValue> Interpreter::callHigherOrder(const Node& node) {
             return nodeError(node, "the body '" + body->name + "' takes more inputs than the call passes");
         inputs[n.name] = operands[next++];
     }
-    Interpreter inner(*body, device_, symbols_);
+    Interpreter inner(*body, device_, symbols_, flags_);
     Expected<std::vector<c10::IValue>> out = inner.run(inputs);
     if (!out)
         return nodeError(node, "in body '" + body->name + "': " + out.error().message);
@@ -772,68 +991,133 @@ Expected<c10::IValue> Interpreter::callPythonOperator(const Node& node) {
     if (!allNumbers())
         return nodeError(node, "'" + node.target.text + "' on tensors or containers is not supported");
     if (a.size() == 1) {
-        if (op == "neg")
-            return allInt() ? c10::IValue(-toI(a[0])) : c10::IValue(-number(a[0]));
+        const bool ints = allInt();
+        const int64_t i = ints ? toI(a[0]) : 0;
+        const double x = number(a[0]);
+        if (op == "neg") {
+            if (!ints)
+                return c10::IValue(-x);
+            if (i == kInt64Min)
+                return nodeError(node,
+                                 "integer overflow: -(" + std::to_string(i) + ") does not fit in 64 bits");
+            return c10::IValue(-i);
+        }
         if (op == "not_" || op == "sym_not")
-            return c10::IValue(number(a[0]) == 0);
+            return c10::IValue(x == 0);
         if (op == "sym_float")
-            return c10::IValue(number(a[0]));
-        if (op == "sym_int" || op == "floor" || op == "trunc")
-            return c10::IValue(static_cast<int64_t>(op == "floor" ? std::floor(number(a[0])) : number(a[0])));
-        if (op == "ceil")
-            return c10::IValue(static_cast<int64_t>(std::ceil(number(a[0]))));
+            return c10::IValue(x);
+        if (op == "sym_int" || op == "floor" || op == "trunc" || op == "ceil") {
+            if (ints)
+                return c10::IValue(i);
+            const double r = op == "floor" ? std::floor(x) : op == "ceil" ? std::ceil(x) : std::trunc(x);
+            if (std::optional<int64_t> v = toInt64(r))
+                return c10::IValue(*v);
+            return nodeError(node, "cannot convert " + std::to_string(x) + " to a 64-bit integer");
+        }
         if (op == "sqrt")
-            return c10::IValue(std::sqrt(number(a[0])));
-        if (op == "abs")
-            return allInt() ? c10::IValue(std::abs(toI(a[0]))) : c10::IValue(std::abs(number(a[0])));
+            return c10::IValue(std::sqrt(x));
+        if (op == "abs") {
+            if (!ints)
+                return c10::IValue(std::abs(x));
+            if (i == kInt64Min)
+                return nodeError(node,
+                                 "integer overflow: abs(" + std::to_string(i) + ") does not fit in 64 bits");
+            return c10::IValue(i < 0 ? -i : i);
+        }
     }
     if (a.size() == 2) {
         const bool ints = allInt();
+        const int64_t p = ints ? toI(a[0]) : 0, q = ints ? toI(a[1]) : 0;
         const double x = number(a[0]), y = number(a[1]);
-        if (op == "add")
-            return ints ? c10::IValue(toI(a[0]) + toI(a[1])) : c10::IValue(x + y);
-        if (op == "sub")
-            return ints ? c10::IValue(toI(a[0]) - toI(a[1])) : c10::IValue(x - y);
-        if (op == "mul")
-            return ints ? c10::IValue(toI(a[0]) * toI(a[1])) : c10::IValue(x * y);
-        if (op == "truediv")
+        int64_t r = 0;
+        if (op == "add") {
+            if (!ints)
+                return c10::IValue(x + y);
+            if (__builtin_add_overflow(p, q, &r))
+                return nodeError(node, overflow(p, "+", q));
+            return c10::IValue(r);
+        }
+        if (op == "sub") {
+            if (!ints)
+                return c10::IValue(x - y);
+            if (__builtin_sub_overflow(p, q, &r))
+                return nodeError(node, overflow(p, "-", q));
+            return c10::IValue(r);
+        }
+        if (op == "mul") {
+            if (!ints)
+                return c10::IValue(x * y);
+            if (__builtin_mul_overflow(p, q, &r))
+                return nodeError(node, overflow(p, "*", q));
+            return c10::IValue(r);
+        }
+        if (op == "truediv") {
+            if (y == 0)
+                return nodeError(node, "division by zero");
             return c10::IValue(x / y);
+        }
         if (op == "floordiv" || op == "mod") {
             if (ints) {
-                const int64_t p = toI(a[0]), q = toI(a[1]);
                 if (q == 0)
                     return nodeError(node, "integer division by zero");
-                int64_t d = p / q;
-                if ((p % q != 0) && ((p < 0) != (q < 0)))
-                    --d; // Python floors
-                return op == "floordiv" ? c10::IValue(d) : c10::IValue(p - d * q);
+                if (op == "mod")
+                    return c10::IValue(floorModulo(p, q));
+                if (std::optional<int64_t> d = floorDivide(p, q))
+                    return c10::IValue(*d);
+                return nodeError(node, overflow(p, "//", q));
             }
+            if (y == 0)
+                return nodeError(node, "float division by zero");
             const double d = std::floor(x / y);
             return op == "floordiv" ? c10::IValue(d) : c10::IValue(x - d * y);
         }
-        if (op == "pow")
-            return ints && toI(a[1]) >= 0 ? c10::IValue(static_cast<int64_t>(std::llround(std::pow(x, y))))
-                                          : c10::IValue(std::pow(x, y));
+        if (op == "pow") {
+            if (x == 0 && y < 0)
+                return nodeError(node, "0 cannot be raised to a negative power");
+            if (!ints || q < 0)
+                return c10::IValue(std::pow(x, y));
+            if (std::optional<int64_t> v = integerPower(p, q))
+                return c10::IValue(*v);
+            return nodeError(node, overflow(p, "**", q));
+        }
+        if (op == "lshift" || op == "rshift") {
+            if (!ints)
+                return nodeError(node, "'" + node.target.text + "' takes integers");
+            if (q < 0)
+                return nodeError(node, "negative shift count " + std::to_string(q));
+            if (op == "rshift") // Python shifts arithmetically; 64 places or more leave the sign
+                return c10::IValue(q >= 64 ? (p < 0 ? int64_t(-1) : int64_t(0)) : p >> q);
+            if (p == 0)
+                return c10::IValue(int64_t(0));
+            if (q >= 64)
+                return nodeError(node, overflow(p, "<<", q));
+            const int64_t shifted = static_cast<int64_t>(static_cast<uint64_t>(p) << q);
+            if ((shifted >> q) != p) // bits shifted out, or into the sign
+                return nodeError(node, overflow(p, "<<", q));
+            return c10::IValue(shifted);
+        }
         if (op == "sym_max" || op == "max")
-            return ints ? c10::IValue(std::max(toI(a[0]), toI(a[1]))) : c10::IValue(std::max(x, y));
+            return ints ? c10::IValue(std::max(p, q)) : c10::IValue(std::max(x, y));
         if (op == "sym_min" || op == "min")
-            return ints ? c10::IValue(std::min(toI(a[0]), toI(a[1]))) : c10::IValue(std::min(x, y));
+            return ints ? c10::IValue(std::min(p, q)) : c10::IValue(std::min(x, y));
         if (op == "eq")
-            return c10::IValue(x == y);
+            return c10::IValue(ints ? p == q : x == y);
         if (op == "ne")
-            return c10::IValue(x != y);
+            return c10::IValue(ints ? p != q : x != y);
         if (op == "lt")
-            return c10::IValue(x < y);
+            return c10::IValue(ints ? p < q : x < y);
         if (op == "le")
-            return c10::IValue(x <= y);
+            return c10::IValue(ints ? p <= q : x <= y);
         if (op == "gt")
-            return c10::IValue(x > y);
+            return c10::IValue(ints ? p > q : x > y);
         if (op == "ge")
-            return c10::IValue(x >= y);
+            return c10::IValue(ints ? p >= q : x >= y);
         if (op == "and_")
-            return ints ? c10::IValue(toI(a[0]) & toI(a[1])) : c10::IValue(x != 0 && y != 0);
+            return ints ? c10::IValue(p & q) : c10::IValue(x != 0 && y != 0);
         if (op == "or_")
-            return ints ? c10::IValue(toI(a[0]) | toI(a[1])) : c10::IValue(x != 0 || y != 0);
+            return ints ? c10::IValue(p | q) : c10::IValue(x != 0 || y != 0);
+        if (op == "xor" && ints)
+            return c10::IValue(p ^ q);
     }
     return nodeError(node, "'" + node.target.text + "' is not supported by the interpreter");
 }
@@ -852,7 +1136,7 @@ Expected<std::optional<PreparedCall>> Interpreter::prepare(NodeId id) {
             return stack.error();
         return std::optional<PreparedCall>(PreparedCall{*op, stack.take()});
     } catch (const std::exception& e) {
-        return nodeError(node, firstLine(e));
+        return nodeError(node, errorText(e));
     }
 }
 

@@ -5,6 +5,7 @@
 
 #include "graph/Graph.h"
 #include "graph/SymbolicExpr.h"
+#include "runtime/Runtime.h"
 #include "support/Diagnostic.h"
 
 #include <ATen/core/dispatch/Dispatcher.h>
@@ -30,7 +31,7 @@ struct PreparedCall {
 
 class Interpreter {
 public:
-    Interpreter(const Graph& graph, c10::Device device, SymbolBindings symbols = {});
+    Interpreter(const Graph& graph, c10::Device device, SymbolBindings symbols = {}, RunFlags flags = {});
 
     // Runs every node in order; placeholders take inputs[name]. The result is the output node's values,
     // flattened (a nested list or tuple of outputs becomes its leaves, None stays None). Fails naming the
@@ -59,11 +60,15 @@ private:
     Expected<c10::IValue> plain(const Value& value); // by the value's own kind, no schema
     Expected<int64_t> evalSymbolic(const std::string& expr);
     Expected<c10::OperatorHandle> findOperator(const Node& node);
+    std::optional<Diagnostic> checkSizes(const Node& node, const c10::FunctionSchema& schema,
+                                         const std::vector<c10::IValue>& stack) const;
     Diagnostic nodeError(const Node& node, const std::string& message) const;
+    std::string errorText(const std::exception& e) const;
 
     const Graph& graph_;
     c10::Device device_;
     SymbolBindings symbols_;
+    RunFlags flags_;
     std::vector<c10::IValue> values_;
     std::unordered_map<std::string, c10::OperatorHandle> operators_;
 };
@@ -75,8 +80,35 @@ private:
 Expected<InputMap> generateInputs(const Graph& graph, c10::Device device, uint64_t seed,
                                   SymbolBindings& symbols);
 
-// A tensor on `device` with meta's dtype, sizes and strides (uninitialized).
+// A tensor on `device` with meta's dtype, sizes and strides (uninitialized). Sizes and strides are checked
+// first (checkedBytes), so LibTorch never sees a negative or overflowing shape.
 Expected<at::Tensor> emptyLike(const TensorMeta& meta, c10::Device device, const SymbolBindings& symbols);
+
+// Why the runtime does not call `schema`'s op (OpPolicy.h), or nullopt when it may.
+std::optional<std::string> opRefusal(const c10::FunctionSchema& schema);
+
+// The bytes a tensor of `sizes` (and `strides`, when given) spans: an error for a negative size or stride, a
+// byte count that overflows 64 bits, or more than the device could allocate (tensorByteLimit).
+Expected<uint64_t> checkedBytes(const std::vector<int64_t>& sizes, const std::vector<int64_t>* strides,
+                                size_t itemSize, c10::Device device);
+// The largest tensor the runtime creates on `device`: kMaxInputBytes, and on the CPU at most the machine's
+// physical memory (a larger one would be allocated lazily and killed by the kernel's OOM killer when
+// touched).
+uint64_t tensorByteLimit(c10::Device device);
+
+// An exception's message as one line: LibTorch's first line, without its C++ backtrace; the whole text with
+// `debug`.
+std::string exceptionText(const std::exception& e, bool debug = false);
+
+// fn(), with an exception that escapes it (LibTorch outside any node: comparing results, writing them) turned
+// into an error of one line.
+template <typename Fn> auto catchLibTorch(bool debug, Fn&& fn) -> decltype(fn()) {
+    try {
+        return fn();
+    } catch (const std::exception& e) {
+        return makeError({}, "LibTorch: " + exceptionText(e, debug));
+    }
+}
 
 // Deep copy of a value (tensors cloned, strides kept), so that runs that mutate their inputs in place
 // (batch-norm running statistics) cannot influence each other.
@@ -87,7 +119,8 @@ std::optional<c10::ScalarType> toScalarType(DType dtype);
 inline constexpr int64_t kDefaultSymbolSize = 16;
 // Integer inputs no reader constrains are drawn from [0, kDefaultIntegerRange).
 inline constexpr int64_t kDefaultIntegerRange = 16;
-// One generated input at most this large: a corrupted shape must not exhaust memory.
+// One generated input (or tensor a factory op creates) at most this large: a corrupted shape must not exhaust
+// memory.
 inline constexpr uint64_t kMaxInputBytes = 32ULL << 30;
 
 } // namespace jointscope::runtime

@@ -1,6 +1,7 @@
 // Per-op timing on real kernels, deduplicated by op signature and cached in the profile DB.
 #include "runtime/Interpreter.h"
 #include "runtime/Runtime.h"
+#include "runtime/Sandbox.h"
 
 #include "cost/DeviceInfo.h"
 #include "cost/OpSignature.h"
@@ -143,14 +144,6 @@ std::vector<double> timeCall(const PreparedCall& call, Timer& timer, int warmup,
     return us;
 }
 
-std::string firstLineOf(const std::exception& e) {
-    const c10::Error* ce = dynamic_cast<const c10::Error*>(&e);
-    std::string what = ce ? ce->what_without_backtrace() : e.what();
-    if (size_t nl = what.find('\n'); nl != std::string::npos)
-        what.resize(nl);
-    return what;
-}
-
 } // namespace
 
 std::string torchVersion() {
@@ -195,7 +188,27 @@ Expected<RunDevice> openDevice(const std::string& spec) {
     return d;
 }
 
-Expected<ProfileReport> profileGraph(const Graph& graph, const ProfileOptions& options, bool replay) {
+Expected<RunDevice> initializeDevice(const std::string& spec) {
+    Expected<RunDevice> device = openDevice(spec);
+    if (!device || !device->cuda)
+        return device;
+    try {
+        // The context, the caching allocator and the driver's device files, which a run would open lazily.
+        const c10::Device where(device->spec);
+        at::Tensor probe = at::zeros({1}, at::TensorOptions().device(where));
+        (void)probe.cpu();
+    } catch (const std::exception& e) {
+        return makeError({}, "cannot start " + device->spec + ": " + exceptionText(e));
+    }
+    return device;
+}
+
+namespace {
+
+Expected<ProfileReport> profileUnguarded(const Graph& graph, const ProfileOptions& options, bool replay) {
+    if (options.run.flags.opAllowlist)
+        if (std::optional<Diagnostic> refused = refusedOp(graph))
+            return *refused;
     Expected<RunDevice> device = openDevice(options.run.device);
     if (!device)
         return device.error();
@@ -209,7 +222,7 @@ Expected<ProfileReport> profileGraph(const Graph& graph, const ProfileOptions& o
     report.device = device->name;
     report.torchVersion = torchVersion();
     at::manual_seed(options.run.seed);
-    Interpreter interp(graph, where, symbols);
+    Interpreter interp(graph, where, symbols, options.run.flags);
     std::vector<std::string> runErrors;
     (void)interp.run(*inputs, /*keepValues=*/true, &runErrors);
 
@@ -262,6 +275,7 @@ Expected<ProfileReport> profileGraph(const Graph& graph, const ProfileOptions& o
                 ++report.cached;
             } else {
                 try {
+                    const FaultScope scope(node.meta.sourceLine, node.name, node.target.text);
                     const cost::OpStats stats = statistics(timeCall(**call, timer, warmup, reps));
                     known.us = stats.medianUs;
                     ++report.measured;
@@ -269,7 +283,7 @@ Expected<ProfileReport> profileGraph(const Graph& graph, const ProfileOptions& o
                     if (options.db && !options.db->store(key, stats))
                         report.storeErrors.push_back(t.signature + ": " + options.db->lastError());
                 } catch (const std::exception& e) {
-                    known.error = firstLineOf(e);
+                    known.error = exceptionText(e, options.run.flags.debug);
                 }
             }
         }
@@ -285,7 +299,7 @@ Expected<ProfileReport> profileGraph(const Graph& graph, const ProfileOptions& o
         std::vector<double> us;
         bool failed = false;
         for (int i = 0; i < warmup + reps && !failed; ++i) {
-            Interpreter again(graph, where, symbols);
+            Interpreter again(graph, where, symbols, options.run.flags);
             const double t = timer.timeUs([&] { failed = !again.run(*inputs); });
             if (i >= warmup)
                 us.push_back(t);
@@ -294,6 +308,12 @@ Expected<ProfileReport> profileGraph(const Graph& graph, const ProfileOptions& o
             report.replayUs = statistics(us).medianUs;
     }
     return report;
+}
+
+} // namespace
+
+Expected<ProfileReport> profileGraph(const Graph& graph, const ProfileOptions& options, bool replay) {
+    return catchLibTorch(options.run.flags.debug, [&] { return profileUnguarded(graph, options, replay); });
 }
 
 Expected<cost::DevicePeaks> measurePeaks(const std::string& spec) {
@@ -333,7 +353,7 @@ Expected<cost::DevicePeaks> measurePeaks(const std::string& spec) {
         const double us = medianUs([&] { dst.copy_(src); });
         peaks.gbPerSecond = 2.0 * 4.0 * double(elements) / us / 1e3; // read + write
     } catch (const std::exception& e) {
-        return makeError({}, "measuring " + device->name + " failed: " + firstLineOf(e));
+        return makeError({}, "measuring " + device->name + " failed: " + exceptionText(e));
     }
     peaks.measuredAt = utcNow();
     return peaks;

@@ -27,12 +27,31 @@ struct RunDevice {
     bool cuda = false;
 };
 Expected<RunDevice> openDevice(const std::string& spec);
+// openDevice, and on a GPU its context and allocator started too: what a run would open lazily, done before
+// the sandbox (Sandbox.h) forbids opening the driver's files for writing.
+Expected<RunDevice> initializeDevice(const std::string& spec);
+
+// How the runtime treats ops and errors; the command line sets them (--no-op-allowlist, --debug).
+struct RunFlags {
+    // Refuse ops outside the allowlist (OpPolicy.h, docs/runtime.md "Which ops run"). Off only for testing
+    // the OS guard, which the command line then requires.
+    bool opAllowlist = true;
+    // LibTorch errors keep their whole text, C++ backtrace included, instead of their first line.
+    bool debug = false;
+};
 
 struct RunOptions {
     std::string device = "cpu";
     uint64_t seed = 0;
     SymbolBindings symbols; // sizes for symbolic dimensions; unbound ones get a default
+    RunFlags flags;
 };
+
+// The first node of `graph` or of a body graph it holds that calls an op the runtime refuses to run (a file,
+// storage-sharing or process-wide op; OpPolicy.h), as a located error naming the node, its op and the reason;
+// nullopt when there is none. Ops that are not registered are left to the run, which reports them on their
+// node. validatePartition, profileGraph and runToSafetensors check this before anything runs.
+std::optional<Diagnostic> refusedOp(const Graph& graph);
 
 // One compared value: a forward output or a gradient.
 struct Comparison {

@@ -163,8 +163,14 @@ const Comparison* ValidationReport::firstMismatch() const {
     return nullptr;
 }
 
-Expected<ValidationReport> validatePartition(const Graph& joint, const Graph& forward, const Graph& backward,
+namespace {
+
+Expected<ValidationReport> validateUnguarded(const Graph& joint, const Graph& forward, const Graph& backward,
                                              int64_t numFwdOutputs, const RunOptions& options) {
+    for (const Graph* g : {&joint, &forward, &backward})
+        if (options.flags.opAllowlist)
+            if (std::optional<Diagnostic> refused = refusedOp(*g))
+                return *refused;
     Expected<RunDevice> device = openDevice(options.device);
     if (!device)
         return device.error();
@@ -180,7 +186,7 @@ Expected<ValidationReport> validatePartition(const Graph& joint, const Graph& fo
                         const char* what) -> Expected<std::vector<c10::IValue>> {
         if (&g != &backward)
             at::manual_seed(options.seed);
-        Interpreter interp(g, where, symbols);
+        Interpreter interp(g, where, symbols, options.flags);
         Expected<std::vector<c10::IValue>> out = interp.run(in);
         if (!out) {
             Diagnostic d = out.error();
@@ -257,6 +263,14 @@ Expected<ValidationReport> validatePartition(const Graph& joint, const Graph& fo
     return report;
 }
 
+} // namespace
+
+Expected<ValidationReport> validatePartition(const Graph& joint, const Graph& forward, const Graph& backward,
+                                             int64_t numFwdOutputs, const RunOptions& options) {
+    return catchLibTorch(options.flags.debug,
+                         [&] { return validateUnguarded(joint, forward, backward, numFwdOutputs, options); });
+}
+
 } // namespace jointscope::runtime
 
 namespace jointscope::runtime {
@@ -301,7 +315,12 @@ std::string jsonString(const std::string& s) {
 
 } // namespace
 
-Expected<size_t> runToSafetensors(const Graph& graph, const RunOptions& options, const std::string& path) {
+namespace {
+
+Expected<size_t> runUnguarded(const Graph& graph, const RunOptions& options, const std::string& path) {
+    if (options.flags.opAllowlist)
+        if (std::optional<Diagnostic> refused = refusedOp(graph))
+            return *refused;
     Expected<RunDevice> device = openDevice(options.device);
     if (!device)
         return device.error();
@@ -314,7 +333,7 @@ Expected<size_t> runToSafetensors(const Graph& graph, const RunOptions& options,
     for (const auto& [name, value] : *inputs)
         copies[name] = cloneValue(value);
     at::manual_seed(options.seed);
-    Interpreter interp(graph, where, symbols);
+    Interpreter interp(graph, where, symbols, options.flags);
     Expected<std::vector<c10::IValue>> outputs = interp.run(copies);
     if (!outputs)
         return outputs.error();
@@ -363,6 +382,12 @@ Expected<size_t> runToSafetensors(const Graph& graph, const RunOptions& options,
     if (!ok)
         return makeError({path, 0, 0}, "cannot write file");
     return outputs->size();
+}
+
+} // namespace
+
+Expected<size_t> runToSafetensors(const Graph& graph, const RunOptions& options, const std::string& path) {
+    return catchLibTorch(options.flags.debug, [&] { return runUnguarded(graph, options, path); });
 }
 
 } // namespace jointscope::runtime

@@ -160,11 +160,13 @@ struct FaultState {
     std::atomic<const char*> op{nullptr};
 };
 constinit FaultState gFault;
+// Set by the first thread that faults: a kernel's worker threads may trap together, and one line is enough.
+constinit std::atomic<bool> gFaulted{false};
 
 // A stack for the handler, so that a stack overflow (SIGSEGV with no stack left) is reported too.
 alignas(16) char gAltStack[64 * 1024];
 
-// Only async-signal-safe calls from here on: write, strlen, _exit.
+// Only async-signal-safe calls from here on: write, strlen, pause, _exit.
 void writeText(const char* s) {
     size_t n = std::strlen(s);
     while (n > 0) {
@@ -190,6 +192,9 @@ void writeNumber(uint32_t v) {
 }
 
 void onFault(int signal) {
+    if (gFaulted.exchange(true))
+        for (;;)
+            ::pause(); // the first thread is reporting and ends the process
     const char* what =
         signal == SIGFPE   ? "the kernel raised SIGFPE (an integer division by zero or overflow, such as "
                              "INT64_MIN / -1, that LibTorch does not check)"

@@ -2,6 +2,7 @@
 // torch.fx's codegen and print_readable() emit; nothing is evaluated. Errors carry file:line:col.
 #include "io/FxReader.h"
 
+#include "graph/GraphCheck.h"
 #include "io/FxAnnotation.h"
 #include "io/FxLexer.h"
 
@@ -292,6 +293,9 @@ struct Scope {
     int64_t acGraphId = -1;
     bool placeholdersCreated = false;
     bool returned = false;
+    // Per node id: where its statement is (the call of an assignment), in lexer lines and columns, to locate
+    // what validateGraph finds once the body is complete.
+    std::vector<std::pair<uint32_t, uint32_t>> locations;
 
     size_t size() const { return flushed ? graph.size() : pending.size(); }
     Node& node(NodeId id) { return flushed ? graph.node(id) : pending[id]; }
@@ -424,7 +428,7 @@ private:
     bool parseStatementEnd();
     bool ensurePlaceholders(const std::vector<const Token*>* flattenNames, const Token& at);
     bool applyAnnotation(Node& node, std::string_view annotation, const Token& at);
-    bool defineNode(Node&& node, const Token& at);
+    bool defineNode(Node&& node, const Token& at, const Token& statement);
     RhsResult parseRhs(Node& node);
     bool parseSelfPath(std::string& path);
     bool isSelfPathStart() const;
@@ -657,6 +661,11 @@ bool FxParser::parseForward(Graph& graph, size_t reserveHint) {
                                 std::to_string(scope.node(*id).meta.sourceLine) + ")");
     scope.flush();
     scope_ = nullptr;
+    // Calls that cannot bind to their op (mm with one argument) fail here rather than inside an engine.
+    if (std::vector<NodeIssue> issues = validateGraph(graph); !issues.empty()) {
+        const auto [line, col] = scope.locations[issues.front().node];
+        return fail(line, col, issues.front().message);
+    }
     return true;
 }
 
@@ -975,7 +984,7 @@ bool FxParser::ensurePlaceholders(const std::vector<const Token*>* flattenNames,
             node.args.push_back(std::move(p.defaultValue));
         if (p.hasAnnotation && !applyAnnotation(node, p.annotation, p.annotationTok))
             return false;
-        if (!defineNode(std::move(node), p.nameTok))
+        if (!defineNode(std::move(node), p.nameTok, p.nameTok))
             return false;
     }
     for (size_t i = 0; i < used.size(); ++i)
@@ -1003,13 +1012,14 @@ bool FxParser::applyAnnotation(Node& node, std::string_view annotation, const To
     return true;
 }
 
-bool FxParser::defineNode(Node&& node, const Token& at) {
+bool FxParser::defineNode(Node&& node, const Token& at, const Token& statement) {
     Scope& s = *scope_;
     const std::string_view key =
         at.text == node.name ? at.text : std::string_view(ownedNames_.emplace_back(node.name));
     if (auto existing = s.byName.insert(key, static_cast<NodeId>(s.size())))
         return fail(at, "duplicate node name '" + node.name + "' (first defined at line " +
                             std::to_string(s.node(*existing).meta.sourceLine) + ")");
+    s.locations.emplace_back(statement.line, statement.col);
     if (node.op == NodeOp::Placeholder && !s.flushed) {
         s.pending.push_back(std::move(node));
         return true;
@@ -1055,7 +1065,7 @@ bool FxParser::parseAssignment(const Token& nameTok, const std::string_view* ann
         node.meta.recompute = s.recompute;
         node.meta.acGraphId = s.acGraphId;
     }
-    return defineNode(std::move(node), nameTok) && parseStatementEnd();
+    return defineNode(std::move(node), nameTok, rhsStart) && parseStatementEnd();
 }
 
 // After a statement: optional ";  a = b = None" (FX frees dead values), optional comment, end of line.
@@ -1091,6 +1101,14 @@ bool FxParser::parseReturn() {
     output.meta.sourceLine = fileLine(returnTok);
     Value result;
     itemComments_.clear();
+    // FX prints "return pytree.tree_unflatten(...)" or "return <value>", never a bare "return": anything else
+    // starting so is a file cut short (a bare "pytree.tree_" would otherwise read as a verbatim expression).
+    if (atStatementEnd())
+        return fail(tok().kind == TokenKind::End ? tok() : returnTok,
+                    "expected the returned value after 'return'" +
+                        std::string(tok().kind == TokenKind::End ? " (truncated file?)" : ""));
+    if (tok().isName("pytree") && !(tok(1).isOp(".") && tok(2).isName("tree_unflatten") && tok(3).isOp("(")))
+        return fail(tok(), "expected 'pytree.tree_unflatten(...)' after 'return' (truncated file?)");
     if (tok().isName("pytree") && tok(1).isOp(".") && tok(2).isName("tree_unflatten") && tok(3).isOp("(")) {
         pos_ += 4;
         skipComments();
@@ -1103,7 +1121,7 @@ bool FxParser::parseReturn() {
         if (!expectOp(",", "after the returned list") || !expectName(&self, "'self._out_spec'") ||
             !expectOp(".") || !expectName(&spec, "'_out_spec'") || !expectOp(")", "closing tree_unflatten"))
             return false;
-    } else if (!atStatementEnd()) {
+    } else {
         collectItemComments_ = tok().isOp("[") || tok().isOp("(");
         if (!parseValue(result))
             return false;
@@ -1128,6 +1146,7 @@ bool FxParser::parseReturn() {
     std::string_view key = output.name == "output" ? std::string_view("output")
                                                    : std::string_view(ownedNames_.emplace_back(output.name));
     s.byName.insert(key, static_cast<NodeId>(s.size()));
+    s.locations.emplace_back(returnTok.line, returnTok.col);
     s.flush();
     s.graph.addNode(std::move(output));
     s.returned = true;

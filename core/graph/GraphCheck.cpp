@@ -1,7 +1,6 @@
 #include "graph/GraphCheck.h"
 
 #include "graph/SymbolicExpr.h"
-#include "ops/OpSchema.h"
 
 #include <algorithm>
 #include <limits>
@@ -104,9 +103,15 @@ std::optional<std::string> checkReferences(const Graph& graph, NodeId id) {
         return describe(node) + " uses itself: cycle '" + node.name + "' -> '" + node.name + "'";
     std::vector<NodeId> path;
     if (findUsePath(graph, *bad, id, path)) {
+        // A long cycle is named by its ends: the message stays one line.
         std::string cycle = "'" + node.name + "'";
-        for (NodeId step : path)
-            cycle += " -> '" + graph.node(step).name + "'";
+        for (size_t i = 0; i < path.size(); ++i) {
+            if (path.size() > 8 && i == 4) {
+                cycle += " -> ... (" + std::to_string(path.size() - 7) + " more)";
+                i = path.size() - 3;
+            }
+            cycle += " -> '" + graph.node(path[i]).name + "'";
+        }
         return describe(node) + " is on a cycle: " + cycle + " (each node uses the next)";
     }
     return describe(node) + " uses '" + used.name +
@@ -145,6 +150,13 @@ std::optional<TensorMetaIssue> checkTensorMeta(const TensorMeta& tensor) {
     return std::nullopt;
 }
 
+std::optional<std::string> checkCall(const Node& node, const OpSchema& schema) {
+    std::optional<std::string> problem = checkCallArguments(schema, node.args, node.kwargs);
+    if (!problem)
+        return std::nullopt;
+    return describe(node) + ": " + *problem + "; schema " + schema.signature();
+}
+
 std::vector<NodeIssue> validateGraph(const Graph& graph, size_t limit) {
     std::vector<NodeIssue> issues;
     // A graph calls few distinct targets: look each schema up once.
@@ -170,8 +182,8 @@ std::vector<NodeIssue> validateGraph(const Graph& graph, size_t limit) {
             it = schemas.emplace(node.target.text, findOpSchema(node.target)).first;
         if (!it->second)
             continue;
-        if (std::optional<std::string> problem = checkCallArguments(*it->second, node.args, node.kwargs))
-            issues.push_back({id, describe(node) + ": " + *problem + "; schema " + it->second->signature()});
+        if (std::optional<std::string> problem = checkCall(node, *it->second))
+            issues.push_back({id, std::move(*problem)});
     }
     return issues;
 }

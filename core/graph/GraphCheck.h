@@ -4,6 +4,7 @@
 #pragma once
 
 #include "graph/Graph.h"
+#include "ops/OpSchema.h"
 
 #include <cstdint>
 #include <optional>
@@ -25,6 +26,10 @@ struct TensorMetaIssue {
 // are.
 std::optional<TensorMetaIssue> checkTensorMeta(const TensorMeta& tensor);
 
+// Why the call of a call_function node cannot bind to `schema` (checkCallArguments), as a message naming the
+// node, its target and the schema; nullopt when it binds.
+std::optional<std::string> checkCall(const Node& node, const OpSchema& schema);
+
 struct NodeIssue {
     NodeId node = 0;
     std::string message; // names the node and its target
@@ -33,7 +38,8 @@ struct NodeIssue {
 // The node-level checks of one graph (not of its subgraphs: readers check each body where they can locate its
 // nodes): every node reference points at an earlier node of the graph (a later one is a forward reference or
 // a cycle, which the message spells out), the output node has one argument, and call_function nodes bind to
-// their schema (findOpSchema / checkCallArguments). Stops after `limit` issues. Linear in the graph size.
+// their schema (checkCall). Stops after `limit` issues. Linear in the graph size. The FX reader checks calls
+// as it reads them (the rest holds there by construction); the JSON reader runs this on every graph it reads.
 std::vector<NodeIssue> validateGraph(const Graph& graph, size_t limit = 1);
 
 } // namespace jointscope

@@ -5,6 +5,7 @@
 #include "graph/GraphCheck.h"
 #include "io/FxAnnotation.h"
 #include "io/FxLexer.h"
+#include "ops/OpSchema.h"
 
 #include <algorithm>
 #include <charconv>
@@ -293,9 +294,6 @@ struct Scope {
     int64_t acGraphId = -1;
     bool placeholdersCreated = false;
     bool returned = false;
-    // Per node id: where its statement is (the call of an assignment), in lexer lines and columns, to locate
-    // what validateGraph finds once the body is complete.
-    std::vector<std::pair<uint32_t, uint32_t>> locations;
 
     size_t size() const { return flushed ? graph.size() : pending.size(); }
     Node& node(NodeId id) { return flushed ? graph.node(id) : pending[id]; }
@@ -428,11 +426,12 @@ private:
     bool parseStatementEnd();
     bool ensurePlaceholders(const std::vector<const Token*>* flattenNames, const Token& at);
     bool applyAnnotation(Node& node, std::string_view annotation, const Token& at);
-    bool defineNode(Node&& node, const Token& at, const Token& statement);
+    bool defineNode(Node&& node, const Token& at);
     RhsResult parseRhs(Node& node);
     bool parseSelfPath(std::string& path);
     bool isSelfPathStart() const;
     bool parseCallArgs(std::vector<Value>& args, std::vector<std::pair<std::string, Value>>& kwargs);
+    // The parsed target of a call_function text; also sets callSchema_ to its op schema (or nullptr).
     const Target& functionTarget(std::string_view text);
 
     // --- Values ---
@@ -457,7 +456,12 @@ private:
     size_t pos_ = 0;
     std::optional<Diagnostic> error_;
     Scope* scope_ = nullptr;
-    std::unordered_map<std::string_view, Target> targetCache_;
+    struct CachedTarget {
+        Target target;
+        std::optional<OpSchema> schema;
+    };
+    std::unordered_map<std::string_view, CachedTarget> targetCache_;
+    const OpSchema* callSchema_ = nullptr; // of the target parseRhs looked up last
     struct CachedAnnotation {
         OutputKind kind;
         std::vector<TensorMeta> outputs;
@@ -661,11 +665,6 @@ bool FxParser::parseForward(Graph& graph, size_t reserveHint) {
                                 std::to_string(scope.node(*id).meta.sourceLine) + ")");
     scope.flush();
     scope_ = nullptr;
-    // Calls that cannot bind to their op (mm with one argument) fail here rather than inside an engine.
-    if (std::vector<NodeIssue> issues = validateGraph(graph); !issues.empty()) {
-        const auto [line, col] = scope.locations[issues.front().node];
-        return fail(line, col, issues.front().message);
-    }
     return true;
 }
 
@@ -984,7 +983,7 @@ bool FxParser::ensurePlaceholders(const std::vector<const Token*>* flattenNames,
             node.args.push_back(std::move(p.defaultValue));
         if (p.hasAnnotation && !applyAnnotation(node, p.annotation, p.annotationTok))
             return false;
-        if (!defineNode(std::move(node), p.nameTok, p.nameTok))
+        if (!defineNode(std::move(node), p.nameTok))
             return false;
     }
     for (size_t i = 0; i < used.size(); ++i)
@@ -1012,14 +1011,13 @@ bool FxParser::applyAnnotation(Node& node, std::string_view annotation, const To
     return true;
 }
 
-bool FxParser::defineNode(Node&& node, const Token& at, const Token& statement) {
+bool FxParser::defineNode(Node&& node, const Token& at) {
     Scope& s = *scope_;
     const std::string_view key =
         at.text == node.name ? at.text : std::string_view(ownedNames_.emplace_back(node.name));
     if (auto existing = s.byName.insert(key, static_cast<NodeId>(s.size())))
         return fail(at, "duplicate node name '" + node.name + "' (first defined at line " +
                             std::to_string(s.node(*existing).meta.sourceLine) + ")");
-    s.locations.emplace_back(statement.line, statement.col);
     if (node.op == NodeOp::Placeholder && !s.flushed) {
         s.pending.push_back(std::move(node));
         return true;
@@ -1058,6 +1056,11 @@ bool FxParser::parseAssignment(const Token& nameTok, const std::string_view* ann
     case RhsResult::Node:
         break;
     }
+    // A call that cannot bind to its op (mm with one argument) fails here, at the call, not in an engine. The
+    // other checks of validateGraph hold by construction: names are defined before use, one output argument.
+    if (node.op == NodeOp::CallFunction && callSchema_)
+        if (std::optional<std::string> problem = checkCall(node, *callSchema_))
+            return fail(rhsStart, std::move(*problem));
     if (annotation && !applyAnnotation(node, *annotation, *annotationTok))
         return false;
     node.meta.stackTrace = s.trace;
@@ -1065,7 +1068,7 @@ bool FxParser::parseAssignment(const Token& nameTok, const std::string_view* ann
         node.meta.recompute = s.recompute;
         node.meta.acGraphId = s.acGraphId;
     }
-    return defineNode(std::move(node), nameTok, rhsStart) && parseStatementEnd();
+    return defineNode(std::move(node), nameTok) && parseStatementEnd();
 }
 
 // After a statement: optional ";  a = b = None" (FX frees dead values), optional comment, end of line.
@@ -1146,7 +1149,6 @@ bool FxParser::parseReturn() {
     std::string_view key = output.name == "output" ? std::string_view("output")
                                                    : std::string_view(ownedNames_.emplace_back(output.name));
     s.byName.insert(key, static_cast<NodeId>(s.size()));
-    s.locations.emplace_back(returnTok.line, returnTok.col);
     s.flush();
     s.graph.addNode(std::move(output));
     s.returned = true;
@@ -1190,14 +1192,19 @@ bool FxParser::parseSelfPath(std::string& path) {
 
 const Target& FxParser::functionTarget(std::string_view text) {
     auto it = targetCache_.find(text);
-    if (it == targetCache_.end())
-        it = targetCache_.emplace(text, Target::parseFunction(text)).first;
-    return it->second;
+    if (it == targetCache_.end()) {
+        Target target = Target::parseFunction(text);
+        std::optional<OpSchema> schema = findOpSchema(target);
+        it = targetCache_.emplace(text, CachedTarget{std::move(target), std::move(schema)}).first;
+    }
+    callSchema_ = it->second.schema ? &*it->second.schema : nullptr;
+    return it->second.target;
 }
 
 RhsResult FxParser::parseRhs(Node& node) {
     auto result = [](bool ok) { return ok ? RhsResult::Node : RhsResult::Error; };
     node.op = NodeOp::CallFunction;
+    callSchema_ = nullptr;
     const Token& first = tok();
 
     if (isSelfPathStart()) {

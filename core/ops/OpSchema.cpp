@@ -167,10 +167,16 @@ std::optional<std::string> checkCallArguments(const OpSchema& schema, const std:
                (schema.positional == 1 ? "" : "s") +
                (schema.positional ? " (" + names(schema.positional) + ")" : "") + ", got " +
                std::to_string(args.size());
-    std::vector<const Value*> bound(schema.params.size(), nullptr);
+    // Bound values per parameter; on the stack for all but the longest schemas (this runs once per call
+    // node).
+    constexpr size_t kInline = 48;
+    const Value* inlineBound[kInline] = {};
+    std::vector<const Value*> heapBound(schema.params.size() > kInline ? schema.params.size() : 0, nullptr);
+    const Value** bound = schema.params.size() > kInline ? heapBound.data() : inlineBound;
     for (size_t i = 0; i < args.size(); ++i)
         bound[i] = &args[i];
-    for (const auto& [name, value] : kwargs) {
+    for (const auto& kwarg : kwargs) {
+        const std::string& name = kwarg.first;
         auto it = std::find_if(schema.params.begin(), schema.params.end(),
                                [&](const OpParam& p) { return p.name == name; });
         if (it == schema.params.end())
@@ -178,7 +184,7 @@ std::optional<std::string> checkCallArguments(const OpSchema& schema, const std:
         const size_t index = static_cast<size_t>(it - schema.params.begin());
         if (bound[index])
             return "got argument '" + name + "' twice (by position and by keyword)";
-        bound[index] = &value;
+        bound[index] = &kwarg.second;
     }
     for (size_t i = 0; i < schema.params.size(); ++i) {
         const OpParam& p = schema.params[i];

@@ -217,6 +217,78 @@ inline Graph loadFirstGraph(const std::string& path) {
     return graph.take();
 }
 
+// One graph file no engine may see (docs/formats.md, "Bad input"): where the reader must point and what it
+// says.
+struct BadGraphInput {
+    std::string name;
+    std::string bytes;
+    int line = 0;
+    int col = 0;
+    std::string message; // part of the message
+};
+
+// Each bad-input class as an FX text and as jointscope JSON, counted by hand: the FX statement under test is
+// on line 3 at 8 spaces (its annotation text starts at column 13, its first size at 17); the JSON node under
+// test is the object on line 3, column 2.
+inline std::vector<BadGraphInput> badGraphInputs() {
+    auto fx = [](const std::string& statement, const std::string& result) {
+        return "class GraphModule(torch.nn.Module):\n    def forward(self, x: \"f32[4, 4]\"):\n        " +
+               statement + "\n        return (" + result + ",)\n";
+    };
+    const std::string relu = " = torch.ops.aten.relu.default(x)";
+    auto json = [](const std::string& nodes) {
+        return "{\"format\": \"jointscope-graph\", \"version\": 1, \"graph\": {\"nodes\": [\n"
+               " {\"name\": \"x\", \"op\": \"placeholder\", \"target\": \"x\"},\n" +
+               nodes +
+               " {\"name\": \"output\", \"op\": \"output\", \"target\": \"output\", \"args\": [null]}\n]}}\n";
+    };
+    auto call = [](const std::string& name, const std::string& target, const std::string& args) {
+        return " {\"name\": \"" + name + "\", \"op\": \"call_function\", \"target\": \"" + target +
+               "\", \"args\": [" + args + "]},\n";
+    };
+    auto tensor = [](const std::string& sizes) {
+        return " {\"name\": \"y\", \"op\": \"placeholder\", \"target\": \"y\", \"output_kind\": \"tensor\", "
+               "\"outputs\": [{\"dtype\": \"float32\", \"sizes\": [" +
+               sizes + "]}]},\n";
+    };
+    const std::string deep = std::string(20000, '(') + "s0" + std::string(20000, ')');
+    const std::string mlp = readFile(sharedPath("graphs/torch-1.13/mlp/joint.txt"));
+    const std::string cut = mlp.substr(0, mlp.find("return pytree.tree_unflatten(") + 19);
+    return {
+        {"fx: 20000 nested parens in a size", fx("y: \"f32[" + deep + "]\"" + relu, "y"), 3, 17 + 256,
+         "size 0: nesting deeper than 256 levels"},
+        {"fx: INT64_MIN // -1 in a size", fx("y: \"f32[(-9223372036854775808)//(-1)]\"" + relu, "y"), 3,
+         17 + 22, "size 0: int64 overflow in -9223372036854775808 // -1"},
+        {"fx: mm with one argument", fx("mm: \"f32[4, 4]\" = torch.ops.aten.mm.default(x)", "mm"), 3, 27,
+         "node 'mm' (torch.ops.aten.mm.default): missing required argument 'mat2'"},
+        {"fx: negative size", fx("y: \"f32[4, -1]\"" + relu, "y"), 3, 20, "negative size -1 in dimension 1"},
+        {"fx: 2^62 size", fx("y: \"f32[4611686018427387904]\"" + relu, "y"), 3, 17,
+         "the byte size overflows int64"},
+        {"fx: INT64_MAX size", fx("y: \"f32[9223372036854775807]\"" + relu, "y"), 3, 17,
+         "the byte size overflows int64"},
+        {"fx: truncated inside return pytree.tree_", cut, 30, 16,
+         "expected 'pytree.tree_unflatten(...)' after 'return' (truncated file?)"},
+        {"json: cycle",
+         json(call("a", "aten.add.Tensor", "{\"node\": \"x\"}, {\"node\": \"b\"}") +
+              call("b", "aten.relu.default", "{\"node\": \"a\"}")),
+         3, 2, "node 'a' (torch.ops.aten.add.Tensor) is on a cycle: 'a' -> 'b' -> 'a'"},
+        {"json: forward reference",
+         json(call("a", "aten.relu.default", "{\"node\": \"b\"}") +
+              call("b", "aten.relu.default", "{\"node\": \"x\"}")),
+         3, 2, "node 'a' (torch.ops.aten.relu.default) uses 'b', which is defined after it"},
+        {"json: mm with one argument", json(call("mm", "aten.mm.default", "{\"node\": \"x\"}")), 3, 2,
+         "node 'mm' (torch.ops.aten.mm.default): missing required argument 'mat2'"},
+        {"json: negative size", json(tensor("-4")), 3, 2,
+         "outputs[0].sizes[0]: negative size -4 in dimension 0"},
+        {"json: 2^62 size", json(tensor("4611686018427387904")), 3, 2, "the byte size overflows int64"},
+        {"json: INT64_MAX size", json(tensor("9223372036854775807")), 3, 2, "the byte size overflows int64"},
+        {"json: INT64_MIN // -1 in a size", json(tensor("\"(-9223372036854775808)//(-1)\"")), 3, 2,
+         "int64 overflow in -9223372036854775808 // -1"},
+        {"json: 20000 nested parens in a size", json(tensor("\"" + deep + "\"")), 3, 2,
+         "nesting deeper than 256 levels"},
+    };
+}
+
 } // namespace jointscope::test
 
 // QVERIFY an Expected<T>, printing its diagnostic on failure.

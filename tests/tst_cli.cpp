@@ -411,6 +411,36 @@ private slots:
         QVERIFY(isLocatedError(convert.err, path));
     }
 
+    // docs/formats.md "Bad input": every class exits 2 with a file:line:col message, for info and convert.
+    void badGraphsExitTwo_data() {
+        QTest::addColumn<QByteArray>("bytes");
+        QTest::addColumn<int>("line");
+        QTest::addColumn<int>("col");
+        QTest::addColumn<QString>("message");
+        for (const jointscope::test::BadGraphInput& bad : jointscope::test::badGraphInputs())
+            QTest::newRow(bad.name.c_str())
+                << QByteArray::fromStdString(bad.bytes) << bad.line << bad.col << q(bad.message);
+    }
+
+    void badGraphsExitTwo() {
+        QFETCH(QByteArray, bytes);
+        QFETCH(int, line);
+        QFETCH(int, col);
+        QFETCH(QString, message);
+        QTemporaryDir dir;
+        const std::string path = dir.filePath("bad.graph").toStdString();
+        writeFile(path, bytes.toStdString());
+        const std::string where = path + ":" + std::to_string(line) + ":" + std::to_string(col) + ": error: ";
+        for (const QStringList& args :
+             {QStringList{"info", q(path)}, QStringList{"info", "--json", q(path)},
+              QStringList{"convert", q(path), "--to", "json", "-o", dir.filePath("o.json")}}) {
+            Run run = runCli(args);
+            QCOMPARE(run.exitCode, 2);
+            QVERIFY2(run.err.rfind(where, 0) == 0, run.err.c_str());
+            QVERIFY2(run.err.find(message.toStdString()) != std::string::npos, run.err.c_str());
+        }
+    }
+
     void missingFile() {
         Run run = runCli({"info", "/nonexistent/graph.txt"});
         QCOMPARE(run.exitCode, 2);

@@ -615,6 +615,83 @@ private slots:
         QCOMPARE(d.format(), std::string("trace.log:101:20: error: use of undefined node 'y'"));
     }
 
+    // Inputs that used to read with exit 0 and crash or wrap later, inside an engine: each is now refused
+    // where the problem is, with its file:line:col.
+    void badInputIsRefused_data() {
+        QTest::addColumn<QString>("body");    // one statement between "x" and the return
+        QTest::addColumn<int>("col");         // on line 3
+        QTest::addColumn<QString>("message"); // part of the message
+        const QString relu = " = torch.ops.aten.relu.default(x)";
+        // "    y: \"" is 8 columns: the annotation text starts at column 9, its first size at 13.
+        QTest::newRow("20000 nested parens in a size")
+            << "    y: \"f32[" + QString(20000, '(') + "s0" + QString(20000, ')') + "]\"" + relu << 13 + 256
+            << "size 0: nesting deeper than 256 levels";
+        QTest::newRow("INT64_MIN // -1 in a size")
+            << "    y: \"f32[(-9223372036854775808)//(-1), 4]\"" + relu << 13 + 22
+            << "size 0: int64 overflow in -9223372036854775808 // -1";
+        QTest::newRow("INT64_MIN // -1 in a symbolic value")
+            << QString(
+                   "    y: \"Sym(-9223372036854775808//-1)\" = operator.floordiv(-9223372036854775808, -1)")
+            << 13 + 20 << "symbolic value: int64 overflow in -9223372036854775808 // -1";
+        QTest::newRow("division by zero in a size")
+            << "    y: \"f32[s0 % (2 - 2)]\"" + relu << 13 + 3 << "size 0: division by zero";
+        QTest::newRow("negative size")
+            << "    y: \"f32[4, -1]\"" + relu << 16 << "negative size -1 in dimension 1";
+        QTest::newRow("negative stride")
+            << "    y: \"f32[4, 4][-4, 1]\"" + relu << 19 << "negative stride -4 in dimension 0";
+        QTest::newRow("2^62 size")
+            << "    y: \"f32[4611686018427387904]\"" + relu << 13
+            << "4611686018427387904 elements of 4 bytes (float32): the byte size overflows int64";
+        QTest::newRow("INT64_MAX size") << "    y: \"i8[9223372036854775807, 2]\"" + relu << 12 + 21
+                                        << "the element count overflows int64 at dimension 1";
+        QTest::newRow("mm with one argument")
+            << QString("    mm = torch.ops.aten.mm.default(x)") << 10
+            << "node 'mm' (torch.ops.aten.mm.default): missing required argument 'mat2'";
+        QTest::newRow("mm with three arguments") << QString("    mm = torch.ops.aten.mm.default(x, x, x)")
+                                                 << 10 << "takes at most 2 positional arguments";
+        QTest::newRow("unknown keyword")
+            << QString("    s = torch.ops.aten.sum.dim_IntList(x, [0], keep_dim = True)") << 9
+            << "has no parameter 'keep_dim'";
+        QTest::newRow("None for a Tensor") << QString("    b = torch.ops.aten.add.Tensor(x, None)") << 9
+                                           << "argument 'other' is Tensor, got None";
+    }
+
+    void badInputIsRefused() {
+        QFETCH(QString, body);
+        QFETCH(int, col);
+        QFETCH(QString, message);
+        const std::string text =
+            "def forward(self, x: \"f32[4, 4]\"):\n    a = torch.ops.aten.relu.default(x)\n" +
+            body.toStdString() + "\n    return (a,)\n";
+        Diagnostic d = errorOf(text, {"bad.txt"});
+        QVERIFY2(d.message.find(message.toStdString()) != std::string::npos, d.format().c_str());
+        QCOMPARE(d.loc.file, std::string("bad.txt"));
+        QCOMPARE(int(d.loc.line), 3);
+        QCOMPARE(int(d.loc.col), col);
+    }
+
+    void truncatedReturnIsRefused() {
+        // A file cut inside `return pytree.tree_`: not a verbatim expression, a truncated file.
+        const std::string mlp = readFile(sharedPath("graphs/torch-1.13/mlp/joint.txt"));
+        const size_t returnAt = mlp.find("return pytree.tree_unflatten(");
+        QVERIFY(returnAt != std::string::npos);
+        const std::string cut = mlp.substr(0, returnAt + std::string("return pytree.tree_").size());
+        Diagnostic d = errorOf(cut, {"joint.txt"});
+        QCOMPARE(d.format(),
+                 std::string("joint.txt:30:16: error: expected 'pytree.tree_unflatten(...)' after "
+                             "'return' (truncated file?)"));
+        // Cut anywhere inside the return statement: always refused, always located on its line.
+        const size_t lineEnd = mlp.find('\n', returnAt);
+        for (size_t end = returnAt; end < lineEnd; ++end) {
+            auto g = readFxText(mlp.substr(0, end), {"joint.txt"});
+            QVERIFY2(!g, ("accepted a file cut at byte " + std::to_string(end) + ": " +
+                          mlp.substr(returnAt, end - returnAt))
+                             .c_str());
+            QVERIFY2(g.error().loc.line == 30 && g.error().loc.col > 0, g.error().format().c_str());
+        }
+        QVERIFY(readFxText(mlp.substr(0, lineEnd), {"joint.txt"})); // the whole line reads
+    }
+
     void largeGraphReadsCompletely() {
         // Speed is measured in bench/ (bench_readers); this checks a 100k-node graph reads whole.
         // 100k nodes in the shape of real aot graphs (annotations, kwargs, stack traces every 5 nodes).

@@ -1,6 +1,10 @@
-// IR basics: values, targets, dtypes, users, stats on hand-counted graphs.
+// IR basics: values, targets, dtypes, users, stats on hand-counted graphs; symbolic sizes, tensor metadata
+// checks, op schemas and graph validation.
 #include "graph/Graph.h"
+#include "graph/GraphCheck.h"
 #include "graph/GraphStats.h"
+#include "graph/SymbolicExpr.h"
+#include "ops/OpSchema.h"
 #include "testutil.h"
 
 #include <cmath>
@@ -117,6 +121,218 @@ private slots:
         Graph copy = g;
         QVERIFY(copy == g);
         QCOMPARE(copy.find("mul").value(), mul);
+    }
+
+    void symbolicEvaluation_data() {
+        QTest::addColumn<QString>("expr");
+        QTest::addColumn<qint64>("value"); // expected value (Python's, worked by hand)
+        QTest::newRow("floor div") << "-7//2" << qint64(-4);
+        QTest::newRow("mod sign") << "-7 % 3" << qint64(2);
+        QTest::newRow("mod negative divisor") << "7 % -3" << qint64(-2);
+        QTest::newRow("ceil div") << "CeilDiv(7, 2)" << qint64(4);
+        QTest::newRow("ceil div negative") << "CeilDiv(-7, 2)" << qint64(-3);
+        QTest::newRow("symbols") << "4*s0 + 1" << qint64(4 * 128 + 1);
+        QTest::newRow("max min") << "Max(1, Min(s0, 7))" << qint64(7);
+        QTest::newRow("INT64_MIN literal")
+            << "-9223372036854775808" << qint64(std::numeric_limits<int64_t>::min());
+        QTest::newRow("INT64_MIN % -1") << "-9223372036854775808 % -1" << qint64(0);
+        QTest::newRow("Mod INT64_MIN, -1") << "Mod(-9223372036854775808, -1)" << qint64(0);
+        QTest::newRow("INT64_MAX") << "9223372036854775806 + 1"
+                                   << qint64(std::numeric_limits<int64_t>::max());
+        QTest::newRow("minus chain") << QString(10001, '-') + "5" << qint64(-5);
+        QTest::newRow("256 levels") << QString(256, '(') + "s0" + QString(256, ')') << qint64(128);
+    }
+
+    void symbolicEvaluation() {
+        QFETCH(QString, expr);
+        QFETCH(qint64, value);
+        Expected<int64_t> v = evaluateSymbolic(expr.toStdString(), {{"s0", 128}});
+        JS_VERIFY_EXPECTED(v);
+        QCOMPARE(qint64(*v), value);
+    }
+
+    void symbolicErrors_data() {
+        QTest::addColumn<QString>("expr");
+        QTest::addColumn<QString>("message");
+        QTest::addColumn<bool>("hard");  // checkSymbolic refuses it too (wrong whatever the symbols)
+        QTest::addColumn<int>("offset"); // where checkSymbolic points (hard errors only)
+        QTest::newRow("INT64_MIN // -1") << "-9223372036854775808 // -1"
+                                         << "int64 overflow in -9223372036854775808 // -1" << true << 21;
+        QTest::newRow("FloorDiv(INT64_MIN, -1)")
+            << "FloorDiv(-9223372036854775808, -1)"
+            << "int64 overflow in -9223372036854775808 // -1" << true << 0;
+        QTest::newRow("CeilDiv(INT64_MIN, -1)") << "CeilDiv(-9223372036854775808, -1)"
+                                                << "int64 overflow" << true << 0;
+        QTest::newRow("add") << "9223372036854775807 + 1 + s0"
+                             << "int64 overflow in 9223372036854775807 + 1" << true << 20;
+        QTest::newRow("sub") << "-9223372036854775807 - 2"
+                             << "int64 overflow in -9223372036854775807 - 2" << true << 21;
+        QTest::newRow("mul") << "4611686018427387904*2"
+                             << "int64 overflow in 4611686018427387904 * 2" << true << 19;
+        QTest::newRow("negate") << "-(-9223372036854775808)"
+                                << "int64 overflow in -(-9223372036854775808)" << true << 0;
+        QTest::newRow("literal") << "9223372036854775808"
+                                 << "does not fit in int64" << true << 0;
+        QTest::newRow("division by zero") << "s0 // (1 - 1)"
+                                          << "division by zero" << true << 3;
+        QTest::newRow("mod by zero") << "Mod(s0, 0)"
+                                     << "division by zero" << true << 0;
+        QTest::newRow("20000 parens") << QString(20000, '(') + "s0" + QString(20000, ')')
+                                      << "nesting deeper than 256 levels" << true << 256;
+        QTest::newRow("20000 calls") << QString("Max(1, ").repeated(20000) + "s0" + QString(20000, ')')
+                                     << "nesting deeper than 256 levels" << true << 256 * 7 + 3;
+        QTest::newRow("unbound") << "s9 + 1"
+                                 << "symbol 's9' has no value" << false << 0;
+        QTest::newRow("unknown function") << "PythonMod(s0, 2)"
+                                          << "function 'PythonMod' is not supported" << false << 0;
+        QTest::newRow("power") << "s0**2"
+                               << "unexpected '*'" << false << 0;
+    }
+
+    void symbolicErrors() {
+        QFETCH(QString, expr);
+        QFETCH(QString, message);
+        QFETCH(bool, hard);
+        QFETCH(int, offset);
+        const std::string text = expr.toStdString();
+        Expected<int64_t> v = evaluateSymbolic(text, {{"s0", 128}});
+        QVERIFY(!v);
+        QVERIFY2(v.error().message.find(message.toStdString()) != std::string::npos,
+                 v.error().message.c_str());
+        QVERIFY(v.error().message.size() < 400); // the expression is quoted, but not 40,000 bytes of it
+        const SymbolicCheck check = checkSymbolic(text);
+        QCOMPARE(bool(check.issue), hard);
+        if (hard) {
+            QVERIFY2(check.issue->message.find(message.toStdString()) != std::string::npos,
+                     check.issue->message.c_str());
+            QCOMPARE(int(check.issue->offset), offset);
+        }
+    }
+
+    void checkSymbolicFoldsConstants() {
+        QCOMPARE(checkSymbolic("2*(3 + 4)").constant, std::optional<int64_t>(14));
+        QVERIFY(!checkSymbolic("2*s0").constant);
+        QVERIFY(!checkSymbolic("2*s0").issue);
+        QVERIFY(!checkSymbolic("Piecewise((1, Eq(s0, 1)), (s0, True))").issue); // not understood: no issue
+    }
+
+    void tensorMetaChecks() {
+        auto meta = [](std::vector<SymInt> sizes, std::vector<SymInt> strides = {},
+                       DType dtype = DType::Float32) {
+            return TensorMeta{dtype, std::move(sizes), std::move(strides), {}};
+        };
+        QVERIFY(!checkTensorMeta(meta({{4, {}}, {0, "s0"}}, {{0, "s0"}, {1, {}}})));
+        QVERIFY(
+            !checkTensorMeta(meta({{0, {}}, {std::numeric_limits<int64_t>::max(), {}}}))); // zero elements
+        QVERIFY(!checkTensorMeta(meta({{int64_t(1) << 60, {}}})));                         // 2^62 bytes fit
+        std::optional<TensorMetaIssue> issue = checkTensorMeta(meta({{4, {}}, {-1, {}}}));
+        QVERIFY(issue && !issue->stride && issue->dim == 1);
+        QCOMPARE(issue->message, std::string("negative size -1 in dimension 1"));
+        issue = checkTensorMeta(meta({{4, {}}}, {{-1, {}}}));
+        QVERIFY(issue && issue->stride && issue->dim == 0);
+        issue = checkTensorMeta(meta({{int64_t(1) << 62, {}}}));
+        QVERIFY(issue && issue->message.find("the byte size overflows int64") != std::string::npos);
+        issue = checkTensorMeta(meta({{int64_t(1) << 62, {}}}, {}, DType::Int8)); // 2^62 bytes: fine
+        QVERIFY(!issue);
+        issue = checkTensorMeta(meta({{0, "s0"}, {int64_t(1) << 32, {}}, {int64_t(1) << 32, {}}}));
+        QVERIFY(issue && issue->dim == 2 &&
+                issue->message.find("element count overflows") != std::string::npos);
+        issue = checkTensorMeta(meta({{0, "(-9223372036854775808)//(-1)"}}));
+        QVERIFY(issue && issue->exprOffset == 22);
+        issue = checkTensorMeta(meta({{0, "2 - 5"}})); // folds to a negative constant
+        QVERIFY(issue && issue->message.find("negative size -3") != std::string::npos);
+        // Engines saturate rather than wrap where sizes come from elsewhere (hand-built graphs, symbol
+        // hints).
+        QVERIFY(!meta({{int64_t(1) << 62, {}}}).bytes());
+        QCOMPARE(meta({{int64_t(1) << 40, {}}}).bytes(), std::optional<uint64_t>(uint64_t(1) << 42));
+    }
+
+    void opSchemas() {
+        std::optional<OpSchema> mm = findOpSchema(Target::parseFunction("torch.ops.aten.mm.default"));
+        QVERIFY(mm);
+        QCOMPARE(mm->signature(), std::string("aten.mm.default(self: Tensor, mat2: Tensor)"));
+        QVERIFY(!findOpSchema(Target::parseFunction("torch.ops.aten.mm"))); // a packet: unchecked
+        QVERIFY(!findOpSchema(Target::parseFunction("torch.ops.mylib.custom.default"))); // unknown: unchecked
+        QVERIFY(!findOpSchema(Target::parseFunction("torch.ops.higher_order.invoke_subgraph")));
+        QVERIFY(findOpSchema(Target::parseFunction("operator.getitem")));
+        QVERIFY(!opSchemaTorchVersion().empty());
+        std::optional<OpSchema> add = findOpSchema(Target::parseFunction("aten.add.Tensor"));
+        QVERIFY(add);
+        const Value x = Value::nodeRef(0);
+        QVERIFY(!checkCallArguments(*add, {x, Value::real(0.5)}, {}));              // a number for a Tensor
+        QVERIFY(!checkCallArguments(*add, {x, x}, {{"alpha", Value::integer(2)}})); // keyword-only by name
+        QVERIFY(!checkCallArguments(*add, {x}, {{"other", x}}));                    // positional by name
+        QCOMPARE(*checkCallArguments(*add, {x, x, Value::integer(2)}, {}),
+                 std::string("takes at most 2 positional arguments (self, other), got 3"));
+        QCOMPARE(*checkCallArguments(*add, {x, x}, {{"beta", x}}), std::string("has no parameter 'beta'"));
+        QCOMPARE(*checkCallArguments(*add, {x, x}, {{"other", x}}),
+                 std::string("got argument 'other' twice (by position and by keyword)"));
+        QCOMPARE(*checkCallArguments(*add, {x, Value::string("y")}, {}),
+                 std::string("argument 'other' is Tensor, got a string"));
+        std::optional<OpSchema> cat = findOpSchema(Target::parseFunction("torch.ops.aten.cat.default"));
+        QVERIFY(cat);
+        QVERIFY(!checkCallArguments(*cat, {Value::list({x, x})}, {}));
+        QVERIFY(!checkCallArguments(*cat, {x, Value::integer(1)}, {})); // a node that is a list
+        QVERIFY(checkCallArguments(*cat, {Value::integer(3)}, {}));
+        // Every entry of the generated table parses and the table is sorted (lookups are binary searches).
+        for (const char* key :
+             {"aten.addmm.default", "aten.convolution.default", "prims.convert_element_type.default",
+              "_c10d_functional.all_reduce.default", "operator.neg"})
+            QVERIFY2(findOpSchema(Target::parseFunction(key)), key);
+    }
+
+    void validateGraphFindsProblems() {
+        using jointscope::test::makeNode;
+        auto graph = [](std::vector<Node> nodes) {
+            Graph g;
+            for (Node& n : nodes)
+                g.addNode(std::move(n));
+            return g;
+        };
+        const Node x = makeNode("x", NodeOp::Placeholder, "x");
+        const Node out = makeNode("output", NodeOp::Output, "output", {Value::nodeRef(0)});
+        QVERIFY(validateGraph(graph({x, out})).empty());
+        std::vector<NodeIssue> issues = validateGraph(
+            graph({x, makeNode("mm", NodeOp::CallFunction, "torch.ops.aten.mm.default", {Value::nodeRef(0)}),
+                   out}));
+        QCOMPARE(issues.size(), size_t(1));
+        QCOMPARE(issues[0].node, NodeId(1));
+        QCOMPARE(issues[0].message,
+                 std::string(
+                     "node 'mm' (torch.ops.aten.mm.default): missing required argument 'mat2' (1 positional "
+                     "argument given); schema aten.mm.default(self: Tensor, mat2: Tensor)"));
+        // a -> c -> b -> a: reported at the first node that uses a later one, with the whole cycle.
+        issues = validateGraph(graph(
+            {x,
+             makeNode("a", NodeOp::CallFunction, "torch.ops.aten.add.Tensor",
+                      {Value::nodeRef(0), Value::nodeRef(3)}),
+             makeNode("b", NodeOp::CallFunction, "torch.ops.aten.relu.default", {Value::nodeRef(1)}),
+             makeNode("c", NodeOp::CallFunction, "torch.ops.aten.relu.default", {Value::nodeRef(2)}), out}));
+        QCOMPARE(issues.size(), size_t(1));
+        QCOMPARE(issues[0].node, NodeId(1));
+        QVERIFY2(issues[0].message.find("is on a cycle: 'a' -> 'c' -> 'b' -> 'a'") != std::string::npos,
+                 issues[0].message.c_str());
+        issues = validateGraph(graph({makeNode("o", NodeOp::Output, "output", {})}));
+        QCOMPARE(issues.size(), size_t(1));
+        QVERIFY(issues[0].message.find("the output node takes one argument") != std::string::npos);
+        issues = validateGraph(graph({makeNode("o", NodeOp::Output, "output", {Value::nodeRef(7)})}));
+        QVERIFY(!issues.empty() && issues[0].message.find("dangling") != std::string::npos);
+    }
+
+    void validateGraphIsLinear() {
+        // A 100k-node chain whose last node uses a later one: the cycle search and the checks stay linear.
+        Graph g;
+        g.addNode(jointscope::test::makeNode("x", NodeOp::Placeholder, "x"));
+        for (NodeId i = 1; i < 100000; ++i)
+            g.addNode(jointscope::test::makeNode("n" + std::to_string(i), NodeOp::CallFunction,
+                                                 "torch.ops.aten.relu.default", {Value::nodeRef(i - 1)}));
+        g.node(1).args[0] = Value::nodeRef(99999);
+        QElapsedTimer timer;
+        timer.start();
+        std::vector<NodeIssue> issues = validateGraph(g);
+        QVERIFY(timer.elapsed() < 2000);
+        QCOMPARE(issues.size(), size_t(1));
+        QVERIFY(issues[0].message.find("is on a cycle: 'n1' -> 'n99999' -> 'n99998'") != std::string::npos);
     }
 };
 

@@ -342,6 +342,58 @@ private slots:
                  file.error().format().c_str());
     }
 
+    // Files that open (the format is clear) but hold a graph no engine may see: load() refuses it, located.
+    void refusesBadGraphsOnLoad_data() {
+        QTest::addColumn<QByteArray>("bytes");
+        QTest::addColumn<int>("line");
+        QTest::addColumn<int>("col");
+        QTest::addColumn<QString>("message");
+        for (const test::BadGraphInput& bad : test::badGraphInputs())
+            QTest::newRow(bad.name.c_str())
+                << QByteArray::fromStdString(bad.bytes) << bad.line << bad.col << test::q(bad.message);
+    }
+
+    void refusesBadGraphsOnLoad() {
+        QFETCH(QByteArray, bytes);
+        QFETCH(int, line);
+        QFETCH(int, col);
+        QFETCH(QString, message);
+        Expected<GraphFile> file = GraphFile::fromText(bytes.toStdString(), "bad.graph");
+        JS_VERIFY_EXPECTED(file);
+        Expected<Graph> graph = file->load(0);
+        QVERIFY(!graph);
+        QCOMPARE(graph.error().loc.file, std::string("bad.graph"));
+        QCOMPARE(int(graph.error().loc.line), line);
+        QCOMPARE(int(graph.error().loc.col), col);
+        QVERIFY2(graph.error().message.find(message.toStdString()) != std::string::npos,
+                 graph.error().format().c_str());
+    }
+
+    void refusesBadSidecarSizes() {
+        // A torch 1.13 sidecar shape no tensor can have is an error at that sidecar entry; the graph is
+        // untouched.
+        QTemporaryDir dir;
+        const std::string graphPath = dir.filePath("joint.txt").toStdString();
+        writeFile(graphPath, test::readFile(modelPath("mlp", "joint.txt")));
+        for (const auto& [shape, message] : std::vector<std::pair<std::string, std::string>>{
+                 {"[-4, 16]", "shape: negative size -4 in dimension 0"},
+                 {"[4611686018427387904, 16]", "element count overflows"},
+                 {"[9223372036854775808]", "expected an array of int64"}}) {
+            const std::string meta = "{\"torch\": \"1.13.0a0\", \"nodes\": [\n"
+                                     " {\"name\": \"t\", \"op\": \"call_function\", \"shape\": " +
+                                     shape + ", \"dtype\": \"torch.float32\"}]}\n";
+            writeFile(dir.filePath("joint.meta.json").toStdString(), meta);
+            Expected<GraphFile> file = GraphFile::open(graphPath);
+            JS_VERIFY_EXPECTED(file);
+            Expected<Graph> graph = file->load(0);
+            QVERIFY(!graph);
+            QVERIFY2(graph.error().message.find(message) != std::string::npos,
+                     graph.error().format().c_str());
+            QCOMPARE(int(graph.error().loc.line), 2);
+            QCOMPARE(int(graph.error().loc.col), 2);
+        }
+    }
+
     void refusesHugeAndMissingFiles() {
         QTemporaryDir dir;
         const std::string path = dir.filePath("huge.txt").toStdString();

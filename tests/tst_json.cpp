@@ -105,7 +105,7 @@ Graph buildEveryFieldGraph() {
         Value::string("caf\xC3\xA9 \"quoted\" \\ \n\t"),
         Value::string(""),
         Value::nodeRef(0),
-        Value::nodeRef(5), // a later node: references resolve over the whole graph
+        Value::nodeRef(2), // an earlier node only: a later one is a forward reference (refused)
         Value::list({}),
         Value::list({Value::integer(1), Value::list({Value::nodeRef(2)})}),
         Value::tuple({}),
@@ -224,7 +224,7 @@ private slots:
         QVERIFY(std::isinf(every.args[11].asFloat()) && every.args[11].asFloat() > 0);
         QVERIFY(std::isinf(every.args[12].asFloat()) && every.args[12].asFloat() < 0);
         QVERIFY(std::isnan(every.args[13].asFloat()));
-        QCOMPARE(every.args[17].asNode(), NodeId(5));
+        QCOMPARE(every.args[17].asNode(), NodeId(2));
         QCOMPARE(every.args[22].items()[2].kind(), ValueKind::Int);
         QCOMPARE(back->subgraph(0)->subgraph(0)->name, std::string("inner_body"));
         QCOMPARE(back->node(0).users.size(), g.node(0).users.size());
@@ -267,15 +267,15 @@ private slots:
   {"op": "placeholder", "name": "a", "target": "a", "output_kind": "tensor",
    "outputs": [{"dtype": "f32", "sizes": [2, "s0"], "device": "cuda:0"}], "meta": {"extra": {"seq_nr": 3}}},
   {"name": "body", "op": "get_attr", "target": "body", "subgraph": "body"},
-  {"name": "mm", "op": "call_function", "target": "aten.mm.default", "args": [{"node": "a"}, {"node": "a"}],
-   "kwargs": {"scale": {"float": 0.5}}},
+  {"name": "mm", "op": "call_function", "target": "aten.add.Tensor", "args": [{"node": "a"}, {"node": "a"}],
+   "kwargs": {"alpha": {"float": 0.5}}},
   {"name": "output", "op": "output", "target": "output", "args": [[{"node": "mm"}]]}
  ]}})";
         Expected<Graph> g = readJsonGraph(text, "py.json");
         JS_VERIFY_EXPECTED(g);
         QCOMPARE(g->size(), size_t(4));
         const Node& mm = g->node(2);
-        QCOMPARE(mm.target.text, std::string("torch.ops.aten.mm.default"));
+        QCOMPARE(mm.target.text, std::string("torch.ops.aten.add.Tensor"));
         QCOMPARE(mm.target.kind, TargetKind::OpOverload);
         QCOMPARE(mm.kwargs[0].second.asFloat(), 0.5);
         QCOMPARE(g->node(1).subgraph, 0);
@@ -385,6 +385,65 @@ private slots:
             << a + "   {\"name\": \"b\", \"op\": \"get_attr\", \"target\": \"b\", "
                    "\"subgraph\": 3}\n"
             << "node 'b': subgraph: index 3 out of range" << 7;
+
+        // Graph checks (validateGraph, checkTensorMeta, checkSymbolic): the bad node's object is located.
+        auto call = [](const QString& name, const QString& target, const QString& args) {
+            return "   {\"name\": \"" + name + "\", \"op\": \"call_function\", \"target\": \"" + target +
+                   "\", \"args\": [" + args + "]},\n";
+        };
+        const QString out =
+            "   {\"name\": \"out\", \"op\": \"output\", \"target\": \"output\", \"args\": [null]}\n";
+        QTest::newRow("forward reference")
+            << a + call("b", "aten.relu.default", "{\"node\": \"c\"}") +
+                   call("c", "aten.relu.default", "{\"node\": \"a\"}") + out
+            << "node 'b' (torch.ops.aten.relu.default) uses 'c', which is defined after it (forward reference"
+            << 7;
+        QTest::newRow("cycle") << a + call("b", "aten.add.Tensor", "{\"node\": \"a\"}, {\"node\": \"c\"}") +
+                                      call("c", "aten.relu.default", "{\"node\": \"b\"}") + out
+                               << "node 'b' (torch.ops.aten.add.Tensor) is on a cycle: 'b' -> 'c' -> 'b'"
+                               << 7;
+        QTest::newRow("self cycle") << a + call("b", "aten.relu.default", "{\"node\": \"b\"}") + out
+                                    << "node 'b' (torch.ops.aten.relu.default) uses itself" << 7;
+        QTest::newRow("dangling reference") << a + call("b", "aten.relu.default", "{\"node\": null}") + out
+                                            << "refers to no node (dangling reference)" << 7;
+        QTest::newRow("mm with one argument")
+            << a + call("b", "torch.ops.aten.mm.default", "{\"node\": \"a\"}") + out
+            << "node 'b' (torch.ops.aten.mm.default): missing required argument 'mat2'" << 7;
+        auto tensor = [&](const QString& sizes) {
+            return a +
+                   "   {\"name\": \"b\", \"op\": \"placeholder\", \"target\": \"b\", \"output_kind\": "
+                   "\"tensor\", "
+                   "\"outputs\": [{\"dtype\": \"float32\", \"sizes\": " +
+                   sizes + "}]}\n";
+        };
+        QTest::newRow("negative size")
+            << tensor("[4, -3]") << "node 'b': outputs[0].sizes[1]: negative size -3" << 7;
+        QTest::newRow("2^62 size")
+            << tensor("[4611686018427387904]")
+            << "node 'b': outputs[0].sizes[0]: sizes [4611686018427387904]: "
+               "4611686018427387904 elements of 4 bytes (float32): the byte size overflows"
+            << 7;
+        QTest::newRow("INT64_MAX size")
+            << tensor("[2, 9223372036854775807]") << "the element count overflows int64 at dimension 1" << 7;
+        QTest::newRow("INT64_MIN // -1 in a size")
+            << tensor("[\"(-9223372036854775808)//(-1)\"]")
+            << "node 'b': outputs[0].sizes[0]: size 0: int64 overflow in -9223372036854775808 // -1" << 7;
+        QTest::newRow("20000 nested parens in a size")
+            << tensor("[\"" + QString(20000, '(') + "s0" + QString(20000, ')') + "\"]")
+            << "node 'b': outputs[0].sizes[0]: size 0: nesting deeper than 256 levels" << 7;
+        QTest::newRow("INT64_MIN // -1 in a sym value")
+            << a + "   {\"name\": \"b\", \"op\": \"call_function\", \"target\": \"operator.floordiv\", "
+                   "\"args\": "
+                   "[-9223372036854775808, -1], \"output_kind\": \"sym_int\", \"sym\": "
+                   "\"-9223372036854775808 // -1\"}\n"
+            << "node 'b': sym: int64 overflow in -9223372036854775808 // -1" << 7;
+        QTest::newRow("deep sym argument")
+            << a +
+                   call("b", "aten.view.default",
+                        "{\"node\": \"a\"}, [{\"sym\": \"" + QString(300, '(') + "s0" + QString(300, ')') +
+                            "\"}]") +
+                   out
+            << "node 'b': args[1][0].sym: nesting deeper than 256 levels" << 7;
     }
 
     void schemaErrorsNameNodeAndField() {

@@ -1,5 +1,7 @@
 #include "cost/OpTensors.h"
 
+#include "support/Saturating.h"
+
 #include <algorithm>
 
 namespace jointscope::cost {
@@ -98,7 +100,7 @@ uint64_t numel(const TensorMeta& tensor) {
         return 0;
     uint64_t n = 1;
     for (const SymInt& size : tensor.sizes)
-        n *= concreteSize(size);
+        n = saturatingMul(n, concreteSize(size));
     return n;
 }
 
@@ -111,7 +113,7 @@ uint64_t storedElements(const TensorMeta& tensor) {
         if (size == 0)
             return 0;
         if (tensor.strides[i].isSymbolic() || tensor.strides[i].value != 0)
-            n *= size;
+            n = saturatingMul(n, size);
     }
     return n;
 }

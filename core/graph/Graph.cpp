@@ -1,6 +1,9 @@
 #include "graph/Graph.h"
 
+#include "support/Saturating.h"
+
 #include <array>
+#include <limits>
 
 namespace jointscope {
 namespace {
@@ -34,9 +37,12 @@ std::optional<uint64_t> TensorMeta::bytes() const {
     for (const SymInt& d : sizes) {
         if (d.isSymbolic() || d.value < 0)
             return std::nullopt;
-        numel *= static_cast<uint64_t>(d.value);
+        numel = saturatingMul(numel, static_cast<uint64_t>(d.value));
     }
-    return numel * itemSize(dtype);
+    const uint64_t bytes = saturatingMul(numel, itemSize(dtype));
+    if (bytes > uint64_t(std::numeric_limits<int64_t>::max()))
+        return std::nullopt; // no such tensor: readers refuse it (checkTensorMeta)
+    return bytes;
 }
 
 Graph::Graph(const Graph& other)

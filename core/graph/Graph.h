@@ -43,7 +43,8 @@ struct TensorMeta {
     Device device;
 
     bool known() const { return dtype != DType::Undefined; }
-    // numel * itemsize; nullopt when a size is symbolic or the dtype unknown.
+    // numel * itemsize; nullopt when a size is symbolic or negative, the dtype unknown, or the product beyond
+    // int64 (a tensor no reader accepts).
     std::optional<uint64_t> bytes() const;
     friend bool operator==(const TensorMeta&, const TensorMeta&) = default;
 };

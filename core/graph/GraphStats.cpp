@@ -1,5 +1,7 @@
 #include "graph/GraphStats.h"
 
+#include "support/Saturating.h"
+
 namespace jointscope {
 
 std::vector<bool> backwardMask(const Graph& graph) {
@@ -43,7 +45,7 @@ GraphStats computeStats(const Graph& graph) {
         default: break;
         }
         for (const TensorMeta& t : n.outputs)
-            s.tensorBytes += t.bytes().value_or(0);
+            s.tensorBytes = saturatingAdd(s.tensorBytes, t.bytes().value_or(0));
     }
     s.subgraphs = countSubgraphs(graph);
     return s;

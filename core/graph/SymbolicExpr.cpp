@@ -1,61 +1,91 @@
 #include "graph/SymbolicExpr.h"
 
-#include <cstdint>
 #include <cstdlib>
 
 #include <algorithm>
 #include <cctype>
+#include <limits>
 #include <optional>
 #include <vector>
 
 namespace jointscope {
 namespace {
 
-// Python's floor division, ceiling division and modulo over int64, b != 0. nullopt where the result does not
-// fit: INT64_MIN / -1 (which also traps with SIGFPE on x86, as INT64_MIN % -1 does).
-std::optional<int64_t> floorDiv(int64_t a, int64_t b) {
-    if (b == -1)
-        return a == INT64_MIN ? std::nullopt : std::optional<int64_t>(-a);
+constexpr int64_t kInt64Min = std::numeric_limits<int64_t>::min();
+
+// A value during evaluation. Unknown when it depends on a symbol without a value, or on a function this
+// evaluator does not know; only checkSymbolic lets such values through.
+struct Num {
+    int64_t value = 0;
+    bool known = true;
+};
+
+constexpr Num kUnknown{0, false};
+
+enum class Mode : uint8_t {
+    Evaluate, // every symbol bound; anything not understood is an error
+    Check,    // symbols unknown; only hard errors (overflow, division by zero, depth) matter
+};
+
+// Long expressions (20,000 nested parentheses) are quoted by their start, so messages stay one readable line.
+std::string abbreviate(std::string_view text, size_t limit = 96) {
+    if (text.size() <= limit)
+        return std::string(text);
+    return std::string(text.substr(0, limit)) + "... (" + std::to_string(text.size()) + " bytes)";
+}
+
+// Python's a // b for b != 0 and (a, b) != (INT64_MIN, -1), which the callers rule out first.
+int64_t floorDiv(int64_t a, int64_t b) {
     int64_t q = a / b;
     if ((a % b != 0) && ((a < 0) != (b < 0)))
         --q;
     return q;
 }
-std::optional<int64_t> ceilDiv(int64_t a, int64_t b) {
-    if (b == -1)
-        return a == INT64_MIN ? std::nullopt : std::optional<int64_t>(-a);
-    int64_t q = a / b;
-    if ((a % b != 0) && ((a < 0) == (b < 0)))
-        ++q;
-    return q;
-}
+
+// Python's a % b for b != 0: the sign of b. b == -1 is handled apart, as INT64_MIN % -1 traps in C++.
 int64_t floorMod(int64_t a, int64_t b) {
     if (b == -1)
         return 0;
-    const int64_t r = a % b;
-    return r != 0 && ((r < 0) != (b < 0)) ? r + b : r;
+    int64_t r = a % b;
+    if (r != 0 && ((r < 0) != (b < 0)))
+        r += b;
+    return r;
 }
 
-// Recursive descent over the expression text; `error` holds the first problem.
+// Recursive descent over the expression text; the first problem is kept. Recursion is one frame group per
+// parenthesis or call, bounded by kMaxSymbolicDepth; chains of unary minus are read in a loop.
 class Evaluator {
 public:
-    Evaluator(std::string_view text, const SymbolBindings& symbols) : text_(text), symbols_(symbols) {}
+    Evaluator(std::string_view text, const SymbolBindings* symbols, Mode mode)
+        : text_(text), symbols_(symbols), mode_(mode) {}
 
-    std::optional<int64_t> run() {
-        std::optional<int64_t> v = sum();
+    std::optional<Num> run() {
+        std::optional<Num> v = sum();
         skipSpace();
         if (v && pos_ != text_.size())
             return fail("unexpected '" + std::string(1, text_[pos_]) + "'");
         return v;
     }
+
     std::string error;
+    uint32_t errorOffset = 0;
+    // Overflow, division by zero or nesting: wrong whatever the symbols are (checkSymbolic reports only
+    // these).
+    bool hardError = false;
 
 private:
-    std::optional<int64_t> overflow() { return fail("integer overflow (the value does not fit in 64 bits)"); }
-    std::optional<int64_t> fail(std::string message) {
-        if (error.empty())
+    std::optional<Num> fail(std::string message, bool hard = false, std::optional<size_t> at = std::nullopt) {
+        if (error.empty()) {
             error = std::move(message);
+            errorOffset = static_cast<uint32_t>(std::min(at.value_or(pos_), text_.size()));
+            hardError = hard;
+        }
         return std::nullopt;
+    }
+    std::optional<Num> overflow(int64_t a, std::string_view op, int64_t b, size_t at) {
+        return fail("int64 overflow in " + std::to_string(a) + " " + std::string(op) + " " +
+                        std::to_string(b),
+                    true, at);
     }
     void skipSpace() {
         while (pos_ < text_.size() && text_[pos_] == ' ')
@@ -68,81 +98,134 @@ private:
         pos_ += token.size();
         return true;
     }
-    std::optional<int64_t> sum() {
-        std::optional<int64_t> v = product();
+    bool enter(size_t at) {
+        if (++depth_ <= kMaxSymbolicDepth)
+            return true;
+        fail("nesting deeper than " + std::to_string(kMaxSymbolicDepth) + " levels", true, at);
+        return false;
+    }
+
+    std::optional<Num> add(Num a, Num b, bool subtract, size_t at) {
+        if (!a.known || !b.known)
+            return kUnknown;
+        int64_t r = 0;
+        if (subtract ? __builtin_sub_overflow(a.value, b.value, &r)
+                     : __builtin_add_overflow(a.value, b.value, &r))
+            return overflow(a.value, subtract ? "-" : "+", b.value, at);
+        return Num{r};
+    }
+    std::optional<Num> multiply(Num a, Num b, size_t at) {
+        if (!a.known || !b.known)
+            return kUnknown;
+        int64_t r = 0;
+        if (__builtin_mul_overflow(a.value, b.value, &r))
+            return overflow(a.value, "*", b.value, at);
+        return Num{r};
+    }
+    // "//", "%" and CeilDiv: a zero divisor is an error even when the dividend is unknown.
+    std::optional<Num> divide(Num a, Num b, std::string_view op, size_t at) {
+        if (b.known && b.value == 0)
+            return fail("division by zero", true, at);
+        if (!a.known || !b.known)
+            return kUnknown;
+        if (op == "%")
+            return Num{floorMod(a.value, b.value)};
+        if (a.value == kInt64Min && b.value == -1)
+            return overflow(a.value, op, b.value, at);
+        if (op == "//")
+            return Num{floorDiv(a.value, b.value)};
+        int64_t q = a.value / b.value; // CeilDiv
+        if (a.value % b.value != 0 && ((a.value < 0) == (b.value < 0)))
+            ++q;
+        return Num{q};
+    }
+
+    std::optional<Num> sum() {
+        std::optional<Num> v = product();
         while (v) {
-            if (eat("+")) {
-                std::optional<int64_t> r = product();
-                if (!r)
-                    return r;
-                if (__builtin_add_overflow(*v, *r, &*v))
-                    return overflow();
-            } else if (eat("-")) {
-                std::optional<int64_t> r = product();
-                if (!r)
-                    return r;
-                if (__builtin_sub_overflow(*v, *r, &*v))
-                    return overflow();
-            } else {
+            skipSpace();
+            const size_t at = pos_;
+            const bool plus = eat("+");
+            if (!plus && !eat("-"))
                 break;
-            }
+            std::optional<Num> r = product();
+            if (!r)
+                return r;
+            v = add(*v, *r, !plus, at);
         }
         return v;
     }
-    std::optional<int64_t> product() {
-        std::optional<int64_t> v = unary();
+    std::optional<Num> product() {
+        std::optional<Num> v = unary();
         while (v) {
-            if (eat("//")) {
-                std::optional<int64_t> r = unary();
-                if (!r)
-                    return r;
-                if (*r == 0)
-                    return fail("division by zero");
-                v = floorDiv(*v, *r);
-                if (!v)
-                    return overflow();
-            } else if (eat("*")) {
-                std::optional<int64_t> r = unary();
-                if (!r)
-                    return r;
-                if (__builtin_mul_overflow(*v, *r, &*v))
-                    return overflow();
-            } else if (eat("%")) {
-                std::optional<int64_t> r = unary();
-                if (!r)
-                    return r;
-                if (*r == 0)
-                    return fail("division by zero");
-                *v = floorMod(*v, *r);
-            } else {
+            skipSpace();
+            const size_t at = pos_;
+            std::string_view op;
+            if (eat("//"))
+                op = "//";
+            else if (eat("*"))
+                op = "*";
+            else if (eat("%"))
+                op = "%";
+            else
                 break;
-            }
+            std::optional<Num> r = unary();
+            if (!r)
+                return r;
+            v = op == "*" ? multiply(*v, *r, at) : divide(*v, *r, op, at);
         }
         return v;
     }
-    std::optional<int64_t> unary() {
-        if (eat("-")) {
-            std::optional<int64_t> v = unary();
-            if (v && *v == INT64_MIN)
-                return overflow();
-            return v ? std::optional<int64_t>(-*v) : v;
+    std::optional<Num> unary() {
+        bool negate = false;
+        size_t signAt = 0;
+        while (true) {
+            skipSpace();
+            if (eat("-")) {
+                negate = !negate;
+                signAt = pos_ - 1;
+            } else if (!eat("+")) {
+                break;
+            }
         }
-        return primary();
-    }
-    std::optional<int64_t> primary() {
         skipSpace();
+        if (pos_ < text_.size() && std::isdigit(static_cast<unsigned char>(text_[pos_])))
+            return literal(negate); // -9223372036854775808 is a literal, not the negation of one
+        std::optional<Num> v = primary();
+        if (!v || !negate || !v->known)
+            return v;
+        if (v->value == kInt64Min)
+            return fail("int64 overflow in -(" + std::to_string(v->value) + ")", true, signAt);
+        return Num{-v->value};
+    }
+    std::optional<Num> literal(bool negative) {
+        const size_t start = pos_;
+        uint64_t magnitude = 0;
+        bool tooLarge = false;
+        while (pos_ < text_.size() && std::isdigit(static_cast<unsigned char>(text_[pos_]))) {
+            const auto digit = static_cast<uint64_t>(text_[pos_++] - '0');
+            tooLarge = tooLarge || __builtin_mul_overflow(magnitude, uint64_t(10), &magnitude) ||
+                       __builtin_add_overflow(magnitude, digit, &magnitude);
+        }
+        const uint64_t limit = negative ? uint64_t(1) << 63 : uint64_t(std::numeric_limits<int64_t>::max());
+        if (tooLarge || magnitude > limit)
+            return fail("integer " + std::string(negative ? "-" : "") +
+                            abbreviate(text_.substr(start, pos_ - start), 40) + " does not fit in int64",
+                        true, start);
+        if (!negative)
+            return Num{static_cast<int64_t>(magnitude)};
+        return Num{magnitude == uint64_t(1) << 63 ? kInt64Min : -static_cast<int64_t>(magnitude)};
+    }
+    std::optional<Num> primary() {
+        skipSpace();
+        const size_t at = pos_;
         if (eat("(")) {
-            std::optional<int64_t> v = sum();
+            if (!enter(at))
+                return std::nullopt;
+            std::optional<Num> v = sum();
             if (v && !eat(")"))
                 return fail("missing ')'");
-            return v;
-        }
-        if (pos_ < text_.size() && std::isdigit(static_cast<unsigned char>(text_[pos_]))) {
-            int64_t v = 0;
-            while (pos_ < text_.size() && std::isdigit(static_cast<unsigned char>(text_[pos_]))) {
-                if (__builtin_mul_overflow(v, 10, &v) || __builtin_add_overflow(v, text_[pos_++] - '0', &v))
-                    return overflow();
-            }
+            --depth_;
             return v;
         }
         const size_t start = pos_;
@@ -152,59 +235,93 @@ private:
         if (start == pos_)
             return fail(pos_ < text_.size() ? "unexpected '" + std::string(1, text_[pos_]) + "'"
                                             : "unexpected end");
-        const std::string name(text_.substr(start, pos_ - start));
+        const std::string_view name = text_.substr(start, pos_ - start);
         if (eat("("))
-            return call(name);
-        auto it = symbols_.find(name);
-        if (it == symbols_.end())
-            return fail("symbol '" + name + "' has no value");
-        return it->second;
+            return call(name, start);
+        if (mode_ == Mode::Check)
+            return kUnknown;
+        auto it = symbols_->find(std::string(name));
+        if (it == symbols_->end())
+            return fail("symbol '" + std::string(name) + "' has no value", false, start);
+        return Num{it->second};
     }
-    std::optional<int64_t> call(const std::string& name) {
-        std::vector<int64_t> args;
+    std::optional<Num> call(std::string_view name, size_t at) {
+        if (!enter(at))
+            return std::nullopt;
+        std::vector<Num> args;
         if (!eat(")")) {
             do {
-                std::optional<int64_t> v = sum();
+                std::optional<Num> v = sum();
                 if (!v)
                     return v;
                 args.push_back(*v);
             } while (eat(","));
             if (!eat(")"))
-                return fail("missing ')' after the arguments of " + name);
+                return fail("missing ')' after the arguments of " + std::string(name));
         }
+        --depth_;
         if (args.empty())
-            return fail(name + "() takes arguments");
-        if ((name == "FloorDiv" || name == "Mod" || name == "CeilDiv") && args.size() == 2) {
-            if (args[1] == 0)
-                return fail("division by zero");
-            if (name == "Mod")
-                return floorMod(args[0], args[1]);
-            std::optional<int64_t> v =
-                name == "FloorDiv" ? floorDiv(args[0], args[1]) : ceilDiv(args[0], args[1]);
-            return v ? v : overflow();
-        }
+            return fail(std::string(name) + "() takes arguments", false, at);
+        if ((name == "FloorDiv" || name == "Mod" || name == "CeilDiv") && args.size() == 2)
+            return divide(args[0], args[1], name == "FloorDiv" ? "//" : name == "Mod" ? "%" : "CeilDiv", at);
         if (name == "Max" || name == "Min") {
-            int64_t v = args[0];
-            for (int64_t a : args)
-                v = name == "Max" ? std::max(v, a) : std::min(v, a);
-            return v;
+            if (std::any_of(args.begin(), args.end(), [](Num a) { return !a.known; }))
+                return kUnknown;
+            int64_t v = args[0].value;
+            for (Num a : args)
+                v = name == "Max" ? std::max(v, a.value) : std::min(v, a.value);
+            return Num{v};
         }
-        return fail("function '" + name + "' is not supported");
+        if (mode_ == Mode::Check)
+            return kUnknown; // PythonMod, Piecewise, ...: evaluateSymbolic says so if it is ever needed
+        return fail("function '" + std::string(name) + "' is not supported", false, at);
     }
 
     std::string_view text_;
-    const SymbolBindings& symbols_;
+    const SymbolBindings* symbols_;
+    Mode mode_;
     size_t pos_ = 0;
+    uint32_t depth_ = 0;
 };
 
 } // namespace
 
 Expected<int64_t> evaluateSymbolic(std::string_view expr, const SymbolBindings& symbols) {
-    Evaluator e(expr, symbols);
-    std::optional<int64_t> v = e.run();
+    Evaluator e(expr, &symbols, Mode::Evaluate);
+    std::optional<Num> v = e.run();
     if (!v)
-        return makeError({}, "cannot evaluate symbolic size '" + std::string(expr) + "': " + e.error);
-    return *v;
+        return makeError({}, "cannot evaluate symbolic size '" + abbreviate(expr) + "': " + e.error);
+    return v->value;
+}
+
+SymbolicCheck checkSymbolic(std::string_view expr) {
+    SymbolicCheck check;
+    // Bracket depth first, whatever the grammar: text the evaluator gives up on early is still kept in the
+    // graph.
+    uint32_t depth = 0;
+    for (size_t i = 0; i < expr.size(); ++i) {
+        const char c = expr[i];
+        if (c == '(' || c == '[') {
+            if (++depth > kMaxSymbolicDepth) {
+                check.issue =
+                    SymbolicIssue{static_cast<uint32_t>(i),
+                                  "nesting deeper than " + std::to_string(kMaxSymbolicDepth) + " levels"};
+                return check;
+            }
+        } else if ((c == ')' || c == ']') && depth > 0) {
+            --depth;
+        }
+    }
+    Evaluator e(expr, nullptr, Mode::Check);
+    std::optional<Num> v = e.run();
+    if (!v) {
+        if (e.hardError)
+            check.issue = SymbolicIssue{e.errorOffset, e.error};
+        return check;
+    }
+    if (v->known)
+        check.constant = v->value;
+    return check;
 }
 
 SymbolBindings symbolHints(const std::vector<std::pair<std::string, std::string>>& attributes) {

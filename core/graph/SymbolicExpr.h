@@ -5,6 +5,7 @@
 
 #include <cstdint>
 #include <map>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <utility>
@@ -15,10 +16,32 @@ namespace jointscope {
 // Integer sizes for the symbols of a graph with symbolic shapes ("s0" -> 128).
 using SymbolBindings = std::map<std::string, int64_t>;
 
+// Deepest nesting of parentheses and calls in a size expression. The evaluator recurses once per level, so an
+// expression from a file (20,000 nested parentheses) must not decide how deep the stack goes.
+inline constexpr uint32_t kMaxSymbolicDepth = 256;
+
 // Evaluates +, -, *, // (floor), %, parentheses, unary minus, and the sympy functions FloorDiv, Mod,
-// CeilDiv, Max, Min that torch prints, over int64. An unbound symbol or anything else is an error that
+// CeilDiv, Max, Min that torch prints, over int64. An unbound symbol, an int64 overflow (INT64_MIN // -1
+// included), a division by zero, nesting deeper than kMaxSymbolicDepth or anything else is an error that
 // quotes the expression.
 Expected<int64_t> evaluateSymbolic(std::string_view expr, const SymbolBindings& symbols);
+
+// A problem a reader can see in a size expression before any symbol has a value.
+struct SymbolicIssue {
+    uint32_t offset = 0; // byte offset into the expression of the offending part
+    std::string message;
+};
+
+struct SymbolicCheck {
+    std::optional<SymbolicIssue> issue;
+    std::optional<int64_t> constant; // the value, when the expression has no symbols and evaluates
+};
+
+// What readers check in the size expressions of a file: nesting deeper than kMaxSymbolicDepth, and int64
+// overflow or division by zero among its constants (s0 + (-9223372036854775808)//(-1)) are issues. Symbols
+// stay unknown, and text this evaluator does not understand (s0**2, Piecewise(...)) is no issue:
+// evaluateSymbolic reports it if a size of it is ever needed.
+SymbolicCheck checkSymbolic(std::string_view expr);
 
 // The graph attribute "symbol_hints" ({"s0": 2, ...}: the shape environment's example values, as export_joint
 // records them), or empty.

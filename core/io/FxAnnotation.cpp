@@ -1,5 +1,8 @@
 #include "io/FxAnnotation.h"
 
+#include "graph/GraphCheck.h"
+#include "graph/SymbolicExpr.h"
+
 #include <algorithm>
 #include <charconv>
 #include <cstdio>
@@ -28,8 +31,10 @@ SymInt parseDim(std::string_view text) {
     return SymInt{0, std::string(text)};
 }
 
-// Parses "[a, b]" starting at text[pos] == '['; sizes may be expressions with their own parentheses.
-bool parseDimList(std::string_view text, size_t& pos, std::vector<SymInt>& dims, AnnotationError& error) {
+// Parses "[a, b]" starting at text[pos] == '['; sizes may be expressions with their own parentheses. Appends
+// the offset of each item to `starts`.
+bool parseDimList(std::string_view text, size_t& pos, std::vector<SymInt>& dims, std::vector<size_t>& starts,
+                  AnnotationError& error) {
     const size_t open = pos++;
     const size_t close = text.find(']', pos);
     if (close != std::string_view::npos && close > pos)
@@ -48,8 +53,10 @@ bool parseDimList(std::string_view text, size_t& pos, std::vector<SymInt>& dims,
             const std::string_view item = trim(text.substr(itemStart, pos - itemStart));
             if (item.empty() && !(c == ']' && dims.empty() && itemStart == open + 1))
                 return fail(error, itemStart, "expected a size in the tensor annotation");
-            if (!item.empty())
+            if (!item.empty()) {
                 dims.push_back(parseDim(item));
+                starts.push_back(static_cast<size_t>(item.data() - text.data()));
+            }
             itemStart = pos + 1;
             if (c == ']') {
                 ++pos;
@@ -79,10 +86,18 @@ void appendDims(std::string& out, const std::vector<SymInt>& dims) {
 } // namespace
 
 bool parseAnnotation(std::string_view text, Node& node, AnnotationError& error) {
+    const std::string_view untrimmed = text;
     text = trim(text);
+    const auto lead = static_cast<size_t>(text.data() - untrimmed.data());
+    auto failAt = [&](size_t column, std::string message) {
+        return fail(error, lead + column, std::move(message));
+    };
     if (text.substr(0, 4) == "Sym(" && text.back() == ')') {
+        const std::string_view expr = text.substr(4, text.size() - 5);
+        if (SymbolicCheck check = checkSymbolic(expr); check.issue)
+            return failAt(4 + check.issue->offset, "symbolic value: " + check.issue->message);
         node.outputKind = OutputKind::SymInt;
-        node.symValue = std::string(text.substr(4, text.size() - 5));
+        node.symValue = std::string(expr);
         return true;
     }
     const size_t bracket = text.find('[');
@@ -94,26 +109,35 @@ bool parseAnnotation(std::string_view text, Node& node, AnnotationError& error) 
     TensorMeta meta;
     meta.dtype = *dtype;
     size_t pos = bracket;
-    if (!parseDimList(text, pos, meta.sizes, error))
+    std::vector<size_t> sizeStarts;
+    std::vector<size_t> strideStarts;
+    if (!parseDimList(text, pos, meta.sizes, sizeStarts, error) ||
+        (pos < text.size() && text[pos] == '[' &&
+         !parseDimList(text, pos, meta.strides, strideStarts, error))) {
+        error.column += static_cast<uint32_t>(lead);
         return false;
-    if (pos < text.size() && text[pos] == '[' && !parseDimList(text, pos, meta.strides, error))
-        return false;
+    }
     const std::string_view device = text.substr(pos);
     if (!device.empty()) {
         const size_t colon = device.find(':');
         const std::string_view type = device.substr(0, colon);
         for (size_t i = 0; i < type.size(); ++i)
             if (!isDeviceChar(type[i]))
-                return fail(error, pos + i, "expected a device such as 'cuda:0' after the tensor annotation");
+                return failAt(pos + i, "expected a device such as 'cuda:0' after the tensor annotation");
         if (type.empty())
-            return fail(error, pos, "expected a device type before ':'");
+            return failAt(pos, "expected a device type before ':'");
         meta.device.type = std::string(type);
         if (colon != std::string_view::npos) {
             const std::string_view index = device.substr(colon + 1);
             auto [ptr, ec] = std::from_chars(index.data(), index.data() + index.size(), meta.device.index);
             if (ec != std::errc() || ptr != index.data() + index.size() || meta.device.index < 0)
-                return fail(error, pos + colon + 1, "expected a device index after ':'");
+                return failAt(pos + colon + 1, "expected a device index after ':'");
         }
+    }
+    // Sizes no tensor can have are refused here, where the column of the offending size is known.
+    if (std::optional<TensorMetaIssue> issue = checkTensorMeta(meta)) {
+        const std::vector<size_t>& starts = issue->stride ? strideStarts : sizeStarts;
+        return failAt(starts[issue->dim] + issue->exprOffset, issue->message);
     }
     node.outputKind = OutputKind::Tensor;
     node.outputs.clear();

@@ -2,8 +2,10 @@
 // torch.fx's codegen and print_readable() emit; nothing is evaluated. Errors carry file:line:col.
 #include "io/FxReader.h"
 
+#include "graph/GraphCheck.h"
 #include "io/FxAnnotation.h"
 #include "io/FxLexer.h"
+#include "ops/OpSchema.h"
 
 #include <algorithm>
 #include <charconv>
@@ -429,6 +431,7 @@ private:
     bool parseSelfPath(std::string& path);
     bool isSelfPathStart() const;
     bool parseCallArgs(std::vector<Value>& args, std::vector<std::pair<std::string, Value>>& kwargs);
+    // The parsed target of a call_function text; also sets callSchema_ to its op schema (or nullptr).
     const Target& functionTarget(std::string_view text);
 
     // --- Values ---
@@ -453,7 +456,12 @@ private:
     size_t pos_ = 0;
     std::optional<Diagnostic> error_;
     Scope* scope_ = nullptr;
-    std::unordered_map<std::string_view, Target> targetCache_;
+    struct CachedTarget {
+        Target target;
+        std::optional<OpSchema> schema;
+    };
+    std::unordered_map<std::string_view, CachedTarget> targetCache_;
+    const OpSchema* callSchema_ = nullptr; // of the target parseRhs looked up last
     struct CachedAnnotation {
         OutputKind kind;
         std::vector<TensorMeta> outputs;
@@ -1048,6 +1056,11 @@ bool FxParser::parseAssignment(const Token& nameTok, const std::string_view* ann
     case RhsResult::Node:
         break;
     }
+    // A call that cannot bind to its op (mm with one argument) fails here, at the call, not in an engine. The
+    // other checks of validateGraph hold by construction: names are defined before use, one output argument.
+    if (node.op == NodeOp::CallFunction && callSchema_)
+        if (std::optional<std::string> problem = checkCall(node, *callSchema_))
+            return fail(rhsStart, std::move(*problem));
     if (annotation && !applyAnnotation(node, *annotation, *annotationTok))
         return false;
     node.meta.stackTrace = s.trace;
@@ -1091,6 +1104,14 @@ bool FxParser::parseReturn() {
     output.meta.sourceLine = fileLine(returnTok);
     Value result;
     itemComments_.clear();
+    // FX prints "return pytree.tree_unflatten(...)" or "return <value>", never a bare "return": anything else
+    // starting so is a file cut short (a bare "pytree.tree_" would otherwise read as a verbatim expression).
+    if (atStatementEnd())
+        return fail(tok().kind == TokenKind::End ? tok() : returnTok,
+                    "expected the returned value after 'return'" +
+                        std::string(tok().kind == TokenKind::End ? " (truncated file?)" : ""));
+    if (tok().isName("pytree") && !(tok(1).isOp(".") && tok(2).isName("tree_unflatten") && tok(3).isOp("(")))
+        return fail(tok(), "expected 'pytree.tree_unflatten(...)' after 'return' (truncated file?)");
     if (tok().isName("pytree") && tok(1).isOp(".") && tok(2).isName("tree_unflatten") && tok(3).isOp("(")) {
         pos_ += 4;
         skipComments();
@@ -1103,7 +1124,7 @@ bool FxParser::parseReturn() {
         if (!expectOp(",", "after the returned list") || !expectName(&self, "'self._out_spec'") ||
             !expectOp(".") || !expectName(&spec, "'_out_spec'") || !expectOp(")", "closing tree_unflatten"))
             return false;
-    } else if (!atStatementEnd()) {
+    } else {
         collectItemComments_ = tok().isOp("[") || tok().isOp("(");
         if (!parseValue(result))
             return false;
@@ -1171,14 +1192,19 @@ bool FxParser::parseSelfPath(std::string& path) {
 
 const Target& FxParser::functionTarget(std::string_view text) {
     auto it = targetCache_.find(text);
-    if (it == targetCache_.end())
-        it = targetCache_.emplace(text, Target::parseFunction(text)).first;
-    return it->second;
+    if (it == targetCache_.end()) {
+        Target target = Target::parseFunction(text);
+        std::optional<OpSchema> schema = findOpSchema(target);
+        it = targetCache_.emplace(text, CachedTarget{std::move(target), std::move(schema)}).first;
+    }
+    callSchema_ = it->second.schema ? &*it->second.schema : nullptr;
+    return it->second.target;
 }
 
 RhsResult FxParser::parseRhs(Node& node) {
     auto result = [](bool ok) { return ok ? RhsResult::Node : RhsResult::Error; };
     node.op = NodeOp::CallFunction;
+    callSchema_ = nullptr;
     const Token& first = tok();
 
     if (isSelfPathStart()) {

@@ -1,6 +1,8 @@
 // jointscope JSON (docs/formats.md): a lossless, versioned serialization of the whole IR.
 #include "io/JsonFormat.h"
 
+#include "graph/GraphCheck.h"
+#include "graph/SymbolicExpr.h"
 #include "io/JsonSupport.h"
 #include "support/Utf8.h"
 
@@ -537,11 +539,15 @@ public:
         if (!nodes->is_array())
             fail(&j, self.field("nodes").str() + ": expected an array");
         graph.reserve(nodes->size());
-        // Names first: a reference may point anywhere in the same graph.
+        // Names first, so that a reference to a later node is reported as such (validateGraph), not as
+        // unknown.
         for (const Json& jn : *nodes)
             graph.addNode(readNodeHeader(jn, graph, self));
         for (NodeId id = 0; id < graph.size(); ++id)
             readNodeBody((*nodes)[id], graph, graph.node(id));
+        // Forward references, cycles and calls that cannot bind to their op, at the node's object.
+        if (std::vector<NodeIssue> issues = validateGraph(graph); !issues.empty())
+            fail(&(*nodes)[issues.front().node], issues.front().message);
         if (const Json* decisions = find(j, "decisions")) {
             if (!decisions->is_array())
                 fail(&j, self.field("decisions").str() + ": expected an array");
@@ -690,7 +696,7 @@ private:
                 n.outputs.push_back(readTensor((*outputs)[i], &j, path.at(i)));
         }
         if (const Json* sym = find(j, "sym"))
-            n.symValue = stringOf(*sym, &j, self.field("sym"));
+            n.symValue = symbolicOf(*sym, &j, self.field("sym"));
         if (const Json* sub = find(j, "subgraph")) {
             const Path path = self.field("subgraph");
             if (sub->is_string()) {
@@ -706,6 +712,14 @@ private:
         }
         if (const Json* meta = find(j, "meta"))
             n.meta = readMeta(*meta, &j, self.field("meta"));
+    }
+
+    // A symbolic expression; one checkSymbolic refuses (nesting, overflowing constants) is an error here.
+    static std::string symbolicOf(const Json& j, const Json* where, const Path& path) {
+        const std::string& text = stringOf(j, where, path);
+        if (SymbolicCheck check = checkSymbolic(text); check.issue)
+            fail(where, path.str() + ": " + check.issue->message);
+        return text;
     }
 
     SymInt readSymInt(const Json& j, const Json* where, const Path& path) {
@@ -748,6 +762,9 @@ private:
         dims("strides", t.strides);
         if (const Json* device = find(j, "device"))
             t.device = parseDevice(stringOf(*device, where, path.field("device")));
+        if (std::optional<TensorMetaIssue> issue = checkTensorMeta(t))
+            fail(where, path.field(issue->stride ? "strides" : "sizes").at(issue->dim).str() + ": " +
+                            issue->message);
         return t;
     }
 
@@ -894,7 +911,7 @@ private:
         if (tag == "memory_format")
             return Value::memoryFormat(stringOf(body, where, field));
         if (tag == "sym")
-            return Value::symExpr(stringOf(body, where, field));
+            return Value::symExpr(symbolicOf(body, where, field));
         if (tag == "ellipsis")
             return Value::ellipsis();
         if (tag == "opaque")

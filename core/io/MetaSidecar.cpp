@@ -1,7 +1,10 @@
 // torch 1.13 adapters: joint.meta.json (per-node tensor metadata) and reference.json (torch's own decisions).
 #include "io/JsonFormat.h"
 
+#include "graph/GraphCheck.h"
 #include "io/JsonSupport.h"
+
+#include <limits>
 
 namespace jointscope {
 namespace {
@@ -22,7 +25,9 @@ bool isIntArray(const Json& j) {
     if (!j.is_array())
         return false;
     for (const Json& item : j)
-        if (!item.is_number_integer())
+        if (!item.is_number_integer() ||
+            (item.is_number_unsigned() &&
+             item.get<uint64_t>() > uint64_t(std::numeric_limits<int64_t>::max())))
             return false;
     return true;
 }
@@ -80,7 +85,8 @@ std::optional<Diagnostic> applyMetaSidecar(Graph& graph, std::string_view text, 
         if (shape == entry.end() || shape->is_null())
             continue; // multi-output nodes carry no tensor_meta: they stay unknown
         if (!isIntArray(*shape))
-            return errorAt(&entry, "meta sidecar: node '" + name + "': shape: expected an array of integers");
+            return errorAt(&entry,
+                           "meta sidecar: node '" + name + "': shape: expected an array of int64 integers");
         TensorMeta tensor;
         tensor.sizes = dims(*shape);
         const std::string dtype = stringField(entry, "dtype");
@@ -94,6 +100,9 @@ std::optional<Diagnostic> applyMetaSidecar(Graph& graph, std::string_view text, 
                                "meta sidecar: node '" + name + "': stride: expected an array of integers");
             tensor.strides = dims(*stride);
         }
+        if (std::optional<TensorMetaIssue> issue = checkTensorMeta(tensor))
+            return errorAt(&entry, "meta sidecar: node '" + name +
+                                       "': " + (issue->stride ? "stride" : "shape") + ": " + issue->message);
         updates.push_back(Update{*id, std::move(tensor)});
     }
     std::optional<int64_t> numFwdOutputs;

@@ -1,6 +1,7 @@
 #include "partition/MinCut.h"
 
 #include "partition/JointGraph.h"
+#include "support/Saturating.h"
 
 #include <algorithm>
 #include <cmath>
@@ -23,13 +24,14 @@ uint64_t tensorBytes(const TensorMeta& meta, const Ruleset& rules, bool& unsized
         unsized = true;
         return 0;
     }
+    // Saturating: sizes from symbol hints are not bounded by the readers' checks.
     uint64_t numel = 1;
     for (const SymInt& dim : meta.sizes) {
         if (dim.isSymbolic() && dim.value <= 0)
             return uint64_t(4096) * item; // optimization_hint(numel, fallback=4096): a symbol without a hint
-        numel *= uint64_t(dim.value);
+        numel = saturatingMul(numel, uint64_t(std::max<int64_t>(dim.value, 0)));
     }
-    return numel * item;
+    return saturatingMul(numel, item);
 }
 
 // mark_leaf_tensor_outputs: a node read through getitems passes the mark on to them; a leaf that is not a
@@ -166,7 +168,7 @@ Expected<uint64_t> sizeOf(const Node& node, const Ruleset& rules) {
     } else if (node.outputKind == OutputKind::Tensor || node.outputKind == OutputKind::Tuple) {
         for (const TensorMeta& meta : node.outputs)
             if (meta.known())
-                bytes += tensorBytes(meta, rules, unsized);
+                bytes = saturatingAdd(bytes, tensorBytes(meta, rules, unsized));
     }
     if (unsized)
         return makeError({"", node.meta.sourceLine, 0}, "node '" + node.name + "' (" + node.target.text +
@@ -532,8 +534,8 @@ BanReason MinCutSolver::shouldBanRecomputation(NodeId id) const {
         uint64_t inputBytes = 0;
         for (const Value& arg : n.args) // top-level node arguments only, as torch
             if (arg.kind() == ValueKind::NodeRef)
-                inputBytes += info_.bytes[arg.asNode()];
-        if (info_.bytes[id] * 4 < inputBytes)
+                inputBytes = saturatingAdd(inputBytes, info_.bytes[arg.asNode()]);
+        if (saturatingMul(info_.bytes[id], 4) < inputBytes)
             return BanReason::Reduction;
     }
     return BanReason::None;
@@ -556,8 +558,10 @@ Capacity MinCutSolver::nodeWeight(NodeId id) const {
     }
     const int64_t dist = std::max<int64_t>(std::min<int64_t>(info_.distFromBw[id], 100), 1);
     // int(mem_sz * (1.1 ** dist)): the same double arithmetic as CPython.
-    const Capacity weight = Capacity(double(info_.bytes[id]) * std::pow(1.1, double(dist)));
-    return isMaterialized(id) ? weight : weight * 2;
+    // Huge tensors weigh at most "infinite": converting a larger double to int64 is undefined.
+    const double exact = double(info_.bytes[id]) * std::pow(1.1, double(dist));
+    const Capacity weight = exact >= double(kInfiniteCapacity) ? kInfiniteCapacity : Capacity(exact);
+    return isMaterialized(id) ? weight : std::min(weight * 2, kInfiniteCapacity);
 }
 
 // ban_recomputation_if_allowed

@@ -68,7 +68,7 @@ js_build() {
 # core/runtime against torch 2.x's LibTorch as well (the pip wheel of the torch 2 environment, CUDA compiled in
 # where the wheel has it): a second build directory with the runtime programs and their tests only.
 JS_BUILD_TORCH2="${JOINTSCOPE_BUILD_TORCH2_DIR:-$JS_ROOT/build-torch2}"
-JS_TORCH2_TARGETS=(jointscope-cli jointscope-cli-runtime tst_runtime tst_runtime_sharding)
+JS_TORCH2_TARGETS=(jointscope-cli jointscope-cli-runtime tst_runtime tst_runtime_sharding tst_runtime_guard)
 js_build_torch2() {
   local prefix
   prefix="$("$JS_TORCH2_ENV/bin/python" -c 'import torch; print(torch.utils.cmake_prefix_path)')"

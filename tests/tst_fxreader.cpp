@@ -630,9 +630,16 @@ private slots:
             << "    y: \"f32[(-9223372036854775808)//(-1), 4]\"" + relu << 13 + 22
             << "size 0: int64 overflow in -9223372036854775808 // -1";
         QTest::newRow("INT64_MIN // -1 in a symbolic value")
-            << QString(
-                   "    y: \"Sym(-9223372036854775808//-1)\" = operator.floordiv(-9223372036854775808, -1)")
+            << QString("    y: \"Sym(-9223372036854775808//-1)\" = torch.ops.aten.sym_size.int(x, 0)")
             << 13 + 20 << "symbolic value: int64 overflow in -9223372036854775808 // -1";
+        QTest::newRow("operator.floordiv(INT64_MIN, -1)")
+            << QString("    y = operator.floordiv(-9223372036854775808, -1)") << 9
+            << "node 'y' (operator.floordiv): int64 overflow in -9223372036854775808 // -1";
+        QTest::newRow("operator.mod(x, 0)")
+            << QString("    y = operator.mod(7, 0)") << 9 << "node 'y' (operator.mod): division by zero";
+        QTest::newRow("INT64_MAX + 1")
+            << QString("    y = 9223372036854775807 + 1") << 9
+            << "node 'y' (operator.add): int64 overflow in 9223372036854775807 + 1";
         QTest::newRow("division by zero in a size")
             << "    y: \"f32[s0 % (2 - 2)]\"" + relu << 13 + 3 << "size 0: division by zero";
         QTest::newRow("negative size")

@@ -651,6 +651,9 @@ private slots:
             << "4611686018427387904 elements of 4 bytes (float32): the byte size overflows int64";
         QTest::newRow("INT64_MAX size") << "    y: \"i8[9223372036854775807, 2]\"" + relu << 12 + 21
                                         << "the element count overflows int64 at dimension 1";
+        QTest::newRow("INT64_MIN // -1 in a symbolic argument")
+            << QString("    v = torch.ops.aten.view.default(x, [4, s0 + (-9223372036854775808)//(-1)])") << 71
+            << "int64 overflow in -9223372036854775808 // -1";
         QTest::newRow("mm with one argument")
             << QString("    mm = torch.ops.aten.mm.default(x)") << 10
             << "node 'mm' (torch.ops.aten.mm.default): missing required argument 'mat2'";

@@ -5,6 +5,8 @@
   tracelog/  TORCH_TRACE logs cut at glog lines into pieces of at most --max-bytes (whole entries kept together)
   paste/     TORCH_LOGS terminal pastes built from the log payloads with torch's own line prefixes
              (TorchLogsFormatter, rank prefixes, the torch 2.0 logging style and ANSI colours)
+  symexpr/   the symbolic size expressions of every FX text above (annotation sizes, Sym(...) values), plus the
+             int64 corner cases the evaluator checks
   json/      written later by fuzz_json_seeds from fx/
 Usage: make_corpus.py SHARED_DIR OUT_DIR
 """
@@ -105,8 +107,20 @@ def main():
             colored = re.sub(r"(torch\.ops\.\w+\.\w+\.\w+)", "\x1b[34m\\1\x1b[0m", "\n".join(body))
             write(paste_dir, f"ansi_{n:03d}.txt", "\n".join(prefix + line for line in colored.split("\n")) + "\n")
             n += 1
+    # Size expressions: annotation entries with a symbol or an operator, and Sym(...) values.
+    sym_dir = os.path.join(a.out, "symexpr")
+    exprs = {"s0", "4*s0 + 1", "(s0//2)", "Max(1, s1)", "CeilDiv(s0, 8)", "Mod(s0, 3)", "-9223372036854775808 // -1",
+             "9223372036854775807 + 1", "FloorDiv(s2, s3)", "-(-9223372036854775808)", "((((s0))))"}
+    for name in os.listdir(fx_dir):
+        text = open(os.path.join(fx_dir, name), encoding="utf-8").read()
+        for m in re.finditer(r'"(?:[a-z]+\d*\[([^"]*)\])|Sym\(([^"]*)\)"', text):
+            for part in (m.group(1) or m.group(2) or "").replace("][", ", ").split(", "):
+                if re.search(r"[a-z]\d|[-+*/%(]", part):
+                    exprs.add(part.strip())
+    for i, e in enumerate(sorted(exprs)):
+        write(sym_dir, f"expr_{i:04d}.txt", e)
     print(f"make_corpus: {len(os.listdir(fx_dir))} fx, {len(os.listdir(log_dir))} tracelog, "
-          f"{len(os.listdir(paste_dir))} paste seeds in {a.out}")
+          f"{len(os.listdir(paste_dir))} paste, {len(exprs)} symexpr seeds in {a.out}")
 
 
 if __name__ == "__main__":

@@ -259,6 +259,8 @@ inline std::vector<BadGraphInput> badGraphInputs() {
          "size 0: nesting deeper than 256 levels"},
         {"fx: INT64_MIN // -1 in a size", fx("y: \"f32[(-9223372036854775808)//(-1)]\"" + relu, "y"), 3,
          17 + 22, "size 0: int64 overflow in -9223372036854775808 // -1"},
+        {"fx: operator.floordiv(INT64_MIN, -1)", fx("y = operator.floordiv(-9223372036854775808, -1)", "y"),
+         3, 13, "node 'y' (operator.floordiv): int64 overflow in -9223372036854775808 // -1"},
         {"fx: mm with one argument", fx("mm: \"f32[4, 4]\" = torch.ops.aten.mm.default(x)", "mm"), 3, 27,
          "node 'mm' (torch.ops.aten.mm.default): missing required argument 'mat2'"},
         {"fx: negative size", fx("y: \"f32[4, -1]\"" + relu, "y"), 3, 20, "negative size -1 in dimension 1"},

@@ -630,9 +630,16 @@ private slots:
             << "    y: \"f32[(-9223372036854775808)//(-1), 4]\"" + relu << 13 + 22
             << "size 0: int64 overflow in -9223372036854775808 // -1";
         QTest::newRow("INT64_MIN // -1 in a symbolic value")
-            << QString(
-                   "    y: \"Sym(-9223372036854775808//-1)\" = operator.floordiv(-9223372036854775808, -1)")
+            << QString("    y: \"Sym(-9223372036854775808//-1)\" = torch.ops.aten.sym_size.int(x, 0)")
             << 13 + 20 << "symbolic value: int64 overflow in -9223372036854775808 // -1";
+        QTest::newRow("operator.floordiv(INT64_MIN, -1)")
+            << QString("    y = operator.floordiv(-9223372036854775808, -1)") << 9
+            << "node 'y' (operator.floordiv): int64 overflow in -9223372036854775808 // -1";
+        QTest::newRow("operator.mod(x, 0)")
+            << QString("    y = operator.mod(7, 0)") << 9 << "node 'y' (operator.mod): division by zero";
+        QTest::newRow("INT64_MAX + 1")
+            << QString("    y = 9223372036854775807 + 1") << 9
+            << "node 'y' (operator.add): int64 overflow in 9223372036854775807 + 1";
         QTest::newRow("division by zero in a size")
             << "    y: \"f32[s0 % (2 - 2)]\"" + relu << 13 + 3 << "size 0: division by zero";
         QTest::newRow("negative size")
@@ -644,6 +651,9 @@ private slots:
             << "4611686018427387904 elements of 4 bytes (float32): the byte size overflows int64";
         QTest::newRow("INT64_MAX size") << "    y: \"i8[9223372036854775807, 2]\"" + relu << 12 + 21
                                         << "the element count overflows int64 at dimension 1";
+        QTest::newRow("INT64_MIN // -1 in a symbolic argument")
+            << QString("    v = torch.ops.aten.view.default(x, [4, s0 + (-9223372036854775808)//(-1)])") << 71
+            << "int64 overflow in -9223372036854775808 // -1";
         QTest::newRow("mm with one argument")
             << QString("    mm = torch.ops.aten.mm.default(x)") << 10
             << "node 'mm' (torch.ops.aten.mm.default): missing required argument 'mat2'";

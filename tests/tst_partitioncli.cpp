@@ -125,6 +125,15 @@ private slots:
         const Run bad = runCli({"partition", shared113("mlp"), "--policy", QString::fromStdString(policy)});
         QCOMPARE(bad.exitCode, 2);
         QVERIFY2(bad.err.find("policy.json:1:1: error:") != std::string::npos, bad.err.c_str());
+
+        // 100k nested arrays under "policies": refused, not a stack overflow (the map was copied
+        // recursively).
+        writeText(policy,
+                  "{\"policies\": {\"gelu\": " + std::string(100000, '[') + std::string(100000, ']') + "}}");
+        const Run deep = runCli({"partition", shared113("mlp"), "--policy", QString::fromStdString(policy)});
+        QCOMPARE(deep.exitCode, 2);
+        QVERIFY2(deep.err.find("policy.json:1:1: error: node 'gelu': policy must be") != std::string::npos,
+                 deep.err.c_str());
     }
 
     void editedDecisionIsCheckedLikeTorchsExtraction() {

@@ -3,6 +3,7 @@
 #include "io/FxReader.h"
 
 #include "graph/GraphCheck.h"
+#include "graph/SymbolicExpr.h"
 #include "io/FxAnnotation.h"
 #include "io/FxLexer.h"
 #include "ops/OpSchema.h"
@@ -1724,6 +1725,9 @@ bool FxParser::parseSpan(Value& out) {
     // Inside brackets Python joins lines: the kept text is one line, so that a writer can print it back.
     std::string text = joinLines(withoutComments(sourceSpan(first, *last), comments));
     if (symbolic) {
+        // As sizes: overflowing constants or a division by zero in a symbolic argument are refused here.
+        if (SymbolicCheck check = checkSymbolic(text); check.issue)
+            return fail(first.line, first.col + check.issue->offset, check.issue->message);
         out = Value::symExpr(std::move(text));
     } else {
         out = Value::opaque(std::move(text));

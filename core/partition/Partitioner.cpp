@@ -576,20 +576,24 @@ Expected<std::vector<std::pair<std::string, Policy>>> readPolicyFile(const std::
     std::ifstream in(path);
     if (!in)
         return makeError({path, 0, 0}, "cannot open policy file");
-    nlohmann::json doc = nlohmann::json::parse(in, nullptr, /*allow_exceptions=*/false);
+    const nlohmann::json doc = nlohmann::json::parse(in, nullptr, /*allow_exceptions=*/false);
     if (doc.is_discarded() || !doc.is_object())
         return makeError({path, 1, 1}, "a policy file is a JSON object {\"node\": \"MUST_SAVE\", ...}");
+    // By reference, and no dump() of containers: copying or printing a JSON value recurses once per nesting
+    // level, and the file may nest 100k deep (nlohmann's parser and destructor do not recurse).
+    const nlohmann::json* map = &doc;
     if (doc.contains("policies") && doc.at("policies").is_object())
-        doc = doc.at("policies");
+        map = &doc.at("policies");
     std::vector<std::pair<std::string, Policy>> policies;
-    for (const auto& [name, value] : doc.items()) {
+    for (const auto& [name, value] : map->items()) {
         const std::optional<Policy> policy =
             value.is_string() ? parsePolicy(value.get<std::string>()) : std::nullopt;
         if (!policy || *policy == Policy::None)
             return makeError({path, 1, 1}, "node '" + name +
                                                "': policy must be MUST_SAVE, PREFER_SAVE, "
                                                "MUST_RECOMPUTE or PREFER_RECOMPUTE; got " +
-                                               value.dump());
+                                               (value.is_structured() ? "an " + std::string(value.type_name())
+                                                                      : value.dump()));
         policies.emplace_back(name, *policy);
     }
     return policies;

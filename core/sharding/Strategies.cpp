@@ -800,13 +800,15 @@ std::optional<std::vector<Placements>> jsonPlacementList(const nlohmann::json& j
     return out;
 }
 
-const nlohmann::json* findKey(const nlohmann::json& j, std::string_view key) {
-    if (j.is_object()) {
+// Looks `depth` objects deep at most: the text comes from a graph file's node meta, nested as deep as it
+// likes.
+const nlohmann::json* findKey(const nlohmann::json& j, std::string_view key, int depth = 16) {
+    if (j.is_object() && depth > 0) {
         for (auto it = j.begin(); it != j.end(); ++it)
             if (it.key() == key)
                 return &it.value();
         for (auto it = j.begin(); it != j.end(); ++it)
-            if (const nlohmann::json* found = findKey(it.value(), key))
+            if (const nlohmann::json* found = findKey(it.value(), key, depth - 1))
                 return found;
     }
     return nullptr;

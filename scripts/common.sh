@@ -10,7 +10,7 @@ JS_PACKAGES=(
   qt6-base-dev qt6-base-dev-tools qt6-svg-dev qt6-charts-dev libqt6opengl6-dev libgl1-mesa-dev
   libgraphviz-dev graphviz
   libtorch-dev python3-torch python3-networkx
-  coinor-libcbc-dev libsqlite3-dev nlohmann-json3-dev libboost-graph-dev
+  coinor-libcbc-dev libsqlite3-dev nlohmann-json3-dev libsimdjson-dev libboost-graph-dev
   libgtest-dev libbenchmark-dev
   xvfb xauth
   python3-venv

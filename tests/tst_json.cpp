@@ -309,6 +309,9 @@ private slots:
         Expected<Graph> back = readJsonGraph(text, "roundtrip.json");
         JS_VERIFY_EXPECTED(back);
         QVERIFY(*back == *g);
+        Expected<Graph> located = readJsonGraph(text, "roundtrip.json", JsonParser::Nlohmann);
+        JS_VERIFY_EXPECTED(located);
+        QVERIFY(*located == *g);
         // Independent count: FX text has one "name = ..." statement per node except placeholders / output.
         const auto parsed = nlohmann::json::parse(text);
         QCOMPARE(parsed["graph"]["nodes"].size(), g->size());
@@ -458,6 +461,49 @@ private slots:
                  g.error().format().c_str());
         QCOMPARE(int(g.error().loc.line), line);
         QCOMPARE(int(g.error().loc.col), 4);
+    }
+
+    // The fast parser (simdjson) and the locating one (nlohmann) accept the same documents and read them
+    // alike, down to the corners where the two libraries differ.
+    void parsersAgree_data() {
+        QTest::addColumn<QString>("nodes");
+        QTest::addColumn<bool>("valid");
+        // The output node returns one list, which holds the values tried.
+        const QString out =
+            "   {\"name\": \"output\", \"op\": \"output\", \"target\": \"output\", \"args\": [[";
+        const QString end = "]]}\n";
+        auto nested = [](int depth) { return QString(depth, '[') + "1" + QString(depth, ']'); };
+        // kValidHead opens 3 levels (document, graph, nodes), the output node, its args and the list 3 more.
+        QTest::newRow("depth 256") << out + nested(250) + end << true;
+        QTest::newRow("depth 257") << out + nested(251) + end << false;
+        // nlohmann keeps the last of repeated keys.
+        QTest::newRow("repeated key") << "   {\"name\": \"x\", \"name\": \"output\", \"op\": \"output\", "
+                                         "\"target\": \"output\", \"args\": [null]}\n"
+                                      << true;
+        QTest::newRow("repeated kwarg") << "   {\"name\": \"output\", \"op\": \"output\", \"target\": "
+                                           "\"output\", \"args\": [null], \"kwargs\": {\"a\": 1, \"a\": 2}}\n"
+                                        << true;
+        QTest::newRow("uint64") << out + "18446744073709551615" + end << false;
+        QTest::newRow("beyond uint64") << out + "18446744073709551616" + end << true; // a float to both
+        QTest::newRow("float overflow") << out + "1e999" + end << false;
+        QTest::newRow("negative zero") << out + "-0, -0.0" + end << true;
+        QTest::newRow("escapes") << out + "\"\\u00e9\\n\\ud83d\\ude00\"" + end << true;
+        QTest::newRow("lone surrogate") << out + "\"\\ud83d\"" + end << false;
+        QTest::newRow("tagged float") << out + "{\"float\": \"-inf\"}, {\"float\": 2}" + end << true;
+    }
+
+    void parsersAgree() {
+        QFETCH(QString, nodes);
+        QFETCH(bool, valid);
+        const std::string text = kValidHead + nodes.toStdString() + "  ]\n }\n}\n";
+        Expected<Graph> fast = readJsonGraph(text, "agree.json");
+        Expected<Graph> located = readJsonGraph(text, "agree.json", JsonParser::Nlohmann);
+        QCOMPARE(bool(fast), valid);
+        QCOMPARE(bool(located), valid);
+        if (valid)
+            QCOMPARE(writeJsonGraph(*fast), writeJsonGraph(*located));
+        else
+            QCOMPARE(fast.error().format(), located.error().format());
     }
 
     void documentErrors() {

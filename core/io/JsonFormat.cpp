@@ -13,6 +13,10 @@
 #include <limits>
 #include <unordered_map>
 
+#ifdef JOINTSCOPE_HAVE_SIMDJSON
+#include <simdjson.h>
+#endif
+
 namespace jointscope {
 namespace {
 
@@ -474,6 +478,190 @@ void writeGraphObject(const Graph& graph, const std::string& indent, std::string
 // ---------------------------------------------------------------------------------------------------------------
 // Reader
 
+// The reader walks a parsed document through a handle, so that one reader serves two parsers: simdjson, fast,
+// for documents that read cleanly, and nlohmann, which can tell where a problem is (readJsonGraph).
+enum class JsonKind : uint8_t { Null, Bool, Int, Unsigned, Float, String, Array, Object };
+
+// A document the fast parser cannot read exactly as nlohmann does (repeated keys, a value not of the type
+// asked for): read it with nlohmann.
+struct LeftToNlohmann {};
+
+// What both handles answer in terms of their kind().
+template <typename Value> class JsonValueQueries {
+public:
+    bool is(JsonKind k) const { return self().kind() == k; }
+    bool isNumber() const { return is(JsonKind::Int) || is(JsonKind::Unsigned) || is(JsonKind::Float); }
+    std::string text() const { return std::string(self().string()); }
+    // nlohmann's names, which messages have always used.
+    std::string_view typeName() const {
+        switch (self().kind()) {
+        case JsonKind::Null:
+            return "null";
+        case JsonKind::Bool:
+            return "boolean";
+        case JsonKind::Int:
+        case JsonKind::Unsigned:
+        case JsonKind::Float:
+            return "number";
+        case JsonKind::String:
+            return "string";
+        case JsonKind::Array:
+            return "array";
+        case JsonKind::Object:
+            break;
+        }
+        return "object";
+    }
+
+private:
+    const Value& self() const { return static_cast<const Value&>(*this); }
+};
+
+// A value of a nlohmann document; `where` is itself, so errors are located.
+class NlohmannValue : public JsonValueQueries<NlohmannValue> {
+public:
+    explicit NlohmannValue(const Json& j) : j_(&j) {}
+    const Json* where() const { return j_; }
+    JsonKind kind() const {
+        switch (j_->type()) {
+        case Json::value_t::null:
+            return JsonKind::Null;
+        case Json::value_t::boolean:
+            return JsonKind::Bool;
+        case Json::value_t::number_integer:
+            return JsonKind::Int;
+        case Json::value_t::number_unsigned:
+            // Kept apart only beyond int64, as simdjson does.
+            return j_->get<uint64_t>() > uint64_t(std::numeric_limits<int64_t>::max()) ? JsonKind::Unsigned
+                                                                                       : JsonKind::Int;
+        case Json::value_t::number_float:
+            return JsonKind::Float;
+        case Json::value_t::string:
+            return JsonKind::String;
+        case Json::value_t::array:
+            return JsonKind::Array;
+        case Json::value_t::object:
+            return JsonKind::Object;
+        default:
+            return JsonKind::Null; // binary and discarded values: nlohmann's parser makes neither
+        }
+    }
+    std::optional<NlohmannValue> find(std::string_view key) const {
+        auto it = j_->find(key);
+        return it == j_->end() ? std::nullopt : std::optional<NlohmannValue>(NlohmannValue(*it));
+    }
+    std::string_view string() const { return j_->get_ref<const std::string&>(); }
+    int64_t integer() const { return j_->get<int64_t>(); }
+    double number() const { return j_->get<double>(); }
+    bool boolean() const { return j_->get<bool>(); }
+    size_t size() const { return j_->size(); }
+    NlohmannValue operator[](size_t i) const { return NlohmannValue((*j_)[i]); }
+    template <typename Fn> void forEachElement(Fn&& fn) const {
+        for (size_t i = 0; i < j_->size(); ++i)
+            fn(i, NlohmannValue((*j_)[i]));
+    }
+    template <typename Fn> void forEachMember(Fn&& fn) const {
+        for (const auto& item : j_->items())
+            fn(std::string_view(item.key()), NlohmannValue(item.value()));
+    }
+    std::string dump() const { return j_->dump(-1, ' ', false, Json::error_handler_t::replace); }
+
+private:
+    const Json* j_;
+};
+
+#ifdef JOINTSCOPE_HAVE_SIMDJSON
+// A value of a simdjson document. Errors found through it carry no location: the caller reads the document
+// again with nlohmann to locate them.
+class SimdValue : public JsonValueQueries<SimdValue> {
+public:
+    explicit SimdValue(simdjson::dom::element e) : e_(e) {}
+    const Json* where() const { return nullptr; }
+    JsonKind kind() const {
+        switch (e_.type()) {
+        case simdjson::dom::element_type::NULL_VALUE:
+            return JsonKind::Null;
+        case simdjson::dom::element_type::BOOL:
+            return JsonKind::Bool;
+        case simdjson::dom::element_type::INT64:
+            return JsonKind::Int;
+        case simdjson::dom::element_type::UINT64:
+            return JsonKind::Unsigned;
+        case simdjson::dom::element_type::DOUBLE:
+            return JsonKind::Float;
+        case simdjson::dom::element_type::STRING:
+            return JsonKind::String;
+        case simdjson::dom::element_type::ARRAY:
+            return JsonKind::Array;
+        case simdjson::dom::element_type::OBJECT:
+            break;
+        }
+        return JsonKind::Object;
+    }
+    // nlohmann keeps the last of repeated keys, simdjson finds the first: such a document is read by
+    // nlohmann.
+    std::optional<SimdValue> find(std::string_view key) const {
+        std::optional<SimdValue> found;
+        for (simdjson::dom::key_value_pair field : as<simdjson::dom::object>())
+            if (field.key == key) {
+                if (found)
+                    throw LeftToNlohmann{};
+                found.emplace(field.value);
+            }
+        return found;
+    }
+    std::string_view string() const { return as<std::string_view>(); }
+    int64_t integer() const { return as<int64_t>(); }
+    double number() const {
+        switch (e_.type()) {
+        case simdjson::dom::element_type::INT64:
+            return double(as<int64_t>());
+        case simdjson::dom::element_type::UINT64:
+            return double(as<uint64_t>());
+        default:
+            return as<double>();
+        }
+    }
+    bool boolean() const { return as<bool>(); }
+    size_t size() const {
+        return e_.type() == simdjson::dom::element_type::ARRAY ? as<simdjson::dom::array>().size()
+                                                               : as<simdjson::dom::object>().size();
+    }
+    // Walks the array up to i: for pairs and the like; forEachElement walks a whole array.
+    SimdValue operator[](size_t i) const {
+        simdjson::dom::element item;
+        if (as<simdjson::dom::array>().at(i).get(item) != simdjson::SUCCESS)
+            throw LeftToNlohmann{};
+        return SimdValue(item);
+    }
+    template <typename Fn> void forEachElement(Fn&& fn) const {
+        size_t i = 0;
+        for (simdjson::dom::element item : as<simdjson::dom::array>())
+            fn(i++, SimdValue(item));
+    }
+    template <typename Fn> void forEachMember(Fn&& fn) const {
+        const simdjson::dom::object object = as<simdjson::dom::object>();
+        for (auto a = object.begin(); a != object.end(); ++a)
+            for (auto b = object.begin(); b != a; ++b)
+                if (b.key() == a.key())
+                    throw LeftToNlohmann{};
+        for (simdjson::dom::key_value_pair field : object)
+            fn(field.key, SimdValue(field.value));
+    }
+    std::string dump() const { return simdjson::minify(e_); }
+
+private:
+    template <typename T> T as() const {
+        T value{};
+        if (e_.get(value) != simdjson::SUCCESS)
+            throw LeftToNlohmann{};
+        return value;
+    }
+
+    simdjson::dom::element e_;
+};
+#endif
+
 // A schema violation inside `where` (the innermost object that can be located).
 struct SchemaError {
     const Json* where;
@@ -504,157 +692,158 @@ struct Path {
     }
 };
 
-class GraphReader {
+template <typename J> class GraphReader {
 public:
-    void readGraph(const Json& j, Graph& graph, size_t depth) {
-        if (!j.is_object())
+    void readGraph(const J& j, Graph& graph, size_t depth) {
+        if (!j.is(JsonKind::Object))
             fail(nullptr, "\"graph\" must be an object");
         if (depth > kMaxGraphDepth)
             fail(&j, "subgraphs nested deeper than " + std::to_string(kMaxGraphDepth) + " levels");
-        if (const Json* name = find(j, "name"))
+        if (std::optional<J> name = find(j, "name"))
             graph.name = stringOf(*name, &j, Path::root(depth == 0 ? "graph" : "subgraph").field("name"));
         const Path self = depth == 0 ? Path::root("graph") : Path::root("subgraph", graph.name);
-        if (const Json* n = find(j, "num_fwd_outputs"); n && !n->is_null())
+        if (std::optional<J> n = find(j, "num_fwd_outputs"); n && !n->is(JsonKind::Null))
             graph.numFwdOutputs = intOf(*n, &j, self.field("num_fwd_outputs"));
-        if (const Json* attributes = find(j, "attributes")) {
-            if (!attributes->is_object())
+        if (std::optional<J> attributes = find(j, "attributes")) {
+            if (!attributes->is(JsonKind::Object))
                 fail(&j, self.field("attributes").str() + ": expected an object of strings");
             const Path path = self.field("attributes");
-            for (const auto& item : attributes->items())
-                graph.attributes.emplace_back(item.key(), stringOf(item.value(), &j, path.field(item.key())));
+            attributes->forEachMember([&](std::string_view key, const J& value) {
+                graph.attributes.emplace_back(key, stringOf(value, &j, path.field(key)));
+            });
         }
         // Subgraphs first, so that nodes can name them.
-        if (const Json* subgraphs = find(j, "subgraphs")) {
-            if (!subgraphs->is_array())
+        if (std::optional<J> subgraphs = find(j, "subgraphs")) {
+            if (!subgraphs->is(JsonKind::Array))
                 fail(&j, self.field("subgraphs").str() + ": expected an array");
-            for (const Json& sub : *subgraphs) {
+            subgraphs->forEachElement([&](size_t, const J& sub) {
                 auto child = std::make_unique<Graph>();
                 readGraph(sub, *child, depth + 1);
                 graph.addSubgraph(std::move(child));
-            }
+            });
         }
-        const Json* nodes = find(j, "nodes");
+        std::optional<J> nodes = find(j, "nodes");
         if (!nodes)
             fail(&j, self.str() + ": missing \"nodes\"");
-        if (!nodes->is_array())
+        if (!nodes->is(JsonKind::Array))
             fail(&j, self.field("nodes").str() + ": expected an array");
         graph.reserve(nodes->size());
         // Names first, so that a reference to a later node is reported as such (validateGraph), not as
         // unknown.
-        for (const Json& jn : *nodes)
+        std::vector<J> nodeObjects;
+        nodeObjects.reserve(nodes->size());
+        nodes->forEachElement([&](size_t, const J& jn) {
             graph.addNode(readNodeHeader(jn, graph, self));
+            nodeObjects.push_back(jn);
+        });
         for (NodeId id = 0; id < graph.size(); ++id)
-            readNodeBody((*nodes)[id], graph, graph.node(id));
+            readNodeBody(nodeObjects[id], graph, graph.node(id));
         // Forward references, cycles and calls that cannot bind to their op, at the node's object.
-        if (std::vector<NodeIssue> issues = validateGraph(graph); !issues.empty())
-            fail(&(*nodes)[issues.front().node], issues.front().message);
-        if (const Json* decisions = find(j, "decisions")) {
-            if (!decisions->is_array())
+        if (std::vector<NodeIssue> issues = validateGraph(graph); !issues.empty()) {
+            fail(&nodeObjects[issues.front().node], issues.front().message);
+        }
+        if (std::optional<J> decisions = find(j, "decisions")) {
+            if (!decisions->is(JsonKind::Array))
                 fail(&j, self.field("decisions").str() + ": expected an array");
-            for (const Json& d : *decisions)
-                graph.decisions.push_back(readDecision(d, self));
+            decisions->forEachElement(
+                [&](size_t, const J& d) { graph.decisions.push_back(readDecision(d, self)); });
         }
         graph.computeUsers();
     }
 
 private:
-    [[noreturn]] static void fail(const Json* where, std::string message) {
-        throw SchemaError{where, std::move(message)};
+    [[noreturn]] static void fail(const J* where, std::string message) {
+        throw SchemaError{where ? where->where() : nullptr, std::move(message)};
     }
 
-    static const Json* find(const Json& object, std::string_view key) {
-        auto it = object.find(key);
-        return it == object.end() ? nullptr : &*it;
+    static std::optional<J> find(const J& object, std::string_view key) { return object.find(key); }
+
+    static std::string_view stringOf(const J& j, const J* where, const Path& path) {
+        if (!j.is(JsonKind::String))
+            fail(where, path.str() + ": expected a string, got " + std::string(j.typeName()));
+        return j.string();
     }
 
-    static const std::string& stringOf(const Json& j, const Json* where, const Path& path) {
-        if (!j.is_string())
-            fail(where, path.str() + ": expected a string, got " + std::string(j.type_name()));
-        return j.get_ref<const std::string&>();
+    static int64_t intOf(const J& j, const J* where, const Path& path) {
+        if (!j.is(JsonKind::Int))
+            fail(where, path.str() + ": expected an int64 integer, got " + std::string(j.typeName()));
+        return j.integer();
     }
 
-    static int64_t intOf(const Json& j, const Json* where, const Path& path) {
-        if (!j.is_number_integer() ||
-            (j.is_number_unsigned() && j.get<uint64_t>() > uint64_t(std::numeric_limits<int64_t>::max())))
-            fail(where, path.str() + ": expected an int64 integer, got " + std::string(j.type_name()));
-        return j.get<int64_t>();
-    }
-
-    static std::vector<std::string> stringsOf(const Json& j, const Json* where, const Path& path) {
-        if (!j.is_array())
+    static std::vector<std::string> stringsOf(const J& j, const J* where, const Path& path) {
+        if (!j.is(JsonKind::Array))
             fail(where, path.str() + ": expected an array of strings");
         std::vector<std::string> out;
         out.reserve(j.size());
-        for (size_t i = 0; i < j.size(); ++i)
-            out.push_back(stringOf(j[i], where, path.at(i)));
+        j.forEachElement(
+            [&](size_t i, const J& item) { out.emplace_back(stringOf(item, where, path.at(i))); });
         return out;
     }
 
-    static Device parseDevice(const std::string& text) {
+    static Device parseDevice(std::string_view text) {
         Device d;
         const size_t colon = text.rfind(':');
-        if (colon != std::string::npos && colon + 1 < text.size() &&
-            text.find_first_not_of("0123456789", colon + 1) == std::string::npos &&
+        if (colon != std::string_view::npos && colon + 1 < text.size() &&
+            text.find_first_not_of("0123456789", colon + 1) == std::string_view::npos &&
             text.size() - colon <= 10) {
-            d.type = text.substr(0, colon);
-            d.index = std::stoll(text.substr(colon + 1));
+            d.type = std::string(text.substr(0, colon));
+            std::from_chars(text.data() + colon + 1, text.data() + text.size(), d.index);
         } else {
-            d.type = text;
+            d.type = std::string(text);
         }
         return d;
     }
 
-    static DType dtypeOf(const Json& j, const Json* where, const Path& path) {
-        const std::string& text = stringOf(j, where, path);
+    static DType dtypeOf(const J& j, const J* where, const Path& path) {
+        const std::string_view text = stringOf(j, where, path);
         if (text == "undefined")
             return DType::Undefined;
         std::optional<DType> d = parseDType(text);
         if (!d)
-            fail(where, path.str() + ": unknown dtype '" + text + "'");
+            fail(where, path.str() + ": unknown dtype '" + std::string(text) + "'");
         return *d;
     }
 
-    Node readNodeHeader(const Json& j, const Graph& graph, const Path& owner) {
-        if (!j.is_object())
+    Node readNodeHeader(const J& j, const Graph& graph, const Path& owner) {
+        if (!j.is(JsonKind::Object))
             fail(nullptr, owner.field("nodes").str() + ": every entry must be an object");
         Node n;
-        const Json* name = find(j, "name");
+        std::optional<J> name = find(j, "name");
         if (!name)
             fail(&j, owner.field("nodes").str() + ": node without \"name\"");
         n.name = stringOf(*name, &j, owner.field("nodes").field("name"));
         const Path self = Path::root("node", n.name);
         if (graph.find(n.name))
             fail(&j, self.str() + ": duplicate node name");
-        const Json* op = find(j, "op");
+        std::optional<J> op = find(j, "op");
         if (!op)
             fail(&j, self.str() + ": missing \"op\"");
         std::optional<NodeOp> nodeOp = parseNodeOp(stringOf(*op, &j, self.field("op")));
         if (!nodeOp)
-            fail(&j, self.field("op").str() + ": unknown op '" + op->get<std::string>() + "'");
+            fail(&j, self.field("op").str() + ": unknown op '" + op->text() + "'");
         n.op = *nodeOp;
-        const Json* target = find(j, "target");
+        std::optional<J> target = find(j, "target");
         if (!target)
             fail(&j, self.str() + ": missing \"target\"");
         n.target = readTarget(*target, n.op, &j, self.field("target"));
         return n;
     }
 
-    Target readTarget(const Json& j, NodeOp op, const Json* where, const Path& path) {
-        if (j.is_string())
-            return op == NodeOp::CallFunction ? Target::parseFunction(j.get_ref<const std::string&>())
-                                              : Target::name(j.get_ref<const std::string&>());
-        if (!j.is_object())
+    Target readTarget(const J& j, NodeOp op, const J* where, const Path& path) {
+        if (j.is(JsonKind::String))
+            return op == NodeOp::CallFunction ? Target::parseFunction(j.string()) : Target::name(j.string());
+        if (!j.is(JsonKind::Object))
             fail(where, path.str() + ": expected a string or an object");
         Target t;
-        const Json* kind = find(j, "kind");
+        std::optional<J> kind = find(j, "kind");
         const int k = kind ? findName(kTargetKindNames, stringOf(*kind, where, path.field("kind"))) : -1;
         if (k < 0)
             fail(where, path.field("kind").str() +
                             ": expected one of name, op_overload, op_packet, higher_order, operator, python");
         t.kind = static_cast<TargetKind>(k);
         auto text = [&](std::string_view key) {
-            const Json* f = find(j, key);
-            return f ? stringOf(*f, where, path.field(key)) : std::string();
+            std::optional<J> f = find(j, key);
+            return f ? std::string(stringOf(*f, where, path.field(key))) : std::string();
         };
         t.text = text("text");
         t.ns = text("ns");
@@ -663,46 +852,45 @@ private:
         return t;
     }
 
-    void readNodeBody(const Json& j, const Graph& graph, Node& n) {
+    void readNodeBody(const J& j, const Graph& graph, Node& n) {
         const Path self = Path::root("node", n.name);
-        if (const Json* args = find(j, "args")) {
+        if (std::optional<J> args = find(j, "args")) {
             const Path path = self.field("args");
-            if (!args->is_array())
+            if (!args->is(JsonKind::Array))
                 fail(&j, path.str() + ": expected an array");
             n.args.reserve(args->size());
-            for (size_t i = 0; i < args->size(); ++i)
-                n.args.push_back(readValue((*args)[i], graph, &j, path.at(i), 0));
+            args->forEachElement(
+                [&](size_t i, const J& arg) { n.args.push_back(readValue(arg, graph, &j, path.at(i), 0)); });
         }
-        if (const Json* kwargs = find(j, "kwargs")) {
+        if (std::optional<J> kwargs = find(j, "kwargs")) {
             const Path path = self.field("kwargs");
-            if (!kwargs->is_object())
+            if (!kwargs->is(JsonKind::Object))
                 fail(&j, path.str() + ": expected an object");
-            for (const auto& item : kwargs->items())
-                n.kwargs.emplace_back(item.key(),
-                                      readValue(item.value(), graph, &j, path.field(item.key()), 0));
+            kwargs->forEachMember([&](std::string_view key, const J& value) {
+                n.kwargs.emplace_back(key, readValue(value, graph, &j, path.field(key), 0));
+            });
         }
-        if (const Json* kind = find(j, "output_kind")) {
+        if (std::optional<J> kind = find(j, "output_kind")) {
             const int k = findName(kOutputKindNames, stringOf(*kind, &j, self.field("output_kind")));
             if (k < 0)
-                fail(&j,
-                     self.field("output_kind").str() + ": unknown kind '" + kind->get<std::string>() + "'");
+                fail(&j, self.field("output_kind").str() + ": unknown kind '" + kind->text() + "'");
             n.outputKind = static_cast<OutputKind>(k);
         }
-        if (const Json* outputs = find(j, "outputs")) {
+        if (std::optional<J> outputs = find(j, "outputs")) {
             const Path path = self.field("outputs");
-            if (!outputs->is_array())
+            if (!outputs->is(JsonKind::Array))
                 fail(&j, path.str() + ": expected an array");
-            for (size_t i = 0; i < outputs->size(); ++i)
-                n.outputs.push_back(readTensor((*outputs)[i], &j, path.at(i)));
+            outputs->forEachElement(
+                [&](size_t i, const J& output) { n.outputs.push_back(readTensor(output, &j, path.at(i))); });
         }
-        if (const Json* sym = find(j, "sym"))
+        if (std::optional<J> sym = find(j, "sym"))
             n.symValue = symbolicOf(*sym, &j, self.field("sym"));
-        if (const Json* sub = find(j, "subgraph")) {
+        if (std::optional<J> sub = find(j, "subgraph")) {
             const Path path = self.field("subgraph");
-            if (sub->is_string()) {
-                n.subgraph = graph.findSubgraph(sub->get_ref<const std::string&>());
+            if (sub->is(JsonKind::String)) {
+                n.subgraph = graph.findSubgraph(sub->string());
                 if (n.subgraph < 0)
-                    fail(&j, path.str() + ": no subgraph named '" + sub->get<std::string>() + "'");
+                    fail(&j, path.str() + ": no subgraph named '" + sub->text() + "'");
             } else {
                 const int64_t index = intOf(*sub, &j, path);
                 if (index < -1 || index >= static_cast<int64_t>(graph.subgraphs().size()))
@@ -710,28 +898,28 @@ private:
                 n.subgraph = static_cast<int32_t>(index);
             }
         }
-        if (const Json* meta = find(j, "meta"))
+        if (std::optional<J> meta = find(j, "meta"))
             n.meta = readMeta(*meta, &j, self.field("meta"));
     }
 
     // A symbolic expression; one checkSymbolic refuses (nesting, overflowing constants) is an error here.
-    static std::string symbolicOf(const Json& j, const Json* where, const Path& path) {
-        const std::string& text = stringOf(j, where, path);
+    static std::string symbolicOf(const J& j, const J* where, const Path& path) {
+        const std::string_view text = stringOf(j, where, path);
         if (SymbolicCheck check = checkSymbolic(text); check.issue)
             fail(where, path.str() + ": " + check.issue->message);
-        return text;
+        return std::string(text);
     }
 
-    SymInt readSymInt(const Json& j, const Json* where, const Path& path) {
+    SymInt readSymInt(const J& j, const J* where, const Path& path) {
         SymInt s;
-        if (j.is_string()) {
-            s.expr = j.get<std::string>();
-        } else if (j.is_object()) {
-            const Json* sym = find(j, "sym");
+        if (j.is(JsonKind::String)) {
+            s.expr = j.text();
+        } else if (j.is(JsonKind::Object)) {
+            std::optional<J> sym = find(j, "sym");
             if (!sym)
                 fail(where, path.str() + ": expected {\"sym\": EXPR}");
             s.expr = stringOf(*sym, where, path.field("sym"));
-            if (const Json* value = find(j, "value"))
+            if (std::optional<J> value = find(j, "value"))
                 s.value = intOf(*value, where, path.field("value"));
         } else {
             s.value = intOf(j, where, path);
@@ -739,28 +927,28 @@ private:
         return s;
     }
 
-    TensorMeta readTensor(const Json& j, const Json* where, const Path& path) {
+    TensorMeta readTensor(const J& j, const J* where, const Path& path) {
         TensorMeta t;
-        if (j.is_null())
+        if (j.is(JsonKind::Null))
             return t;
-        if (!j.is_object())
+        if (!j.is(JsonKind::Object))
             fail(where, path.str() + ": expected a tensor object or null");
-        if (const Json* dtype = find(j, "dtype"))
+        if (std::optional<J> dtype = find(j, "dtype"))
             t.dtype = dtypeOf(*dtype, where, path.field("dtype"));
         auto dims = [&](std::string_view key, std::vector<SymInt>& out) {
-            const Json* f = find(j, key);
+            std::optional<J> f = find(j, key);
             if (!f)
                 return;
             const Path field = path.field(key);
-            if (!f->is_array())
+            if (!f->is(JsonKind::Array))
                 fail(where, field.str() + ": expected an array");
             out.reserve(f->size());
-            for (size_t i = 0; i < f->size(); ++i)
-                out.push_back(readSymInt((*f)[i], where, field.at(i)));
+            f->forEachElement(
+                [&](size_t i, const J& dim) { out.push_back(readSymInt(dim, where, field.at(i))); });
         };
         dims("sizes", t.sizes);
         dims("strides", t.strides);
-        if (const Json* device = find(j, "device"))
+        if (std::optional<J> device = find(j, "device"))
             t.device = parseDevice(stringOf(*device, where, path.field("device")));
         if (std::optional<TensorMetaIssue> issue = checkTensorMeta(t))
             fail(where, path.field(issue->stride ? "strides" : "sizes").at(issue->dim).str() + ": " +
@@ -768,49 +956,46 @@ private:
         return t;
     }
 
-    NodeMeta readMeta(const Json& j, const Json* where, const Path& path) {
+    NodeMeta readMeta(const J& j, const J* where, const Path& path) {
         NodeMeta m;
-        if (!j.is_object())
+        if (!j.is(JsonKind::Object))
             fail(where, path.str() + ": expected an object");
-        if (const Json* f = find(j, "stack_trace"))
+        if (std::optional<J> f = find(j, "stack_trace"))
             m.stackTrace = stringsOf(*f, where, path.field("stack_trace"));
-        if (const Json* f = find(j, "nn_module_stack")) {
+        if (std::optional<J> f = find(j, "nn_module_stack")) {
             const Path stack = path.field("nn_module_stack");
-            if (!f->is_array())
+            if (!f->is(JsonKind::Array))
                 fail(where, stack.str() + ": expected an array");
-            for (size_t i = 0; i < f->size(); ++i) {
-                const Json& frame = (*f)[i];
-                if (!frame.is_object())
+            f->forEachElement([&](size_t i, const J& frame) {
+                if (!frame.is(JsonKind::Object))
                     fail(where, stack.at(i).str() + ": expected {\"key\", \"path\", \"type\"}");
                 ModuleFrame mf;
                 auto text = [&](std::string_view key) {
-                    const Json* v = find(frame, key);
-                    return v ? stringOf(*v, where, stack.at(i).field(key)) : std::string();
+                    std::optional<J> v = find(frame, key);
+                    return v ? std::string(stringOf(*v, where, stack.at(i).field(key))) : std::string();
                 };
                 mf.key = text("key");
                 mf.path = text("path");
                 mf.type = text("type");
                 m.nnModuleStack.push_back(std::move(mf));
-            }
+            });
         }
-        if (const Json* f = find(j, "recompute"))
+        if (std::optional<J> f = find(j, "recompute"))
             m.recompute = stringOf(*f, where, path.field("recompute"));
-        if (const Json* f = find(j, "ac_graph_id"))
+        if (std::optional<J> f = find(j, "ac_graph_id"))
             m.acGraphId = intOf(*f, where, path.field("ac_graph_id"));
-        if (const Json* f = find(j, "partitioner_tag"))
+        if (std::optional<J> f = find(j, "partitioner_tag"))
             m.partitionerTag = stringOf(*f, where, path.field("partitioner_tag"));
-        if (const Json* f = find(j, "descriptor"))
+        if (std::optional<J> f = find(j, "descriptor"))
             m.descriptor = stringOf(*f, where, path.field("descriptor"));
-        if (const Json* f = find(j, "extra")) {
-            if (!f->is_object())
+        if (std::optional<J> f = find(j, "extra")) {
+            if (!f->is(JsonKind::Object))
                 fail(where, path.field("extra").str() + ": expected an object");
-            for (const auto& item : f->items())
-                m.extra.emplace_back(item.key(),
-                                     item.value().is_string()
-                                         ? item.value().get<std::string>()
-                                         : item.value().dump(-1, ' ', false, Json::error_handler_t::replace));
+            f->forEachMember([&](std::string_view key, const J& value) {
+                m.extra.emplace_back(key, value.is(JsonKind::String) ? value.text() : value.dump());
+            });
         }
-        if (const Json* f = find(j, "source_line")) {
+        if (std::optional<J> f = find(j, "source_line")) {
             const int64_t line = intOf(*f, where, path.field("source_line"));
             if (line < 0 || line > UINT32_MAX)
                 fail(where, path.field("source_line").str() + ": out of range");
@@ -819,57 +1004,61 @@ private:
         return m;
     }
 
-    std::vector<Value> readItems(const Json& j, const Graph& graph, const Json* where, const Path& path,
+    std::vector<Value> readItems(const J& j, const Graph& graph, const J* where, const Path& path,
                                  size_t depth) {
-        if (!j.is_array())
+        if (!j.is(JsonKind::Array))
             fail(where, path.str() + ": expected an array");
         std::vector<Value> items;
         items.reserve(j.size());
-        for (size_t i = 0; i < j.size(); ++i)
-            items.push_back(readValue(j[i], graph, where, path.at(i), depth + 1));
+        j.forEachElement([&](size_t i, const J& item) {
+            items.push_back(readValue(item, graph, where, path.at(i), depth + 1));
+        });
         return items;
     }
 
-    Value readValue(const Json& j, const Graph& graph, const Json* where, const Path& path, size_t depth) {
-        switch (j.type()) {
-        case Json::value_t::null:
+    Value readValue(const J& j, const Graph& graph, const J* where, const Path& path, size_t depth) {
+        switch (j.kind()) {
+        case JsonKind::Null:
             return Value::none();
-        case Json::value_t::boolean:
-            return Value::boolean(j.get<bool>());
-        case Json::value_t::number_integer:
-        case Json::value_t::number_unsigned:
+        case JsonKind::Bool:
+            return Value::boolean(j.boolean());
+        case JsonKind::Int:
+        case JsonKind::Unsigned:
             return Value::integer(intOf(j, where, path));
-        case Json::value_t::number_float:
-            return Value::real(j.get<double>());
-        case Json::value_t::string:
-            return Value::string(j.get<std::string>());
-        case Json::value_t::array:
+        case JsonKind::Float:
+            return Value::real(j.number());
+        case JsonKind::String:
+            return Value::string(j.text());
+        case JsonKind::Array:
             return Value::list(readItems(j, graph, where, path, depth));
-        case Json::value_t::object:
+        case JsonKind::Object:
             break;
-        default:
-            fail(where, path.str() + ": unsupported JSON value");
         }
         if (j.size() != 1)
             fail(where,
                  path.str() +
                      ": a tagged value must have exactly one key (\"node\", \"tuple\", \"dict\", ...)");
-        const std::string& tag = j.begin().key();
-        const Json& body = j.begin().value();
+        std::string_view tag;
+        std::optional<J> only;
+        j.forEachMember([&](std::string_view key, const J& value) {
+            tag = key;
+            only = value;
+        });
+        const J& body = *only;
         const Path field = path.field(tag);
         if (tag == "node") {
-            if (body.is_null())
+            if (body.is(JsonKind::Null))
                 return Value::nodeRef(kNoNode);
-            const std::string& name = stringOf(body, where, field);
+            const std::string_view name = stringOf(body, where, field);
             std::optional<NodeId> id = graph.find(name);
             if (!id)
-                fail(where, path.str() + ": unknown node reference '" + name + "'");
+                fail(where, path.str() + ": unknown node reference '" + std::string(name) + "'");
             return Value::nodeRef(*id);
         }
         if (tag == "float") {
-            if (body.is_number())
-                return Value::real(body.get<double>());
-            const std::string& text = stringOf(body, where, field);
+            if (body.isNumber())
+                return Value::real(body.number());
+            const std::string_view text = stringOf(body, where, field);
             if (text == "inf")
                 return Value::real(std::numeric_limits<double>::infinity());
             if (text == "-inf")
@@ -881,17 +1070,17 @@ private:
         if (tag == "tuple")
             return Value::tuple(readItems(body, graph, where, field, depth));
         if (tag == "dict") {
-            if (!body.is_array())
+            if (!body.is(JsonKind::Array))
                 fail(where, field.str() + ": expected an array of [key, value] pairs");
             std::vector<std::pair<Value, Value>> entries;
             entries.reserve(body.size());
-            for (size_t i = 0; i < body.size(); ++i) {
+            body.forEachElement([&](size_t i, const J& pair) {
                 const Path entry = field.at(i);
-                if (!body[i].is_array() || body[i].size() != 2)
+                if (!pair.is(JsonKind::Array) || pair.size() != 2)
                     fail(where, entry.str() + ": expected a [key, value] pair");
-                entries.emplace_back(readValue(body[i][0], graph, where, entry.at(0), depth + 1),
-                                     readValue(body[i][1], graph, where, entry.at(1), depth + 1));
-            }
+                entries.emplace_back(readValue(pair[0], graph, where, entry.at(0), depth + 1),
+                                     readValue(pair[1], graph, where, entry.at(1), depth + 1));
+            });
             return Value::dict(std::move(entries));
         }
         if (tag == "slice") {
@@ -907,37 +1096,37 @@ private:
             return Value::device(d.type, d.index);
         }
         if (tag == "layout")
-            return Value::layout(stringOf(body, where, field));
+            return Value::layout(std::string(stringOf(body, where, field)));
         if (tag == "memory_format")
-            return Value::memoryFormat(stringOf(body, where, field));
+            return Value::memoryFormat(std::string(stringOf(body, where, field)));
         if (tag == "sym")
             return Value::symExpr(symbolicOf(body, where, field));
         if (tag == "ellipsis")
             return Value::ellipsis();
         if (tag == "opaque")
-            return Value::opaque(stringOf(body, where, field));
-        fail(where, path.str() + ": unknown value tag \"" + tag + "\"");
+            return Value::opaque(std::string(stringOf(body, where, field)));
+        fail(where, path.str() + ": unknown value tag \"" + std::string(tag) + "\"");
     }
 
-    PartitionDecision readDecision(const Json& j, const Path& owner) {
-        if (!j.is_object())
+    PartitionDecision readDecision(const J& j, const Path& owner) {
+        if (!j.is(JsonKind::Object))
             fail(nullptr, owner.field("decisions").str() + ": every decision must be an object");
         PartitionDecision d;
-        const Json* name = find(j, "name");
+        std::optional<J> name = find(j, "name");
         if (!name)
             fail(&j, owner.field("decisions").str() + ": decision without \"name\"");
         d.name = stringOf(*name, &j, owner.field("decisions").field("name"));
         const Path self = Path::root("decision", d.name);
-        if (const Json* f = find(j, "origin"))
+        if (std::optional<J> f = find(j, "origin"))
             d.origin = stringOf(*f, &j, self.field("origin"));
-        if (const Json* f = find(j, "saved"))
+        if (std::optional<J> f = find(j, "saved"))
             d.saved = stringsOf(*f, &j, self.field("saved"));
-        if (const Json* f = find(j, "saved_sym"))
+        if (std::optional<J> f = find(j, "saved_sym"))
             d.savedSym = stringsOf(*f, &j, self.field("saved_sym"));
-        if (const Json* f = find(j, "seconds"); f && !f->is_null()) {
-            if (!f->is_number())
+        if (std::optional<J> f = find(j, "seconds"); f && !f->is(JsonKind::Null)) {
+            if (!f->isNumber())
                 fail(&j, self.field("seconds").str() + ": expected a number");
-            d.seconds = f->get<double>();
+            d.seconds = f->number();
         }
         return d;
     }
@@ -996,9 +1185,49 @@ Expected<const Json*> checkDocument(const Json& root, std::string_view text, con
     return &*graphJson;
 }
 
+#ifdef JOINTSCOPE_HAVE_SIMDJSON
+// The graph of a document that reads cleanly, with simdjson; nullopt for any problem, which the nlohmann
+// reader then finds again and locates.
+std::optional<Graph> readCleanDocument(std::string_view text) {
+    simdjson::dom::parser parser;
+    // simdjson counts the document itself as one level, as findTooDeep does.
+    if (parser.allocate(text.size(), json_support::kMaxJsonDepth) != simdjson::SUCCESS)
+        return std::nullopt;
+    simdjson::dom::element root;
+    if (parser.parse(text.data(), text.size()).get(root) != simdjson::SUCCESS)
+        return std::nullopt;
+    try {
+        const SimdValue document(root);
+        if (!document.is(JsonKind::Object))
+            return std::nullopt;
+        const std::optional<SimdValue> format = document.find("format");
+        const std::optional<SimdValue> version = document.find("version");
+        const std::optional<SimdValue> graphJson = document.find("graph");
+        if (!format || !format->is(JsonKind::String) || format->string() != kFormatName || !version ||
+            !version->is(JsonKind::Int) || version->integer() != kJsonFormatVersion || !graphJson ||
+            !graphJson->is(JsonKind::Object))
+            return std::nullopt;
+        Graph graph;
+        GraphReader<SimdValue>().readGraph(*graphJson, graph, 0);
+        return graph;
+    } catch (const SchemaError&) {
+        return std::nullopt;
+    } catch (const LeftToNlohmann&) {
+        return std::nullopt;
+    }
+}
+#endif
+
 } // namespace
 
-Expected<Graph> readJsonGraph(std::string_view text, const std::string& fileName) {
+Expected<Graph> readJsonGraph(std::string_view text, const std::string& fileName, JsonParser parser) {
+#ifdef JOINTSCOPE_HAVE_SIMDJSON
+    if (parser == JsonParser::Fast)
+        if (std::optional<Graph> graph = readCleanDocument(text))
+            return std::move(*graph);
+#else
+    (void)parser;
+#endif
     Expected<Json> parsed = json_support::parseLocated(text, fileName);
     if (!parsed)
         return parsed.error();
@@ -1008,7 +1237,7 @@ Expected<Graph> readJsonGraph(std::string_view text, const std::string& fileName
         return graphJson.error();
     Graph graph;
     try {
-        GraphReader().readGraph(**graphJson, graph, 0);
+        GraphReader<NlohmannValue>().readGraph(NlohmannValue(**graphJson), graph, 0);
     } catch (const SchemaError& e) {
         return makeError(json_support::locateObject(text, root, e.where ? e.where : *graphJson, fileName),
                          e.message);

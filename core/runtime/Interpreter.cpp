@@ -1,6 +1,7 @@
 #include "runtime/Interpreter.h"
 
 #include "graph/SymbolicExpr.h"
+#include "runtime/InputChecks.h"
 #include "runtime/OpPolicy.h"
 #include "runtime/Sandbox.h"
 
@@ -23,24 +24,6 @@ bool isPlainSymbol(const std::string& expr) {
         return false;
     return std::all_of(expr.begin(), expr.end(),
                        [](char c) { return std::isalnum(static_cast<unsigned char>(c)) || c == '_'; });
-}
-
-Expected<int64_t> dimValue(const SymInt& dim, const SymbolBindings& symbols) {
-    if (!dim.isSymbolic())
-        return dim.value;
-    return evaluateSymbolic(dim.expr, symbols);
-}
-
-Expected<std::vector<int64_t>> dimValues(const std::vector<SymInt>& dims, const SymbolBindings& symbols) {
-    std::vector<int64_t> out;
-    out.reserve(dims.size());
-    for (const SymInt& d : dims) {
-        Expected<int64_t> v = dimValue(d, symbols);
-        if (!v)
-            return v.error();
-        out.push_back(*v);
-    }
-    return out;
 }
 
 // Operators whose output holds the same integers as their first argument (an index tensor reshaped or
@@ -183,24 +166,6 @@ std::optional<c10::OperatorHandle> lookupOperator(const Target& target) {
     return std::nullopt;
 }
 
-std::optional<Diagnostic> refusedOpIn(const Graph& graph) {
-    for (const Node& node : graph.nodes()) {
-        if (node.op != NodeOp::CallFunction ||
-            (node.target.kind != TargetKind::OpOverload && node.target.kind != TargetKind::OpPacket))
-            continue;
-        // Other namespaces never reach the dispatcher (Interpreter::findOperator says so on the node).
-        if (node.target.ns != "aten" && node.target.ns != "prims")
-            continue;
-        if (std::optional<c10::OperatorHandle> op = lookupOperator(node.target))
-            if (std::optional<std::string> why = opRefusal(op->schema()))
-                return locatedError(node, "refused: " + *why);
-    }
-    for (const std::unique_ptr<Graph>& body : graph.subgraphs())
-        if (std::optional<Diagnostic> d = refusedOpIn(*body))
-            return d;
-    return std::nullopt;
-}
-
 // Python int arithmetic over int64. Python's ints do not overflow; where int64 cannot hold Python's result
 // the interpreter fails with the operation spelled out, rather than wrap around or trap (INT64_MIN // -1
 // raises SIGFPE on x86).
@@ -264,7 +229,7 @@ std::string exceptionText(const std::exception& e, bool debug) {
     return what.empty() ? std::string("LibTorch error") : what;
 }
 
-std::optional<std::string> opRefusal(const c10::FunctionSchema& schema) {
+static OpSchemaView schemaView(const c10::FunctionSchema& schema) {
     // Optional and List wrappers off: the policy judges the element type.
     auto base = [](c10::TypePtr t) {
         while (t->kind() == c10::TypeKind::OptionalType || t->kind() == c10::TypeKind::ListType)
@@ -278,11 +243,19 @@ std::optional<std::string> opRefusal(const c10::FunctionSchema& schema) {
         view.arguments.push_back({a.name(), base(a.type())});
     for (const c10::Argument& r : schema.returns())
         view.returns.push_back(base(r.type()));
-    return runtime::opRefusal(view);
+    return view;
+}
+
+std::optional<std::string> opRefusal(const c10::FunctionSchema& schema) {
+    return runtime::opRefusal(schemaView(schema));
 }
 
 std::optional<Diagnostic> refusedOp(const Graph& graph) {
-    return refusedOpIn(graph);
+    return refusedOpIn(graph, [](const Target& target) -> std::optional<OpSchemaView> {
+        if (std::optional<c10::OperatorHandle> op = lookupOperator(target))
+            return schemaView(op->schema());
+        return std::nullopt;
+    });
 }
 
 uint64_t tensorByteLimit(c10::Device device) {
@@ -297,50 +270,7 @@ uint64_t tensorByteLimit(c10::Device device) {
 
 Expected<uint64_t> checkedBytes(const std::vector<int64_t>& sizes, const std::vector<int64_t>* strides,
                                 size_t itemSize, c10::Device device) {
-    auto shape = [&] {
-        std::string s = "[";
-        for (size_t i = 0; i < sizes.size(); ++i)
-            s += (i ? ", " : "") + std::to_string(sizes[i]);
-        return s + "]";
-    };
-    // The elements the storage spans: the numel for contiguous tensors, 1 + sum((size - 1) * stride) for
-    // strided ones (empty_strided allocates that many).
-    uint64_t elements = 1;
-    bool empty = false;
-    for (size_t i = 0; i < sizes.size(); ++i) {
-        if (sizes[i] < 0)
-            return makeError({}, "negative size " + std::to_string(sizes[i]) + " in dimension " +
-                                     std::to_string(i) + " of shape " + shape());
-        if (strides && (*strides)[i] < 0)
-            return makeError({}, "negative stride " + std::to_string((*strides)[i]) + " in dimension " +
-                                     std::to_string(i));
-        empty = empty || sizes[i] == 0;
-    }
-    const std::string overflowed = "shape " + shape() + " overflows a 64-bit byte count";
-    if (empty) {
-        elements = 0;
-    } else if (strides) {
-        for (size_t i = 0; i < sizes.size(); ++i) {
-            uint64_t step = 0;
-            if (__builtin_mul_overflow(static_cast<uint64_t>(sizes[i] - 1),
-                                       static_cast<uint64_t>((*strides)[i]), &step) ||
-                __builtin_add_overflow(elements, step, &elements))
-                return makeError({}, overflowed);
-        }
-    } else {
-        for (int64_t s : sizes)
-            if (__builtin_mul_overflow(elements, static_cast<uint64_t>(s), &elements))
-                return makeError({}, overflowed);
-    }
-    uint64_t bytes = 0;
-    if (__builtin_mul_overflow(elements, static_cast<uint64_t>(itemSize), &bytes) ||
-        bytes > static_cast<uint64_t>(std::numeric_limits<int64_t>::max()))
-        return makeError({}, overflowed);
-    if (const uint64_t limit = tensorByteLimit(device); bytes > limit)
-        return makeError({}, "shape " + shape() + " would need " + std::to_string(bytes >> 20) +
-                                 " MiB; tensors above " + std::to_string(limit >> 20) +
-                                 " MiB are not created on " + device.str());
-    return bytes;
+    return storageBytes(sizes, strides, itemSize, tensorByteLimit(device), device.str());
 }
 
 std::optional<c10::ScalarType> toScalarType(DType dtype) {

@@ -39,10 +39,6 @@ constexpr size_t kCollapseAbove = 1500;
 constexpr size_t kFirstViewBudget = 400;
 constexpr size_t kExpandBudget = 1500;
 
-QString qstr(std::string_view s) {
-    return QString::fromUtf8(s.data(), qsizetype(s.size()));
-}
-
 } // namespace
 
 CanvasFeature::CanvasFeature(const FeatureContext& context, QObject* parent)

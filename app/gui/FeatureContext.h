@@ -8,6 +8,7 @@
 #include <QString>
 
 #include <functional>
+#include <string_view>
 
 class QMainWindow;
 class QTreeView;
@@ -36,5 +37,10 @@ struct FeatureContext {
     // Logs the diagnostic and, when interactive, says so in a box titled `title`.
     std::function<void(const QString& title, const Diagnostic&)> reportError;
 };
+
+// Engine names (ops, policies, formats) are UTF-8 string views.
+inline QString qstr(std::string_view s) {
+    return QString::fromUtf8(s.data(), qsizetype(s.size()));
+}
 
 } // namespace jointscope::gui

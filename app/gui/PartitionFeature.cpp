@@ -24,14 +24,6 @@ namespace jointscope::gui {
 
 using namespace jointscope::partition;
 
-namespace {
-
-QString qstr(std::string_view s) {
-    return QString::fromUtf8(s.data(), qsizetype(s.size()));
-}
-
-} // namespace
-
 PartitionFeature::PartitionFeature(const FeatureContext& context, QObject* parent)
     : QObject(parent), ctx_(context) {
     document_ = new PartitionDocument(ctx_.undoStack, this);

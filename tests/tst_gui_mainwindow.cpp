@@ -4,18 +4,25 @@
 // autosave live in a temporary directory, never the user's.
 #include "testutil.h"
 
+#include "CanvasFeature.h"
 #include "MainWindow.h"
 #include "PartitionDocument.h"
+#include "PartitionFeature.h"
+#include "RuntimeFeature.h"
 #include "ShardingDocument.h"
+#include "ShardingFeature.h"
 #include "canvas/GraphScene.h"
 #include "canvas/GraphView.h"
 #include "canvas/NodeItem.h"
+#include "models/GraphListModel.h"
 
 #include <QApplication>
 #include <QDir>
+#include <QDockWidget>
 #include <QFileInfo>
 #include <QLineEdit>
 #include <QMenu>
+#include <QMenuBar>
 #include <QMessageBox>
 #include <QPushButton>
 #include <QSettings>
@@ -23,6 +30,7 @@
 #include <QStandardPaths>
 #include <QTemporaryDir>
 #include <QTimer>
+#include <QTreeView>
 
 #include <memory>
 
@@ -77,6 +85,19 @@ bool reads(const Graph& graph, const char* consumer, const char* producer) {
     if (c && p)
         graph.node(*c).forEachInput([&](NodeId input) { found = found || input == *p; });
     return found;
+}
+
+// The title of the menu-bar menu (or its submenu) that holds `action`; empty when none does.
+QString menuHolding(MainWindow& window, const QAction* action) {
+    for (QAction* top : window.menuBar()->actions()) {
+        QMenu* menu = top->menu();
+        if (!menu)
+            continue;
+        for (QAction* a : menu->actions())
+            if (a == action || (a->menu() && a->menu()->actions().contains(action)))
+                return menu->title().remove(QLatin1Char('&'));
+    }
+    return {};
 }
 
 // Answers (and records) every modal message box and closes every popup menu while it runs: a box or a
@@ -282,6 +303,78 @@ private slots:
         window.partitionDocument()->waitForIdle();
     }
 
+    // The menus are built from what the features publish: every published action is placed, in its menu.
+    void menusHoldThePublishedActions() {
+        MainWindow window(false);
+        const gui::PartitionFeature::Actions& partition = window.partitionFeature()->actions();
+        for (QAction* a :
+             {partition.mustSave, partition.mustRecompute, partition.clearPin, partition.repartition})
+            QCOMPARE(menuHolding(window, a), QStringLiteral("Edit"));
+        QCOMPARE(partition.exports.size(), 4);
+        for (QAction* a : partition.exports)
+            QCOMPARE(menuHolding(window, a), QStringLiteral("File"));
+        QCOMPARE(menuHolding(window, window.shardingFeature()->actions().pinPlacementMenu->menuAction()),
+                 QStringLiteral("Edit"));
+        QCOMPARE(menuHolding(window, window.shardingFeature()->actions().overlay), QStringLiteral("View"));
+        for (QDockWidget* dock :
+             {window.partitionFeature()->dock(), window.shardingFeature()->dock(),
+              window.runtimeFeature()->dock(), window.canvasFeature()->searchResultsDock()})
+            QCOMPARE(menuHolding(window, dock->toggleViewAction()), QStringLiteral("View"));
+        const gui::CanvasFeature::Actions& canvas = window.canvasFeature()->actions();
+        for (QAction* a : {canvas.fit, canvas.find, canvas.up, canvas.collapse, canvas.minimap})
+            QCOMPARE(menuHolding(window, a), QStringLiteral("View"));
+        QCOMPARE(canvas.walk.size(), 4);
+        for (QAction* a : canvas.walk)
+            QCOMPARE(menuHolding(window, a), QStringLiteral("Navigate"));
+        QCOMPARE(menuHolding(window, canvas.jumpMenu->menuAction()), QStringLiteral("Navigate"));
+        QCOMPARE(menuHolding(window, canvas.exportView), QStringLiteral("File"));
+        QCOMPARE(menuHolding(window, window.runtimeFeature()->actions().validate), QStringLiteral("Tools"));
+        QCOMPARE(menuHolding(window, window.runtimeFeature()->actions().profile), QStringLiteral("Tools"));
+        QStringList titles;
+        for (QAction* top : window.menuBar()->actions())
+            titles << top->text().remove(QLatin1Char('&'));
+        QCOMPARE(titles,
+                 (QStringList{QStringLiteral("File"), QStringLiteral("Edit"), QStringLiteral("View"),
+                              QStringLiteral("Navigate"), QStringLiteral("Tools"), QStringLiteral("Help")}));
+    }
+
+    // A graph picked in the Graphs dock is parsed on a worker: the pick returns at once, the graph shown
+    // stays until the new one is parsed, then the features take the new one.
+    void graphsDockParsesOffTheUiThread() {
+        MainWindow window(false);
+        window.show();
+        openAndWait(window, q(sourcePath("tests/data/logs/aot_graphs_colored.log")));
+        auto* dock = window.findChild<QDockWidget*>(QStringLiteral("graphsDock"));
+        QVERIFY(dock);
+        auto* list = qobject_cast<QTreeView*>(dock->widget());
+        QVERIFY(list);
+        auto* model = list->model();
+        // The first graph is shown; pick another entry.
+        QModelIndex other;
+        std::function<void(const QModelIndex&)> visit = [&](const QModelIndex& parent) {
+            for (int r = 0; r < model->rowCount(parent) && !other.isValid(); ++r) {
+                const QModelIndex index = model->index(r, 0, parent);
+                const QVariant entry = index.data(views::GraphListModel::EntryIndexRole);
+                if (entry.isValid() && entry.toUInt() != uint(window.partitionDocument()->graphIndex()))
+                    other = index;
+                visit(index);
+            }
+        };
+        visit({});
+        QVERIFY2(other.isValid(), "the log lists more than one graph");
+        const uint picked = other.data(views::GraphListModel::EntryIndexRole).toUInt();
+        const Graph* before = window.scene()->graph();
+        QVERIFY(before);
+        emit list->activated(other);
+        QVERIFY(window.layoutBusy());              // the parse runs
+        QCOMPARE(window.scene()->graph(), before); // and has not replaced the graph on this thread
+        QTRY_COMPARE_WITH_TIMEOUT(window.partitionDocument()->graphIndex(), int(picked), 30000);
+        QTRY_VERIFY_WITH_TIMEOUT(
+            window.scene()->graph() != before && window.scene()->hasLayout() && !window.layoutBusy(), 30000);
+        QCOMPARE(window.scene()->graph(), window.partitionDocument()->graph());
+        window.partitionDocument()->waitForIdle();
+    }
+
     // A saved session carries the sharding's mesh and pins; opening it restores them and solves again.
     void shardingInSessions() {
 #ifdef JOINTSCOPE_HAVE_CBC
@@ -322,7 +415,9 @@ private slots:
         ModalWatcher watcher;
         const QDir autosaves(QDir(QStandardPaths::writableLocation(QStandardPaths::AppDataLocation))
                                  .filePath(QStringLiteral("autosave")));
-        auto sessions = [&] { return autosaves.entryList({QStringLiteral("session-*.jointscope")}, QDir::Files); };
+        auto sessions = [&] {
+            return autosaves.entryList({QStringLiteral("session-*.jointscope")}, QDir::Files);
+        };
         // A run that pins a node and then dies: its autosave stays, its lock goes with it.
         auto first = std::make_unique<MainWindow>(true);
         first->show();
@@ -354,7 +449,7 @@ private slots:
                      QFileInfo(mlpPath()).canonicalFilePath());
             QVERIFY(second.partitionDocument()->result());
             QTRY_VERIFY(!QFileInfo::exists(autosave)); // restored: it is the second window's autosave now
-            second.close(); // a clean exit
+            second.close();                            // a clean exit
         }
         QTRY_COMPARE(sessions().size(), 0);
 

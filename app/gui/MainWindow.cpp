@@ -1,10 +1,18 @@
 #include "MainWindow.h"
 
+#include "CanvasFeature.h"
 #include "PartitionDocument.h"
+#include "PartitionFeature.h"
+#include "RuntimeFeature.h"
+#include "ShardingDocument.h"
+#include "ShardingFeature.h"
 #include "canvas/GraphScene.h"
 #include "canvas/GraphView.h"
+#include "canvas/NodeItem.h"
+#include "graph/GraphStats.h"
 #include "models/GraphListModel.h"
 #include "models/InspectorModel.h"
+#include "models/NodeFormat.h"
 #include "models/NodeTableModel.h"
 #include "panels/RuntimePanel.h"
 
@@ -16,7 +24,6 @@
 #include <QFileDialog>
 #include <QFileInfo>
 #include <QFontDatabase>
-#include <QHBoxLayout>
 #include <QHeaderView>
 #include <QKeySequence>
 #include <QLabel>
@@ -26,7 +33,6 @@
 #include <QMimeData>
 #include <QPlainTextEdit>
 #include <QProgressBar>
-#include <QRegularExpression>
 #include <QSettings>
 #include <QShortcut>
 #include <QSortFilterProxyModel>
@@ -38,30 +44,34 @@
 #include <QTreeView>
 #include <QVBoxLayout>
 
+// The icons are compiled into the static library: nothing would pull them into the binary unless referenced.
+static void registerIcons() {
+    Q_INIT_RESOURCE(resources);
+}
+
 namespace jointscope::gui {
 
 namespace {
 
 constexpr int kMaxRecentFiles = 10;
 
-QString qstr(std::string_view s) {
-    return QString::fromUtf8(s.data(), qsizetype(s.size()));
-}
-
 } // namespace
 
 MainWindow::MainWindow(bool interactive, QWidget* parent) : QMainWindow(parent), interactive_(interactive) {
+    registerIcons();
     setWindowTitle(tr("jointscope"));
     setWindowIcon(QIcon(QStringLiteral(":/icons/jointscope.svg")));
     setAcceptDrops(true);
     setDockNestingEnabled(true);
-    createCentral();
+    scene_ = new views::GraphScene(this);
+    view_ = new views::GraphView(this);
+    view_->setScene(scene_);
+    connect(scene_, &views::GraphScene::nodeSelected, this, &MainWindow::onNodeSelected);
     createDocks();
-    createActions();
-    createPartitionUi();
-    createShardingUi();
-    connect(&runner_, &layout::LayoutRunner::finished, this, &MainWindow::onLayoutFinished);
-    connect(&runner_, &layout::LayoutRunner::cancelled, this, &MainWindow::onLayoutCancelled);
+    createFeatures();
+    placeFeatureDocks();
+    createMenus();
+
     connect(&loader_, &views::DocumentLoader::loaded, this, &MainWindow::onDocumentLoaded);
     connect(&loader_, &views::DocumentLoader::failed, this, [this](quint64 ticket, const Diagnostic& error) {
         reportError(tr("Cannot open %1").arg(QFileInfo(QString::fromStdString(error.loc.file)).fileName()),
@@ -74,6 +84,10 @@ MainWindow::MainWindow(bool interactive, QWidget* parent) : QMainWindow(parent),
     });
     connect(&loader_, &views::DocumentLoader::progress, this,
             [this](quint64, const QString& step) { loadBusy_->setFormat(step); });
+    connect(&parseJob_, &views::BackgroundJob::failed, this, [this](quint64, const QString& message) {
+        reportError(tr("Cannot load graph"),
+                    makeError({filePath_.toStdString(), 0, 0}, message.toStdString()));
+    });
     resize(1500, 950);
     if (interactive_)
         restoreSettings();
@@ -82,114 +96,22 @@ MainWindow::MainWindow(bool interactive, QWidget* parent) : QMainWindow(parent),
 
 MainWindow::~MainWindow() {
     disconnect(&loader_, nullptr, this, nullptr);
+    disconnect(&parseJob_, nullptr, this, nullptr);
     loader_.cancel();
-    runner_.cancel();
-    runner_.waitForDone();
-}
-
-void MainWindow::createCentral() {
-    auto* central = new QWidget(this);
-    auto* layout = new QVBoxLayout(central);
-    layout->setContentsMargins(0, 0, 0, 0);
-    layout->setSpacing(0);
-
-    breadcrumb_ = new QWidget(central);
-    breadcrumbLayout_ = new QHBoxLayout(breadcrumb_);
-    breadcrumbLayout_->setContentsMargins(6, 2, 6, 2);
-    breadcrumb_->setVisible(false);
-    layout->addWidget(breadcrumb_);
-
-    searchBar_ = new QWidget(central);
-    auto* searchLayout = new QHBoxLayout(searchBar_);
-    searchLayout->setContentsMargins(6, 2, 6, 2);
-    searchLayout->addWidget(new QLabel(tr("Find (regex over name, op, target, meta):"), searchBar_));
-    searchEdit_ = new QLineEdit(searchBar_);
-    searchEdit_->setObjectName(QStringLiteral("searchEdit"));
-    searchEdit_->setClearButtonEnabled(true);
-    searchEdit_->setPlaceholderText(tr("e.g. ^mm|addmm, tangents_, aten\\.view"));
-    searchLayout->addWidget(searchEdit_, 1);
-    searchCount_ = new QLabel(searchBar_);
-    searchLayout->addWidget(searchCount_);
-    auto* prev = new QToolButton(searchBar_);
-    prev->setArrowType(Qt::UpArrow);
-    prev->setToolTip(tr("Previous match (Shift+Enter)"));
-    auto* next = new QToolButton(searchBar_);
-    next->setArrowType(Qt::DownArrow);
-    next->setToolTip(tr("Next match (Enter)"));
-    auto* close = new QToolButton(searchBar_);
-    close->setText(QStringLiteral("✕"));
-    close->setToolTip(tr("Close (Esc)"));
-    searchLayout->addWidget(prev);
-    searchLayout->addWidget(next);
-    searchLayout->addWidget(close);
-    searchBar_->setVisible(false);
-    layout->addWidget(searchBar_);
-    connect(searchEdit_, &QLineEdit::textChanged, this, &MainWindow::runSearch);
-    connect(searchEdit_, &QLineEdit::returnPressed, this,
-            [this] { nextMatch(QApplication::keyboardModifiers() & Qt::ShiftModifier ? -1 : 1); });
-    connect(prev, &QToolButton::clicked, this, [this] { nextMatch(-1); });
-    connect(next, &QToolButton::clicked, this, [this] { nextMatch(1); });
-    connect(close, &QToolButton::clicked, this, [this] {
-        searchBar_->hide();
-        scene_->setMatches({});
-        view_->setFocus();
-    });
-    auto* escape =
-        new QShortcut(QKeySequence(Qt::Key_Escape), searchEdit_, nullptr, nullptr, Qt::WidgetShortcut);
-    connect(escape, &QShortcut::activated, close, &QToolButton::click);
-
-    scene_ = new views::GraphScene(this);
-    view_ = new views::GraphView(central);
-    view_->setScene(scene_);
-    layout->addWidget(view_, 1);
-    setCentralWidget(central);
-    connect(scene_, &views::GraphScene::nodeSelected, this, &MainWindow::onNodeSelected);
-    // Queued: opening a body rebuilds the scene, which must not happen inside its own event handler.
-    connect(scene_, &views::GraphScene::nodeActivated, this, &MainWindow::openBody, Qt::QueuedConnection);
-
-    statsLabel_ = new QLabel(this);
-    layoutLabel_ = new QLabel(this);
-    busy_ = new QProgressBar(this);
-    busy_->setRange(0, 0);
-    busy_->setMaximumWidth(140);
-    busy_->setFormat(tr("laying out"));
-    busy_->setVisible(false);
-    cancelButton_ = new QToolButton(this);
-    cancelButton_->setText(tr("Cancel layout"));
-    cancelButton_->setVisible(false);
-    connect(cancelButton_, &QToolButton::clicked, this, [this] { runner_.cancel(); });
-    statusBar()->addWidget(statsLabel_, 1);
-    statusBar()->addPermanentWidget(layoutLabel_);
-    statusBar()->addPermanentWidget(busy_);
-    statusBar()->addPermanentWidget(cancelButton_);
-    // Reading a file runs on a worker: the bar shows the step, Esc or the button gives up on it.
-    loadBusy_ = new QProgressBar(this);
-    loadBusy_->setRange(0, 0);
-    loadBusy_->setMaximumWidth(140);
-    loadBusy_->setVisible(false);
-    loadCancel_ = new QToolButton(this);
-    loadCancel_->setText(tr("Cancel (Esc)"));
-    loadCancel_->setToolTip(tr("Stop reading the file; the graph shown stays"));
-    loadCancel_->setVisible(false);
-    loadEscape_ = new QShortcut(QKeySequence(Qt::Key_Escape), this);
-    loadEscape_->setEnabled(false);
-    connect(loadCancel_, &QToolButton::clicked, &loader_, &views::DocumentLoader::cancel);
-    connect(loadEscape_, &QShortcut::activated, &loader_, &views::DocumentLoader::cancel);
-    statusBar()->addPermanentWidget(loadBusy_);
-    statusBar()->addPermanentWidget(loadCancel_);
+    parseJob_.cancel();
 }
 
 void MainWindow::createDocks() {
-    // Graphs of a multi-graph file, grouped by compile id.
+    // Graphs of a multi-graph file, grouped by compile id; picking one parses it on a worker.
     graphListModel_ = new views::GraphListModel(this);
     graphList_ = new QTreeView(this);
     graphList_->setModel(graphListModel_);
     graphList_->setUniformRowHeights(true);
     graphList_->header()->setSectionResizeMode(QHeaderView::ResizeToContents);
-    auto* graphsDock = new QDockWidget(tr("Graphs"), this);
-    graphsDock->setObjectName(QStringLiteral("graphsDock"));
-    graphsDock->setWidget(graphList_);
-    addDockWidget(Qt::LeftDockWidgetArea, graphsDock);
+    graphsDock_ = new QDockWidget(tr("Graphs"), this);
+    graphsDock_->setObjectName(QStringLiteral("graphsDock"));
+    graphsDock_->setWidget(graphList_);
+    addDockWidget(Qt::LeftDockWidgetArea, graphsDock_);
     connect(graphList_, &QTreeView::activated, this, [this](const QModelIndex& index) {
         const QVariant entry = index.data(views::GraphListModel::EntryIndexRole);
         if (entry.isValid())
@@ -224,18 +146,18 @@ void MainWindow::createDocks() {
     nodesLayout->setContentsMargins(0, 0, 0, 0);
     nodesLayout->addWidget(nodeFilter);
     nodesLayout->addWidget(nodeTable_);
-    auto* nodesDock = new QDockWidget(tr("Nodes"), this);
-    nodesDock->setObjectName(QStringLiteral("nodesDock"));
-    nodesDock->setWidget(nodesPane);
-    addDockWidget(Qt::LeftDockWidgetArea, nodesDock);
-    splitDockWidget(graphsDock, nodesDock, Qt::Vertical);
-    resizeDocks({graphsDock, nodesDock}, {180, 600}, Qt::Vertical);
-    resizeDocks({graphsDock}, {460}, Qt::Horizontal);
+    nodesDock_ = new QDockWidget(tr("Nodes"), this);
+    nodesDock_->setObjectName(QStringLiteral("nodesDock"));
+    nodesDock_->setWidget(nodesPane);
+    addDockWidget(Qt::LeftDockWidgetArea, nodesDock_);
+    splitDockWidget(graphsDock_, nodesDock_, Qt::Vertical);
+    resizeDocks({graphsDock_, nodesDock_}, {180, 600}, Qt::Vertical);
+    resizeDocks({graphsDock_}, {460}, Qt::Horizontal);
     connect(nodeTable_->selectionModel(), &QItemSelectionModel::currentRowChanged, this,
             [this](const QModelIndex& current) {
                 if (syncingSelection_ || !current.isValid())
                     return;
-                selectNode(current.data(views::NodeTableModel::NodeIdRole).toUInt(), true);
+                canvas_->selectNode(current.data(views::NodeTableModel::NodeIdRole).toUInt(), true);
             });
 
     // Inspector.
@@ -245,18 +167,18 @@ void MainWindow::createDocks() {
     inspector_->setUniformRowHeights(true);
     inspector_->setWordWrap(false);
     inspector_->header()->setSectionResizeMode(0, QHeaderView::ResizeToContents);
-    auto* inspectorDock = new QDockWidget(tr("Inspector"), this);
-    inspectorDock->setObjectName(QStringLiteral("inspectorDock"));
-    inspectorDock->setWidget(inspector_);
-    addDockWidget(Qt::RightDockWidgetArea, inspectorDock);
-    resizeDocks({inspectorDock}, {380}, Qt::Horizontal);
+    inspectorDock_ = new QDockWidget(tr("Inspector"), this);
+    inspectorDock_->setObjectName(QStringLiteral("inspectorDock"));
+    inspectorDock_->setWidget(inspector_);
+    addDockWidget(Qt::RightDockWidgetArea, inspectorDock_);
+    resizeDocks({inspectorDock_}, {380}, Qt::Horizontal);
     connect(inspector_, &QTreeView::activated, this, [this](const QModelIndex& index) {
         const QVariant ref = index.siblingAtColumn(0).data(views::InspectorModel::NodeRefRole);
         const QVariant refValue = index.siblingAtColumn(1).data(views::InspectorModel::NodeRefRole);
         if (ref.isValid())
-            selectNode(ref.toUInt(), true);
+            canvas_->selectNode(ref.toUInt(), true);
         else if (refValue.isValid())
-            selectNode(refValue.toUInt(), true);
+            canvas_->selectNode(refValue.toUInt(), true);
     });
 
     // Log and problems.
@@ -264,75 +186,145 @@ void MainWindow::createDocks() {
     log_->setReadOnly(true);
     log_->setMaximumBlockCount(5000);
     log_->setFont(QFontDatabase::systemFont(QFontDatabase::FixedFont));
-    auto* logDock = new QDockWidget(tr("Log"), this);
-    logDock->setObjectName(QStringLiteral("logDock"));
-    logDock->setWidget(log_);
-    addDockWidget(Qt::BottomDockWidgetArea, logDock);
-    resizeDocks({logDock}, {110}, Qt::Vertical);
-
-    viewMenu_ = new QMenu(tr("&View"), this);
-    for (QDockWidget* dock : {graphsDock, nodesDock, inspectorDock, logDock})
-        viewMenu_->addAction(dock->toggleViewAction());
-
-    // Validate / profile run jointscope-cli as a child process (views/panels/RuntimePanel).
-    runtimePanel_ = new views::RuntimePanel(scene_, view_, this);
-    auto* runtimeDock = new QDockWidget(tr("Runtime"), this);
-    runtimeDock->setObjectName(QStringLiteral("runtimeDock"));
-    runtimeDock->setWidget(runtimePanel_);
-    addDockWidget(Qt::BottomDockWidgetArea, runtimeDock);
-    viewMenu_->addAction(runtimeDock->toggleViewAction());
-    connect(runtimePanel_, &views::RuntimePanel::nodeRequested, this,
-            [this](NodeId id) { selectNode(id, true); });
-    connect(runtimePanel_, &views::RuntimePanel::message, this, &MainWindow::log);
-    runtimePanel_->setDecisionSource(
-        [this] { return partitionDoc_ ? partitionDoc_->decisionJson() : std::string(); });
-    runtimePanel_->listDevices();
+    logDock_ = new QDockWidget(tr("Log"), this);
+    logDock_->setObjectName(QStringLiteral("logDock"));
+    logDock_->setWidget(log_);
+    addDockWidget(Qt::BottomDockWidgetArea, logDock_);
+    resizeDocks({logDock_}, {110}, Qt::Vertical);
 }
 
-void MainWindow::createActions() {
+void MainWindow::createFeatures() {
+    FeatureContext context;
+    context.window = this;
+    context.scene = scene_;
+    context.view = view_;
+    context.inspectorModel = inspectorModel_;
+    context.inspector = inspector_;
+    context.undoStack = &undo_;
+    context.interactive = interactive_;
+    context.log = [this](const QString& text) { log(text); };
+    context.reportError = [this](const QString& title, const Diagnostic& d) { reportError(title, d); };
+
+    canvas_ = new CanvasFeature(context, this);
+    setCentralWidget(canvas_->centralWidget());
+    connect(canvas_, &CanvasFeature::levelShown, this, &MainWindow::onLevelShown);
+    connect(canvas_, &CanvasFeature::exportViewRequested, this, [this] { exportViewTo(QString()); });
+    context.canvas = canvas_;
+
+    partition_ = new PartitionFeature(context, this);
+    sharding_ = new ShardingFeature(context, this);
+    runtime_ = new RuntimeFeature(
+        context, [doc = partition_->document()] { return doc->decisionJson(); }, this);
+    sessions_ = new SessionController(context, this, partition_, sharding_, this);
+    connect(sessions_, &SessionController::autosaved, this, &MainWindow::autosaved);
+    connect(sessions_, &SessionController::restoreDone, this, &MainWindow::restoreDone);
+    connect(canvas_, &CanvasFeature::layoutApplied, this, [this] {
+        partition_->applyOverlay();
+        sharding_->applyOverlay();
+    });
+
+    // The canvas's context menu: the partition's pins, then the node's producers and consumers.
+    view_->setContextMenuPolicy(Qt::CustomContextMenu);
+    connect(view_, &QWidget::customContextMenuRequested, this, &MainWindow::showCanvasMenu);
+
+    // Reading a file runs on a worker: the bar shows the step, Esc or the button gives up on it.
+    statsLabel_ = new QLabel(this);
+    statusBar()->addWidget(statsLabel_, 1);
+    for (QWidget* w : canvas_->statusWidgets())
+        statusBar()->addPermanentWidget(w);
+    loadBusy_ = new QProgressBar(this);
+    loadBusy_->setRange(0, 0);
+    loadBusy_->setMaximumWidth(140);
+    loadBusy_->setVisible(false);
+    loadCancel_ = new QToolButton(this);
+    loadCancel_->setText(tr("Cancel (Esc)"));
+    loadCancel_->setToolTip(tr("Stop reading the file; the graph shown stays"));
+    loadCancel_->setVisible(false);
+    loadEscape_ = new QShortcut(QKeySequence(Qt::Key_Escape), this);
+    loadEscape_->setEnabled(false);
+    connect(loadCancel_, &QToolButton::clicked, &loader_, &views::DocumentLoader::cancel);
+    connect(loadEscape_, &QShortcut::activated, &loader_, &views::DocumentLoader::cancel);
+    statusBar()->addPermanentWidget(loadBusy_);
+    statusBar()->addPermanentWidget(loadCancel_);
+}
+
+void MainWindow::placeFeatureDocks() {
+    addDockWidget(Qt::LeftDockWidgetArea, canvas_->searchResultsDock());
+    canvas_->searchResultsDock()->hide();
+    addDockWidget(Qt::BottomDockWidgetArea, runtime_->dock());
+    addDockWidget(Qt::RightDockWidgetArea, partition_->dock());
+    // The summary, the diff lists and the chart need the larger share of the right column.
+    resizeDocks({inspectorDock_, partition_->dock()}, {260, 640}, Qt::Vertical);
+    resizeDocks({inspectorDock_}, {430}, Qt::Horizontal);
+    // A tab beside the Partition dock: both need the column's height.
+    addDockWidget(Qt::RightDockWidgetArea, sharding_->dock());
+    tabifyDockWidget(partition_->dock(), sharding_->dock());
+}
+
+void MainWindow::createMenus() {
+    const CanvasFeature::Actions& canvas = canvas_->actions();
+    const PartitionFeature::Actions& partition = partition_->actions();
+
     QMenu* file = menuBar()->addMenu(tr("&File"));
-    QAction* open = file->addAction(QIcon(QStringLiteral(":/icons/open.svg")), tr("&Open…"), this, [this] {
+    openAction_ = file->addAction(QIcon(QStringLiteral(":/icons/open.svg")), tr("&Open…"), this, [this] {
         const QString path = QFileDialog::getOpenFileName(
             this, tr("Open graph"), QFileInfo(filePath_).absolutePath(),
             tr("Graphs and logs (*.txt *.log *.json *.py *.jointscope);;All files (*)"));
         if (!path.isEmpty())
             openFile(path);
     });
-    open->setShortcut(QKeySequence::Open);
+    openAction_->setShortcut(QKeySequence::Open);
     recentMenu_ = file->addMenu(tr("Open &Recent"));
+    file->addAction(canvas.exportView);
     file->addSeparator();
-    QAction* quit = file->addAction(tr("&Quit"), this, &QWidget::close);
-    quit->setShortcut(QKeySequence::Quit);
+    QMenu* exportMenu = file->addMenu(tr("Export &Partition"));
+    exportMenu->addActions(partition.exports);
+    QAction* save = file->addAction(tr("Save &Session…"), this, [this] {
+        const QString path =
+            QFileDialog::getSaveFileName(this, tr("Save session"), QFileInfo(filePath_).absolutePath(),
+                                         tr("jointscope sessions (*.jointscope)"));
+        if (!path.isEmpty())
+            saveSession(path.endsWith(QLatin1String(".jointscope")) ? path
+                                                                    : path + QStringLiteral(".jointscope"));
+    });
+    save->setShortcut(QKeySequence::Save);
+    file->addSeparator();
+    file->addAction(tr("&Quit"), this, &QWidget::close)->setShortcut(QKeySequence::Quit);
 
-    menuBar()->addMenu(viewMenu_);
-    viewMenu_->addSeparator();
-    QAction* fit = viewMenu_->addAction(QIcon(QStringLiteral(":/icons/fit.svg")), tr("&Fit Graph"), view_,
-                                        &views::GraphView::fitAll);
-    fit->setShortcut(QKeySequence(Qt::Key_Space));
-    QAction* find = viewMenu_->addAction(QIcon(QStringLiteral(":/icons/search.svg")), tr("&Find Nodes…"),
-                                         this, &MainWindow::showSearch);
-    find->setShortcut(QKeySequence::Find);
-    QAction* up = viewMenu_->addAction(QIcon(QStringLiteral(":/icons/up.svg")), tr("&Up to Parent Graph"),
-                                       this, [this] {
-                                           if (path_.size() > 1)
-                                               showLevel(path_.size() - 2);
-                                       });
-    up->setShortcut(QKeySequence(Qt::Key_Backspace));
-    createCanvasActions();
+    QMenu* edit = menuBar()->addMenu(tr("&Edit"));
+    QAction* undo = undo_.createUndoAction(this, tr("&Undo"));
+    undo->setShortcut(QKeySequence(QStringLiteral("Ctrl+Z")));
+    QAction* redo = undo_.createRedoAction(this, tr("&Redo"));
+    redo->setShortcut(QKeySequence(QStringLiteral("Ctrl+Shift+Z")));
+    edit->addActions({undo, redo});
+    edit->addSeparator();
+    edit->addActions({partition.mustSave, partition.mustRecompute, partition.clearPin});
+    edit->addSeparator();
+    edit->addAction(partition.repartition);
+    addAction(partition.repartition); // F5 wherever the focus is
+    edit->addMenu(sharding_->actions().pinPlacementMenu);
+
+    QMenu* view = menuBar()->addMenu(tr("&View"));
+    view->addActions({graphsDock_->toggleViewAction(), nodesDock_->toggleViewAction(),
+                      inspectorDock_->toggleViewAction(), logDock_->toggleViewAction(),
+                      partition_->dock()->toggleViewAction(), runtime_->dock()->toggleViewAction()});
+    view->addSeparator();
+    view->addActions({canvas.fit, canvas.find, canvas.up, canvas.collapse, canvas.minimap,
+                      canvas.searchResults, sharding_->dock()->toggleViewAction(),
+                      sharding_->actions().overlay});
+
+    QMenu* navigate = menuBar()->addMenu(tr("&Navigate"));
+    navigate->addActions(canvas.walk);
+    navigate->addSeparator();
+    navigate->addMenu(canvas.jumpMenu);
 
     QToolBar* toolbar = addToolBar(tr("Main"));
     toolbar->setObjectName(QStringLiteral("mainToolbar"));
     toolbar->setToolButtonStyle(Qt::ToolButtonTextBesideIcon);
-    toolbar->addAction(open);
-    toolbar->addAction(fit);
-    toolbar->addAction(find);
-    toolbar->addAction(up);
+    toolbar->addActions({openAction_, canvas.fit, canvas.find, canvas.up});
 
     QMenu* tools = menuBar()->addMenu(tr("&Tools"));
-    tools->addAction(tr("&Validate Partition"), runtimePanel_, &views::RuntimePanel::validate)
-        ->setShortcut(QKeySequence(Qt::CTRL | Qt::SHIFT | Qt::Key_V));
-    tools->addAction(tr("&Profile Graph"), runtimePanel_, &views::RuntimePanel::profile)
-        ->setShortcut(QKeySequence(Qt::CTRL | Qt::SHIFT | Qt::Key_P));
+    tools->addActions({runtime_->actions().validate, runtime_->actions().profile});
 
     QMenu* help = menuBar()->addMenu(tr("&Help"));
     help->addAction(tr("&About jointscope"), this, [this] {
@@ -348,6 +340,34 @@ void MainWindow::createActions() {
                "(double-click to open).</p>")
                 .arg(QApplication::applicationVersion()));
     });
+}
+
+void MainWindow::showCanvasMenu(const QPoint& pos) {
+    QGraphicsItem* item = view_->itemAt(pos);
+    while (item && item->type() != views::NodeItem::Type)
+        item = item->parentItem();
+    if (!item)
+        return;
+    const NodeId id = static_cast<views::NodeItem*>(item)->nodeId();
+    scene_->selectNode(id);
+    const PartitionFeature::Actions& partition = partition_->actions();
+    QMenu menu(this);
+    menu.addActions({partition.mustSave, partition.mustRecompute, partition.clearPin});
+    menu.addSeparator();
+    canvas_->addNodeMenus(&menu, id);
+    menu.exec(view_->viewport()->mapToGlobal(pos));
+}
+
+PartitionDocument* MainWindow::partitionDocument() const {
+    return partition_->document();
+}
+
+ShardingDocument* MainWindow::shardingDocument() const {
+    return sharding_->document();
+}
+
+views::RuntimePanel* MainWindow::runtimePanel() const {
+    return runtime_->panel();
 }
 
 void MainWindow::restoreSettings() {
@@ -390,7 +410,7 @@ void MainWindow::updateRecentMenu() {
 void MainWindow::closeEvent(QCloseEvent* event) {
     if (interactive_)
         saveSettings();
-    partitionClosing();
+    sessions_->closing();
     event->accept();
 }
 
@@ -421,21 +441,22 @@ void MainWindow::reportError(const QString& title, const Diagnostic& diagnostic)
 bool MainWindow::openFile(const QString& path) {
     if (path.endsWith(QLatin1String(".jointscope")))
         return openSession(path);
+    parseJob_.cancel(); // a graph picked in the old file is no longer wanted
     loader_.open(path); // a file still being read is superseded: it reports cancelled
+    canvas_->setReading(true);
     loadBusy_->setFormat(tr("reading"));
     loadBusy_->setVisible(true);
     loadCancel_->setVisible(true);
     loadEscape_->setEnabled(true);
-    layoutLabel_->setText(tr("reading %1…").arg(QFileInfo(path).fileName()));
+    canvas_->setLayoutStatus(tr("reading %1…").arg(QFileInfo(path).fileName()));
     return true;
 }
 
 void MainWindow::onDocumentLoaded(quint64 ticket, std::shared_ptr<views::OpenedFile> opened) {
     const QString path = opened->path;
-    runner_.cancel();
-    file_.emplace(std::move(opened->file));
+    canvas_->setReading(loader_.busy());
+    file_ = std::make_shared<const GraphFile>(std::move(opened->file));
     filePath_ = path;
-    layouts_.clear();
     setWindowTitle(tr("%1 — jointscope").arg(QFileInfo(path).fileName()));
     log(tr("Opened %1 (%2, %n graph(s), read in %3 s)", nullptr, int(file_->graphs().size()))
             .arg(path, qstr(formatName(file_->format())))
@@ -445,8 +466,7 @@ void MainWindow::onDocumentLoaded(quint64 ticket, std::shared_ptr<views::OpenedF
     graphListModel_->setEntries(file_->graphs());
     graphList_->expandAll();
     // The list only helps for multi-graph files (TORCH_TRACE logs, pastes).
-    if (auto* dock = qobject_cast<QDockWidget*>(graphList_->parentWidget()))
-        dock->setVisible(file_->graphs().size() > 1);
+    graphsDock_->setVisible(file_->graphs().size() > 1);
     addRecentFile(path);
     if (file_->graphs().empty()) {
         log(tr("%1: no graphs found").arg(path));
@@ -459,16 +479,17 @@ void MainWindow::onDocumentLoaded(quint64 ticket, std::shared_ptr<views::OpenedF
         return;
     }
     showGraph(opened->index, std::move(*opened->graph));
-    finishDocument(ticket, root_ != nullptr);
+    finishDocument(ticket, canvas_->root() != nullptr);
 }
 
 void MainWindow::finishDocument(quint64 ticket, bool ok) {
+    canvas_->setReading(loader_.busy());
     if (!loader_.busy()) {
         loadBusy_->setVisible(false);
         loadCancel_->setVisible(false);
         loadEscape_->setEnabled(false);
-        if (!ok && !runner_.busy())
-            layoutLabel_->clear();
+        if (!ok && !canvas_->layoutBusy())
+            canvas_->setLayoutStatus(QString());
     }
     std::vector<std::function<void(bool)>> due;
     for (auto it = afterLoad_.begin(); it != afterLoad_.end();) {
@@ -483,209 +504,80 @@ void MainWindow::finishDocument(quint64 ticket, bool ok) {
         fn(ok);
     emit documentLoaded(ok);
     // Nothing new will be laid out: what waited for the layout gets the view that stays.
-    if (!ok && !loader_.busy() && !runner_.busy()) {
-        auto pending = std::move(afterLayout_);
-        afterLayout_.clear();
-        for (auto& fn : pending)
-            fn();
-    }
+    if (!ok)
+        canvas_->releaseWaiting();
 }
 
 void MainWindow::whenDocumentLoaded(std::function<void(bool)> fn) {
     if (loader_.busy())
         afterLoad_.emplace_back(loader_.ticket(), std::move(fn));
     else
-        fn(root_ != nullptr);
+        fn(canvas_->root() != nullptr);
 }
 
-void MainWindow::loadGraph(size_t index) {
-    if (!file_)
-        return;
-    auto loaded = file_->load(index);
-    if (!loaded) {
-        reportError(tr("Cannot load graph"), loaded.error());
+void MainWindow::loadGraph(size_t index, std::function<void(bool)> done) {
+    if (!file_) {
+        if (done)
+            done(false);
         return;
     }
-    showGraph(index, loaded.take());
+    canvas_->setLayoutStatus(tr("parsing graph %1…").arg(index));
+    // Parsed on a worker (a 100k-node graph takes seconds); a newer pick supersedes this one.
+    using Parsed = std::pair<std::optional<Graph>, std::optional<Diagnostic>>;
+    parseJob_.run(
+        [file = file_, index](views::JobControl&) -> Parsed {
+            auto loaded = file->load(index);
+            if (!loaded)
+                return {std::nullopt, loaded.error()};
+            return {loaded.take(), std::nullopt};
+        },
+        [this, index, done](Parsed parsed) {
+            if (parsed.first)
+                showGraph(index, std::move(*parsed.first));
+            else
+                reportError(tr("Cannot load graph"), parsed.second.value_or(Diagnostic{}));
+            if (done)
+                done(parsed.first.has_value());
+        });
+}
+
+void MainWindow::showGraphIndex(int index, std::function<void(bool)> done) {
+    loadGraph(size_t(index), std::move(done));
 }
 
 void MainWindow::showGraph(size_t index, Graph graph) {
-    runner_.cancel();
-    scene_->setGraph(nullptr);
     nodeModel_->setGraph(nullptr);
     inspectorModel_->setNode(nullptr, kNoNode);
-    layouts_.clear();
-    root_ = std::make_shared<Graph>(std::move(graph));
-    path_ = {root_.get()};
+    auto root = std::make_shared<const Graph>(std::move(graph));
     const QModelIndex row = graphListModel_->indexOfEntry(uint32_t(index));
     if (row.isValid())
         graphList_->setCurrentIndex(row);
-    log(tr("Loaded graph %1: %2 nodes").arg(index).arg(root_->size()));
-    partitionGraphLoaded(index);
-    shardingGraphLoaded();
-    runtimePanel_->setGraph(filePath_, file_->graphs().size() > 1 ? QString::number(index) : QString(),
-                            root_.get());
-    showLevel(0);
+    log(tr("Loaded graph %1: %2 nodes").arg(index).arg(root->size()));
+    partition_->setGraph(root, filePath_, int(index));
+    sharding_->setGraph(root);
+    runtime_->panel()->setGraph(filePath_, file_->graphs().size() > 1 ? QString::number(index) : QString(),
+                                root.get());
+    canvas_->setRoot(root);
 }
 
-void MainWindow::showLevel(size_t depth) {
-    if (depth >= path_.size())
-        return;
-    path_.resize(depth + 1);
-    const Graph* graph = currentGraph();
-    matches_.clear();
-    currentMatch_ = -1;
-    scene_->setGraph(graph);
-    runtimePanel_->sceneGraphChanged();
+void MainWindow::onLevelShown(const Graph* graph) {
+    runtime_->panel()->sceneGraphChanged();
     nodeModel_->setGraph(graph);
     nodeTable_->resizeColumnsToContents();
     inspectorModel_->setNode(nullptr, kNoNode);
-    rebuildBreadcrumb();
     updateStatus();
-    resetGrouping();
-    startLayout();
-}
-
-void MainWindow::rebuildBreadcrumb() {
-    while (QLayoutItem* item = breadcrumbLayout_->takeAt(0)) {
-        delete item->widget();
-        delete item;
-    }
-    breadcrumb_->setVisible(path_.size() > 1);
-    for (size_t i = 0; i < path_.size(); ++i) {
-        if (i > 0)
-            breadcrumbLayout_->addWidget(new QLabel(QStringLiteral("›"), breadcrumb_));
-        auto* button = new QToolButton(breadcrumb_);
-        const QString name = QString::fromStdString(path_[i]->name);
-        button->setText(name.isEmpty() ? tr("graph") : name);
-        button->setAutoRaise(true);
-        button->setEnabled(i + 1 < path_.size());
-        connect(button, &QToolButton::clicked, this, [this, i] { showLevel(i); });
-        breadcrumbLayout_->addWidget(button);
-    }
-    breadcrumbLayout_->addStretch(1);
-}
-
-void MainWindow::openBody(NodeId id) {
-    const Graph* graph = currentGraph();
-    if (!graph || id >= graph->size())
-        return;
-    const Node* node = &graph->node(id);
-    // A HOP call opens the body it reads through its get_attr argument.
-    if (node->subgraph < 0 && node->target.kind == TargetKind::HigherOrder) {
-        for (const Value& arg : node->args)
-            if (arg.kind() == ValueKind::NodeRef && arg.asNode() < graph->size() &&
-                graph->node(arg.asNode()).subgraph >= 0) {
-                node = &graph->node(arg.asNode());
-                break;
-            }
-    }
-    if (node->subgraph < 0 || size_t(node->subgraph) >= graph->subgraphs().size())
-        return;
-    path_.push_back(graph->subgraph(node->subgraph));
-    log(tr("Opened body %1 (%2 nodes)")
-            .arg(QString::fromStdString(path_.back()->name))
-            .arg(path_.back()->size()));
-    showLevel(path_.size() - 1);
 }
 
 bool MainWindow::enterSubgraph(const QString& name) {
-    const Graph* graph = currentGraph();
-    if (!graph)
-        return false;
-    const auto id = graph->find(name.toStdString());
-    if (!id)
-        return false;
-    const size_t depth = path_.size();
-    openBody(*id);
-    return path_.size() > depth;
-}
-
-void MainWindow::startLayout() {
-    const Graph* graph = currentGraph();
-    if (!graph)
-        return;
-    if (useCollapsedView()) {
-        startCollapsedLayout();
-        return;
-    }
-    if (auto it = layouts_.find(graph); it != layouts_.end()) {
-        onLayoutFinished(0, it->second);
-        return;
-    }
-    layout::LayoutOptions options;
-    options.sizes = scene_->measureNodes();
-    layoutStartMs_ = QDateTime::currentMSecsSinceEpoch();
-    // Aliasing pointer: keeps the root (which owns every body) alive while the layout runs.
-    pendingTicket_ = runner_.start(std::shared_ptr<const Graph>(root_, graph), std::move(options));
-    busy_->setVisible(true);
-    cancelButton_->setVisible(true);
-    layoutLabel_->setText(tr("laying out %n node(s)…", nullptr, int(graph->size())));
-}
-
-void MainWindow::onLayoutFinished(quint64 ticket, std::shared_ptr<const layout::LayoutResult> result) {
-    if (ticket != 0 && ticket != pendingTicket_)
-        return; // an older layout that finished after a newer one started
-    const Graph* graph = currentGraph();
-    const auto& collapsedView = result->view;
-    if (!graph || (collapsedView ? collapsedView->itemOfNode.size() : result->nodes.size()) != graph->size())
-        return;
-    if (collapsedView) {
-        groupTree_ = collapsedView->tree;
-        expanded_ = collapsedView->expanded;
-    }
-    if (ticket != 0) {
-        lastLayoutSeconds_ = double(QDateTime::currentMSecsSinceEpoch() - layoutStartMs_) / 1000.0;
-        if (!collapsedView)
-            layouts_[graph] = result;
-        log(tr("Layout of %1 %2: %3 in %4 s")
-                .arg(result->nodes.size())
-                .arg(collapsedView ? tr("boxes (collapsed view)") : tr("nodes"))
-                .arg(result->algorithm == layout::LayoutAlgorithm::Graphviz ? tr("Graphviz dot")
-                                                                            : tr("layered"))
-                .arg(lastLayoutSeconds_, 0, 'f', 2));
-    }
-    busy_->setVisible(false);
-    cancelButton_->setVisible(false);
-    layoutLabel_->setText(result->algorithm == layout::LayoutAlgorithm::Graphviz ? tr("layout: Graphviz dot")
-                                                                                 : tr("layout: layered"));
-    if (collapsedView)
-        scene_->applyCollapsedLayout(*result);
-    else
-        scene_->applyLayout(*result);
-    applyPartitionOverlay();
-    applyShardingOverlay();
-    view_->showStart();
-    if (!searchEdit_->text().isEmpty() && searchBar_->isVisible()) {
-        if (collapsedView)
-            scene_->setMatches(matches_); // searching again would jump to the first match, maybe hidden again
-        else
-            runSearch();
-    }
-    if (loader_.busy())
-        return; // what waits is for the file being read
-    auto pending = std::move(afterLayout_);
-    afterLayout_.clear();
-    for (auto& fn : pending)
-        fn();
-}
-
-void MainWindow::onLayoutCancelled(quint64 ticket) {
-    if (ticket != pendingTicket_)
-        return;
-    busy_->setVisible(false);
-    cancelButton_->setVisible(false);
-    layoutLabel_->setText(tr("layout cancelled"));
-    log(tr("Layout cancelled"));
+    return canvas_->enterSubgraph(name);
 }
 
 bool MainWindow::layoutBusy() const {
-    return runner_.busy() || loader_.busy();
+    return canvas_->layoutBusy() || loader_.busy() || parseJob_.busy();
 }
 
 void MainWindow::onNodeSelected(NodeId id) {
-    const Graph* graph = currentGraph();
-    inspectorModel_->setNode(graph, id);
+    inspectorModel_->setNode(canvas_->currentGraph(), id);
     inspector_->expandAll();
     if (id == kNoNode)
         return;
@@ -700,27 +592,12 @@ void MainWindow::onNodeSelected(NodeId id) {
     syncingSelection_ = false;
 }
 
-void MainWindow::selectNode(NodeId id, bool centre) {
-    if (revealNode(id))
-        return;
-    scene_->selectNode(id);
-    if (centre)
-        view_->centreOnNode(id);
-}
-
 bool MainWindow::selectNodeByName(const QString& name) {
-    const Graph* graph = currentGraph();
-    if (!graph)
-        return false;
-    const auto id = graph->find(name.toStdString());
-    if (!id)
-        return false;
-    selectNode(*id, true);
-    return true;
+    return canvas_->selectNodeByName(name);
 }
 
 void MainWindow::updateStatus() {
-    const Graph* graph = currentGraph();
+    const Graph* graph = canvas_->currentGraph();
     if (!graph) {
         statsLabel_->setText(tr("Open a graph with File › Open (Ctrl+O) or drop a file here"));
         return;
@@ -738,54 +615,43 @@ void MainWindow::updateStatus() {
     statsLabel_->setText(text);
 }
 
-void MainWindow::showSearch() {
-    searchBar_->setVisible(true);
-    searchEdit_->setFocus();
-    searchEdit_->selectAll();
-    runSearch();
-}
-
-void MainWindow::runSearch() {
-    matches_.clear();
-    currentMatch_ = -1;
-    const Graph* graph = currentGraph();
-    const QString pattern = searchEdit_->text();
-    const QRegularExpression regex(pattern, QRegularExpression::CaseInsensitiveOption);
-    if (!graph || pattern.isEmpty() || !regex.isValid()) {
-        searchCount_->setText(regex.isValid() || pattern.isEmpty() ? QString() : tr("bad regex"));
-        scene_->setMatches({});
-        return;
-    }
-    for (NodeId id = 0; id < graph->size(); ++id) {
-        const Node& node = graph->node(id);
-        if (regex.match(QString::fromStdString(node.name)).hasMatch() ||
-            regex.match(qstr(nodeOpName(node.op))).hasMatch() ||
-            regex.match(QString::fromStdString(node.target.text)).hasMatch() ||
-            regex.match(QString::fromStdString(views::metaSearchText(node))).hasMatch())
-            matches_.push_back(id);
-    }
-    fillSearchResults();
-    scene_->setMatches(matches_);
-    searchCount_->setText(matches_.empty() ? tr("no match")
-                                           : tr("%n match(es)", nullptr, int(matches_.size())));
-    if (!matches_.empty())
-        nextMatch(1);
-}
-
-void MainWindow::nextMatch(int step) {
-    if (matches_.empty())
-        return;
-    const int count = int(matches_.size());
-    currentMatch_ = currentMatch_ < 0 ? 0 : ((currentMatch_ + step) % count + count) % count;
-    searchCount_->setText(tr("%1 / %2").arg(currentMatch_ + 1).arg(count));
-    selectNode(matches_[size_t(currentMatch_)], true);
-}
-
 void MainWindow::whenLayoutReady(std::function<void()> fn) {
-    if (runner_.busy() || loader_.busy() || (currentGraph() && !scene_->hasLayout()))
-        afterLayout_.push_back(std::move(fn));
-    else
-        fn();
+    canvas_->whenLayoutReady(std::move(fn));
+}
+
+bool MainWindow::exportViewTo(const QString& path) {
+    return canvas_->exportViewTo(path, filePath_);
+}
+
+bool MainWindow::exportPartition(const QString& kind, const QString& path) {
+    return partition_->exportPartition(kind, path, filePath_);
+}
+
+bool MainWindow::solveSharding(const QString& mesh, const QString& names, const QString& topology) {
+    return sharding_->solve(mesh, names, topology);
+}
+
+void MainWindow::restoreSharding(const ShardingSession& session) {
+    sharding_->restore(session);
+}
+
+QJsonObject MainWindow::viewSettings() const {
+    QJsonObject view;
+    view[QStringLiteral("geometry")] = QString::fromLatin1(saveGeometry().toBase64());
+    view[QStringLiteral("state")] = QString::fromLatin1(saveState().toBase64());
+    const Graph* graph = canvas_->currentGraph();
+    const NodeId selected = scene_->selectedNode();
+    if (graph && selected < graph->size())
+        view[QStringLiteral("selected")] = QString::fromStdString(graph->node(selected).name);
+    return view;
+}
+
+void MainWindow::restoreViewSettings(const QJsonObject& view) {
+    if (interactive_ && view.contains(QStringLiteral("state")))
+        restoreState(QByteArray::fromBase64(view.value(QStringLiteral("state")).toString().toLatin1()));
+    const QString selected = view.value(QStringLiteral("selected")).toString();
+    if (!selected.isEmpty())
+        whenLayoutReady([this, selected] { selectNodeByName(selected); });
 }
 
 void MainWindow::screenshotWhenReady(const QString& path, std::function<void(bool)> done) {

@@ -72,27 +72,27 @@ private:
     double before_, after_;
 };
 
-PartitionDocument::PartitionDocument(QObject* parent) : QObject(parent) {
-    // One solve and one Pareto sweep at a time at most; an older solve still running only delays the newer
-    // one.
-    pool_.setMaxThreadCount(2);
-}
+struct PartitionDocument::SolveOutcome {
+    std::shared_ptr<const PartitionResult> result;
+    QString error;
+    std::vector<std::string> errorNodes;
+};
 
-PartitionDocument::~PartitionDocument() {
-    ++generation_;
-    ++paretoGeneration_;
-    pool_.clear();
-    pool_.waitForDone();
-}
+PartitionDocument::PartitionDocument(QObject* parent)
+    : QObject(parent), ownUndo_(std::make_unique<QUndoStack>()), undo_(ownUndo_.get()) {}
+
+PartitionDocument::PartitionDocument(QUndoStack* undo, QObject* parent) : QObject(parent), undo_(undo) {}
+
+PartitionDocument::~PartitionDocument() = default;
 
 void PartitionDocument::setGraph(std::shared_ptr<const Graph> joint, QString path, int index) {
     cancel();
-    ++paretoGeneration_;
+    paretoJob_.cancel();
     graph_ = std::move(joint);
     path_ = std::move(path);
     index_ = index;
     edits_.clear();
-    undo_.clear();
+    undo_->clear();
     result_.reset();
     previous_.reset();
     lastError_.clear();
@@ -138,21 +138,21 @@ void PartitionDocument::setPolicy(const std::string& node, Policy policy) {
         it == edits_.end() ? std::nullopt : std::optional<Policy>(it->second);
     if (before == policy)
         return;
-    undo_.push(new PolicyCommand(this, node, before, policy));
+    undo_->push(new PolicyCommand(this, node, before, policy));
 }
 
 void PartitionDocument::clearPolicy(const std::string& node) {
     const auto it = edits_.find(node);
     if (it == edits_.end())
         return;
-    undo_.push(new PolicyCommand(this, node, it->second, std::nullopt));
+    undo_->push(new PolicyCommand(this, node, it->second, std::nullopt));
 }
 
 void PartitionDocument::setBudget(double budget) {
     budget = std::clamp(budget, 0.0, 1.0);
     if (budget == options_.memoryBudget)
         return;
-    undo_.push(new BudgetCommand(this, options_.memoryBudget, budget));
+    undo_->push(new BudgetCommand(this, options_.memoryBudget, budget));
 }
 
 void PartitionDocument::applyEdit(const std::string& node, std::optional<Policy> policy) {
@@ -174,7 +174,7 @@ void PartitionDocument::applyBudget(double budget) {
 void PartitionDocument::restore(const EngineOptions& options, const PolicyEdits& edits) {
     options_ = options;
     edits_ = edits;
-    undo_.clear();
+    undo_->clear();
     emit optionsChanged();
     emit editsChanged();
     solve();
@@ -183,14 +183,11 @@ void PartitionDocument::restore(const EngineOptions& options, const PolicyEdits&
 void PartitionDocument::solve() {
     if (!graph_)
         return;
-    const quint64 generation = ++generation_;
-    solving_ = true;
-    emit started();
     const std::shared_ptr<const Graph> graph = graph_;
     const EngineOptions options = options_;
     const PolicyEdits edits = edits_;
     const std::string rulesetName = effectiveRuleset().toStdString();
-    pool_.start([this, generation, graph, options, edits, rulesetName] {
+    auto work = [graph, options, edits, rulesetName](views::JobControl&) {
         std::shared_ptr<const PartitionResult> out;
         QString error;
         std::vector<std::string> errorNodes;
@@ -219,20 +216,16 @@ void PartitionDocument::solve() {
                 out = std::move(r);
             }
         }
-        QMetaObject::invokeMethod(
-            this,
-            [this, generation, out, error, errorNodes = std::move(errorNodes)] {
-                onSolved(generation, out, error, errorNodes);
-            },
-            Qt::QueuedConnection);
-    });
+        return SolveOutcome{std::move(out), std::move(error), std::move(errorNodes)};
+    };
+    // A newer solve supersedes silently: only cancel() says cancelled().
+    solveJob_.run(std::move(work),
+                  [this](SolveOutcome o) { onSolved(std::move(o.result), o.error, o.errorNodes); });
+    emit started();
 }
 
-void PartitionDocument::onSolved(quint64 generation, std::shared_ptr<const PartitionResult> result,
-                                 QString error, const std::vector<std::string>& errorNodes) {
-    if (generation != generation_)
-        return; // superseded or cancelled
-    solving_ = false;
+void PartitionDocument::onSolved(std::shared_ptr<const PartitionResult> result, QString error,
+                                 const std::vector<std::string>& errorNodes) {
     if (!result) {
         lastError_ = error;
         errorPath_.clear();
@@ -251,9 +244,8 @@ void PartitionDocument::onSolved(quint64 generation, std::shared_ptr<const Parti
 }
 
 void PartitionDocument::cancel() {
-    ++generation_;
-    if (solving_) {
-        solving_ = false;
+    if (solveJob_.busy()) {
+        solveJob_.cancel();
         emit cancelled();
     }
 }
@@ -261,12 +253,12 @@ void PartitionDocument::cancel() {
 void PartitionDocument::computePareto(int points) {
     if (!graph_)
         return;
-    const quint64 generation = ++paretoGeneration_;
     const std::shared_ptr<const Graph> graph = graph_;
     const EngineOptions options = options_;
     const PolicyEdits edits = edits_;
     const std::string rulesetName = effectiveRuleset().toStdString();
-    pool_.start([this, generation, graph, options, edits, rulesetName, points] {
+    using Curve = std::pair<std::vector<ParetoPoint>, QString>; // the points, or why not
+    auto work = [graph, options, edits, rulesetName, points](views::JobControl&) -> Curve {
         std::vector<ParetoPoint> curve;
         QString error;
         Expected<Ruleset> rules = loadRuleset(rulesetName);
@@ -282,22 +274,19 @@ void PartitionDocument::computePareto(int points) {
             else
                 error = QString::fromStdString(c.error().format());
         }
-        QMetaObject::invokeMethod(
-            this,
-            [this, generation, curve = std::move(curve), error, budget = options.memoryBudget] {
-                if (generation != paretoGeneration_)
-                    return;
-                if (error.isEmpty())
-                    emit paretoReady(curve, budget);
-                else
-                    emit paretoFailed(error);
-            },
-            Qt::QueuedConnection);
+        return {std::move(curve), error};
+    };
+    paretoJob_.run(std::move(work), [this, budget = options.memoryBudget](Curve c) {
+        if (c.second.isEmpty())
+            emit paretoReady(c.first, budget);
+        else
+            emit paretoFailed(c.second);
     });
 }
 
 void PartitionDocument::waitForIdle() {
-    pool_.waitForDone();
+    solveJob_.waitForDone();
+    paretoJob_.waitForDone();
 }
 
 std::string PartitionDocument::decisionJson() const {

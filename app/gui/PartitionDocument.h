@@ -4,13 +4,13 @@
 #pragma once
 
 #include "graph/Graph.h"
+#include "models/BackgroundJob.h"
 #include "ops/Ruleset.h"
 #include "partition/Partitioner.h"
 
 #include <QJsonObject>
 #include <QObject>
 #include <QString>
-#include <QThreadPool>
 #include <QUndoStack>
 
 #include <map>
@@ -56,7 +56,10 @@ struct Session {
 class PartitionDocument : public QObject {
     Q_OBJECT
 public:
+    // Edits are pushed on the document's own undo stack, or on `undo` (the window's, shared with the
+    // sharding's pins; it must outlive the document).
     explicit PartitionDocument(QObject* parent = nullptr);
+    explicit PartitionDocument(QUndoStack* undo, QObject* parent = nullptr);
     ~PartitionDocument() override;
 
     // A new graph: edits, undo history and results are dropped; nothing is solved until solve().
@@ -73,7 +76,7 @@ public:
     QString effectiveRuleset() const;
     QString rulesetReason() const; // why effectiveRuleset() (the graph's torch version, the text's form, ...)
     const PolicyEdits& edits() const { return edits_; }
-    QUndoStack* undoStack() { return &undo_; }
+    QUndoStack* undoStack() { return undo_; }
 
     // Undoable edits; each re-solves.
     void setPolicy(const std::string& node, partition::Policy policy);
@@ -85,7 +88,7 @@ public:
     // Starts a solve; a newer solve supersedes an older one, whose result is dropped.
     void solve();
     void cancel();
-    bool busy() const { return solving_; }
+    bool busy() const { return solveJob_.busy(); }
     std::shared_ptr<const PartitionResult> result() const { return result_; }
     std::shared_ptr<const PartitionResult> previous() const { return previous_; }
     QString lastError() const { return lastError_; }
@@ -126,7 +129,8 @@ private:
     friend class BudgetCommand;
     void applyEdit(const std::string& node, std::optional<partition::Policy> policy);
     void applyBudget(double budget);
-    void onSolved(quint64 generation, std::shared_ptr<const PartitionResult> result, QString error,
+    struct SolveOutcome;
+    void onSolved(std::shared_ptr<const PartitionResult> result, QString error,
                   const std::vector<std::string>& errorNodes);
 
     std::shared_ptr<const Graph> graph_;
@@ -134,11 +138,12 @@ private:
     int index_ = 0;
     EngineOptions options_;
     PolicyEdits edits_;
-    QUndoStack undo_;
-    QThreadPool pool_;
-    quint64 generation_ = 0;
-    quint64 paretoGeneration_ = 0;
-    bool solving_ = false;
+    std::unique_ptr<QUndoStack> ownUndo_; // when no stack was given
+    QUndoStack* undo_;
+    // One solve and one Pareto sweep at a time at most; a superseded solve still running only delays the
+    // newer one.
+    views::BackgroundJob solveJob_{1};
+    views::BackgroundJob paretoJob_{1};
     std::shared_ptr<const PartitionResult> result_;
     std::shared_ptr<const PartitionResult> previous_;
     QString lastError_;

@@ -47,16 +47,9 @@ private:
     std::optional<Placements> before_, after_;
 };
 
-ShardingDocument::ShardingDocument(QUndoStack* undo, QObject* parent) : QObject(parent), undo_(undo) {
-    // CBC cannot be interrupted: a superseded solve runs to its end beside the newer one.
-    pool_.setMaxThreadCount(2);
-}
+ShardingDocument::ShardingDocument(QUndoStack* undo, QObject* parent) : QObject(parent), undo_(undo) {}
 
-ShardingDocument::~ShardingDocument() {
-    ++generation_;
-    pool_.clear();
-    pool_.waitForDone();
-}
+ShardingDocument::~ShardingDocument() = default;
 
 void ShardingDocument::setGraph(std::shared_ptr<const Graph> joint) {
     cancel();
@@ -193,13 +186,11 @@ std::vector<Placements> ShardingDocument::pinChoices(NodeId id) const {
 void ShardingDocument::solve() {
     if (!graph_)
         return;
-    const quint64 generation = ++generation_;
-    solving_ = true;
-    emit started();
     // Strategies and baselines depend on the graph and mesh, not on pins: reused from the last plan.
     std::shared_ptr<const ShardingResult> cached =
         result_ && result_->settings == settings_ ? result_ : nullptr;
-    pool_.start([this, generation, graph = graph_, settings = settings_, pins = pins_, cached] {
+    using Outcome = std::pair<std::shared_ptr<const ShardingResult>, QString>; // the plan, or why not
+    auto work = [graph = graph_, settings = settings_, pins = pins_, cached](views::JobControl&) -> Outcome {
         const auto start = std::chrono::steady_clock::now();
         auto r = std::make_shared<ShardingResult>();
         QString error;
@@ -247,16 +238,14 @@ void ShardingDocument::solve() {
         }
         r->seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
         std::shared_ptr<const ShardingResult> out = error.isEmpty() ? std::move(r) : nullptr;
-        QMetaObject::invokeMethod(
-            this, [this, generation, out, error] { onSolved(generation, out, error); }, Qt::QueuedConnection);
-    });
+        return {std::move(out), error};
+    };
+    // A newer solve supersedes silently: only cancel() says cancelled().
+    solveJob_.run(std::move(work), [this](Outcome o) { onSolved(std::move(o.first), o.second); });
+    emit started();
 }
 
-void ShardingDocument::onSolved(quint64 generation, std::shared_ptr<const ShardingResult> result,
-                                QString error) {
-    if (generation != generation_)
-        return; // superseded or cancelled
-    solving_ = false;
+void ShardingDocument::onSolved(std::shared_ptr<const ShardingResult> result, QString error) {
     if (!result) {
         // The last good plan stays: the user sees what the pin would have broken.
         lastError_ = error;
@@ -271,9 +260,8 @@ void ShardingDocument::onSolved(quint64 generation, std::shared_ptr<const Shardi
 }
 
 void ShardingDocument::cancel() {
-    ++generation_;
-    if (solving_) {
-        solving_ = false;
+    if (solveJob_.busy()) {
+        solveJob_.cancel();
         emit cancelled();
     }
 }
@@ -286,7 +274,7 @@ void ShardingDocument::storeCurrent() {
 }
 
 void ShardingDocument::waitForIdle() {
-    pool_.waitForDone();
+    solveJob_.waitForDone();
 }
 
 } // namespace jointscope::gui

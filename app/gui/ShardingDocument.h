@@ -4,13 +4,13 @@
 #pragma once
 
 #include "graph/Graph.h"
+#include "models/BackgroundJob.h"
 #include "sharding/PlanReport.h"
 #include "sharding/Solver.h"
 
 #include <QJsonObject>
 #include <QObject>
 #include <QString>
-#include <QThreadPool>
 
 #include <map>
 #include <memory>
@@ -82,7 +82,7 @@ public:
     // Starts a solve; a newer solve supersedes an older one, whose result is dropped.
     void solve();
     void cancel();
-    bool busy() const { return solving_; }
+    bool busy() const { return solveJob_.busy(); }
     std::shared_ptr<const ShardingResult> result() const { return result_; }
     std::shared_ptr<const ShardingResult> previous() const { return previous_; }
     QString lastError() const { return lastError_; }
@@ -115,15 +115,14 @@ signals:
 private:
     friend class PlacementPinCommand;
     void applyPin(const std::string& node, const std::optional<sharding::Placements>& placement);
-    void onSolved(quint64 generation, std::shared_ptr<const ShardingResult> result, QString error);
+    void onSolved(std::shared_ptr<const ShardingResult> result, QString error);
 
     std::shared_ptr<const Graph> graph_;
     MeshSettings settings_;
     PlacementPins pins_;
     QUndoStack* undo_;
-    QThreadPool pool_;
-    quint64 generation_ = 0;
-    bool solving_ = false;
+    // CBC cannot be interrupted: a superseded solve runs to its end beside the newer one.
+    views::BackgroundJob solveJob_{2};
     std::shared_ptr<const ShardingResult> result_;
     std::shared_ptr<const ShardingResult> previous_;
     std::shared_ptr<const ShardingResult> stored_;

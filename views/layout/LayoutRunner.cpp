@@ -1,21 +1,17 @@
 #include "layout/LayoutRunner.h"
 
-#include <QCoreApplication>
-#include <QFutureWatcher>
-#include <QtConcurrent/QtConcurrentRun>
-
 namespace jointscope::layout {
 
 using ResultPtr = std::shared_ptr<const LayoutResult>;
 
 LayoutRunner::LayoutRunner(QObject* parent) : QObject(parent) {
-    pool_.setMaxThreadCount(1);
     qRegisterMetaType<ResultPtr>("std::shared_ptr<const jointscope::layout::LayoutResult>");
+    connect(&job_, &views::BackgroundJob::started, this, &LayoutRunner::started);
+    connect(&job_, &views::BackgroundJob::cancelled, this, &LayoutRunner::cancelled);
 }
 
 LayoutRunner::~LayoutRunner() {
-    cancel();
-    pool_.waitForDone();
+    disconnect(&job_, nullptr, this, nullptr);
 }
 
 quint64 LayoutRunner::start(std::shared_ptr<const Graph> graph, LayoutOptions options) {
@@ -68,40 +64,21 @@ quint64 LayoutRunner::startCollapsed(std::shared_ptr<const Graph> graph,
 }
 
 quint64 LayoutRunner::launch(Work work) {
-    cancel();
-    const quint64 ticket = nextTicket_++;
-    auto flag = std::make_shared<std::atomic<bool>>(false);
-    currentCancel_ = flag;
-    ++pending_;
-    auto* watcher = new QFutureWatcher<ResultPtr>(this);
-    connect(watcher, &QFutureWatcher<ResultPtr>::finished, this, [this, watcher, flag, ticket] {
-        ResultPtr result = watcher->result();
-        watcher->deleteLater();
-        --pending_;
-        if (!result || flag->load())
-            emit cancelled(ticket);
-        else
-            emit finished(ticket, std::move(result));
-    });
-    watcher->setFuture(QtConcurrent::run(&pool_, [work = std::move(work), flag]() -> ResultPtr {
-        if (flag->load())
-            return nullptr;
-        return work(flag.get());
-    }));
-    emit started(ticket);
-    return ticket;
+    return job_.run([work = std::move(work)](views::JobControl& control) { return work(control.flag()); },
+                    [this](ResultPtr result, quint64 ticket) {
+                        if (result)
+                            emit finished(ticket, std::move(result));
+                        else
+                            emit cancelled(ticket); // the engine saw its flag
+                    });
 }
 
 void LayoutRunner::cancel() {
-    if (currentCancel_)
-        currentCancel_->store(true);
-    currentCancel_.reset();
+    job_.cancel();
 }
 
 void LayoutRunner::waitForDone() {
-    pool_.waitForDone();
-    while (pending_ > 0)
-        QCoreApplication::processEvents(QEventLoop::AllEvents, 10);
+    job_.waitForDone();
 }
 
 } // namespace jointscope::layout

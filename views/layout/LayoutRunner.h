@@ -1,11 +1,12 @@
-// Runs layouts off the UI thread, one at a time, with cancel. No widgets: usable from tests.
+// Runs layouts off the UI thread (views::BackgroundJob), one at a time, the newest winning, with cancel. No
+// widgets: usable from tests.
 #pragma once
 
 #include "layout/GraphLayout.h"
 #include "layout/Grouping.h"
+#include "models/BackgroundJob.h"
 
 #include <QObject>
-#include <QThreadPool>
 
 #include <atomic>
 #include <functional>
@@ -28,9 +29,9 @@ public:
     quint64 startCollapsed(std::shared_ptr<const Graph> graph, std::shared_ptr<const GroupTree> tree,
                            std::vector<char> expanded, size_t budget,
                            std::function<NodeSize(const Node&)> measure, LayoutOptions options);
-    // Cancels the running layout; its result, if it still arrives, is discarded.
+    // Cancels the running layout (cancelled() at once); its result, if it still arrives, is discarded.
     void cancel();
-    bool busy() const { return pending_ > 0; }
+    bool busy() const { return job_.busy(); }
     // Blocks until every started layout has reported (tests, --screenshot).
     void waitForDone();
 
@@ -43,10 +44,7 @@ private:
     using Work = std::function<std::shared_ptr<const LayoutResult>(const std::atomic<bool>*)>;
     quint64 launch(Work work);
 
-    QThreadPool pool_; // one thread: layouts run serialised, in order
-    std::shared_ptr<std::atomic<bool>> currentCancel_;
-    quint64 nextTicket_ = 1;
-    int pending_ = 0;
+    views::BackgroundJob job_{1}; // one thread: layouts run serialised, in order (Graphviz is not reentrant)
 };
 
 } // namespace jointscope::layout

@@ -1,97 +1,78 @@
 #include "models/DocumentLoader.h"
 
-#include <QCoreApplication>
 #include <QElapsedTimer>
 
 namespace jointscope::views {
 
+namespace {
+
+// What the worker hands back: the file and its first graph, or why it could not be read.
+struct ReadOutcome {
+    std::shared_ptr<OpenedFile> opened;
+    std::optional<Diagnostic> error;
+};
+
+} // namespace
+
 DocumentLoader::DocumentLoader(QObject* parent) : QObject(parent) {
-    pool_.setMaxThreadCount(2);
     qRegisterMetaType<std::shared_ptr<OpenedFile>>("std::shared_ptr<jointscope::views::OpenedFile>");
     qRegisterMetaType<Diagnostic>("jointscope::Diagnostic");
+    connect(&job_, &BackgroundJob::started, this, [this](quint64 ticket) { emit started(ticket, path_); });
+    connect(&job_, &BackgroundJob::cancelled, this, &DocumentLoader::cancelled);
+    connect(&job_, &BackgroundJob::progress, this,
+            [this](quint64 ticket, double, const QString& step) { emit progress(ticket, step); });
+    connect(&job_, &BackgroundJob::failed, this, [this](quint64 ticket, const QString& message) {
+        emit failed(ticket, makeError({path_.toStdString(), 0, 0}, message.toStdString()));
+    });
 }
 
 DocumentLoader::~DocumentLoader() {
-    cancel();
-    pool_.waitForDone();
+    disconnect(&job_, nullptr, this, nullptr);
 }
 
 quint64 DocumentLoader::open(const QString& path) {
-    if (cancel_)
-        cancel_->store(true);
-    const quint64 superseded = current_;
-    const quint64 ticket = nextTicket_++;
-    auto flag = std::make_shared<std::atomic<bool>>(false);
-    cancel_ = flag;
-    current_ = ticket;
     path_ = path;
-    // Busy with the new one already: whoever hears of the old one's end does not take the loader for idle.
-    if (superseded)
-        emit cancelled(superseded);
-    emit started(ticket, path);
-    pool_.start([this, ticket, flag, path] {
-        QElapsedTimer clock;
-        clock.start();
-        auto report = [this, ticket](std::shared_ptr<OpenedFile> opened, std::optional<Diagnostic> error) {
-            QMetaObject::invokeMethod(
-                this, [this, ticket, opened, error] { finish(ticket, opened, error); }, Qt::QueuedConnection);
-        };
-        auto step = [this, ticket](const QString& name) {
-            QMetaObject::invokeMethod(
-                this, [this, ticket, name] { emit progress(ticket, name); }, Qt::QueuedConnection);
-        };
-        step(QStringLiteral("reading"));
-        auto file = GraphFile::open(path.toStdString());
-        if (flag->load())
-            return report(nullptr, std::nullopt);
-        if (!file)
-            return report(nullptr, file.error());
-        auto opened = std::make_shared<OpenedFile>();
-        opened->path = path;
-        opened->file = file.take();
-        if (!opened->file.graphs().empty()) {
-            step(QStringLiteral("parsing"));
-            opened->index = opened->file.graphs().front().index;
-            auto graph = opened->file.load(opened->index);
-            if (graph)
-                opened->graph.emplace(graph.take());
+    return job_.run(
+        [path](JobControl& control) -> ReadOutcome {
+            QElapsedTimer clock;
+            clock.start();
+            control.progress(-1, QStringLiteral("reading"));
+            auto file = GraphFile::open(path.toStdString());
+            if (control.cancelled())
+                return {};
+            if (!file)
+                return {nullptr, file.error()};
+            auto opened = std::make_shared<OpenedFile>();
+            opened->path = path;
+            opened->file = file.take();
+            if (!opened->file.graphs().empty()) {
+                control.progress(-1, QStringLiteral("parsing"));
+                opened->index = opened->file.graphs().front().index;
+                auto graph = opened->file.load(opened->index);
+                if (graph)
+                    opened->graph.emplace(graph.take());
+                else
+                    opened->problem = graph.error();
+            }
+            opened->seconds = double(clock.nsecsElapsed()) / 1e9;
+            return {std::move(opened), std::nullopt};
+        },
+        [this](ReadOutcome outcome, quint64 ticket) {
+            if (outcome.opened)
+                emit loaded(ticket, std::move(outcome.opened));
+            else if (outcome.error)
+                emit failed(ticket, *outcome.error);
             else
-                opened->problem = graph.error();
-        }
-        opened->seconds = double(clock.nsecsElapsed()) / 1e9;
-        report(flag->load() ? nullptr : opened, std::nullopt);
-    });
-    return ticket;
+                emit cancelled(ticket);
+        });
 }
 
 void DocumentLoader::cancel() {
-    if (cancel_)
-        cancel_->store(true);
-    cancel_.reset();
-    if (const quint64 ticket = std::exchange(current_, 0)) {
-        path_.clear();
-        emit cancelled(ticket);
-    }
-}
-
-void DocumentLoader::finish(quint64 ticket, std::shared_ptr<OpenedFile> opened,
-                            std::optional<Diagnostic> error) {
-    if (ticket != current_)
-        return; // superseded or cancelled: cancelled() was reported then
-    current_ = 0;
-    cancel_.reset();
-    path_.clear();
-    if (opened)
-        emit loaded(ticket, std::move(opened));
-    else if (error)
-        emit failed(ticket, *error);
-    else
-        emit cancelled(ticket);
+    job_.cancel();
 }
 
 void DocumentLoader::waitForDone() {
-    pool_.waitForDone();
-    QCoreApplication::sendPostedEvents(this);
+    job_.waitForDone();
 }
 
 } // namespace jointscope::views

@@ -4,13 +4,12 @@
 
 #include "graph/Graph.h"
 #include "io/GraphFile.h"
+#include "models/BackgroundJob.h"
 #include "support/Diagnostic.h"
 
 #include <QObject>
 #include <QString>
-#include <QThreadPool>
 
-#include <atomic>
 #include <memory>
 #include <optional>
 
@@ -38,9 +37,9 @@ public:
     // Gives up on the running open: cancelled() comes at once; the worker stops at its next step (reading
     // the file is one step) and its result is dropped.
     void cancel();
-    bool busy() const { return current_ != 0; }
-    quint64 ticket() const { return current_; } // of the open running now; 0 when none
-    QString path() const { return path_; }      // the file being read while busy()
+    bool busy() const { return job_.busy(); }
+    quint64 ticket() const { return job_.ticket(); }            // of the open running now; 0 when none
+    QString path() const { return busy() ? path_ : QString(); } // the file being read while busy()
     // Blocks until every worker has returned (destruction, tests).
     void waitForDone();
 
@@ -52,13 +51,8 @@ signals:
     void cancelled(quint64 ticket);
 
 private:
-    void finish(quint64 ticket, std::shared_ptr<OpenedFile> opened, std::optional<Diagnostic> error);
-
     // Two threads: a superseded read that cannot stop mid-file must not hold up the newer one.
-    QThreadPool pool_;
-    std::shared_ptr<std::atomic<bool>> cancel_;
-    quint64 nextTicket_ = 1;
-    quint64 current_ = 0; // ticket of the open that will report; 0 when none
+    BackgroundJob job_{2};
     QString path_;
 };
 

@@ -1,0 +1,34 @@
+#include "RuntimeFeature.h"
+
+#include "CanvasFeature.h"
+#include "canvas/GraphView.h"
+#include "panels/RuntimePanel.h"
+
+#include <QAction>
+#include <QDockWidget>
+#include <QMainWindow>
+
+namespace jointscope::gui {
+
+RuntimeFeature::RuntimeFeature(const FeatureContext& context, std::function<std::string()> decision,
+                               QObject* parent)
+    : QObject(parent), ctx_(context) {
+    panel_ = new views::RuntimePanel(ctx_.scene, ctx_.view, ctx_.window);
+    dock_ = new QDockWidget(tr("Runtime"), ctx_.window);
+    dock_->setObjectName(QStringLiteral("runtimeDock"));
+    dock_->setWidget(panel_);
+    connect(panel_, &views::RuntimePanel::nodeRequested, this,
+            [this](NodeId id) { ctx_.canvas->selectNode(id, true); });
+    connect(panel_, &views::RuntimePanel::message, this, [this](const QString& text) { ctx_.log(text); });
+    panel_->setDecisionSource(std::move(decision));
+    panel_->listDevices();
+
+    actions_.validate = new QAction(tr("&Validate Partition"), ctx_.window);
+    actions_.validate->setShortcut(QKeySequence(Qt::CTRL | Qt::SHIFT | Qt::Key_V));
+    connect(actions_.validate, &QAction::triggered, panel_, &views::RuntimePanel::validate);
+    actions_.profile = new QAction(tr("&Profile Graph"), ctx_.window);
+    actions_.profile->setShortcut(QKeySequence(Qt::CTRL | Qt::SHIFT | Qt::Key_P));
+    connect(actions_.profile, &QAction::triggered, panel_, &views::RuntimePanel::profile);
+}
+
+} // namespace jointscope::gui

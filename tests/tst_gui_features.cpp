@@ -1,0 +1,171 @@
+// The features without the main window: a bare QMainWindow, a scene, a view and an inspector wired through a
+// FeatureContext. The canvas lays the mlp joint graph out; the partition feature solves it, draws its overlay
+// and inspector section, and its published pin action pins the canvas selection on the shared undo stack; the
+// sharding feature solves a mesh and pushes its pins on the same stack.
+#include "testutil.h"
+
+#include "CanvasFeature.h"
+#include "FeatureContext.h"
+#include "PartitionDocument.h"
+#include "PartitionFeature.h"
+#include "ShardingDocument.h"
+#include "ShardingFeature.h"
+#include "canvas/GraphScene.h"
+#include "canvas/GraphView.h"
+#include "canvas/NodeItem.h"
+#include "models/InspectorModel.h"
+#include "sharding/Placement.h"
+
+#include <QAction>
+#include <QGraphicsItem>
+#include <QMainWindow>
+#include <QSignalSpy>
+#include <QTest>
+#include <QTreeView>
+#include <QUndoStack>
+
+#include <memory>
+
+using namespace jointscope;
+using namespace jointscope::test;
+using jointscope::partition::Policy;
+
+namespace {
+
+// views/canvas/ShardingOverlay.cpp's PlacementStrip: the strip drawn under a placed node.
+constexpr int kPlacementStripType = QGraphicsItem::UserType + 40;
+
+// Everything a feature is given, owned by the test instead of a MainWindow.
+struct Harness {
+    QMainWindow window;
+    QUndoStack undo;
+    QStringList log;
+    views::GraphScene* scene = new views::GraphScene(&window);
+    views::GraphView* view = new views::GraphView(&window);
+    views::InspectorModel* inspectorModel = new views::InspectorModel(&window);
+    QTreeView* inspector = new QTreeView(&window);
+    gui::FeatureContext context;
+    gui::CanvasFeature* canvas = nullptr;
+    std::shared_ptr<const Graph> root;
+
+    Harness() {
+        view->setScene(scene);
+        inspector->setModel(inspectorModel);
+        context.window = &window;
+        context.scene = scene;
+        context.view = view;
+        context.inspectorModel = inspectorModel;
+        context.inspector = inspector;
+        context.undoStack = &undo;
+        context.interactive = false;
+        context.log = [this](const QString& text) { log << text; };
+        context.reportError = [this](const QString&, const Diagnostic& d) { log << q(d.format()); };
+        canvas = new gui::CanvasFeature(context, &window);
+        context.canvas = canvas;
+        window.setCentralWidget(canvas->centralWidget());
+        root = std::make_shared<const Graph>(loadSharedGraph("graphs/torch-1.13/mlp/joint.txt"));
+    }
+
+    NodeId id(const char* name) const { return root->find(name).value_or(kNoNode); }
+};
+
+} // namespace
+
+class TestFeatures : public QObject {
+    Q_OBJECT
+private slots:
+    void partitionFeatureWithoutTheWindow() {
+        Harness h;
+        auto* feature = new gui::PartitionFeature(h.context, &h.window);
+        QObject::connect(h.canvas, &gui::CanvasFeature::layoutApplied, feature,
+                         &gui::PartitionFeature::applyOverlay);
+        gui::PartitionDocument* doc = feature->document();
+        QCOMPARE(doc->undoStack(), &h.undo); // the context's stack, not one of its own
+        feature->setGraph(h.root, QString(), 0);
+        h.canvas->setRoot(h.root);
+        h.window.show();
+        QTRY_VERIFY_WITH_TIMEOUT(
+            h.scene->hasLayout() && !h.canvas->layoutBusy() && !doc->busy() && doc->result(), 60000);
+        QVERIFY(h.log.filter(QStringLiteral("Partition:")).size() >= 1);
+
+        // The overlay marks every node the engine saved.
+        const auto result = doc->result();
+        QVERIFY(!result->partition->saved.empty());
+        for (NodeId saved : result->partition->saved) {
+            const NodeId shown = h.id(result->partition->graph.node(saved).name.c_str());
+            QVERIFY(shown != kNoNode);
+            QCOMPARE(h.scene->nodeItem(shown)->partitionMark().mark, views::PartitionMark::Saved);
+        }
+        // The inspector has the partition section for a node of the root.
+        h.inspectorModel->setNode(h.root.get(), h.id("gelu"));
+        QVERIFY(h.inspectorModel->sectionRow(QStringLiteral("Partition")) >= 0);
+
+        // The published Must Save pins the canvas selection, undoably, and the overlay shows the pin.
+        const gui::PartitionFeature::Actions& actions = feature->actions();
+        QCOMPARE(actions.exports.size(), 4);
+        QVERIFY(h.canvas->selectNodeByName(QStringLiteral("gelu")));
+        actions.mustSave->trigger();
+        QCOMPARE(doc->edits().size(), size_t(1));
+        QCOMPARE(doc->edits().at("gelu"), Policy::MustSave);
+        QCOMPARE(h.undo.count(), 1);
+        QCOMPARE(h.scene->nodeItem(h.id("gelu"))->partitionMark().pin, views::PinMark::MustSave);
+        h.undo.undo();
+        QVERIFY(doc->edits().empty());
+        QCOMPARE(h.scene->nodeItem(h.id("gelu"))->partitionMark().pin, views::PinMark::None);
+
+        // Nothing selected: nothing pinned, and the log says why.
+        h.scene->selectNode(kNoNode);
+        actions.mustRecompute->trigger();
+        QVERIFY(doc->edits().empty());
+        QVERIFY(h.log.last().contains(QStringLiteral("select one on the canvas")));
+        doc->waitForIdle();
+    }
+
+    void shardingFeatureSharesTheUndoStack() {
+#ifndef JOINTSCOPE_HAVE_CBC
+        QSKIP("the sharding solver needs COIN-OR CBC");
+#endif
+        Harness h;
+        auto* partition = new gui::PartitionFeature(h.context, &h.window);
+        auto* feature = new gui::ShardingFeature(h.context, &h.window);
+        QObject::connect(h.canvas, &gui::CanvasFeature::layoutApplied, feature,
+                         &gui::ShardingFeature::applyOverlay);
+        gui::ShardingDocument* doc = feature->document();
+        QCOMPARE(doc->undoStack(), &h.undo);
+        QCOMPARE(partition->document()->undoStack(), &h.undo);
+        feature->setGraph(h.root);
+        h.canvas->setRoot(h.root);
+        QTRY_VERIFY_WITH_TIMEOUT(h.scene->hasLayout() && !h.canvas->layoutBusy(), 60000);
+        QSignalSpy changed(feature, &gui::ShardingFeature::changed);
+        QVERIFY(feature->solve(QStringLiteral("2x2"), QStringLiteral("dp,tp"), QString()));
+        QTRY_VERIFY_WITH_TIMEOUT(!doc->busy() && doc->result(), 60000);
+        QCOMPARE(doc->mesh().topology, std::string("h100"));
+        QVERIFY(changed.count() >= 1); // a new plan is worth an autosave
+        QVERIFY(h.log.filter(QStringLiteral("Sharding on")).size() >= 1);
+        h.inspectorModel->setNode(h.root.get(), h.id("primals_5"));
+        QVERIFY(h.inspectorModel->sectionRow(QStringLiteral("Sharding")) >= 0);
+
+        const int before = h.undo.count();
+        doc->pin("primals_5", *sharding::parsePlacements("S(0)S(0)"));
+        QCOMPARE(h.undo.count(), before + 1);
+        QTRY_VERIFY_WITH_TIMEOUT(!doc->busy() && doc->result()->pins.count("primals_5"), 60000);
+        // The published View › Sharding Overlay toggle takes the placement strips off the canvas and back.
+        auto strips = [&] {
+            int n = 0;
+            for (QGraphicsItem* item : h.scene->items())
+                n += item->type() == kPlacementStripType;
+            return n;
+        };
+        QVERIFY(feature->actions().overlay->isChecked());
+        QVERIFY(strips() > 0);
+        feature->actions().overlay->setChecked(false);
+        QCOMPARE(strips(), 0);
+        feature->actions().overlay->setChecked(true);
+        QVERIFY(strips() > 0);
+        doc->waitForIdle();
+        partition->document()->waitForIdle();
+    }
+};
+
+QTEST_MAIN(TestFeatures)
+#include "tst_gui_features.moc"

@@ -3,6 +3,7 @@
 #include "PartitionDocument.h"
 #include "canvas/GraphScene.h"
 #include "canvas/GraphView.h"
+#include "graph/HopBody.h"
 #include "models/GraphListModel.h"
 #include "models/InspectorModel.h"
 #include "models/NodeTableModel.h"
@@ -570,19 +571,11 @@ void MainWindow::openBody(NodeId id) {
     const Graph* graph = currentGraph();
     if (!graph || id >= graph->size())
         return;
-    const Node* node = &graph->node(id);
     // A HOP call opens the body it reads through its get_attr argument.
-    if (node->subgraph < 0 && node->target.kind == TargetKind::HigherOrder) {
-        for (const Value& arg : node->args)
-            if (arg.kind() == ValueKind::NodeRef && arg.asNode() < graph->size() &&
-                graph->node(arg.asNode()).subgraph >= 0) {
-                node = &graph->node(arg.asNode());
-                break;
-            }
-    }
-    if (node->subgraph < 0 || size_t(node->subgraph) >= graph->subgraphs().size())
+    const Graph* body = bodyOf(*graph, id);
+    if (!body)
         return;
-    path_.push_back(graph->subgraph(node->subgraph));
+    path_.push_back(body);
     log(tr("Opened body %1 (%2 nodes)")
             .arg(QString::fromStdString(path_.back()->name))
             .arg(path_.back()->size()));

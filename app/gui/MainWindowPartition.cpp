@@ -330,13 +330,12 @@ bool MainWindow::saveSession(const QString& path) {
         log(tr("No graph open: nothing to save in a session"));
         return false;
     }
-    QJsonObject json = partitionDoc_->sessionJson(viewSettings());
-    QJsonObject graph = json.value(QStringLiteral("graph")).toObject();
-    graph[QStringLiteral("path")] = QFileInfo(filePath_).absoluteFilePath();
-    json[QStringLiteral("graph")] = graph;
-    json[QStringLiteral("sharding")] = shardingDoc_->sessionJson();
+    SessionFile session = partitionDoc_->sessionFile(viewSettings());
+    session.graphPath = QFileInfo(filePath_).absoluteFilePath().toStdString();
+    session.sharding = shardingDoc_->sessionSharding();
     QString error;
-    if (!PartitionDocument::writeFileAtomically(path, QJsonDocument(json).toJson(), &error)) {
+    const QByteArray text = QByteArray::fromStdString(writeSession(session));
+    if (!PartitionDocument::writeFileAtomically(path, text, &error)) {
         reportError(tr("Cannot save session"), makeError({path.toStdString(), 0, 0}, error.toStdString()));
         return false;
     }
@@ -367,10 +366,10 @@ bool MainWindow::openSession(const QString& path) {
             return;
         partitionDoc_->restore(session.options, session.edits);
         partitionPanel_->syncFromDocument();
-        if (!session.sharding.isEmpty()) {
+        if (session.sharding) {
             QString why;
             if (const std::optional<ShardingSession> sharding =
-                    ShardingDocument::parseSession(session.sharding, &why))
+                    ShardingDocument::parseSession(*session.sharding, &why))
                 restoreSharding(*sharding);
             else
                 reportError(tr("Cannot restore the session's sharding"),

@@ -8,7 +8,6 @@
 #include "canvas/GraphScene.h"
 #include "canvas/GraphView.h"
 #include "canvas/ShardingOverlay.h"
-#include "cost/DeviceSpec.h"
 #include "models/InspectorModel.h"
 #include "models/ShardingModel.h"
 
@@ -60,7 +59,8 @@ void MainWindow::createShardingUi() {
             [this](const QString& message) { log(tr("Sharding refused: %1").arg(message)); });
     connect(shardingDoc_, &ShardingDocument::pinsChanged, this, &MainWindow::applyShardingOverlay);
     connect(shardingDoc_, &ShardingDocument::pinsChanged, this, &MainWindow::autosaveSession);
-    connect(shardingDoc_, &ShardingDocument::finished, this, &MainWindow::autosaveSession); // mesh, plan shown
+    connect(shardingDoc_, &ShardingDocument::finished, this,
+            &MainWindow::autosaveSession); // mesh, plan shown
 
     // The inspector's context menu pins the node shown; Edit › Pin Placement the canvas selection.
     inspector_->setContextMenuPolicy(Qt::CustomContextMenu);
@@ -176,16 +176,7 @@ void MainWindow::applyShardingOverlay() {
                 facts.transitions << tr("from %1: %2")
                                          .arg(QString::fromStdString(root->node(t.producer).name),
                                               views::transitionLabel(t.redistribution, r->mesh.names));
-        const std::optional<Topology> topo = findTopology(r->mesh.topology);
-        const std::optional<cost::DeviceSpec> device = topo ? cost::findDevice(topo->name) : std::nullopt;
-        if (device) {
-            SolveOptions options;
-            for (const auto& [node, placement] : r->pins)
-                options.pins.push_back({node, placement, "you"});
-            facts.explanation = QString::fromStdString(explainNode(*root, *r->problem, r->plan, id, options,
-                                                                   cost::RooflineModel(*device)))
-                                    .trimmed();
-        }
+        facts.explanation = QString::fromStdString(explainPlacement(*root, *r, id)).trimmed();
         return facts;
     });
     inspector_->expandAll();

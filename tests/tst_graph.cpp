@@ -3,6 +3,7 @@
 #include "graph/Graph.h"
 #include "graph/GraphCheck.h"
 #include "graph/GraphStats.h"
+#include "graph/HopBody.h"
 #include "graph/SymbolicExpr.h"
 #include "ops/OpSchema.h"
 #include "testutil.h"
@@ -17,6 +18,51 @@ using namespace jointscope;
 class TestGraph : public QObject {
     Q_OBJECT
 private slots:
+    // The body a get_attr or a HOP call reads: the GUI's "open body" and the interpreter both ask bodyOf.
+    void hopBodies() {
+        using test::makeNode;
+        Graph g;
+        auto makeBody = [](const char* name) {
+            auto body = std::make_unique<Graph>();
+            body->name = name;
+            return body;
+        };
+        const int32_t first = g.addSubgraph(makeBody("wrap_body_0"));
+        const int32_t second = g.addSubgraph(makeBody("wrap_body_1"));
+        const NodeId x = g.addNode(makeNode("x", NodeOp::Placeholder, "x"));
+        Node attr0 = makeNode("wrap_body_0", NodeOp::GetAttr, "wrap_body_0");
+        attr0.subgraph = first;
+        const NodeId a0 = g.addNode(attr0);
+        Node attr1 = makeNode("wrap_body_1", NodeOp::GetAttr, "wrap_body_1");
+        attr1.subgraph = second;
+        const NodeId a1 = g.addNode(attr1);
+        Node dangling = makeNode("dangling", NodeOp::GetAttr, "dangling");
+        dangling.subgraph = 7; // no such body in the file
+        const NodeId bad = g.addNode(dangling);
+        // invoke_subgraph(wrap_body_1, "id", x): the body is the second argument, operands follow it.
+        const NodeId call = g.addNode(
+            makeNode("invoke", NodeOp::CallFunction, "torch.ops.higher_order.invoke_subgraph",
+                     {Value::nodeRef(x), Value::nodeRef(a1), Value::string("id"), Value::nodeRef(x)}));
+        const NodeId noBody = g.addNode(makeNode("orphan", NodeOp::CallFunction,
+                                                 "torch.ops.higher_order.tag_activation_checkpoint",
+                                                 {Value::nodeRef(bad), Value::nodeRef(x)}));
+        const NodeId mm = g.addNode(makeNode("mm", NodeOp::CallFunction, "torch.ops.aten.mm.default",
+                                             {Value::nodeRef(a0), Value::nodeRef(x)}));
+        g.computeUsers();
+
+        QCOMPARE(bodyOf(g, a0), g.subgraph(first));
+        QCOMPARE(bodyOf(g, a1), g.subgraph(second));
+        QCOMPARE(bodyOf(g, call), g.subgraph(second));
+        QCOMPARE(bodyArgument(g, g.node(call)), std::optional<size_t>(1));
+        QVERIFY(!bodyOf(g, bad));
+        QVERIFY(!bodyOf(g, noBody));
+        QVERIFY(!bodyArgument(g, g.node(noBody)));
+        QVERIFY(!bodyOf(g, mm)); // not a HOP, though it reads a body
+        QVERIFY(!bodyArgument(g, g.node(mm)));
+        QVERIFY(!bodyOf(g, x));
+        QVERIFY(!bodyOf(g, NodeId(g.size())));
+    }
+
     void eraseNodesRedirectsReaders() {
         using jointscope::test::makeNode;
         Graph g;

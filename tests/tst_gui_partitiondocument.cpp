@@ -7,7 +7,6 @@
 #include "io/GraphFile.h"
 #include "partition/Partitioner.h"
 
-#include <QJsonDocument>
 #include <QSignalSpy>
 #include <QTemporaryDir>
 
@@ -167,8 +166,8 @@ private slots:
             doc.setOptions(options);
             QVERIFY(waitSolved(doc, finished, failed));
             const QString sessionPath = dir.filePath(QStringLiteral("s.jointscope"));
-            QVERIFY(PartitionDocument::writeFileAtomically(sessionPath,
-                                                           QJsonDocument(doc.sessionJson()).toJson()));
+            QVERIFY(PartitionDocument::writeFileAtomically(
+                sessionPath, QByteArray::fromStdString(writeSession(doc.sessionFile()))));
             QString error;
             const auto session = PartitionDocument::readSession(sessionPath, &error);
             QVERIFY2(session, qPrintable(error));
@@ -267,7 +266,7 @@ private slots:
         QTemporaryDir dir;
         const QString path = dir.filePath(QStringLiteral("bad.jointscope"));
         QVERIFY(PartitionDocument::writeFileAtomically(
-            path, "{\"format\": \"jointscope-session\", \"graph\": {\"path\": \"x\"}, "
+            path, "{\"format\": \"jointscope-session\", \"version\": 1, \"graph\": {\"path\": \"x\"}, "
                   "\"policies\": {\"mm\": \"SAVE_PLEASE\"}}"));
         QString error;
         QVERIFY(!PartitionDocument::readSession(path, &error));
@@ -276,6 +275,13 @@ private slots:
         QVERIFY(PartitionDocument::writeFileAtomically(path, "{not json"));
         QVERIFY(!PartitionDocument::readSession(path, &error));
         QVERIFY(error.contains(path));
+        // A session from a newer jointscope is refused, naming both versions.
+        QVERIFY(PartitionDocument::writeFileAtomically(
+            path, "{\"format\": \"jointscope-session\", \"version\": 2, \"graph\": {\"path\": \"x\"}}"));
+        QVERIFY(!PartitionDocument::readSession(path, &error));
+        QVERIFY2(error.contains(path + QStringLiteral(":1:34:")) &&
+                     error.contains(QStringLiteral("version 2")),
+                 qPrintable(error));
     }
 };
 

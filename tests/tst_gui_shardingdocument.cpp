@@ -5,8 +5,6 @@
 
 #include "ShardingDocument.h"
 
-#include <QJsonArray>
-#include <QJsonObject>
 #include <QSignalSpy>
 #include <QUndoStack>
 #include <QtTest>
@@ -83,11 +81,11 @@ private slots:
         QVERIFY(settle(doc));
         const auto first = doc.result();
         QVERIFY(first);
-        QVERIFY(first->replicate);
+        QVERIFY(first->replicate.totalUs() > 0);
         // jointscope-cli shard mlp --mesh 2x2: the tiny MLP stays replicated (launch overhead dominates), so
         // the plan costs what the replicate baseline does.
         QCOMPARE(outputOf(*first, *g, "primals_5"), std::string("RR"));
-        QVERIFY(std::abs(first->report.total.totalUs() - first->replicate->totalUs()) < 1e-6);
+        QVERIFY(std::abs(first->report.total.totalUs() - first->replicate.totalUs()) < 1e-6);
 
         // The data input sharded over both mesh dims: a different, dearer plan.
         const NodeId input = *g->find("primals_5");
@@ -153,12 +151,14 @@ private slots:
         const auto g = setUpMlp(doc, "a100");
         doc.pin("primals_5", *parsePlacements("S(0)S(0)"));
         QVERIFY(settle(doc));
-        const QJsonObject json = doc.sessionJson();
-        QCOMPARE(json.value("pins").toObject().value("primals_5").toString(), QStringLiteral("S(0)S(0)"));
-        QCOMPARE(json.value("mesh").toObject().value("topology").toString(), QStringLiteral("a100"));
+        const SessionSharding saved = doc.sessionSharding();
+        QCOMPARE(saved.pins.at("primals_5"), std::string("S(0)S(0)"));
+        QCOMPARE(saved.topology, std::string("a100"));
+        QCOMPARE(saved.shape, (std::vector<int64_t>{2, 2}));
+        QVERIFY(saved.solved);
 
         QString error;
-        const std::optional<ShardingSession> session = ShardingDocument::parseSession(json, &error);
+        const std::optional<ShardingSession> session = ShardingDocument::parseSession(saved, &error);
         QVERIFY2(session, qPrintable(error));
         QCOMPARE(session->mesh.shape, (std::vector<int64_t>{2, 2}));
         QCOMPARE(session->mesh.names, (std::vector<std::string>{"dp", "tp"}));
@@ -173,13 +173,13 @@ private slots:
         QCOMPARE(outputOf(*other.result(), *g, "primals_5"), std::string("S(0)S(0)"));
         QCOMPARE(other.result()->plan.choice, doc.result()->plan.choice);
 
-        QJsonObject bad = json;
-        bad["pins"] = QJsonObject{{"addmm", "S(0)"}}; // one placement on a 2-dim mesh
+        SessionSharding bad = saved;
+        bad.pins = {{"addmm", "S(0)"}}; // one placement on a 2-dim mesh
         QVERIFY(!ShardingDocument::parseSession(bad, &error));
         QVERIFY2(error.contains(QLatin1String("addmm")) && error.contains(QLatin1String("S(0)")),
                  qPrintable(error));
-        bad = json;
-        bad["mesh"] = QJsonObject{{"shape", QJsonArray{2, 2}}, {"topology", "tpu"}};
+        bad = saved;
+        bad.topology = "tpu";
         QVERIFY(!ShardingDocument::parseSession(bad, &error));
         QVERIFY2(error.contains(QLatin1String("tpu")), qPrintable(error));
     }

@@ -9,6 +9,7 @@
 #include "cost/ProfileDb.h"
 #include "sharding/PairModel.h"
 #include "sharding/Solver.h"
+#include "sharding/Workflow.h"
 
 #include <nlohmann/json.hpp>
 
@@ -212,6 +213,41 @@ private slots:
         QVERIFY(!parseMeshShape("8x0"));
         QVERIFY(!parseMeshShape("8y8"));
         QCOMPARE(*parseMeshShape("16x8"), (std::vector<int64_t>{16, 8}));
+    }
+
+    // The one mesh parser the CLI's --mesh / --mesh-names / --topology and the GUI's fields share.
+    void meshSpecs() {
+        const Expected<MeshSpec> spec = parseMeshSpec(" 2x4 ", "dp, tp", "a100");
+        JS_VERIFY_EXPECTED(spec);
+        QCOMPARE(spec->shape, (std::vector<int64_t>{2, 4}));
+        QCOMPARE(spec->names, (std::vector<std::string>{"dp", "tp"}));
+        QCOMPARE(spec->topology, std::string("a100"));
+        const Expected<MeshSetup> setup = resolveMesh(*spec);
+        JS_VERIFY_EXPECTED(setup);
+        QCOMPARE(setup->mesh.str(), std::string("2x4 (dp, tp) a100"));
+        QCOMPARE(setup->mesh.links.size(), size_t(2));
+
+        const Expected<MeshSpec> unnamed = parseMeshSpec("8", "  ", "H100");
+        JS_VERIFY_EXPECTED(unnamed);
+        QVERIFY(unnamed->names.empty());
+        QCOMPARE(resolveMesh(*unnamed)->mesh.str(), std::string("8 (d0) h100"));
+
+        struct Bad {
+            const char *shape, *names, *topology, *quoted;
+        };
+        for (const Bad& b : {Bad{"8y8", "", "h100", "'8y8'"}, Bad{"2x0", "", "h100", "'2x0'"},
+                             Bad{"2x2x2x2x2", "", "h100", "'2x2x2x2x2'"}, Bad{"", "", "h100", "''"},
+                             Bad{"2x2", "dp", "h100", "'dp'"}, Bad{"2", "", "tpu", "'tpu'"}}) {
+            const Expected<MeshSpec> refused = parseMeshSpec(b.shape, b.names, b.topology);
+            QVERIFY2(!refused, b.shape);
+            QVERIFY2(refused.error().message.find(b.quoted) != std::string::npos,
+                     refused.error().message.c_str());
+        }
+        // Sessions hand over sizes already split: the same checks.
+        QVERIFY(!makeMeshSpec({2, -2}, {}, "h100"));
+        QVERIFY(!makeMeshSpec({}, {}, "h100"));
+        QVERIFY(!makeMeshSpec({2, 2}, {"dp", "tp", "pp"}, "h100"));
+        QVERIFY(makeMeshSpec({2, 2}, {"dp", "tp"}, "gb200"));
     }
 
     void collectiveCosts() {

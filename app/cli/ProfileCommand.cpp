@@ -18,15 +18,10 @@ using Json = nlohmann::ordered_json;
 
 int positiveInt(const Command& command, const ParsedArgs& args, std::string_view option, int fallback,
                 int& out) {
-    out = fallback;
-    if (std::optional<std::string> v = args.value(option)) {
-        char* end = nullptr;
-        const long n = std::strtol(v->c_str(), &end, 10);
-        if (end == v->c_str() || *end != '\0' || n < 0 || n > 100000)
-            return usageError(command,
-                              std::string(option) + " takes an integer in [0, 100000]; got '" + *v + "'");
-        out = static_cast<int>(n);
-    }
+    const TypedOption<int64_t> n = integerOption(args, option, 0, 100000);
+    if (!n.error.empty())
+        return usageError(command, n.error);
+    out = n.value ? static_cast<int>(*n.value) : fallback;
     return kExitOk;
 }
 
@@ -84,8 +79,9 @@ int runProfile(const ParsedArgs& args) {
     const runtime::ProfileReport& r = *report;
     if (!r.storeErrors.empty()) {
         // A measurement that was not stored is lost: fail rather than report it as measured.
-        std::fprintf(stderr, "jointscope-cli: error: %zu of %zu measurements could not be stored in the profile "
-                             "database: %s\n",
+        std::fprintf(stderr,
+                     "jointscope-cli: error: %zu of %zu measurements could not be stored in the profile "
+                     "database: %s\n",
                      r.storeErrors.size(), r.measured, r.storeErrors.front().c_str());
         return kExitBadInput;
     }

@@ -5,28 +5,17 @@
 
 #include "cost/CostModel.h"
 #include "cost/DeviceSpec.h"
-#include "sharding/Solver.h"
+#include "sharding/Workflow.h"
 
 #include <nlohmann/json.hpp>
 
-#include <chrono>
 #include <cstdio>
-#include <sstream>
 
 namespace jointscope::cli {
 namespace {
 
 using Json = nlohmann::ordered_json;
 using namespace jointscope::sharding;
-
-std::vector<std::string> splitNames(const std::string& text) {
-    std::vector<std::string> out;
-    std::stringstream in(text);
-    std::string item;
-    while (std::getline(in, item, ','))
-        out.push_back(item);
-    return out;
-}
 
 Json planJson(const Graph& graph, const ShardingProblem& problem, const Plan& plan) {
     Json placements = Json::object();
@@ -51,20 +40,15 @@ Json costJson(const PlanCost& c) {
 
 int runShard(const ParsedArgs& args) {
     const Command& command = shardCommand();
-    const std::optional<std::vector<int64_t>> shape = parseMeshShape(args.valueOr("--mesh", ""));
-    if (!shape)
-        return usageError(command, "--mesh takes sizes like 8x8 or 4 (at most 4 dimensions)");
-    const std::vector<std::string> names = splitNames(args.valueOr("--mesh-names", ""));
-    if (args.has("--mesh-names") && names.size() != shape->size())
-        return usageError(command, "--mesh-names needs one name per mesh dimension");
-    const std::string topoName = args.valueOr("--topology", "h100");
-    const std::optional<Topology> topo = findTopology(topoName);
-    if (!topo)
-        return usageError(command, "unknown --topology '" + topoName + "' (h100, a100 or gb200)");
-    const std::optional<cost::DeviceSpec> device = cost::findDevice(topo->name);
-    if (!device)
-        return usageError(command, "no device spec for topology " + topo->name);
-    const DeviceMesh mesh = DeviceMesh::make(*shape, names, *topo);
+    const Expected<MeshSpec> spec = parseMeshSpec(
+        args.valueOr("--mesh", ""), args.valueOr("--mesh-names", ""), args.valueOr("--topology", "h100"));
+    if (!spec)
+        return usageError(command, spec.error().message);
+    const Expected<MeshSetup> setup = resolveMesh(*spec);
+    if (!setup)
+        return usageError(command, setup.error().message);
+    const DeviceMesh& mesh = setup->mesh;
+    const cost::DeviceSpec& device = setup->device;
 
     SolveOptions options;
     for (const std::string& pin : args.values("--pin")) {
@@ -112,53 +96,47 @@ int runShard(const ParsedArgs& args) {
         return code;
     // Compute: the roofline on local shapes, calibrated per node by measured profiles with --cost-model
     // profiled.
-    ComputeModel model{cost::RooflineModel(*device)};
+    ComputeModel model{cost::RooflineModel(device)};
     CostSetup profiles; // owns the database the calibration reads
     const std::string costModel = args.valueOr("--cost-model", "roofline");
     if (costModel == "profiled") {
-        profiles.device = *device;
+        profiles.device = device;
         if (int code = openProfiledModel(command, args, graph, profiles); code != kExitOk)
             return code;
         model.calibrate(graph, *profiles.model);
     } else if (costModel != "roofline") {
         return usageError(command, "unknown --cost-model '" + costModel + "' (roofline or profiled)");
     }
-    const auto start = std::chrono::steady_clock::now();
-    const ShardingProblem problem = buildStrategies(graph, mesh);
-    Expected<Plan> plan = solvePlacement(graph, problem, options, model);
-    const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-    if (!plan) {
-        Diagnostic d = plan.error();
+    Expected<ShardingSolution> solution = solveWithBaselines(graph, mesh, options, model);
+    if (!solution) {
+        Diagnostic d = solution.error();
         d.loc.file = args.positional[0];
         return inputError(d);
     }
-    const PlanCost replicate = evaluatePlan(graph, problem, replicatePlan(problem), model);
-    std::optional<PlanCost> dataParallel;
-    if (std::vector<Pin> dp = dataParallelPins(graph, problem); !dp.empty()) {
-        SolveOptions dpOptions;
-        dpOptions.pins = dp;
-        if (Expected<Plan> p = solvePlacement(graph, problem, dpOptions, model))
-            dataParallel = p->cost;
-    }
+    const ShardingProblem& problem = *solution->problem;
+    const Plan& plan = solution->plan;
+    const PlanCost& replicate = solution->replicate;
+    const std::optional<PlanCost>& dataParallel = solution->dataParallel;
+    const double seconds = solution->seconds;
     std::vector<std::string> explain;
     for (const std::string& name : args.values("--explain")) {
         const std::optional<NodeId> id = graph.find(name);
         if (!id)
             return usageError(command, "--explain: no node named " + name);
-        explain.push_back(explainNode(graph, problem, *plan, *id, options, model));
+        explain.push_back(explainPlacement(graph, *solution, *id));
     }
     if (std::optional<std::string> log = args.value("--log"))
-        if (!writeOutputFile(*log, annotatedLog(graph, problem, *plan, model)))
+        if (!writeOutputFile(*log, annotatedLog(graph, problem, plan, model)))
             return kExitBadInput;
     if (args.has("--json")) {
         Json j;
         j["mesh"] = {{"shape", mesh.shape}, {"names", mesh.names}, {"topology", mesh.topology}};
-        j["placements"] = planJson(graph, problem, *plan);
-        const Json c = costJson(plan->cost);
+        j["placements"] = planJson(graph, problem, plan);
+        const Json c = costJson(plan.cost);
         for (auto it = c.begin(); it != c.end(); ++it)
             j[it.key()] = it.value();
-        j["optimal"] = plan->optimal;
-        j["variable_groups"] = plan->groups;
+        j["optimal"] = plan.optimal;
+        j["variable_groups"] = plan.groups;
         j["baselines"] = {{"replicate", costJson(replicate)},
                           {"data_parallel", dataParallel ? costJson(*dataParallel) : Json(nullptr)}};
         const JointRoles roles = jointRoles(graph);
@@ -167,7 +145,7 @@ int runShard(const ParsedArgs& args) {
             data.push_back(graph.node(d).name);
         j["roles"] = {{"parameters", roles.paramGrad.size()}, {"data_inputs", data}};
         j["compute_model"] = {{"kind", costModel},
-                              {"device", device->cudaName},
+                              {"device", device.cudaName},
                               {"torch_version", profiles.torchVersion},
                               {"calibrated_nodes", model.calibratedNodes()}};
         j["seconds"] = seconds;
@@ -185,18 +163,18 @@ int runShard(const ParsedArgs& args) {
         std::fprintf(stderr, "jointscope-cli: warning: %s\n", w.c_str());
     if (costModel == "profiled")
         std::printf("compute: roofline calibrated by profiles of %s (torch %s) on %zu nodes\n",
-                    device->cudaName.c_str(), profiles.torchVersion.c_str(), model.calibratedNodes());
+                    device.cudaName.c_str(), profiles.torchVersion.c_str(), model.calibratedNodes());
     std::printf("mesh %s: total %.4g us (compute %.4g us, comm %.4g us)%s in %.3f s\n", mesh.str().c_str(),
-                plan->cost.totalUs(), plan->cost.computeUs, plan->cost.commUs,
-                plan->optimal ? "" : " (not proven optimal)", seconds);
+                plan.cost.totalUs(), plan.cost.computeUs, plan.cost.commUs,
+                plan.optimal ? "" : " (not proven optimal)", seconds);
     std::printf("baselines: replicate %.4g us", replicate.totalUs());
     if (dataParallel)
         std::printf(", data parallel %.4g us", dataParallel->totalUs());
     std::printf("\n");
     for (NodeId id = 0; id < graph.size(); ++id)
-        if (plan->choice[id] >= 0 && graph.node(id).op == NodeOp::Placeholder)
+        if (plan.choice[id] >= 0 && graph.node(id).op == NodeOp::Placeholder)
             std::printf("  %s: %s\n", graph.node(id).name.c_str(),
-                        toString(problem.nodes[id].options[plan->choice[id]].outputs[0]).c_str());
+                        toString(problem.nodes[id].options[plan.choice[id]].outputs[0]).c_str());
     for (const std::string& e : explain)
         std::printf("%s", e.c_str());
     return kExitOk;

@@ -9,7 +9,7 @@
 #include <nlohmann/json.hpp>
 
 #include <cstdio>
-#include <cstdlib>
+#include <limits>
 
 namespace jointscope::cli {
 #ifdef JOINTSCOPE_CLI_RUNTIME
@@ -32,19 +32,18 @@ int readRunOptions(const Command& command, const ParsedArgs& args, runtime::RunO
     if (!run.flags.opAllowlist && args.has("--no-sandbox"))
         return usageError(command,
                           "--no-op-allowlist needs the sandbox: it cannot be combined with --no-sandbox");
-    if (std::optional<std::string> s = args.value("--seed")) {
-        char* end = nullptr;
-        run.seed = std::strtoull(s->c_str(), &end, 10);
-        if (end == s->c_str() || *end != '\0')
-            return usageError(command, "--seed takes a non-negative integer; got '" + *s + "'");
-    }
+    const TypedOption<int64_t> seed = integerOption(args, "--seed", 0, std::numeric_limits<int64_t>::max());
+    if (!seed.error.empty())
+        return usageError(command, seed.error);
+    if (seed.value)
+        run.seed = static_cast<uint64_t>(*seed.value);
     for (const std::string& binding : args.values("--bind")) {
         const size_t eq = binding.find('=');
-        char* end = nullptr;
-        const long long v = eq == std::string::npos ? 0 : std::strtoll(binding.c_str() + eq + 1, &end, 10);
-        if (eq == std::string::npos || eq == 0 || !end || *end != '\0' || v <= 0)
+        const std::optional<int64_t> size =
+            eq == std::string::npos ? std::nullopt : parseInteger(std::string_view(binding).substr(eq + 1));
+        if (eq == 0 || !size || *size <= 0)
             return usageError(command, "--bind takes SYMBOL=SIZE (e.g. s0=128); got '" + binding + "'");
-        run.symbols[binding.substr(0, eq)] = v;
+        run.symbols[binding.substr(0, eq)] = *size;
     }
     return kExitOk;
 }

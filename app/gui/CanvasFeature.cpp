@@ -1,5 +1,6 @@
 #include "CanvasFeature.h"
 
+#include "graph/HopBody.h"
 #include "canvas/GraphScene.h"
 #include "canvas/GraphView.h"
 #include "canvas/GroupItem.h"
@@ -267,19 +268,11 @@ void CanvasFeature::openBody(NodeId id) {
     const Graph* graph = currentGraph();
     if (!graph || id >= graph->size())
         return;
-    const Node* node = &graph->node(id);
     // A HOP call opens the body it reads through its get_attr argument.
-    if (node->subgraph < 0 && node->target.kind == TargetKind::HigherOrder) {
-        for (const Value& arg : node->args)
-            if (arg.kind() == ValueKind::NodeRef && arg.asNode() < graph->size() &&
-                graph->node(arg.asNode()).subgraph >= 0) {
-                node = &graph->node(arg.asNode());
-                break;
-            }
-    }
-    if (node->subgraph < 0 || size_t(node->subgraph) >= graph->subgraphs().size())
+    const Graph* body = bodyOf(*graph, id);
+    if (!body)
         return;
-    path_.push_back(graph->subgraph(node->subgraph));
+    path_.push_back(body);
     ctx_.log(tr("Opened body %1 (%2 nodes)")
                  .arg(QString::fromStdString(path_.back()->name))
                  .arg(path_.back()->size()));

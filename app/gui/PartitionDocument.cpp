@@ -5,13 +5,13 @@
 #include "ops/RulesetChoice.h"
 #include "partition/DecisionJson.h"
 
-#include <QFile>
-#include <QJsonArray>
-#include <QJsonDocument>
 #include <QSaveFile>
 #include <QUndoCommand>
 
 #include <nlohmann/json.hpp>
+
+#include <algorithm>
+#include <limits>
 
 namespace jointscope::gui {
 
@@ -113,9 +113,10 @@ std::optional<std::vector<std::string>> PartitionDocument::torchSaved() const {
 }
 
 QString PartitionDocument::effectiveRuleset() const {
-    if (!options_.ruleset.isEmpty() && options_.ruleset != QLatin1String("auto"))
+    // resolveRuleset decides, as for the CLI; without a graph there is nothing to choose from yet.
+    if (!graph_)
         return options_.ruleset;
-    return graph_ ? QString::fromStdString(chooseRuleset(*graph_).name) : QStringLiteral("torch-2");
+    return QString::fromStdString(resolveRuleset(options_.ruleset.toStdString(), *graph_).name);
 }
 
 QString PartitionDocument::rulesetReason() const {
@@ -322,89 +323,63 @@ std::string PartitionDocument::backwardFx() const {
     return writeFxText(g);
 }
 
-QJsonObject PartitionDocument::sessionJson(const QJsonObject& view) const {
-    QJsonObject options;
-    options[QStringLiteral("ruleset")] = options_.ruleset;
-    options[QStringLiteral("strategy")] = QString::fromLatin1(strategyName(options_.strategy).data());
-    options[QStringLiteral("memory_budget")] = options_.memoryBudget;
-    options[QStringLiteral("solver")] = QString::fromLatin1(knapsackSolverName(options_.solver).data());
-    QJsonObject policies;
+SessionFile PartitionDocument::sessionFile(const QJsonObject& view) const {
+    SessionFile s;
+    s.graphPath = path_.toStdString();
+    s.graphIndex = index_;
+    s.ruleset = options_.ruleset.toStdString();
+    s.strategy = std::string(strategyName(options_.strategy));
+    s.memoryBudget = options_.memoryBudget;
+    s.solver = std::string(knapsackSolverName(options_.solver));
     for (const auto& [name, policy] : edits_)
-        policies[QString::fromStdString(name)] = policyText(policy);
-    QJsonObject graph;
-    graph[QStringLiteral("path")] = path_;
-    graph[QStringLiteral("index")] = index_;
-    QJsonObject j;
-    j[QStringLiteral("format")] = QStringLiteral("jointscope-session");
-    j[QStringLiteral("version")] = 1;
-    j[QStringLiteral("graph")] = graph;
-    j[QStringLiteral("options")] = options;
-    j[QStringLiteral("policies")] = policies;
-    j[QStringLiteral("view")] = view;
-    return j;
+        s.policies[name] = std::string(policyName(policy));
+    for (auto it = view.begin(); it != view.end(); ++it)
+        if (it.value().isString())
+            s.view[it.key().toStdString()] = it.value().toString().toStdString();
+    return s;
 }
 
-std::optional<Session> PartitionDocument::parseSession(const QJsonObject& j, QString* error) {
+std::optional<Session> PartitionDocument::parseSession(const SessionFile& file, QString* error) {
     auto fail = [error](const QString& message) -> std::optional<Session> {
         if (error)
             *error = message;
         return std::nullopt;
     };
-    if (j.value(QStringLiteral("format")).toString() != QLatin1String("jointscope-session"))
-        return fail(QObject::tr("not a jointscope session (\"format\" is not \"jointscope-session\")"));
     Session s;
-    const QJsonObject graph = j.value(QStringLiteral("graph")).toObject();
-    s.graphPath = graph.value(QStringLiteral("path")).toString();
-    s.graphIndex = graph.value(QStringLiteral("index")).toInt();
-    if (s.graphPath.isEmpty())
-        return fail(QObject::tr("session names no graph file (graph.path)"));
-    const QJsonObject options = j.value(QStringLiteral("options")).toObject();
-    s.options.ruleset = options.value(QStringLiteral("ruleset")).toString();
-    if (const auto st = parseStrategy(
-            options.value(QStringLiteral("strategy")).toString(QStringLiteral("min-cut")).toStdString()))
+    s.graphPath = QString::fromStdString(file.graphPath);
+    s.graphIndex = int(std::min<int64_t>(file.graphIndex, std::numeric_limits<int>::max()));
+    s.options.ruleset = QString::fromStdString(file.ruleset);
+    if (const auto st = parseStrategy(file.strategy))
         s.options.strategy = *st;
     else
-        return fail(
-            QObject::tr("unknown strategy '%1'").arg(options.value(QStringLiteral("strategy")).toString()));
-    s.options.memoryBudget =
-        std::clamp(options.value(QStringLiteral("memory_budget")).toDouble(1.0), 0.0, 1.0);
-    if (const auto k = parseKnapsackSolver(
-            options.value(QStringLiteral("solver")).toString(QStringLiteral("dp")).toStdString()))
+        return fail(QObject::tr("unknown strategy '%1'").arg(QString::fromStdString(file.strategy)));
+    s.options.memoryBudget = std::clamp(file.memoryBudget, 0.0, 1.0);
+    if (const auto k = parseKnapsackSolver(file.solver))
         s.options.solver = *k;
     else
-        return fail(
-            QObject::tr("unknown solver '%1'").arg(options.value(QStringLiteral("solver")).toString()));
-    const QJsonObject policies = j.value(QStringLiteral("policies")).toObject();
-    for (auto it = policies.begin(); it != policies.end(); ++it) {
-        const auto p = parsePolicy(it.value().toString().toStdString());
+        return fail(QObject::tr("unknown solver '%1'").arg(QString::fromStdString(file.solver)));
+    for (const auto& [node, policy] : file.policies) {
+        const auto p = parsePolicy(policy);
         if (!p || *p == Policy::None)
-            return fail(QObject::tr("node %1: unknown policy '%2'").arg(it.key(), it.value().toString()));
-        s.edits[it.key().toStdString()] = *p;
+            return fail(QObject::tr("node %1: unknown policy '%2'")
+                            .arg(QString::fromStdString(node), QString::fromStdString(policy)));
+        s.edits[node] = *p;
     }
-    s.view = j.value(QStringLiteral("view")).toObject();
-    s.sharding = j.value(QStringLiteral("sharding")).toObject();
+    for (const auto& [key, value] : file.view)
+        s.view[QString::fromStdString(key)] = QString::fromStdString(value);
+    s.sharding = file.sharding;
     return s;
 }
 
 std::optional<Session> PartitionDocument::readSession(const QString& path, QString* error) {
-    QFile file(path);
-    if (!file.open(QIODevice::ReadOnly)) {
+    const Expected<SessionFile> file = jointscope::readSession(path.toStdString());
+    if (!file) {
         if (error)
-            *error = QObject::tr("%1: cannot open: %2").arg(path, file.errorString());
-        return std::nullopt;
-    }
-    QJsonParseError parseError;
-    const QJsonDocument doc = QJsonDocument::fromJson(file.readAll(), &parseError);
-    if (!doc.isObject()) {
-        if (error)
-            *error = QObject::tr("%1: offset %2: %3")
-                         .arg(path)
-                         .arg(parseError.offset)
-                         .arg(parseError.errorString());
+            *error = QString::fromStdString(file.error().format());
         return std::nullopt;
     }
     QString message;
-    auto session = parseSession(doc.object(), &message);
+    auto session = parseSession(*file, &message);
     if (!session && error)
         *error = path + QStringLiteral(": ") + message;
     return session;

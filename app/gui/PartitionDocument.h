@@ -4,6 +4,7 @@
 #pragma once
 
 #include "graph/Graph.h"
+#include "io/Session.h"
 #include "models/BackgroundJob.h"
 #include "ops/Ruleset.h"
 #include "partition/Partitioner.h"
@@ -43,14 +44,14 @@ struct PartitionResult {
     double recomputeCost = 0; // FLOPs of the recomputed forward nodes (the knapsack's default estimator)
 };
 
-// A session file (*.jointscope): what to open and how it was edited.
+// A session file (*.jointscope, read and written by core's io/Session.h): what to open and how it was edited.
 struct Session {
     QString graphPath;
     int graphIndex = 0;
     EngineOptions options;
     PolicyEdits edits;
-    QJsonObject view;     // window / view settings, owned by the window
-    QJsonObject sharding; // the sharding's mesh and pins (ShardingDocument::parseSession), when saved
+    QJsonObject view;                        // window / view settings, owned by the window
+    std::optional<SessionSharding> sharding; // the mesh and pins (ShardingDocument::parseSession), when saved
 };
 
 class PartitionDocument : public QObject {
@@ -105,8 +106,11 @@ public:
     std::string forwardFx() const;
     std::string backwardFx() const;
 
-    QJsonObject sessionJson(const QJsonObject& view = {}) const;
-    static std::optional<Session> parseSession(const QJsonObject& json, QString* error = nullptr);
+    // The session's graph, options and policies (its string values of `view` too); the window adds the rest.
+    SessionFile sessionFile(const QJsonObject& view = {}) const;
+    // Checks the names a session file holds (strategy, solver, policies); `error` names the bad entry.
+    static std::optional<Session> parseSession(const SessionFile& file, QString* error = nullptr);
+    // readSession (core) then parseSession; errors start with the file's path.
     static std::optional<Session> readSession(const QString& path, QString* error = nullptr);
     // Atomic (QSaveFile): a crash mid-write leaves the old file.
     static bool writeFileAtomically(const QString& path, const QByteArray& data, QString* error = nullptr);

@@ -73,13 +73,12 @@ bool SessionController::save(const QString& path) {
         ctx_.log(tr("No graph open: nothing to save in a session"));
         return false;
     }
-    QJsonObject json = doc->sessionJson(host_->viewSettings());
-    QJsonObject graph = json.value(QStringLiteral("graph")).toObject();
-    graph[QStringLiteral("path")] = QFileInfo(doc->graphPath()).absoluteFilePath();
-    json[QStringLiteral("graph")] = graph;
-    json[QStringLiteral("sharding")] = sharding_->document()->sessionJson();
+    SessionFile session = doc->sessionFile(host_->viewSettings());
+    session.graphPath = QFileInfo(doc->graphPath()).absoluteFilePath().toStdString();
+    session.sharding = sharding_->document()->sessionSharding();
     QString error;
-    if (!PartitionDocument::writeFileAtomically(path, QJsonDocument(json).toJson(), &error)) {
+    const QByteArray text = QByteArray::fromStdString(writeSession(session));
+    if (!PartitionDocument::writeFileAtomically(path, text, &error)) {
         ctx_.reportError(tr("Cannot save session"),
                          makeError({path.toStdString(), 0, 0}, error.toStdString()));
         return false;
@@ -112,10 +111,10 @@ bool SessionController::open(const QString& path, std::function<void(bool)> then
         }
         doc->restore(session.options, session.edits);
         partition_->panel()->syncFromDocument();
-        if (!session.sharding.isEmpty()) {
+        if (session.sharding) {
             QString why;
             if (const std::optional<ShardingSession> sharding =
-                    ShardingDocument::parseSession(session.sharding, &why))
+                    ShardingDocument::parseSession(*session.sharding, &why))
                 sharding_->restore(*sharding);
             else
                 ctx_.reportError(tr("Cannot restore the session's sharding"),

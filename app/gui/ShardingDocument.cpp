@@ -2,12 +2,9 @@
 
 #include "cost/DeviceSpec.h"
 
-#include <QJsonArray>
 #include <QPointer>
 #include <QUndoCommand>
 #include <QUndoStack>
-
-#include <chrono>
 
 namespace jointscope::gui {
 
@@ -69,28 +66,13 @@ void ShardingDocument::setMesh(const MeshSettings& settings) {
 
 std::optional<MeshSettings> ShardingDocument::parseMesh(const QString& shape, const QString& names,
                                                         const QString& topology, QString* error) {
-    auto fail = [error](const QString& message) -> std::optional<MeshSettings> {
+    Expected<MeshSpec> spec = parseMeshSpec(shape.toStdString(), names.toStdString(), topology.toStdString());
+    if (!spec) {
         if (error)
-            *error = message;
+            *error = QString::fromStdString(spec.error().message);
         return std::nullopt;
-    };
-    MeshSettings s;
-    const std::optional<std::vector<int64_t>> dims = parseMeshShape(shape.trimmed().toStdString());
-    if (!dims)
-        return fail(tr("mesh '%1': give sizes like 2x2, 8x8 or 4 (at most 4 dimensions)").arg(shape));
-    s.shape = *dims;
-    const QString trimmed = names.trimmed();
-    if (!trimmed.isEmpty()) {
-        for (const QString& n : trimmed.split(QLatin1Char(',')))
-            s.names.push_back(n.trimmed().toStdString());
-        if (s.names.size() != s.shape.size())
-            return fail(
-                tr("mesh names '%1': one name per mesh dimension (%2)").arg(names).arg(s.shape.size()));
     }
-    if (!findTopology(topology.toStdString()))
-        return fail(tr("unknown topology '%1' (h100, a100 or gb200)").arg(topology));
-    s.topology = topology.toStdString();
-    return s;
+    return spec.take();
 }
 
 void ShardingDocument::pin(const std::string& node, const Placements& placement) {
@@ -119,53 +101,37 @@ void ShardingDocument::applyPin(const std::string& node, const std::optional<Pla
     solve();
 }
 
-QJsonObject ShardingDocument::sessionJson() const {
-    QJsonArray shape, names;
-    for (int64_t d : settings_.shape)
-        shape.append(static_cast<qint64>(d));
-    for (const std::string& n : settings_.names)
-        names.append(QString::fromStdString(n));
-    QJsonObject pins;
+SessionSharding ShardingDocument::sessionSharding() const {
+    SessionSharding s;
+    s.shape = settings_.shape;
+    s.names = settings_.names;
+    s.topology = settings_.topology;
     for (const auto& [node, placement] : pins_)
-        pins[QString::fromStdString(node)] = QString::fromStdString(toString(placement));
-    return {{QStringLiteral("mesh"),
-             QJsonObject{{QStringLiteral("shape"), shape},
-                         {QStringLiteral("names"), names},
-                         {QStringLiteral("topology"), QString::fromStdString(settings_.topology)}}},
-            {QStringLiteral("pins"), pins},
-            {QStringLiteral("solved"), result_ != nullptr}};
+        s.pins[node] = toString(placement);
+    s.solved = result_ != nullptr;
+    return s;
 }
 
-std::optional<ShardingSession> ShardingDocument::parseSession(const QJsonObject& json, QString* error) {
+std::optional<ShardingSession> ShardingDocument::parseSession(const SessionSharding& saved, QString* error) {
     auto fail = [error](const QString& message) -> std::optional<ShardingSession> {
         if (error)
             *error = message;
         return std::nullopt;
     };
-    const QJsonObject mesh = json.value(QStringLiteral("mesh")).toObject();
-    QStringList shape, names;
-    for (const QJsonValue& d : mesh.value(QStringLiteral("shape")).toArray())
-        shape.append(QString::number(d.toInteger()));
-    for (const QJsonValue& n : mesh.value(QStringLiteral("names")).toArray())
-        names.append(n.toString());
-    QString why;
-    const std::optional<MeshSettings> settings =
-        parseMesh(shape.join(QLatin1Char('x')), names.join(QLatin1Char(',')),
-                  mesh.value(QStringLiteral("topology")).toString(QStringLiteral("h100")), &why);
-    if (!settings)
-        return fail(tr("sharding: %1").arg(why));
+    Expected<MeshSpec> mesh = makeMeshSpec(saved.shape, saved.names, saved.topology);
+    if (!mesh)
+        return fail(tr("sharding: %1").arg(QString::fromStdString(mesh.error().message)));
     ShardingSession session;
-    session.mesh = *settings;
-    const QJsonObject pins = json.value(QStringLiteral("pins")).toObject();
-    for (auto it = pins.begin(); it != pins.end(); ++it) {
-        const std::optional<Placements> p = parsePlacements(it.value().toString().toStdString());
-        if (!p || p->size() != settings->shape.size())
+    session.mesh = mesh.take();
+    for (const auto& [node, text] : saved.pins) {
+        const std::optional<Placements> p = parsePlacements(text);
+        if (!p || p->size() != session.mesh.shape.size())
             return fail(tr("sharding pin %1: '%2' is not a placement on the %3-dimensional mesh")
-                            .arg(it.key(), it.value().toString())
-                            .arg(settings->shape.size()));
-        session.pins[it.key().toStdString()] = *p;
+                            .arg(QString::fromStdString(node), QString::fromStdString(text))
+                            .arg(session.mesh.shape.size()));
+        session.pins[node] = *p;
     }
-    session.solved = json.value(QStringLiteral("solved")).toBool();
+    session.solved = saved.solved;
     return session;
 }
 
@@ -191,53 +157,30 @@ void ShardingDocument::solve() {
         result_ && result_->settings == settings_ ? result_ : nullptr;
     using Outcome = std::pair<std::shared_ptr<const ShardingResult>, QString>; // the plan, or why not
     auto work = [graph = graph_, settings = settings_, pins = pins_, cached](views::JobControl&) -> Outcome {
-        const auto start = std::chrono::steady_clock::now();
-        auto r = std::make_shared<ShardingResult>();
         QString error;
-        const std::optional<Topology> topo = findTopology(settings.topology);
-        const std::optional<cost::DeviceSpec> device =
-            topo ? cost::findDevice(topo->name) : std::optional<cost::DeviceSpec>();
-        if (!topo || !device) {
-            error = tr("no device spec for topology %1").arg(QString::fromStdString(settings.topology));
+        std::shared_ptr<ShardingResult> r;
+        Expected<MeshSetup> setup = resolveMesh(settings);
+        if (!setup) {
+            error = QString::fromStdString(setup.error().message);
         } else {
-            r->settings = settings;
-            r->mesh = DeviceMesh::make(settings.shape, settings.names, *topo);
-            r->problem = cached ? cached->problem
-                                : std::make_shared<const ShardingProblem>(buildStrategies(*graph, r->mesh));
-            const cost::RooflineModel model(*device);
             SolveOptions options;
             for (const auto& [node, placement] : pins)
                 options.pins.push_back({node, placement, "you"});
-            Expected<Plan> plan = solvePlacement(*graph, *r->problem, options, model);
-            if (!plan) {
-                Diagnostic d = plan.error();
+            Expected<ShardingSolution> solution = solveWithBaselines(
+                *graph, setup->mesh, options, cost::RooflineModel(setup->device), cached.get());
+            if (!solution) {
+                Diagnostic d = solution.error();
                 if (d.loc.file.empty())
                     d.loc.file = graph->name;
                 error = QString::fromStdString(d.format());
             } else {
-                r->plan = plan.take();
-                r->report = reportPlan(*graph, *r->problem, r->plan, model);
+                r = std::make_shared<ShardingResult>();
+                static_cast<ShardingSolution&>(*r) = solution.take();
+                r->settings = settings;
                 r->pins = pins;
-                for (const Pin& p : localMapPins(*graph))
-                    r->pinnedBy[p.node] = p.origin;
-                for (const auto& [node, placement] : pins)
-                    r->pinnedBy[node] = "you";
-                if (cached) {
-                    r->replicate = cached->replicate;
-                    r->dataParallel = cached->dataParallel;
-                } else {
-                    r->replicate = evaluatePlan(*graph, *r->problem, replicatePlan(*r->problem), model);
-                    if (std::vector<Pin> dp = dataParallelPins(*graph, *r->problem); !dp.empty()) {
-                        SolveOptions dpOptions;
-                        dpOptions.pins = std::move(dp);
-                        if (Expected<Plan> p = solvePlacement(*graph, *r->problem, dpOptions, model))
-                            r->dataParallel = p->cost;
-                    }
-                }
             }
         }
-        r->seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-        std::shared_ptr<const ShardingResult> out = error.isEmpty() ? std::move(r) : nullptr;
+        std::shared_ptr<const ShardingResult> out = std::move(r); // null when refused
         return {std::move(out), error};
     };
     // A newer solve supersedes silently: only cancel() says cancelled().

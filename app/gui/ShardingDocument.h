@@ -4,11 +4,10 @@
 #pragma once
 
 #include "graph/Graph.h"
+#include "io/Session.h"
 #include "models/BackgroundJob.h"
-#include "sharding/PlanReport.h"
-#include "sharding/Solver.h"
+#include "sharding/Workflow.h"
 
-#include <QJsonObject>
 #include <QObject>
 #include <QString>
 
@@ -22,13 +21,8 @@ class QUndoStack;
 
 namespace jointscope::gui {
 
-struct MeshSettings {
-    std::vector<int64_t> shape{2, 2};
-    std::vector<std::string> names; // empty: d0, d1, ...
-    std::string topology = "h100";
-
-    friend bool operator==(const MeshSettings&, const MeshSettings&) = default;
-};
+// The mesh the next solve uses (sharding::parseMeshSpec checks it).
+using MeshSettings = sharding::MeshSpec;
 
 // node name -> the output placement the user fixed.
 using PlacementPins = std::map<std::string, sharding::Placements>;
@@ -41,17 +35,11 @@ struct ShardingSession {
     bool solved = false;
 };
 
-// One finished solve and what it was solved with.
-struct ShardingResult {
+// One finished solve (the plan, its report and baselines: sharding::solveWithBaselines) and the settings and
+// pins it was solved with.
+struct ShardingResult : sharding::ShardingSolution {
     MeshSettings settings;
-    sharding::DeviceMesh mesh;
-    std::shared_ptr<const sharding::ShardingProblem> problem;
-    sharding::Plan plan;
-    sharding::PlanReport report;
     PlacementPins pins;
-    std::map<std::string, std::string> pinnedBy; // node -> "you" / "local_map"
-    std::optional<sharding::PlanCost> replicate, dataParallel;
-    double seconds = 0;
 };
 
 class ShardingDocument : public QObject {
@@ -69,7 +57,8 @@ public:
     const MeshSettings& mesh() const { return settings_; }
     // A setting, not an edit: the next solve uses it.
     void setMesh(const MeshSettings& settings);
-    // "2x2" + "dp,tp" + "h100" -> settings; nullopt with `error` naming the bad part.
+    // "2x2" + "dp,tp" + "h100" -> settings (sharding::parseMeshSpec); nullopt with `error` naming the bad
+    // part.
     static std::optional<MeshSettings> parseMesh(const QString& shape, const QString& names,
                                                  const QString& topology, QString* error = nullptr);
 
@@ -87,11 +76,12 @@ public:
     std::shared_ptr<const ShardingResult> previous() const { return previous_; }
     QString lastError() const { return lastError_; }
 
-    // Session files: {"mesh": {"shape": [2, 2], "names": [...], "topology": "h100"}, "pins": {node: "S(0)R"},
-    // "solved": bool}. parseSession names the bad part; restore applies one at once (not undoable) and
-    // re-solves when the session had a plan.
-    QJsonObject sessionJson() const;
-    static std::optional<ShardingSession> parseSession(const QJsonObject& json, QString* error = nullptr);
+    // A session file's "sharding" (core's io/Session.h): the mesh, the pins, and whether a plan is shown.
+    // parseSession checks the mesh and the pins against it, naming the bad part; restore applies one at once
+    // (not undoable) and re-solves when the session had a plan.
+    SessionSharding sessionSharding() const;
+    static std::optional<ShardingSession> parseSession(const SessionSharding& saved,
+                                                       QString* error = nullptr);
     void restore(const ShardingSession& session);
 
     // The plan kept for comparison (File-less "Store for compare"); null when none.

@@ -6,7 +6,6 @@
 
 #include "canvas/GraphScene.h"
 #include "canvas/ShardingOverlay.h"
-#include "cost/DeviceSpec.h"
 #include "models/InspectorModel.h"
 #include "models/NodeFormat.h"
 #include "models/ShardingModel.h"
@@ -172,16 +171,7 @@ void ShardingFeature::applyOverlay() {
                 facts.transitions << tr("from %1: %2")
                                          .arg(QString::fromStdString(root->node(t.producer).name),
                                               views::transitionLabel(t.redistribution, r->mesh.names));
-        const std::optional<Topology> topo = findTopology(r->mesh.topology);
-        const std::optional<cost::DeviceSpec> device = topo ? cost::findDevice(topo->name) : std::nullopt;
-        if (device) {
-            SolveOptions options;
-            for (const auto& [node, placement] : r->pins)
-                options.pins.push_back({node, placement, "you"});
-            facts.explanation = QString::fromStdString(explainNode(*root, *r->problem, r->plan, id, options,
-                                                                   cost::RooflineModel(*device)))
-                                    .trimmed();
-        }
+        facts.explanation = QString::fromStdString(explainPlacement(*root, *r, id)).trimmed();
         return facts;
     });
     ctx_.inspector->expandAll();

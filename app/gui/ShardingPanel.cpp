@@ -192,13 +192,10 @@ void ShardingPanel::refresh() {
     compare_->setStored(storedReport);
     QStringList lines;
     lines << QStringLiteral("<b>%1</b>").arg(costLine(tr("plan"), r->report.total).toHtmlEscaped());
-    QStringList baselines;
-    if (r->replicate)
-        baselines << costLine(tr("replicate"), *r->replicate);
+    QStringList baselines{costLine(tr("replicate"), r->replicate)};
     if (r->dataParallel)
         baselines << costLine(tr("data parallel"), *r->dataParallel);
-    if (!baselines.isEmpty())
-        lines << baselines.join(QStringLiteral("<br>"));
+    lines << baselines.join(QStringLiteral("<br>"));
     lines << tr("mesh %1, %2 pin(s), %3 redistributing edge(s), %4 s%5")
                  .arg(QString::fromStdString(r->mesh.str()))
                  .arg(r->pins.size())

@@ -1,5 +1,6 @@
 #include "runtime/Interpreter.h"
 
+#include "graph/HopBody.h"
 #include "graph/SymbolicExpr.h"
 #include "runtime/InputChecks.h"
 #include "runtime/OpPolicy.h"
@@ -842,15 +843,14 @@ Expected<c10::IValue> Interpreter::callHigherOrder(const Node& node) {
                                                    "wrap_activation_checkpoint"};
     if (std::find(std::begin(kInline), std::end(kInline), op) == std::end(kInline))
         return nodeError(node, "higher-order op '" + op + "' is not supported by the interpreter");
-    // The body is the first argument naming a nested graph; the operands are the node arguments after it.
-    const Graph* body = nullptr;
+    // The operands are the node arguments after the one naming the body.
+    const std::optional<size_t> bodyArg = bodyArgument(graph_, node);
+    if (!bodyArg)
+        return nodeError(node, "the body graph of '" + op + "' is not in the file");
+    const Graph* body = bodyOf(graph_, node.args[*bodyArg].asNode());
     std::vector<c10::IValue> operands;
-    for (const Value& v : node.args) {
-        if (!body) {
-            if (v.kind() == ValueKind::NodeRef && graph_.node(v.asNode()).subgraph >= 0)
-                body = graph_.subgraph(graph_.node(v.asNode()).subgraph);
-            continue;
-        }
+    for (size_t i = *bodyArg + 1; i < node.args.size(); ++i) {
+        const Value& v = node.args[i];
         if (v.kind() == ValueKind::String)
             continue; // invoke_subgraph's identifier
         Expected<c10::IValue> iv = plain(v);
@@ -858,8 +858,6 @@ Expected<c10::IValue> Interpreter::callHigherOrder(const Node& node) {
             return nodeError(node, iv.error().message);
         operands.push_back(iv.take());
     }
-    if (!body)
-        return nodeError(node, "the body graph of '" + op + "' is not in the file");
     InputMap inputs;
     size_t next = 0;
     for (const Node& n : body->nodes()) {

@@ -6,6 +6,7 @@
 #include "io/GraphFile.h"
 #include "models/ValidationModel.h"
 
+#include <QAbstractItemModelTester>
 #include <QDir>
 #include <QJsonArray>
 #include <QJsonDocument>
@@ -74,6 +75,7 @@ private slots:
         QVERIFY(graph);
 
         ValidationModel model;
+        QAbstractItemModelTester tester(&model, QAbstractItemModelTester::FailureReportingMode::QtTest);
         QVERIFY(model.setResult(validateJson(file), &*graph));
         QCOMPARE(model.rowCount(), int(returned.size()));
         QVERIFY2(model.ok(), qPrintable(model.summary()));
@@ -124,6 +126,7 @@ private slots:
         Expected<Graph> graph = opened->load(0);
         QVERIFY(graph);
         ValidationModel model;
+        QAbstractItemModelTester tester(&model, QAbstractItemModelTester::FailureReportingMode::QtTest);
         QVERIFY(model.setResult(json, &*graph));
         QVERIFY(!model.ok());
         QCOMPARE(model.firstMismatch(), QStringLiteral("grad of primals_2 (view_1)"));
@@ -147,6 +150,7 @@ private slots:
 
     void emptyInput() {
         ValidationModel model;
+        QAbstractItemModelTester tester(&model, QAbstractItemModelTester::FailureReportingMode::QtTest);
         QVERIFY(!model.setResult(QJsonObject{}, nullptr));
         QCOMPARE(model.rowCount(), 0);
         QCOMPARE(model.summary(), QStringLiteral("no validation"));

@@ -1,10 +1,10 @@
 // IR basics: values, targets, dtypes, users, stats on hand-counted graphs; symbolic sizes, tensor metadata
 // checks, op schemas and graph validation.
 #include "graph/Graph.h"
-#include "graph/GraphCheck.h"
 #include "graph/GraphStats.h"
 #include "graph/HopBody.h"
 #include "graph/SymbolicExpr.h"
+#include "io/GraphCheck.h"
 #include "ops/OpSchema.h"
 #include "testutil.h"
 

@@ -4,6 +4,8 @@
 #include "io/GraphFile.h"
 #include "models/GraphListModel.h"
 
+#include <QAbstractItemModelTester>
+
 #include <set>
 
 using namespace jointscope;
@@ -30,6 +32,7 @@ class TestGraphListModel : public QObject {
 private slots:
     void groupsByCompileId() {
         GraphListModel model;
+        QAbstractItemModelTester tester(&model, QAbstractItemModelTester::FailureReportingMode::QtTest);
         model.setEntries({entry(0, "0/0", "dynamo_output_graph", 12), entry(1, "0/0", "aot_joint_graph", 40),
                           entry(2, "1/0", "dynamo_output_graph", 7), entry(3, "", "fx", 3),
                           entry(4, "0/0", "aot_backward_graph", 20)});
@@ -60,6 +63,7 @@ private slots:
         for (const GraphEntry& e : file->graphs())
             compileIds.insert(e.compileId);
         GraphListModel model;
+        QAbstractItemModelTester tester(&model, QAbstractItemModelTester::FailureReportingMode::QtTest);
         model.setEntries(file->graphs());
         QCOMPARE(size_t(model.rowCount()), compileIds.size());
         // Every entry exactly once, under the group of its compile id.
@@ -75,6 +79,25 @@ private slots:
             }
         }
         QCOMPARE(seen.size(), file->graphs().size());
+    }
+
+    // The Graphs dock's model as files are opened one after another, then closed, under
+    // QAbstractItemModelTester: each reset shows one group per distinct compile id of the new file.
+    void resetsAcrossRealFiles() {
+        GraphListModel model;
+        QAbstractItemModelTester tester(&model, QAbstractItemModelTester::FailureReportingMode::QtTest);
+        for (const char* log : {"multi_rank_rank_1.log", "simple.log", "artifacts.log", "multi_rank_rank_1.log"}) {
+            auto file = GraphFile::open(sharedPath(std::string("graphs/torch-trace/") + log));
+            JS_VERIFY_EXPECTED(file);
+            std::set<std::string> compileIds;
+            for (const GraphEntry& e : file->graphs())
+                compileIds.insert(e.compileId);
+            model.setEntries(file->graphs());
+            QCOMPARE(size_t(model.rowCount()), compileIds.size());
+            QCOMPARE(model.entryCount(), file->graphs().size());
+        }
+        model.setEntries({});
+        QCOMPARE(model.rowCount(), 0);
     }
 };
 

@@ -5,6 +5,7 @@
 #include "io/GraphFile.h"
 #include "models/InspectorModel.h"
 
+#include <QAbstractItemModelTester>
 #include <QJsonArray>
 #include <QJsonDocument>
 #include <QJsonObject>
@@ -57,6 +58,7 @@ private slots:
         g.computeUsers();
 
         InspectorModel model;
+        QAbstractItemModelTester tester(&model, QAbstractItemModelTester::FailureReportingMode::QtTest);
         model.setNode(&g, xi);
         const QModelIndex tensor = section(model, "Tensor");
         QVERIFY(tensor.isValid());
@@ -104,6 +106,7 @@ private slots:
         QVERIFY(addmm.has_value());
 
         InspectorModel model;
+        QAbstractItemModelTester tester(&model, QAbstractItemModelTester::FailureReportingMode::QtTest);
         model.setNode(&*graph, *addmm);
         const QModelIndex general = section(model, "Node");
         QCOMPARE(field(model, general, "target"), QStringLiteral("torch.ops.aten.addmm.default"));
@@ -159,6 +162,24 @@ private slots:
         QCOMPARE(field(model, tensor, "shape"), "[" + shape.join(", ") + "]");
         QCOMPARE(field(model, tensor, "stride"), "(" + stride.join(", ") + ")");
         QCOMPARE(field(model, tensor, "dtype"), expected.value("dtype").toString());
+    }
+
+    // Every node of a real graph in turn, then cleared, under QAbstractItemModelTester: each reset leaves a
+    // consistent tree whose Users section lists as many rows as the graph counts users of the node.
+    void everyNodeOfARealGraph() {
+        const Graph g = loadSharedGraph("graphs/torch-1.13/gpt_block2/joint.txt");
+        InspectorModel model;
+        QAbstractItemModelTester tester(&model, QAbstractItemModelTester::FailureReportingMode::QtTest);
+        QSignalSpy resets(&model, &QAbstractItemModel::modelReset);
+        for (NodeId id = 0; id < g.size(); ++id) {
+            model.setNode(&g, id);
+            QCOMPARE(model.node(), id);
+            const QModelIndex users = section(model, "Users");
+            QCOMPARE(users.isValid() ? model.rowCount(users) : 0, int(g.node(id).users.size()));
+        }
+        model.setNode(&g, kNoNode);
+        QCOMPARE(model.rowCount(), 0);
+        QCOMPARE(resets.count(), int(g.size()) + 1);
     }
 };
 

@@ -5,6 +5,7 @@
 #include "io/GraphFile.h"
 #include "models/NodeTableModel.h"
 
+#include <QAbstractItemModelTester>
 #include <QJsonArray>
 #include <QJsonDocument>
 #include <QJsonObject>
@@ -67,6 +68,7 @@ class TestNodeTableModel : public QObject {
 private slots:
     void emptyModel() {
         NodeTableModel model;
+        QAbstractItemModelTester tester(&model, QAbstractItemModelTester::FailureReportingMode::QtTest);
         QCOMPARE(model.rowCount(), 0);
         QCOMPARE(model.columnCount(), int(NodeTableModel::ColumnCount));
         QVERIFY(!model.data(model.index(0, 0)).isValid());
@@ -75,6 +77,7 @@ private slots:
     void tinyJointColumns() {
         const Graph g = tinyJoint();
         NodeTableModel model;
+        QAbstractItemModelTester tester(&model, QAbstractItemModelTester::FailureReportingMode::QtTest);
         model.setGraph(&g);
         QCOMPARE(model.rowCount(), 5);
         QCOMPARE(cell(model, 0, NodeTableModel::NameColumn), QStringLiteral("primals_1"));
@@ -97,6 +100,7 @@ private slots:
     void resetClears() {
         const Graph g = tinyJoint();
         NodeTableModel model;
+        QAbstractItemModelTester tester(&model, QAbstractItemModelTester::FailureReportingMode::QtTest);
         model.setGraph(&g);
         QSignalSpy reset(&model, &QAbstractItemModel::modelReset);
         model.setGraph(nullptr);
@@ -110,6 +114,7 @@ private slots:
         auto graph = file->load(0);
         JS_VERIFY_EXPECTED(graph);
         NodeTableModel model;
+        QAbstractItemModelTester tester(&model, QAbstractItemModelTester::FailureReportingMode::QtTest);
         model.setGraph(&*graph);
 
         const QJsonDocument meta = QJsonDocument::fromJson(QByteArray::fromStdString(readFile(sharedPath("graphs/torch-1.13/gpt_block2/joint.meta.json"))));

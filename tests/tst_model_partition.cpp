@@ -25,13 +25,7 @@ namespace {
 const char* const kModels[] = {"mlp", "gpt_block2", "convnet"};
 
 Graph loadJoint(const char* model) {
-    auto file = GraphFile::open(sharedPath(std::string("graphs/torch-1.13/") + model + "/joint.txt"));
-    if (!file)
-        qFatal("%s", file.error().format().c_str());
-    auto graph = file->load(0);
-    if (!graph)
-        qFatal("%s", graph.error().format().c_str());
-    return graph.take();
+    return loadSharedGraph(std::string("graphs/torch-1.13/") + model + "/joint.txt");
 }
 
 nlohmann::json reference(const char* model) {
@@ -94,7 +88,7 @@ private slots:
                     bytes += t->bytes().value_or(0);
             }
             QCOMPARE(m.summaryValue(QStringLiteral("Saved")),
-                     QStringLiteral("%1 tensors, %2").arg(torchSaved.size()).arg(formatBytes(bytes)));
+                     QStringLiteral("%1 tensors, %2").arg(torchSaved.size()).arg(views::formatBytes(bytes)));
             QCOMPARE(m.summaryValue(QStringLiteral("Torch's decision")), QStringLiteral("same saved set"));
             QVERIFY(m.sectionNodes(QStringLiteral("Torch saves, jointscope does not")).isEmpty());
             QVERIFY(m.sectionNodes(QStringLiteral("jointscope saves, torch does not")).isEmpty());
@@ -120,6 +114,7 @@ private slots:
         QVERIFY(!added.empty());
         torchSaved.push_back(added);
         PartitionModel m;
+        QAbstractItemModelTester tester(&m, QAbstractItemModelTester::FailureReportingMode::QtTest);
         m.setPartition(&shown, solve(shown, Strategy::MinCut), 0, nullptr, torchSaved);
         QCOMPARE(m.sectionNodes(QStringLiteral("Torch saves, jointscope does not")),
                  QStringList{QString::fromStdString(added)});
@@ -141,6 +136,7 @@ private slots:
             const Graph shown = loadJoint(model);
             const auto ref = reference(model);
             PartitionModel m;
+            QAbstractItemModelTester tester(&m, QAbstractItemModelTester::FailureReportingMode::QtTest);
             m.setPartition(&shown, solve(shown, Strategy::MinCut), 0, solve(shown, Strategy::Default),
                            std::nullopt);
             const auto minCut = list(ref.at("min_cut_saved"));
@@ -164,6 +160,7 @@ private slots:
     void clearEmpties() {
         const Graph shown = loadJoint("mlp");
         PartitionModel m;
+        QAbstractItemModelTester tester(&m, QAbstractItemModelTester::FailureReportingMode::QtTest);
         m.setPartition(&shown, solve(shown, Strategy::MinCut), 0, nullptr, std::nullopt);
         QVERIFY(m.rowCount() > 0);
         m.clear();

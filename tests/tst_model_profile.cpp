@@ -5,6 +5,7 @@
 #include "io/GraphFile.h"
 #include "models/ProfileModel.h"
 
+#include <QAbstractItemModelTester>
 #include <QJsonArray>
 #include <QJsonDocument>
 #include <QJsonObject>
@@ -72,6 +73,7 @@ private slots:
         const FxNames fx = fxNames(kGpt);
         QCOMPARE(fx.calls.size(), size_t(284)); // gpt_block2: 254 aten calls + 30 getitem
         ProfileModel model;
+        QAbstractItemModelTester tester(&model, QAbstractItemModelTester::FailureReportingMode::QtTest);
         QVERIFY(model.setResult(first_, &graph_));
         QCOMPARE(model.rowCount(), int(graph_.size()));
         QCOMPARE(model.columnCount(), int(ProfileModel::ColumnCount));
@@ -97,6 +99,7 @@ private slots:
 
     void totalsAgreeWithTheJson() {
         ProfileModel model;
+        QAbstractItemModelTester tester(&model, QAbstractItemModelTester::FailureReportingMode::QtTest);
         QVERIFY(model.setResult(first_, &graph_));
         double sum = 0;
         int timed = 0, skipped = 0;
@@ -119,6 +122,7 @@ private slots:
 
         // The second run took every signature from the DB.
         ProfileModel again;
+        QAbstractItemModelTester againTester(&again, QAbstractItemModelTester::FailureReportingMode::QtTest);
         QVERIFY(again.setResult(second_, &graph_));
         QCOMPARE(again.totals().timed, timed);
         QCOMPARE(again.totals().cached, timed);
@@ -128,6 +132,7 @@ private slots:
 
     void sortsByTimeWithUnmeasuredLast() {
         ProfileModel model;
+        QAbstractItemModelTester tester(&model, QAbstractItemModelTester::FailureReportingMode::QtTest);
         QVERIFY(model.setResult(first_, &graph_));
         double slowest = 0;
         QString slowestName;
@@ -152,6 +157,7 @@ private slots:
 
     void nodeTimesForTheHeatMap() {
         ProfileModel model;
+        QAbstractItemModelTester tester(&model, QAbstractItemModelTester::FailureReportingMode::QtTest);
         QVERIFY(model.setResult(first_, &graph_));
         const std::vector<double> times = model.nodeTimes(graph_.size());
         QCOMPARE(times.size(), graph_.size());
@@ -166,6 +172,7 @@ private slots:
 
     void badInputLeavesItEmpty() {
         ProfileModel model;
+        QAbstractItemModelTester tester(&model, QAbstractItemModelTester::FailureReportingMode::QtTest);
         QVERIFY(!model.setResult(QJsonObject{{"device", "cpu"}}, &graph_));
         QCOMPARE(model.rowCount(), 0);
         QVERIFY(model.setResult(first_, nullptr)); // no graph: rows without node ids

@@ -11,6 +11,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include <QAbstractItemModelTester>
 #include <QTemporaryDir>
 #include <QtTest>
 
@@ -92,6 +93,7 @@ private slots:
 
         auto report = std::make_shared<const PlanReport>(reportPlan(g, p, plan, roofline));
         ShardingModel m;
+        QAbstractItemModelTester tester(&m, QAbstractItemModelTester::FailureReportingMode::QtTest);
         m.setPlan(&g, report, {{"x", "you"}}, PlanCost{1, 2}, std::nullopt);
         // x is S(0) and mm reads it whole: one all-gather of 8 x 4 x 4 = 128 bytes over 2 ranks on NVLink:
         // 8.4 us + 1 step x 3.4 us + 128 x 1/2 bytes / 320 GB/s.
@@ -182,6 +184,7 @@ private slots:
             return PlanCost{j["compute_cost"].get<double>(), j["comm_cost"].get<double>()};
         };
         ShardingModel m;
+        QAbstractItemModelTester tester(&m, QAbstractItemModelTester::FailureReportingMode::QtTest);
         m.setPlan(&g, report, {}, costOf(base["replicate"]),
                   base["data_parallel"].is_null() ? std::nullopt
                                                   : std::optional(costOf(base["data_parallel"])));
@@ -246,6 +249,7 @@ private slots:
 
     void emptyAndCleared() {
         ShardingModel m;
+        QAbstractItemModelTester tester(&m, QAbstractItemModelTester::FailureReportingMode::QtTest);
         QCOMPARE(m.rowCount(), 0);
         m.setPlan(nullptr, nullptr, {}, std::nullopt, std::nullopt);
         QCOMPARE(m.rowCount(), 0);

@@ -6,6 +6,7 @@
 #include "io/GraphFile.h"
 #include "models/ValidationModel.h"
 
+#include <QAbstractItemModelTester>
 #include <QDir>
 #include <QJsonArray>
 #include <QJsonDocument>
@@ -68,13 +69,11 @@ private slots:
         QFETCH(QString, file);
         const QStringList returned = returnedNames(file);
         QVERIFY(!returned.isEmpty());
-        Expected<GraphFile> opened = GraphFile::open(file.toStdString());
-        QVERIFY(opened);
-        Expected<Graph> graph = opened->load(0);
-        QVERIFY(graph);
+        const Graph graph = loadFirstGraph(file.toStdString());
 
         ValidationModel model;
-        QVERIFY(model.setResult(validateJson(file), &*graph));
+        QAbstractItemModelTester tester(&model, QAbstractItemModelTester::FailureReportingMode::QtTest);
+        QVERIFY(model.setResult(validateJson(file), &graph));
         QCOMPARE(model.rowCount(), int(returned.size()));
         QVERIFY2(model.ok(), qPrintable(model.summary()));
         QVERIFY(model.firstMismatch().isEmpty());
@@ -91,8 +90,8 @@ private slots:
             // Row r is the r-th returned value, named after its producer, which the model locates in the
             // graph.
             QCOMPARE(row.nodeName, returned[r]);
-            QVERIFY(row.node < graph->size());
-            QCOMPARE(QString::fromStdString(graph->node(row.node).name), returned[r]);
+            QVERIFY(row.node < graph.size());
+            QCOMPARE(QString::fromStdString(graph.node(row.node).name), returned[r]);
             QVERIFY2(row.status == "bitwise" || row.status == "close",
                      qPrintable(row.label + ": " + row.status));
             QCOMPARE(model.data(model.index(r, ValidationModel::StatusColumn), ValidationModel::MismatchRole)
@@ -119,17 +118,15 @@ private slots:
         json["ok"] = false;
         json["first_mismatch"] = bad.value("label");
 
-        Expected<GraphFile> opened = GraphFile::open(file.toStdString());
-        QVERIFY(opened);
-        Expected<Graph> graph = opened->load(0);
-        QVERIFY(graph);
+        const Graph graph = loadFirstGraph(file.toStdString());
         ValidationModel model;
-        QVERIFY(model.setResult(json, &*graph));
+        QAbstractItemModelTester tester(&model, QAbstractItemModelTester::FailureReportingMode::QtTest);
+        QVERIFY(model.setResult(json, &graph));
         QVERIFY(!model.ok());
         QCOMPARE(model.firstMismatch(), QStringLiteral("grad of primals_2 (view_1)"));
         const std::vector<NodeId> marked = model.mismatchedNodes();
         QCOMPARE(marked.size(), size_t(1));
-        QCOMPARE(graph->node(marked[0]).name, std::string("view_1"));
+        QCOMPARE(graph.node(marked[0]).name, std::string("view_1"));
         QCOMPARE(model.index(2, ValidationModel::StatusColumn).data().toString(),
                  QStringLiteral("differs (first)"));
         QCOMPARE(model.index(2, ValidationModel::MaxAbsColumn).data().toString(), QStringLiteral("0.5"));
@@ -147,6 +144,7 @@ private slots:
 
     void emptyInput() {
         ValidationModel model;
+        QAbstractItemModelTester tester(&model, QAbstractItemModelTester::FailureReportingMode::QtTest);
         QVERIFY(!model.setResult(QJsonObject{}, nullptr));
         QCOMPARE(model.rowCount(), 0);
         QCOMPARE(model.summary(), QStringLiteral("no validation"));

@@ -18,13 +18,7 @@ using namespace jointscope::test;
 namespace {
 
 Graph loadGpt() {
-    auto file = GraphFile::open(sharedPath("graphs/torch-1.13/gpt_block2/joint.txt"));
-    if (!file)
-        qFatal("%s", file.error().format().c_str());
-    auto graph = file->load(0);
-    if (!graph)
-        qFatal("%s", graph.error().format().c_str());
-    return graph.take();
+    return loadSharedGraph("graphs/torch-1.13/gpt_block2/joint.txt");
 }
 
 // A chain of `layers` layers of `width` nodes, each reading two nodes of the layer above.

@@ -73,10 +73,10 @@ private slots:
         legend.setScale(HeatScale{1.0, 10000.0}, 12345.0, QStringLiteral("AMD EPYC"));
         // Both ends as measured, the powers of ten between them.
         QCOMPARE(legend.tickLabels(),
-                 (QStringList{QStringLiteral("1.0 µs"), QStringLiteral("10 µs"), QStringLiteral("100 µs"),
+                 (QStringList{QStringLiteral("1.00 µs"), QStringLiteral("10 µs"), QStringLiteral("100 µs"),
                               QStringLiteral("1 ms"), QStringLiteral("10.0 ms")}));
         legend.setScale(HeatScale{2.5, 2.5}, 2.5, QStringLiteral("cpu"));
-        QCOMPARE(legend.tickLabels(), QStringList{QStringLiteral("2.5 µs")});
+        QCOMPARE(legend.tickLabels(), QStringList{QStringLiteral("2.50 µs")});
         QImage image(legend.size(), QImage::Format_ARGB32);
         legend.render(&image); // paints without a profile device or ticks between the ends
     }
@@ -212,7 +212,7 @@ private slots:
         QVERIFY2(panel.job()->state() == CliJob::State::Succeeded, qPrintable(panel.job()->error()));
         QVERIFY(legend->isVisible());
         QVERIFY(legend->note().contains(QStringLiteral("HOP body")));
-        QCOMPARE(legend->tickLabels().first(), QStringLiteral("1.2 µs"));
+        QCOMPARE(legend->tickLabels().first(), QStringLiteral("1.20 µs"));
         QCOMPARE(legend->tickLabels().last(), QStringLiteral("480 µs"));
         for (NodeId id = 0; id < body->size(); ++id) // the body's nodes were not timed: no heat on them
             QVERIFY(!scene.nodeItem(id)->heatColor().isValid());

@@ -1,5 +1,7 @@
 #include "cost/OpSignature.h"
 
+#include "io/FxWriter.h"
+
 #include <algorithm>
 #include <charconv>
 #include <cmath>
@@ -13,34 +15,6 @@ void appendInt(std::string& out, int64_t v) {
     char buf[24];
     const auto result = std::to_chars(buf, buf + sizeof buf, v);
     out.append(buf, result.ptr);
-}
-
-// Shortest round-trip digits; a float always shows a '.', an exponent or a name, so that 1.0 and 1 differ.
-void appendFloat(std::string& out, double v) {
-    if (std::isnan(v)) {
-        out += "nan";
-        return;
-    }
-    if (std::isinf(v)) {
-        out += v < 0 ? "-inf" : "inf";
-        return;
-    }
-    char buf[32];
-    const auto result = std::to_chars(buf, buf + sizeof buf, v);
-    const std::string_view digits(buf, static_cast<size_t>(result.ptr - buf));
-    out += digits;
-    if (digits.find_first_of(".e") == std::string_view::npos)
-        out += ".0";
-}
-
-void appendString(std::string& out, std::string_view s) {
-    out += '\'';
-    for (char c : s) {
-        if (c == '\\' || c == '\'')
-            out += '\\';
-        out += c;
-    }
-    out += '\'';
 }
 
 void appendSymInt(std::string& out, const SymInt& v) {
@@ -214,10 +188,10 @@ private:
             appendInt(out_, v.asInt());
             return;
         case ValueKind::Float:
-            appendFloat(out_, v.asFloat());
+            appendPythonFloat(out_, v.asFloat());
             return;
         case ValueKind::String:
-            appendString(out_, v.text());
+            appendPythonString(out_, v.text());
             return;
         case ValueKind::NodeRef:
             writeNodeRef(v.asNode());
@@ -254,7 +228,7 @@ private:
             return;
         case ValueKind::Device:
             out_ += "device(";
-            appendString(out_, v.text());
+            appendPythonString(out_, v.text());
             if (v.deviceIndex() >= 0) {
                 out_ += ", ";
                 appendInt(out_, v.deviceIndex());

@@ -85,23 +85,8 @@ bool isFilePath(const std::string& path) {
 
 // Byte offset of the n-th '{' outside strings (n from json_support::detail::objectOrdinal), or 0.
 size_t nthObjectOffset(std::string_view text, size_t ordinal) {
-    bool inString = false;
-    for (size_t i = 0; i < text.size(); ++i) {
-        const char c = text[i];
-        if (inString) {
-            if (c == '\\')
-                ++i;
-            else if (c == '"')
-                inString = false;
-        } else if (c == '"') {
-            inString = true;
-        } else if (c == '{') {
-            if (ordinal == 0)
-                return i;
-            --ordinal;
-        }
-    }
-    return 0;
+    const size_t offset = json_support::findObject(text, ordinal);
+    return offset == std::string_view::npos ? 0 : offset;
 }
 
 // Offset of key `name` directly inside the (valid) object opened at `open`, or `open` when absent.

@@ -1,7 +1,7 @@
 #include "io/FxAnnotation.h"
 
-#include "graph/GraphCheck.h"
 #include "graph/SymbolicExpr.h"
+#include "io/GraphCheck.h"
 
 #include <algorithm>
 #include <charconv>

@@ -2,10 +2,10 @@
 // torch.fx's codegen and print_readable() emit; nothing is evaluated. Errors carry file:line:col.
 #include "io/FxReader.h"
 
-#include "graph/GraphCheck.h"
 #include "graph/SymbolicExpr.h"
 #include "io/FxAnnotation.h"
 #include "io/FxLexer.h"
+#include "io/GraphCheck.h"
 #include "ops/OpSchema.h"
 
 #include <algorithm>

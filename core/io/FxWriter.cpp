@@ -19,84 +19,6 @@ bool isIdentifier(std::string_view s) {
     return true;
 }
 
-// Python's repr(float): shortest round-trip digits, exponent form below 1e-4 and from 1e16 on.
-void appendFloat(std::string& out, double v) {
-    if (std::isnan(v)) {
-        out += "nan";
-        return;
-    }
-    if (std::isinf(v)) {
-        out += v < 0 ? "-inf" : "inf";
-        return;
-    }
-    char buf[64];
-    const auto result = std::to_chars(buf, buf + sizeof buf, v, std::chars_format::scientific);
-    const std::string_view sci(buf, static_cast<size_t>(result.ptr - buf));
-    const size_t e = sci.find('e');
-    std::string_view mantissa = sci.substr(0, e);
-    int exponent = 0;
-    std::from_chars(sci.data() + e + 1 + (sci[e + 1] == '+'), sci.data() + sci.size(), exponent);
-    if (!mantissa.empty() && mantissa.front() == '-') {
-        out += '-';
-        mantissa.remove_prefix(1);
-    }
-    if (exponent < -4 || exponent >= 16) {
-        out += mantissa;
-        out += exponent < 0 ? "e-" : "e+";
-        const int magnitude = exponent < 0 ? -exponent : exponent;
-        if (magnitude < 10)
-            out += '0';
-        out += std::to_string(magnitude);
-        return;
-    }
-    std::string digits;
-    for (char c : mantissa)
-        if (c != '.')
-            digits += c;
-    const int point = exponent + 1; // digits before the decimal point
-    const int count = static_cast<int>(digits.size());
-    if (point <= 0) {
-        out += "0.";
-        out.append(static_cast<size_t>(-point), '0');
-        out += digits;
-    } else if (point >= count) {
-        out += digits;
-        out.append(static_cast<size_t>(point - count), '0');
-        out += ".0";
-    } else {
-        out.append(digits, 0, static_cast<size_t>(point));
-        out += '.';
-        out.append(digits, static_cast<size_t>(point), std::string::npos);
-    }
-}
-
-// Python's repr(str): single quotes unless the text has ' and no ".
-void appendString(std::string& out, std::string_view s) {
-    const bool doubleQuote = s.find('\'') != std::string_view::npos && s.find('"') == std::string_view::npos;
-    const char quote = doubleQuote ? '"' : '\'';
-    out += quote;
-    for (char c : s) {
-        const auto byte = static_cast<unsigned char>(c);
-        if (c == '\\' || c == quote) {
-            out += '\\';
-            out += c;
-        } else if (c == '\n') {
-            out += "\\n";
-        } else if (c == '\r') {
-            out += "\\r";
-        } else if (c == '\t') {
-            out += "\\t";
-        } else if (byte < 0x20 || byte == 0x7f) {
-            char buf[8];
-            std::snprintf(buf, sizeof buf, "\\x%02x", byte);
-            out += buf;
-        } else {
-            out += c;
-        }
-    }
-    out += quote;
-}
-
 // FX's _format_target: self.a.b, getattr(self.layers, "0").
 std::string formatTarget(std::string_view base, std::string_view path) {
     std::string r(base);
@@ -175,10 +97,10 @@ private:
             out_ += std::to_string(v.asInt());
             return;
         case ValueKind::Float:
-            appendFloat(out_, v.asFloat());
+            appendPythonFloat(out_, v.asFloat());
             return;
         case ValueKind::String:
-            appendString(out_, v.text());
+            appendPythonString(out_, v.text());
             return;
         case ValueKind::NodeRef:
             out_ += v.asNode() < graph.size() ? graph.node(v.asNode()).name : std::string("<missing node>");
@@ -214,7 +136,7 @@ private:
             return;
         case ValueKind::Device:
             out_ += "device(type=";
-            appendString(out_, v.text());
+            appendPythonString(out_, v.text());
             if (v.deviceIndex() >= 0)
                 out_ += ", index=" + std::to_string(v.deviceIndex());
             out_ += ')';
@@ -425,6 +347,84 @@ private:
 };
 
 } // namespace
+
+// Python's repr(float): shortest round-trip digits, exponent form below 1e-4 and from 1e16 on.
+void appendPythonFloat(std::string& out, double v) {
+    if (std::isnan(v)) {
+        out += "nan";
+        return;
+    }
+    if (std::isinf(v)) {
+        out += v < 0 ? "-inf" : "inf";
+        return;
+    }
+    char buf[64];
+    const auto result = std::to_chars(buf, buf + sizeof buf, v, std::chars_format::scientific);
+    const std::string_view sci(buf, static_cast<size_t>(result.ptr - buf));
+    const size_t e = sci.find('e');
+    std::string_view mantissa = sci.substr(0, e);
+    int exponent = 0;
+    std::from_chars(sci.data() + e + 1 + (sci[e + 1] == '+'), sci.data() + sci.size(), exponent);
+    if (!mantissa.empty() && mantissa.front() == '-') {
+        out += '-';
+        mantissa.remove_prefix(1);
+    }
+    if (exponent < -4 || exponent >= 16) {
+        out += mantissa;
+        out += exponent < 0 ? "e-" : "e+";
+        const int magnitude = exponent < 0 ? -exponent : exponent;
+        if (magnitude < 10)
+            out += '0';
+        out += std::to_string(magnitude);
+        return;
+    }
+    std::string digits;
+    for (char c : mantissa)
+        if (c != '.')
+            digits += c;
+    const int point = exponent + 1; // digits before the decimal point
+    const int count = static_cast<int>(digits.size());
+    if (point <= 0) {
+        out += "0.";
+        out.append(static_cast<size_t>(-point), '0');
+        out += digits;
+    } else if (point >= count) {
+        out += digits;
+        out.append(static_cast<size_t>(point - count), '0');
+        out += ".0";
+    } else {
+        out.append(digits, 0, static_cast<size_t>(point));
+        out += '.';
+        out.append(digits, static_cast<size_t>(point), std::string::npos);
+    }
+}
+
+// Python's repr(str): single quotes unless the text has ' and no ".
+void appendPythonString(std::string& out, std::string_view s) {
+    const bool doubleQuote = s.find('\'') != std::string_view::npos && s.find('"') == std::string_view::npos;
+    const char quote = doubleQuote ? '"' : '\'';
+    out += quote;
+    for (char c : s) {
+        const auto byte = static_cast<unsigned char>(c);
+        if (c == '\\' || c == quote) {
+            out += '\\';
+            out += c;
+        } else if (c == '\n') {
+            out += "\\n";
+        } else if (c == '\r') {
+            out += "\\r";
+        } else if (c == '\t') {
+            out += "\\t";
+        } else if (byte < 0x20 || byte == 0x7f) {
+            char buf[8];
+            std::snprintf(buf, sizeof buf, "\\x%02x", byte);
+            out += buf;
+        } else {
+            out += c;
+        }
+    }
+    out += quote;
+}
 
 std::string writeFxText(const Graph& graph, const FxWriteOptions& options) {
     FxTextWriter writer(options);

@@ -4,6 +4,7 @@
 #include "graph/Graph.h"
 
 #include <string>
+#include <string_view>
 
 namespace jointscope {
 
@@ -15,5 +16,10 @@ struct FxWriteOptions {
 
 // readFxText(writeFxText(g)) reproduces g (names, ops, targets, args, metadata that FX text can carry).
 std::string writeFxText(const Graph& graph, const FxWriteOptions& options = {});
+
+// Python's repr() of a float ("1.0", "1e-05", "inf") and of a str ('a', "it's", '\n'), appended to `out`: the
+// literals FX text and op signatures (cost/OpSignature.h) are written with.
+void appendPythonFloat(std::string& out, double v);
+void appendPythonString(std::string& out, std::string_view s);
 
 } // namespace jointscope

@@ -1,8 +1,8 @@
 // jointscope JSON (docs/formats.md): a lossless, versioned serialization of the whole IR.
 #include "io/JsonFormat.h"
 
-#include "graph/GraphCheck.h"
 #include "graph/SymbolicExpr.h"
+#include "io/GraphCheck.h"
 #include "io/JsonSupport.h"
 #include "support/Utf8.h"
 

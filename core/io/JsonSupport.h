@@ -35,9 +35,8 @@ inline SourceLocation locationOf(std::string_view text, size_t offset, const std
 // Deeper documents are refused before parsing, so that every recursive walk stays bounded.
 inline constexpr size_t kMaxJsonDepth = 256;
 
-// Offset of the first bracket nested deeper than maxDepth, or npos.
-inline size_t findTooDeep(std::string_view text, size_t maxDepth) {
-    size_t depth = 0;
+// Offset of the first character outside JSON strings for which `stop(c)` holds, or npos.
+template <typename Stop> size_t findOutsideStrings(std::string_view text, Stop stop) {
     bool inString = false;
     for (size_t i = 0; i < text.size(); ++i) {
         const char c = text[i];
@@ -48,14 +47,29 @@ inline size_t findTooDeep(std::string_view text, size_t maxDepth) {
                 inString = false;
         } else if (c == '"') {
             inString = true;
-        } else if (c == '{' || c == '[') {
-            if (++depth > maxDepth)
-                return i;
-        } else if ((c == '}' || c == ']') && depth > 0) {
-            --depth;
+        } else if (stop(c)) {
+            return i;
         }
     }
     return std::string_view::npos;
+}
+
+// Offset of the first bracket nested deeper than maxDepth, or npos.
+inline size_t findTooDeep(std::string_view text, size_t maxDepth) {
+    size_t depth = 0;
+    return findOutsideStrings(text, [&](char c) {
+        if (c == '{' || c == '[')
+            return ++depth > maxDepth;
+        if ((c == '}' || c == ']') && depth > 0)
+            --depth;
+        return false;
+    });
+}
+
+// Offset of the `ordinal`-th '{' outside strings (0 is the first; ordinals from detail::objectOrdinal), or
+// npos.
+inline size_t findObject(std::string_view text, size_t ordinal) {
+    return findOutsideStrings(text, [&](char c) { return c == '{' && ordinal-- == 0; });
 }
 
 // nlohmann reports the last character it read, often the end of the offending token: find where that token
@@ -163,22 +177,9 @@ inline SourceLocation locateObject(std::string_view text, const Json& root, cons
     size_t ordinal = 0;
     if (object == nullptr || !detail::objectOrdinal(root, object, ordinal))
         return SourceLocation{fileName, 1, 1};
-    bool inString = false;
-    for (size_t i = 0; i < text.size(); ++i) {
-        const char c = text[i];
-        if (inString) {
-            if (c == '\\')
-                ++i;
-            else if (c == '"')
-                inString = false;
-        } else if (c == '"') {
-            inString = true;
-        } else if (c == '{') {
-            if (ordinal == 0)
-                return locationOf(text, i, fileName);
-            --ordinal;
-        }
-    }
+    const size_t offset = findObject(text, ordinal);
+    if (offset != std::string_view::npos)
+        return locationOf(text, offset, fileName);
     return SourceLocation{fileName, 1, 1};
 }
 

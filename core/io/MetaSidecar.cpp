@@ -1,7 +1,7 @@
 // torch 1.13 adapters: joint.meta.json (per-node tensor metadata) and reference.json (torch's own decisions).
 #include "io/JsonFormat.h"
 
-#include "graph/GraphCheck.h"
+#include "io/GraphCheck.h"
 #include "io/JsonSupport.h"
 
 #include <limits>

@@ -35,6 +35,17 @@ std::string toString(const Placements& placements) {
     return out;
 }
 
+std::string formatPlacements(const std::vector<Placements>& placements) {
+    if (placements.empty())
+        return "—";
+    if (placements.size() == 1)
+        return toString(placements[0]);
+    std::string out = "(";
+    for (size_t i = 0; i < placements.size(); ++i)
+        out += (i ? ", " : "") + toString(placements[i]);
+    return out + ")";
+}
+
 namespace {
 
 struct Cursor {

@@ -46,6 +46,8 @@ using Placements = std::vector<Placement>;
 
 std::string_view reduceOpName(ReduceOp op);         // "sum", "avg", "max"
 std::string toString(const Placements& placements); // "S(0)R"
+// The placements of a node's outputs (or inputs): "S(0)R"; "(S(0)R, RR)" for several; "—" for none.
+std::string formatPlacements(const std::vector<Placements>& placements);
 // Parses "S(0)R", "P(sum)S(1)", "RR"; also accepts torch's long form ("Shard(dim=0)", "Replicate()",
 // "Partial(sum)") with optional ", " / "(" ")" separators. nullopt on anything else.
 std::optional<Placements> parsePlacements(std::string_view text);

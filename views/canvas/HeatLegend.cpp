@@ -1,6 +1,7 @@
 #include "canvas/HeatLegend.h"
 
 #include "canvas/GraphScene.h"
+#include "models/NodeFormat.h"
 
 #include <QEvent>
 #include <QFontMetrics>
@@ -15,11 +16,6 @@ constexpr int kWidth = 280;
 constexpr int kHeight = 80;
 constexpr int kMargin = 10;
 constexpr int kLabelGap = 6;
-
-QString formatUs(double us) {
-    return us >= 1000 ? QStringLiteral("%1 ms").arg(us / 1000, 0, 'f', us >= 10000 ? 1 : 2)
-                      : QStringLiteral("%1 µs").arg(us, 0, 'f', us >= 100 ? 0 : 1);
-}
 
 // Round tick times read best without trailing zeros: "10 µs", "1 ms", "2 s".
 QString formatTick(double us) {
@@ -73,8 +69,8 @@ std::vector<HeatLegend::Tick> HeatLegend::layoutTicks(const QRectF& bar, const Q
     std::vector<Tick> ticks;
     if (!scale_.valid())
         return ticks;
-    const QString first = formatUs(scale_.minUs);
-    const QString last = formatUs(scale_.maxUs);
+    const QString first = formatMicros(scale_.minUs);
+    const QString last = formatMicros(scale_.maxUs);
     ticks.push_back({bar.left(), first, true});
     // Round times between the ends, each where the log scale puts it, unless its label would run into a
     // neighbour's.
@@ -129,7 +125,7 @@ void HeatLegend::paintEvent(QPaintEvent*) {
     const QRect title(8, 4, width() - 16, metrics.height());
     p.drawText(title, Qt::AlignLeft | Qt::AlignVCenter, tr("Measured time (%1)").arg(device_));
     p.setPen(QColor(0x4b, 0x55, 0x63));
-    p.drawText(title, Qt::AlignRight | Qt::AlignVCenter, tr("Σ %1").arg(formatUs(sumUs_)));
+    p.drawText(title, Qt::AlignRight | Qt::AlignVCenter, tr("Σ %1").arg(formatMicros(sumUs_)));
 
     // The bar runs along the scale's fraction, so equal distances are equal time ratios.
     const QRectF bar = barRect(metrics);

@@ -6,12 +6,6 @@
 
 namespace jointscope::views {
 
-namespace {
-QString str(std::string_view s) {
-    return QString::fromUtf8(s.data(), qsizetype(s.size()));
-}
-} // namespace
-
 InspectorModel::InspectorModel(QObject* parent) : FlatTreeModel(parent) {}
 
 void InspectorModel::setNode(const Graph* graph, NodeId node) {
@@ -48,7 +42,7 @@ void InspectorModel::build() {
     const Node& n = graph_->node(node_);
     const int general = add(0, tr("Node"));
     add(general, tr("name"), QString::fromStdString(n.name));
-    add(general, tr("op"), str(nodeOpName(n.op)));
+    add(general, tr("op"), toQString(nodeOpName(n.op)));
     add(general, tr("target"), QString::fromStdString(n.target.text));
     if (n.subgraph >= 0 && size_t(n.subgraph) < graph_->subgraphs().size())
         add(general, tr("body"),
@@ -73,7 +67,7 @@ void InspectorModel::build() {
                 return;
             }
             add(parent, tr("shape"), formatShape(t));
-            add(parent, tr("dtype"), str(torchName(t.dtype)));
+            add(parent, tr("dtype"), toQString(torchName(t.dtype)));
             const QString stride = formatStride(t);
             if (!stride.isEmpty())
                 add(parent, tr("stride"), stride);

@@ -141,19 +141,6 @@ std::optional<uint64_t> outputBytes(const Node& node) {
     return total;
 }
 
-QString formatBytes(uint64_t bytes) {
-    if (bytes < 1024)
-        return QStringLiteral("%1 B").arg(bytes);
-    const char* units[] = {"KiB", "MiB", "GiB", "TiB"};
-    double value = double(bytes) / 1024.0;
-    int unit = 0;
-    while (value >= 1024.0 && unit < 3) {
-        value /= 1024.0;
-        ++unit;
-    }
-    return QStringLiteral("%1 %2").arg(value, 0, 'f', 1).arg(QLatin1String(units[unit]));
-}
-
 QString formatValue(const Value& value, const Graph& graph) {
     auto join = [&](const std::vector<Value>& items, const char* open, const char* close, bool tuple) {
         QStringList parts;

@@ -2,11 +2,13 @@
 #pragma once
 
 #include "graph/Graph.h"
+#include "support/Format.h"
 
 #include <QColor>
 #include <QString>
 
 #include <cstdint>
+#include <string_view>
 #include <vector>
 
 namespace jointscope::views {
@@ -39,7 +41,21 @@ QString formatStride(const TensorMeta& tensor);    // "(64, 1)" or "" when unkno
 QString formatOutputShapes(const Node& node);      // the tensor's shape, "(…, …)" for tuples, "Sym(s0)"
 QString formatOutputDTypes(const Node& node);      // "f32", "(f32, f32)"
 std::optional<uint64_t> outputBytes(const Node& node); // sum over known outputs; nullopt when none known
-QString formatBytes(uint64_t bytes);               // "512 B", "12.0 KiB", "3.4 MiB"
+
+// UTF-8 text from the core as a QString.
+inline QString toQString(std::string_view text) {
+    return QString::fromUtf8(text.data(), qsizetype(text.size()));
+}
+// The core's quantities (support/Format.h) as QStrings: "12.0 KiB", "12.3 µs", "1.50 GFLOP".
+inline QString formatBytes(uint64_t bytes) {
+    return toQString(jointscope::formatBytes(bytes));
+}
+inline QString formatMicros(double us) {
+    return toQString(jointscope::formatMicros(us));
+}
+inline QString formatFlops(double flops) {
+    return toQString(jointscope::formatFlops(flops));
+}
 // Python-like text of an argument with node references by name: "[view, 64]".
 QString formatValue(const Value& value, const Graph& graph);
 

@@ -38,23 +38,9 @@ std::vector<std::string> minus(const std::vector<std::string>& a, const std::vec
     return out;
 }
 
-QString formatCost(double flops) {
-    if (flops >= 1e9)
-        return QStringLiteral("%1 GFLOP").arg(flops / 1e9, 0, 'f', 2);
-    if (flops >= 1e6)
-        return QStringLiteral("%1 MFLOP").arg(flops / 1e6, 0, 'f', 2);
-    if (flops >= 1e3)
-        return QStringLiteral("%1 kFLOP").arg(flops / 1e3, 0, 'f', 1);
-    return QStringLiteral("%1 FLOP").arg(flops, 0, 'f', 0);
-}
-
 // "1 node", "4 nodes" (no translator is installed to resolve tr()'s %n plurals).
 QString count(size_t n, const char* noun) {
     return QStringLiteral("%1 %2%3").arg(n).arg(QLatin1String(noun), n == 1 ? "" : "s");
-}
-
-QString qstr(std::string_view s) {
-    return QString::fromUtf8(s.data(), qsizetype(s.size()));
 }
 
 } // namespace
@@ -93,9 +79,9 @@ void PartitionModel::setPartition(const Graph* shown, std::shared_ptr<const Part
             count(p.saved.size(), "tensor") + QStringLiteral(", ") + formatBytes(p.savedBytes));
         add(summary, tr("Saved symbols"), QString::number(p.savedSym.size()));
         add(summary, tr("Recomputed"), count(p.recomputed.size(), "node"));
-        add(summary, tr("Recompute cost"), formatCost(recomputeCost));
+        add(summary, tr("Recompute cost"), formatFlops(recomputeCost));
         add(summary, tr("Banned"), QString::number(p.cut ? p.cut->banned.size() : 0));
-        add(summary, tr("Decided by"), qstr(escalationName(p.escalation)));
+        add(summary, tr("Decided by"), toQString(escalationName(p.escalation)));
         add(summary, tr("Memory budget"), QString::number(p.memoryBudget, 'g', 3));
         add(summary, tr("Cut value"), p.cut ? QString::number(p.cut->cutValue) : tr("—"));
         add(summary, tr("Engine time"), tr("%1 ms").arg(p.seconds * 1e3, 0, 'f', 1));

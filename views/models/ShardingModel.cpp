@@ -8,25 +8,6 @@ namespace jointscope::views {
 
 using namespace jointscope::sharding;
 
-QString formatPlacements(const std::vector<Placements>& placements) {
-    if (placements.empty())
-        return QStringLiteral("—");
-    if (placements.size() == 1)
-        return QString::fromStdString(toString(placements[0]));
-    QStringList parts;
-    for (const Placements& p : placements)
-        parts << QString::fromStdString(toString(p));
-    return QStringLiteral("(") + parts.join(QStringLiteral(", ")) + QStringLiteral(")");
-}
-
-QString formatMicros(double us) {
-    if (us >= 1000)
-        return QStringLiteral("%1 ms").arg(us / 1000, 0, 'f', us >= 100000 ? 1 : 2);
-    if (us >= 10)
-        return QStringLiteral("%1 µs").arg(us, 0, 'f', 1);
-    return QStringLiteral("%1 µs").arg(us, 0, 'f', 2);
-}
-
 ShardingModel::ShardingModel(QObject* parent) : FlatTreeModel(parent) {
     static_assert(ShardingRow::kColumns == ColumnCount);
 }
@@ -118,8 +99,8 @@ void ShardingModel::rebuild() {
             item.differs = differs;
             item.text[NodeColumn] = QString::fromStdString(node.name);
             item.text[OpColumn] = opLabel(node);
-            item.text[OutputColumn] = formatPlacements(r.outputs);
-            item.text[InputsColumn] = formatPlacements(r.inputs);
+            item.text[OutputColumn] = views::formatPlacements(r.outputs);
+            item.text[InputsColumn] = views::formatPlacements(r.inputs);
             if (r.inputs.size() == 1)
                 item.text[InputsColumn] = QStringLiteral("(") + item.text[InputsColumn] + QStringLiteral(")");
             setCost(item, ComputeColumn, r.computeUs);
@@ -129,7 +110,7 @@ void ShardingModel::rebuild() {
                 item.text[PinnedColumn] = QString::fromStdString(it->second);
             if (s) {
                 item.text[StoredOutputColumn] =
-                    s->placed ? formatPlacements(s->outputs) : QStringLiteral("—");
+                    s->placed ? views::formatPlacements(s->outputs) : QStringLiteral("—");
                 setCost(item, StoredTotalColumn, s->computeUs + s->commUs);
             }
         }

@@ -6,6 +6,7 @@
 
 #include "graph/Graph.h"
 #include "models/FlatTreeModel.h"
+#include "models/NodeFormat.h"
 #include "sharding/PlanReport.h"
 
 #include <map>
@@ -86,9 +87,9 @@ private:
     int differences_ = 0;
 };
 
-// "S(0)R"; "(S(0)R, RR)" for several; "—" for none.
-QString formatPlacements(const std::vector<sharding::Placements>& placements);
-// "0.52 µs", "12.3 µs", "8.81 ms".
-QString formatMicros(double us);
+// "S(0)R"; "(S(0)R, RR)" for several; "—" for none (sharding::formatPlacements).
+inline QString formatPlacements(const std::vector<sharding::Placements>& placements) {
+    return toQString(sharding::formatPlacements(placements));
+}
 
 } // namespace jointscope::views

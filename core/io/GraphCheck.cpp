@@ -1,4 +1,4 @@
-#include "graph/GraphCheck.h"
+#include "io/GraphCheck.h"
 
 #include "graph/SymbolicExpr.h"
 

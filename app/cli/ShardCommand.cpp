@@ -1,5 +1,6 @@
 // jointscope-cli shard: DTensor placements for every node of a joint graph on a device mesh (the sharding
 // ILP of core/sharding), with its cost against the replicate and data-parallel baselines.
+#include "CommModelOption.h"
 #include "Command.h"
 #include "CostOptions.h"
 
@@ -64,7 +65,9 @@ int runShard(const ParsedArgs& args) {
     const std::optional<cost::DeviceSpec> device = cost::findDevice(topo->name);
     if (!device)
         return usageError(command, "no device spec for topology " + topo->name);
-    const DeviceMesh mesh = DeviceMesh::make(*shape, names, *topo);
+    DeviceMesh mesh = DeviceMesh::make(*shape, names, *topo);
+    if (int code = applyCommModel(command, args, mesh); code != kExitOk)
+        return code;
 
     SolveOptions options;
     for (const std::string& pin : args.values("--pin")) {
@@ -170,6 +173,9 @@ int runShard(const ParsedArgs& args) {
                               {"device", device->cudaName},
                               {"torch_version", profiles.torchVersion},
                               {"calibrated_nodes", model.calibratedNodes()}};
+        j["comm_model"] = std::string(commModelKind(mesh));
+        j["comm_model_source"] = commModelDescription(mesh);
+        j["redistributions"] = redistributionsJson(graph, problem, *plan, model);
         j["seconds"] = seconds;
         std::vector<std::string> warnings = profiles.warnings;
         warnings.insert(warnings.end(), problem.warnings.begin(), problem.warnings.end());
@@ -208,7 +214,8 @@ const Command& shardCommand() {
     static const Command command{
         "shard",
         "shard FILE --mesh 8x8 [--mesh-names dp,tp] [--topology h100] [--pin NODE=S(0)R] "
-        "[--param-memory LOW:HIGH] [--cluster-rounds N] [--time-limit S] [--explain NODE] [--log OUT] "
+        "[--param-memory LOW:HIGH] [--comm-model measured --db DB] [--cluster-rounds N] [--time-limit S] "
+        "[--explain NODE] [--log OUT] "
         "[--json]",
         "DTensor placements for a joint graph on a device mesh (ILP with CBC), against replicate / data "
         "parallel.",
@@ -227,7 +234,9 @@ const Command& shardCommand() {
          {"--cost-model", "", "M",
           "compute cost: roofline (default) on local shapes, or profiled: the roofline scaled per node by "
           "measured / roofline time on its own shapes"},
-         {"--db", "", "PATH", "profile database for --cost-model profiled (default: the user cache's)"},
+         commModelOption(),
+         {"--db", "", "PATH",
+          "profile database for --cost-model profiled and --comm-model measured (default: the user cache's)"},
          {"--torch-version", "", "V",
           "torch version of the profiles to use (default: the only one in the DB)"},
          {"--explain", "", "NODE", "why NODE has its placement (repeatable)"},

@@ -1,5 +1,6 @@
 // jointscope-cli shard: DTensor placements for every node of a joint graph on a device mesh (the sharding
 // ILP of core/sharding), with its cost against the replicate and data-parallel baselines.
+#include "CommModelOption.h"
 #include "Command.h"
 #include "CostOptions.h"
 
@@ -47,8 +48,10 @@ int runShard(const ParsedArgs& args) {
     const Expected<MeshSetup> setup = resolveMesh(*spec);
     if (!setup)
         return usageError(command, setup.error().message);
-    const DeviceMesh& mesh = setup->mesh;
+    DeviceMesh mesh = setup->mesh;
     const cost::DeviceSpec& device = setup->device;
+    if (int code = applyCommModel(command, args, mesh); code != kExitOk)
+        return code;
 
     SolveOptions options;
     for (const std::string& pin : args.values("--pin")) {
@@ -148,6 +151,9 @@ int runShard(const ParsedArgs& args) {
                               {"device", device.cudaName},
                               {"torch_version", profiles.torchVersion},
                               {"calibrated_nodes", model.calibratedNodes()}};
+        j["comm_model"] = std::string(commModelKind(mesh));
+        j["comm_model_source"] = commModelDescription(mesh);
+        j["redistributions"] = redistributionsJson(graph, problem, plan, model);
         j["seconds"] = seconds;
         std::vector<std::string> warnings = profiles.warnings;
         warnings.insert(warnings.end(), problem.warnings.begin(), problem.warnings.end());
@@ -186,7 +192,8 @@ const Command& shardCommand() {
     static const Command command{
         "shard",
         "shard FILE --mesh 8x8 [--mesh-names dp,tp] [--topology h100] [--pin NODE=S(0)R] "
-        "[--param-memory LOW:HIGH] [--cluster-rounds N] [--time-limit S] [--explain NODE] [--log OUT] "
+        "[--param-memory LOW:HIGH] [--comm-model measured --db DB] [--cluster-rounds N] [--time-limit S] "
+        "[--explain NODE] [--log OUT] "
         "[--json]",
         "DTensor placements for a joint graph on a device mesh (ILP with CBC), against replicate / data "
         "parallel.",
@@ -205,7 +212,9 @@ const Command& shardCommand() {
          {"--cost-model", "", "M",
           "compute cost: roofline (default) on local shapes, or profiled: the roofline scaled per node by "
           "measured / roofline time on its own shapes"},
-         {"--db", "", "PATH", "profile database for --cost-model profiled (default: the user cache's)"},
+         commModelOption(),
+         {"--db", "", "PATH",
+          "profile database for --cost-model profiled and --comm-model measured (default: the user cache's)"},
          {"--torch-version", "", "V",
           "torch version of the profiles to use (default: the only one in the DB)"},
          {"--explain", "", "NODE", "why NODE has its placement (repeatable)"},

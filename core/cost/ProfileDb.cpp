@@ -8,12 +8,12 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <chrono>
 #include <cmath>
 #include <cstdlib>
-#include <chrono>
 #include <filesystem>
-#include <thread>
 #include <limits>
+#include <thread>
 
 namespace jointscope::cost {
 namespace {
@@ -23,6 +23,21 @@ using json_support::Json;
 constexpr int kSchemaVersion = 1;
 constexpr std::string_view kFormat = "jointscope-profile";
 constexpr int kFormatVersion = 1;
+// Version 2 adds "collectives"; files without them stay version 1.
+constexpr int kCollectivesFormatVersion = 2;
+
+// Measured collectives: the key in columns, the rest as the entry's JSON (docs/formats.md), which is what
+// import checks and export writes back.
+constexpr const char* kCollectiveSchema = R"sql(
+CREATE TABLE IF NOT EXISTS collective_fits(
+  backend TEXT NOT NULL,
+  mesh TEXT NOT NULL,
+  dim INTEGER NOT NULL,
+  collective TEXT NOT NULL,
+  entry TEXT NOT NULL,
+  PRIMARY KEY (backend, mesh, dim, collective)
+) WITHOUT ROWID;
+)sql";
 
 // WITHOUT ROWID: the key is the primary index, rows are looked up by it and nothing else.
 constexpr const char* kSchema = R"sql(
@@ -231,6 +246,157 @@ private:
     size_t index_ = 0;
 };
 
+std::string meshText(const std::vector<int64_t>& mesh) {
+    std::string out;
+    for (int64_t s : mesh)
+        out += (out.empty() ? "" : "x") + std::to_string(s);
+    return out;
+}
+
+Json collectiveJson(const CollectiveFit& f) {
+    Json j = Json::object();
+    j["backend"] = f.backend;
+    j["torch"] = f.torchVersion;
+    j["hosts"] = f.hosts;
+    j["world_size"] = f.worldSize;
+    j["mesh"] = f.mesh;
+    j["dim"] = f.dim;
+    j["group_size"] = f.groupSize;
+    j["collective"] = f.collective;
+    Json segments = Json::array();
+    for (const CommSegment& s : f.segments)
+        segments.push_back({{"max_bytes", s.maxBytes ? Json(*s.maxBytes) : Json(nullptr)},
+                            {"latency_us", s.latencyUs},
+                            {"bytes_per_s", s.bytesPerSecond}});
+    j["segments"] = segments;
+    Json samples = Json::array();
+    for (const auto& [bytes, us] : f.samples)
+        samples.push_back({bytes, us});
+    j["samples"] = samples;
+    j["reps"] = f.reps;
+    j["rms_rel_error"] = f.rmsRelError;
+    if (!f.note.empty())
+        j["note"] = f.note;
+    j["measured_at"] = f.measuredAt;
+    return j;
+}
+
+// Checks one "collectives" entry; `error(field, message)` locates a problem.
+template <typename ErrorFn> Expected<CollectiveFit> readCollective(const Json& e, ErrorFn error) {
+    if (!e.is_object())
+        return error("", "must be an object, got " + typeName(e));
+    static constexpr std::string_view kKnown[] = {
+        "backend",    "torch",    "hosts",   "world_size", "mesh",          "dim",  "group_size",
+        "collective", "segments", "samples", "reps",       "rms_rel_error", "note", "measured_at"};
+    for (const auto& item : e.items())
+        if (std::find(std::begin(kKnown), std::end(kKnown), item.key()) == std::end(kKnown))
+            return error(item.key(),
+                         "unknown field (expected one of backend, torch, hosts, world_size, mesh, "
+                         "dim, group_size, collective, segments, samples, reps, rms_rel_error, "
+                         "note, measured_at)");
+    CollectiveFit f;
+    auto text = [&](const char* field, std::string& into, bool required) -> std::optional<Diagnostic> {
+        auto it = e.find(field);
+        if (it == e.end())
+            return required ? std::optional(error("", std::string("missing field '") + field + "'"))
+                            : std::nullopt;
+        if (!it->is_string() || (required && it->get<std::string>().empty()))
+            return error(field, "must be a non-empty string, got " + it->dump());
+        into = it->get<std::string>();
+        return std::nullopt;
+    };
+    auto integer = [&](const char* field, int64_t& into, int64_t low) -> std::optional<Diagnostic> {
+        auto it = e.find(field);
+        if (it == e.end())
+            return error("", std::string("missing field '") + field + "'");
+        if (!it->is_number_integer() || it->get<int64_t>() < low)
+            return error(field, "must be an integer >= " + std::to_string(low) + ", got " + it->dump());
+        into = it->get<int64_t>();
+        return std::nullopt;
+    };
+    for (auto problem : {text("backend", f.backend, true), text("torch", f.torchVersion, false),
+                         text("collective", f.collective, true), text("note", f.note, false),
+                         text("measured_at", f.measuredAt, false), integer("world_size", f.worldSize, 1),
+                         integer("dim", f.dim, 0), integer("group_size", f.groupSize, 1)})
+        if (problem)
+            return *problem;
+    static constexpr std::string_view kCollectives[] = {"all_gather", "reduce_scatter", "all_reduce",
+                                                        "all_to_all"};
+    if (std::find(std::begin(kCollectives), std::end(kCollectives), f.collective) == std::end(kCollectives))
+        return error("collective", "must be all_gather, reduce_scatter, all_reduce or all_to_all, got \"" +
+                                       f.collective + "\"");
+    if (auto hosts = e.find("hosts"); hosts != e.end()) {
+        if (!hosts->is_array())
+            return error("hosts", "must be an array of host names");
+        for (const Json& h : *hosts) {
+            if (!h.is_string())
+                return error("hosts", "must be an array of host names, got " + h.dump());
+            f.hosts.push_back(h.get<std::string>());
+        }
+    }
+    auto mesh = e.find("mesh");
+    if (mesh == e.end())
+        return error("", "missing field 'mesh'");
+    if (!mesh->is_array() || mesh->empty())
+        return error("mesh", "must be the mesh shape, an array of positive sizes like [2, 4]");
+    for (const Json& m : *mesh) {
+        if (!m.is_number_integer() || m.get<int64_t>() < 1)
+            return error("mesh", "must be the mesh shape, an array of positive sizes like [2, 4]");
+        f.mesh.push_back(m.get<int64_t>());
+    }
+    if (f.dim >= static_cast<int64_t>(f.mesh.size()))
+        return error("dim", "mesh " + meshText(f.mesh) + " has no dimension " + std::to_string(f.dim));
+    if (f.groupSize != f.mesh[static_cast<size_t>(f.dim)])
+        return error("group_size", "must be the size of mesh dimension " + std::to_string(f.dim) + " (" +
+                                       std::to_string(f.mesh[static_cast<size_t>(f.dim)]) + ")");
+    auto segments = e.find("segments");
+    if (segments == e.end())
+        return error("", "missing field 'segments'");
+    if (!segments->is_array() || segments->empty())
+        return error("segments", "must be a non-empty array of {max_bytes, latency_us, bytes_per_s}");
+    for (size_t i = 0; i < segments->size(); ++i) {
+        const Json& s = (*segments)[i];
+        const bool last = i + 1 == segments->size();
+        const std::string where = "segments[" + std::to_string(i) + "]";
+        if (!s.is_object() || !s.contains("latency_us") || !s.contains("bytes_per_s") ||
+            !s.contains("max_bytes") || s.size() != 3)
+            return error("segments", where + " must be {max_bytes, latency_us, bytes_per_s}");
+        const Json &lat = s["latency_us"], &bw = s["bytes_per_s"], &max = s["max_bytes"];
+        if (!lat.is_number() || !(lat.get<double>() >= 0) || !bw.is_number() || !(bw.get<double>() > 0))
+            return error("segments", where + ": latency_us must be >= 0 and bytes_per_s > 0");
+        CommSegment seg{std::nullopt, lat.get<double>(), bw.get<double>()};
+        if (last != max.is_null() ||
+            (!last && (!max.is_number() ||
+                       (!f.segments.empty() && !(max.get<double>() > *f.segments.back().maxBytes)))))
+            return error("segments", where + ".max_bytes: null on the last segment only, increasing numbers "
+                                             "before it");
+        if (!last)
+            seg.maxBytes = max.get<double>();
+        f.segments.push_back(seg);
+    }
+    if (auto samples = e.find("samples"); samples != e.end()) {
+        if (!samples->is_array())
+            return error("samples", "must be an array of [bytes, us] pairs");
+        for (const Json& p : *samples) {
+            if (!p.is_array() || p.size() != 2 || !p[0].is_number() || !p[1].is_number())
+                return error("samples", "must be an array of [bytes, us] pairs, got " + p.dump());
+            f.samples.emplace_back(p[0].get<double>(), p[1].get<double>());
+        }
+    }
+    if (auto reps = e.find("reps"); reps != e.end()) {
+        if (!reps->is_number_integer() || reps->get<int64_t>() < 0 ||
+            reps->get<int64_t>() > std::numeric_limits<int>::max())
+            return error("reps", "must be a non-negative integer, got " + reps->dump());
+        f.reps = static_cast<int>(reps->get<int64_t>());
+    }
+    if (auto err = e.find("rms_rel_error"); err != e.end()) {
+        if (!err->is_number())
+            return error("rms_rel_error", "must be a number, got " + err->dump());
+        f.rmsRelError = err->get<double>();
+    }
+    return f;
+}
+
 } // namespace
 
 ProfileDb::ProfileDb(sqlite3* db) : db_(db) {}
@@ -292,8 +458,8 @@ Expected<std::unique_ptr<ProfileDb>> ProfileDb::open(const std::string& path) {
     // every write is a short transaction (one record), so a writer waits for another's commit, never for a
     // whole profile run. NORMAL sync is durable enough for measurements that can be retaken.
     sqlite3_busy_timeout(raw, kBusyTimeoutMs);
-    // Switching to WAL needs the file to itself and answers SQLITE_BUSY at once (no busy handler) while another
-    // process opens it: retry within the same time limit. A file already in WAL mode stays as it is.
+    // Switching to WAL needs the file to itself and answers SQLITE_BUSY at once (no busy handler) while
+    // another process opens it: retry within the same time limit. A file already in WAL mode stays as it is.
     if (!db->execRetrying("PRAGMA journal_mode=WAL") || !db->exec("PRAGMA synchronous=NORMAL"))
         return fail(db->lastError_);
     // A database that has its schema is only read here: opening it takes no write lock.
@@ -312,11 +478,22 @@ Expected<std::unique_ptr<ProfileDb>> ProfileDb::open(const std::string& path) {
         if (!db->execRetrying("BEGIN IMMEDIATE") || !db->exec(kSchema))
             return fail(db->lastError_);
         existing = schemaVersion(); // another process may have created it meanwhile
-        if (!existing && !db->exec(("INSERT INTO schema_version(version) VALUES (" +
-                                    std::to_string(kSchemaVersion) + ")")
-                                       .c_str()))
+        if (!existing &&
+            !db->exec(("INSERT INTO schema_version(version) VALUES (" + std::to_string(kSchemaVersion) + ")")
+                          .c_str()))
             return fail(db->lastError_);
         if (!db->exec("COMMIT"))
+            return fail(db->lastError_);
+    }
+    // Files made before measured collectives get their table when first opened (written only then).
+    {
+        sqlite3_stmt* stmt = nullptr;
+        bool present = false;
+        if (sqlite3_prepare_v2(raw, "SELECT 1 FROM sqlite_master WHERE name = 'collective_fits'", -1, &stmt,
+                               nullptr) == SQLITE_OK)
+            present = sqlite3_step(stmt) == SQLITE_ROW;
+        sqlite3_finalize(stmt);
+        if (!present && !db->execRetrying(kCollectiveSchema))
             return fail(db->lastError_);
     }
     const int version = existing.value_or(kSchemaVersion);
@@ -414,8 +591,10 @@ size_t ProfileDb::size() const {
 
 std::string ProfileDb::exportJson(std::optional<std::string_view> device) const {
     // One record per line: profile files get diffed and merged by hand.
-    std::string out = "{\n \"format\": \"" + std::string(kFormat) +
-                      "\",\n \"version\": " + std::to_string(kFormatVersion) + ",\n \"records\": [";
+    const std::vector<CollectiveFit> fits = device ? std::vector<CollectiveFit>{} : collectives();
+    std::string out = "{\n \"format\": \"" + std::string(kFormat) + "\",\n \"version\": " +
+                      std::to_string(fits.empty() ? kFormatVersion : kCollectivesFormatVersion) +
+                      ",\n \"records\": [";
     bool first = true;
     for (const ProfileRecord& r : records(device)) {
         Json j = Json::object();
@@ -449,7 +628,53 @@ std::string ProfileDb::exportJson(std::optional<std::string_view> device) const 
         }
         out += "\n ]";
     }
+    if (!fits.empty()) {
+        out += ",\n \"collectives\": [";
+        for (size_t i = 0; i < fits.size(); ++i)
+            out += (i ? ",\n  " : "\n  ") +
+                   collectiveJson(fits[i]).dump(-1, ' ', false, Json::error_handler_t::replace);
+        out += "\n ]";
+    }
     out += "\n}\n";
+    return out;
+}
+
+bool ProfileDb::storeCollective(const CollectiveFit& fit) {
+    sqlite3_stmt* stmt = nullptr;
+    if (sqlite3_prepare_v2(db_,
+                           "INSERT OR REPLACE INTO collective_fits(backend, mesh, dim, collective, entry) "
+                           "VALUES (?1, ?2, ?3, ?4, ?5)",
+                           -1, &stmt, nullptr) != SQLITE_OK) {
+        lastError_ = sqlite3_errmsg(db_);
+        return false;
+    }
+    bindText(stmt, 1, fit.backend);
+    bindText(stmt, 2, meshText(fit.mesh));
+    sqlite3_bind_int64(stmt, 3, fit.dim);
+    bindText(stmt, 4, fit.collective);
+    bindText(stmt, 5, collectiveJson(fit).dump(-1, ' ', false, Json::error_handler_t::replace));
+    const bool ok = sqlite3_step(stmt) == SQLITE_DONE;
+    if (!ok)
+        lastError_ = sqlite3_errmsg(db_);
+    sqlite3_finalize(stmt);
+    return ok;
+}
+
+std::vector<CollectiveFit> ProfileDb::collectives() const {
+    std::vector<CollectiveFit> out;
+    sqlite3_stmt* stmt = nullptr;
+    if (sqlite3_prepare_v2(db_, "SELECT entry FROM collective_fits ORDER BY backend, mesh, dim, collective",
+                           -1, &stmt, nullptr) != SQLITE_OK)
+        return out;
+    while (sqlite3_step(stmt) == SQLITE_ROW) {
+        // Entries were checked on import; one edited by hand into something unreadable is left out.
+        Json j = Json::parse(columnText(stmt, 0), nullptr, false);
+        Expected<CollectiveFit> fit = readCollective(
+            j, [](std::string_view, const std::string& m) { return makeError(SourceLocation{}, m); });
+        if (fit)
+            out.push_back(fit.take());
+    }
+    sqlite3_finalize(stmt);
     return out;
 }
 
@@ -516,11 +741,11 @@ Expected<size_t> ProfileDb::importJson(std::string_view text, std::string_view f
     auto version = root.find("version");
     if (version == root.end() || !version->is_number_integer())
         return topError("version", "expected an integer \"version\"");
-    if (version->get<int64_t>() != kFormatVersion)
+    if (version->get<int64_t>() != kFormatVersion && version->get<int64_t>() != kCollectivesFormatVersion)
         return topError("version", "profile format version " + version->dump() +
-                                       " is not one this jointscope "
-                                       "reads (" +
-                                       std::to_string(kFormatVersion) + ")");
+                                       " is not one this jointscope reads (" +
+                                       std::to_string(kFormatVersion) + " or " +
+                                       std::to_string(kCollectivesFormatVersion) + ")");
     auto records = root.find("records");
     if (records == root.end() || !records->is_array())
         return topError("records", "expected a \"records\" array");
@@ -576,7 +801,40 @@ Expected<size_t> ProfileDb::importJson(std::string_view text, std::string_view f
             devices.push_back(std::move(p));
         }
     }
+    std::vector<CollectiveFit> fits;
+    if (auto list = root.find("collectives"); list != root.end()) {
+        if (version->get<int64_t>() < kCollectivesFormatVersion)
+            return topError("collectives", "\"collectives\" needs \"version\": 2");
+        if (!list->is_array())
+            return topError("collectives", "expected \"collectives\" to be an array");
+        for (size_t i = 0; i < list->size(); ++i) {
+            const Json& e = (*list)[i];
+            auto entryError = [&](std::string_view field, const std::string& message) {
+                size_t ordinal = 0;
+                size_t offset = keyOffset(text, nthObjectOffset(text, 0), "collectives");
+                if (e.is_object() && json_support::detail::objectOrdinal(root, &e, ordinal)) {
+                    offset = nthObjectOffset(text, ordinal);
+                    if (!field.empty())
+                        offset = keyOffset(text, offset, field);
+                }
+                std::string where = "collectives[" + std::to_string(i) + "]";
+                if (!field.empty())
+                    where += "." + std::string(field);
+                return makeError(json_support::locationOf(text, offset, file), where + ": " + message);
+            };
+            Expected<CollectiveFit> fit = readCollective(e, entryError);
+            if (!fit)
+                return fit.error();
+            fits.push_back(fit.take());
+        }
+    }
     beginBatch();
+    for (const CollectiveFit& f : fits) {
+        if (!storeCollective(f)) {
+            commitBatch();
+            return makeError(SourceLocation{file, 0, 0}, "cannot store measured collectives: " + lastError_);
+        }
+    }
     for (const DevicePeaks& p : devices) {
         if (!storePeaks(p)) {
             commitBatch();
@@ -591,7 +849,7 @@ Expected<size_t> ProfileDb::importJson(std::string_view text, std::string_view f
     }
     if (!commitBatch())
         return makeError(SourceLocation{file, 0, 0}, "cannot store profile records: " + lastError_);
-    return rows.size();
+    return rows.size() + fits.size();
 }
 
 std::string defaultProfileDbPath() {

@@ -51,6 +51,35 @@ struct DevicePeaks {
     friend bool operator==(const DevicePeaks&, const DevicePeaks&) = default;
 };
 
+// One straight piece of a measured collective's time: latencyUs + bytes / bytesPerSecond, for messages up to
+// maxBytes (the last piece: any size).
+struct CommSegment {
+    std::optional<double> maxBytes;
+    double latencyUs = 0;
+    double bytesPerSecond = 0;
+    friend bool operator==(const CommSegment&, const CommSegment&) = default;
+};
+
+// A collective timed on one mesh dimension by `python -m jointscope_torch.calibrate` under torchrun, and its
+// fit. Keyed by (backend, mesh, dim, collective). Bytes mean what sharding::collectiveUs means by them.
+struct CollectiveFit {
+    std::string backend;      // "nccl", "gloo"
+    std::string torchVersion; // of the calibration run
+    std::vector<std::string> hosts;
+    int64_t worldSize = 0;
+    std::vector<int64_t> mesh;         // the calibrated mesh's shape
+    int64_t dim = 0;                   // mesh dimension whose groups ran the collective
+    int64_t groupSize = 0;             // mesh[dim]
+    std::string collective;            // "all_gather", "reduce_scatter", "all_reduce", "all_to_all"
+    std::vector<CommSegment> segments; // by increasing maxBytes
+    std::vector<std::pair<double, double>> samples; // (bytes, median us) as measured
+    int reps = 0;
+    double rmsRelError = 0; // of the fit over the samples
+    std::string note;       // how it was timed when not by the collective itself
+    std::string measuredAt; // ISO 8601 UTC
+    friend bool operator==(const CollectiveFit&, const CollectiveFit&) = default;
+};
+
 class ProfileDb {
 public:
     // How long a write waits for another process's transaction before it fails.
@@ -80,17 +109,24 @@ public:
     std::optional<DevicePeaks> peaks(std::string_view device) const;
     std::vector<DevicePeaks> allPeaks() const; // ordered by device
 
+    // Measured collectives (profile format version 2).
+    bool storeCollective(const CollectiveFit& fit);
+    std::vector<CollectiveFit> collectives() const; // ordered by backend, mesh, dim, collective
+
     // Every row, ordered by device, torch version, signature; only one device's rows when device is given.
     std::vector<ProfileRecord> records(std::optional<std::string_view> device = std::nullopt) const;
     size_t size() const;
 
     // {"format": "jointscope-profile", "version": 1, "records": [{"device", "torch", "signature",
     //  "median_us", "min_us", "max_us", "mean_us", "reps", "measured_at"}, ...],
-    //  "devices": [{"device", "fp32_gflops", "fp64_gflops", "gb_per_s", "measured_at"}, ...]}
-    // ("devices" only when peaks were measured; with `device`, only that device's).
+    //  "devices": [{"device", "fp32_gflops", "fp64_gflops", "gb_per_s", "measured_at"}, ...],
+    //  "collectives": [{"backend", "mesh", "dim", "collective", "segments", "samples", ...}, ...]}
+    // ("devices" only when peaks were measured; with `device`, only that device's; "collectives", and version
+    // 2, only when collectives were measured: version 1 readers keep reading the rest).
     std::string exportJson(std::optional<std::string_view> device = std::nullopt) const;
-    // Adds (or replaces) the records (and device peaks) of such a JSON text; returns how many records. A
-    // malformed text is refused whole with a located diagnostic (fileName:line:col).
+    // Adds (or replaces) the records (device peaks, measured collectives) of such a JSON text; returns how
+    // many records and collectives. A malformed text is refused whole with a located diagnostic
+    // (fileName:line:col).
     Expected<size_t> importJson(std::string_view text, std::string_view fileName);
 
 private:

@@ -2,6 +2,7 @@
 
 #include "cost/OpTensors.h"
 #include "cost/OpWork.h"
+#include "sharding/CommModel.h"
 
 #include <algorithm>
 #include <cstdio>
@@ -30,6 +31,8 @@ double collectiveUs(Collective c, double bytes, const DeviceMesh& mesh, size_t m
     const double n = static_cast<double>(mesh.shape[meshDim]);
     if (n <= 1 || bytes <= 0)
         return 0;
+    if (mesh.comm)
+        return mesh.comm->us(c, bytes, meshDim);
     const MeshLink& link = mesh.links[meshDim];
     const double steps = c == Collective::AllReduce ? 2 * (n - 1) : n - 1;
     const double wire = bytes * steps / n;

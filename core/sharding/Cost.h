@@ -21,9 +21,10 @@ namespace jointscope::sharding {
 enum class Collective : uint8_t { AllGather, ReduceScatter, AllReduce, AllToAll };
 std::string_view collectiveName(Collective c); // "all_gather", ...
 
-// Ring algorithm time on mesh dimension `meshDim`: latency + steps x step latency + wire bytes / bandwidth.
-// `bytes` is the full buffer of the group: the gathered result (all-gather), the unreduced input
-// (reduce-scatter, all-reduce), one rank's buffer (all-to-all).
+// Ring algorithm time on mesh dimension `meshDim`: latency + steps x step latency + wire bytes / bandwidth;
+// or, when the mesh carries measured collectives (mesh.comm), their fitted time. `bytes` is the full buffer
+// of the group: the gathered result (all-gather), the unreduced input (reduce-scatter, all-reduce), one
+// rank's buffer (all-to-all).
 double collectiveUs(Collective c, double bytes, const DeviceMesh& mesh, size_t meshDim);
 
 struct RedistributeStep {

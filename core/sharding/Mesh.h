@@ -3,12 +3,15 @@
 #pragma once
 
 #include <cstdint>
+#include <memory>
 #include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
 
 namespace jointscope::sharding {
+
+class CommModel;
 
 // The interconnect of one cluster type. Numbers follow autoparallel's NCCL cost model
 // (meta-pytorch/autoparallel, autoparallel/cost_models/nccl_cost_model.py: NCCLTopoConfig bw_intra /
@@ -40,6 +43,8 @@ struct DeviceMesh {
     std::vector<std::string> names; // "dp", "tp"; defaults "d0", "d1", ...
     std::vector<MeshLink> links;
     std::string topology;
+    // Collectives measured on this mesh's shape (CommModel.h); null: the analytic ring model over `links`.
+    std::shared_ptr<const CommModel> comm;
 
     size_t ndim() const { return shape.size(); }
     int64_t size() const;

@@ -1,6 +1,7 @@
 #include "sharding/Solver.h"
 
 #include "sharding/Clusters.h"
+#include "sharding/CommModel.h"
 #include "sharding/PairLp.h"
 #include "sharding/PairModel.h"
 
@@ -521,6 +522,21 @@ std::string explainNode(const Graph& graph, const ShardingProblem& problem, cons
     };
     std::string out = node.name + " (" + node.target.text + "), " + std::to_string(ns.options.size()) +
                       " strategies\n  chosen: " + describe(plan.choice[id]) + "\n";
+    // The collectives into the chosen strategy, and which model priced them.
+    const Strategy& chosenStrategy = ns.options[plan.choice[id]];
+    for (size_t k = 0; k < ns.inputs.size() && k < chosenStrategy.inputs.size(); ++k) {
+        const NodeId producer = ns.inputs[k];
+        if (!redistributingEdge(problem, id, k) || plan.choice[producer] < 0)
+            continue;
+        const int32_t element = ns.inputElement[k];
+        const Placements& from = producedPlacement(problem, producer, element, plan.choice[producer]);
+        const Redistribution rd = redistribute(from, chosenStrategy.inputs[k],
+                                               producedTensor(graph, producer, element), problem.mesh);
+        if (rd.us > 0)
+            out += "  input " + graph.node(producer).name + " " + toString(from) + " -> " +
+                   toString(chosenStrategy.inputs[k]) + ": " + rd.str() + " [" +
+                   commModelDescription(problem.mesh) + "]\n";
+    }
     std::vector<Pin> pins = options.pins;
     for (const Pin& p : localMapPins(graph))
         pins.push_back(p);

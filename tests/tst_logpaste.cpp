@@ -269,6 +269,23 @@ private slots:
                                   graph +
                                   "\nclass Net(torch.nn.Module):\n    def forward(self, x):\n"
                                   "        return x + 1\n\n    def extra_repr(self):\n        return ''\n";
+        // print_readable(expanded_def=True) closes the signature at the method's indentation: still a graph.
+        // Hand-counted: x, y, the add, the output = 4 nodes.
+        const std::string expanded =
+            "class GraphModule(torch.nn.Module):\n"
+            "    def forward(\n"
+            "        self,\n"
+            "        x: \"f32[4]\",  # PlainAOTInput(idx=0)\n"
+            "        y: \"f32[4]\",  # PlainAOTInput(idx=1)\n"
+            "    ):\n"
+            "        add: \"f32[4]\" = torch.ops.aten.add.Tensor(x, y);  x = y = None\n"
+            "        return (add,)\n";
+        GraphIndex expandedIndex = indexLogPaste(expanded, "expanded.txt");
+        QVERIFY2(expandedIndex.problems.empty(),
+                 expandedIndex.problems.empty() ? "" : expandedIndex.problems[0].format().c_str());
+        QCOMPARE(expandedIndex.graphs.size(), size_t(1));
+        QCOMPARE(expandedIndex.graphs[0].nodes, uint64_t(4));
+
         GraphIndex inlineIndex = indexLogPaste(mixed, "mixed.txt");
         QCOMPARE(inlineIndex.graphs.size(), size_t(1));
         QCOMPARE(inlineIndex.graphs[0].nodes, uint64_t(3));

@@ -42,7 +42,9 @@ std::optional<std::string> notPrintedGraphReason(std::string_view payload) {
             forward = true;
             continue;
         }
-        if (forward && findGraphModuleClass(statement) == 0)
+        // Nested submodule classes; "):" closing print_readable(expanded_def=True)'s one-argument-a-line
+        // signature.
+        if (forward && (findGraphModuleClass(statement) == 0 || statement.front() == ')'))
             continue;
         std::string_view shown = statement.substr(0, statement.find_first_of("(:="));
         return "it has '" + std::string(trimRight(shown.substr(0, 60))) + "'" +

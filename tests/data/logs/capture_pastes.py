@@ -94,15 +94,19 @@ finally:
 '''
 
 CASES = {
-    # name: (script arguments, paste starts with the user's script)
-    "compiled_autograd_mlp": (["aot_eager"], False),
-    "compiled_autograd_graph_break": (["inductor", "break"], True),
+    # name: (script arguments, paste starts with the user's script, TORCH_LOGS)
+    "compiled_autograd_mlp": (["aot_eager"], False, TORCH_LOGS),
+    "compiled_autograd_graph_break": (["inductor", "break"], True, TORCH_LOGS),
+    # Dynamo's debug output besides: the user's source lines it traces, bytecode listings, guards.
+    "compiled_autograd_dynamo_debug": (["aot_eager", "break"], True, "+dynamo,guards,bytecode," + TORCH_LOGS),
 }
+# Too large to keep in tests/data/logs (+dynamo prints ~1 MB); test_torch2_paste_capture.py captures it live.
+COMMITTED = ("compiled_autograd_mlp", "compiled_autograd_graph_break")
 
 
 def capture(name, out_dir, python=sys.executable):
     """Writes NAME.log and NAME.nodes.json to out_dir; returns (log path, counts)."""
-    args, user_source = CASES[name]
+    args, user_source, torch_logs = CASES[name]
     with tempfile.TemporaryDirectory() as tmp:
         script = os.path.join(tmp, "repro.py")
         recorder = os.path.join(tmp, "recorder.py")
@@ -111,7 +115,7 @@ def capture(name, out_dir, python=sys.executable):
             f.write(USER_SCRIPT)
         with open(recorder, "w") as f:
             f.write(RECORDER)
-        env = dict(os.environ, TORCH_LOGS=TORCH_LOGS)
+        env = dict(os.environ, TORCH_LOGS=torch_logs)
         proc = subprocess.run([python, recorder, counts_path, script] + args, env=env, capture_output=True,
                               text=True, timeout=900)
         if proc.returncode != 0:
@@ -133,7 +137,7 @@ if __name__ == "__main__":
     out_dir = sys.argv[1] if len(sys.argv) > 1 else HERE
     import torch
 
-    for case in CASES:
+    for case in COMMITTED:
         path, counts = capture(case, out_dir)
         print("%s: torch %s, %d graphs printed %s" % (path, torch.__version__, len(counts),
                                                       [(c["header"], c["nodes"]) for c in counts]))

@@ -34,7 +34,8 @@ class PasteCaptureTest(unittest.TestCase):
     def check_case(self, name):
         with tempfile.TemporaryDirectory() as tmp:
             path, logged = capture_pastes.capture(name, tmp)
-            text = open(path, encoding="utf-8").read()
+            with open(path, encoding="utf-8") as f:
+                text = f.read()
             proc = subprocess.run([cli_path(), "info", "--json", path], capture_output=True, text=True, timeout=300)
         self.assertEqual(proc.returncode, 0, proc.stderr)
         listed = json.loads(proc.stdout)

@@ -31,6 +31,14 @@ inline void loadEveryPayload(const std::vector<GraphEntry>& graphs, const char* 
         Expected<Graph> graph = readFxText(entry.payload, options);
         if (!graph)
             checkLocated(graph.error(), "readFxText(payload)");
+        // The index marks exactly the graphs that do not read (the picker shows them failed), with the node
+        // count of those that do.
+        if (entry.failed() == bool(graph) || (graph && entry.nodes != graph->size())) {
+            std::fprintf(stderr, "graph %s: failed=%d nodes=%llu, but it %s\n", entry.title.c_str(),
+                         int(entry.failed()), static_cast<unsigned long long>(entry.nodes),
+                         graph ? "reads" : "does not read");
+            std::abort();
+        }
     }
 }
 

@@ -4,7 +4,8 @@
   fx/        FX texts: torch 1.13 joint/fw/bw, snippets, every graph payload of the TORCH_TRACE logs (un-indented)
   tracelog/  TORCH_TRACE logs cut at glog lines into pieces of at most --max-bytes (whole entries kept together)
   paste/     TORCH_LOGS terminal pastes built from the log payloads with torch's own line prefixes
-             (TorchLogsFormatter, rank prefixes, the torch 2.0 logging style and ANSI colours)
+             (TorchLogsFormatter, rank prefixes, the torch 2.0 logging style and ANSI colours), and the real
+             pastes of tests/data/logs (compiled autograd, captured by capture_pastes.py) whole
   symexpr/   the symbolic size expressions of every FX text above (annotation sizes, Sym(...) values), plus the
              int64 corner cases the evaluator checks
   json/      written later by fuzz_json_seeds from fx/
@@ -107,6 +108,12 @@ def main():
             colored = re.sub(r"(torch\.ops\.\w+\.\w+\.\w+)", "\x1b[34m\\1\x1b[0m", "\n".join(body))
             write(paste_dir, f"ansi_{n:03d}.txt", "\n".join(prefix + line for line in colored.split("\n")) + "\n")
             n += 1
+    # The pastes of tests/data/logs whole: the ones make_pastes.py built and the real compiled-autograd ones
+    # capture_pastes.py captured from torch 2.15.
+    logs = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "tests", "data", "logs")
+    for f in sorted(os.listdir(logs)):
+        if f.endswith((".log", ".txt")):
+            write(paste_dir, f"testdata_{f}", open(os.path.join(logs, f), encoding="utf-8").read())
     # Size expressions: annotation entries with a symbol or an operator, and Sym(...) values.
     sym_dir = os.path.join(a.out, "symexpr")
     exprs = {"s0", "4*s0 + 1", "(s0//2)", "Max(1, s1)", "CeilDiv(s0, 8)", "Mod(s0, 3)", "-9223372036854775808 // -1",

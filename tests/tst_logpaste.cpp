@@ -1,9 +1,14 @@
 // TORCH_LOGS pastes: every graph listed with kind and compile id, ANSI stripped, payload equal to the real
-// graph text it was printed from (the TORCH_TRACE payload), damage located. The pastes in tests/data/logs are
-// built by tests/data/logs/make_pastes.py from shared/graphs/torch-trace the way torch's logging prints
-// graphs.
+// graph text it was printed from (the TORCH_TRACE payload), damage located. Most pastes in tests/data/logs
+// are built by tests/data/logs/make_pastes.py from shared/graphs/torch-trace the way torch's logging prints
+// graphs; compiled_autograd_*.log are real pastes captured live from torch 2.15 by capture_pastes.py, with
+// torch's own len(gm.graph.nodes) of every logged graph in *.nodes.json beside them.
 #include "io/TraceLog.h"
 #include "testutil.h"
+
+#include <QJsonArray>
+#include <QJsonDocument>
+#include <QJsonObject>
 
 #include <random>
 #include <regex>
@@ -47,6 +52,26 @@ uint32_t lineContaining(const std::string& text, const std::string& needle, size
     if (pos == std::string::npos)
         return 0;
     return static_cast<uint32_t>(std::count(text.begin(), text.begin() + pos, '\n') + 1);
+}
+
+// What torch logged, in order (capture_pastes.py): the "===== HEADER =====" text and len(gm.graph.nodes).
+struct TorchGraph {
+    std::string header;
+    uint64_t nodes = 0;
+};
+
+std::vector<TorchGraph> torchCounts(const std::string& name) {
+    const std::string json = readFile(pastePath(name + ".nodes.json"));
+    std::vector<TorchGraph> out;
+    for (const QJsonValue& v : QJsonDocument::fromJson(QByteArray::fromStdString(json)).array())
+        out.push_back(
+            {v.toObject()["header"].toString().toStdString(), uint64_t(v.toObject()["nodes"].toInteger())});
+    return out;
+}
+
+size_t errorCount(const GraphIndex& index) {
+    return size_t(std::count_if(index.problems.begin(), index.problems.end(),
+                                [](const Diagnostic& d) { return d.severity == Severity::Error; }));
 }
 
 } // namespace
@@ -163,6 +188,11 @@ private slots:
         QCOMPARE(index.graphs.size(), size_t(2));
         QCOMPARE(index.graphs[0].kind, std::string("forward"));
         QCOMPARE(index.graphs[0].nodes, uint64_t(0));
+        // ... marked failed with the located message, the same one the problems list holds.
+        QVERIFY(index.graphs[0].failed());
+        QCOMPARE(index.graphs[0].error, damaged->format());
+        QVERIFY(index.graphs[0].error.rfind(path + ":" + std::to_string(damagedLine) + ":", 0) == 0);
+        QVERIFY(!index.graphs[1].failed());
         QCOMPARE(index.graphs[1].kind, std::string("backward"));
         const std::string backward =
             tracePayloads("inductor_provenance_jit_debug_handle_log.txt", "aot_backward_graph").at(0);
@@ -172,6 +202,132 @@ private slots:
         const uint32_t cut = lineContaining(text, "Forward graph 1");
         QVERIFY(problemAt(index, cut) || problemAt(index, cut - 1));
         QCOMPARE(index.problems.size(), size_t(3));
+    }
+
+    // Real TORCH_LOGS="graph_code,aot_graphs,compiled_autograd_verbose" pastes: every graph torch logged is
+    // listed, in order, with torch's node count; the compiled-autograd graph ("[!0]", "<eval_with_key>.N
+    // class CompiledAutograd0(torch.nn.Module):") with all its nodes.
+    void compiledAutogradPastesMatchTorch_data() {
+        QTest::addColumn<QString>("name");
+        QTest::newRow("mlp") << "compiled_autograd_mlp";
+        QTest::newRow("graph break, user's script first") << "compiled_autograd_graph_break";
+    }
+    void compiledAutogradPastesMatchTorch() {
+        QFETCH(QString, name);
+        const std::string path = pastePath(name.toStdString() + ".log");
+        const std::string text = readFile(path);
+        QVERIFY(looksLikeLogPaste(text.substr(0, 4096)));
+        GraphIndex index = indexLogPaste(text, path);
+        QVERIFY2(errorCount(index) == 0, index.problems.empty() ? "" : index.problems[0].format().c_str());
+        const std::vector<TorchGraph> torch = torchCounts(name.toStdString());
+        QVERIFY(torch.size() >= 6);
+        QCOMPARE(index.graphs.size(), torch.size());
+        size_t compiledAutograd = 0;
+        for (size_t i = 0; i < torch.size(); ++i) {
+            const GraphEntry& g = index.graphs[i];
+            QVERIFY2(!g.failed(), g.error.c_str());
+            QCOMPARE(g.title, (g.compileId.empty() ? "" : "[" + g.compileId + "] ") + torch[i].header);
+            QCOMPARE(g.nodes, torch[i].nodes);
+            const auto lines = splitLines(text);
+            QVERIFY(lines[g.payloadLine - 1].find("class ") != std::string::npos);
+            if (torch[i].header == "Compiled autograd graph") {
+                ++compiledAutograd;
+                QCOMPARE(g.kind, std::string("compiled_autograd"));
+                QCOMPARE(g.compileId, std::string("!0")); // CompileId of the compiled-autograd graph itself
+                QVERIFY(lines[g.payloadLine - 1].find("<eval_with_key>.") != std::string::npos);
+                QVERIFY(g.payload.rfind("class CompiledAutograd0(torch.nn.Module):\n    def forward(", 0) ==
+                        0);
+            }
+        }
+        QCOMPARE(compiledAutograd, size_t(1));
+    }
+
+    // The user's script printed before the log (its nn.Module source) is Python, not a graph: not listed, a
+    // located note says why.
+    void userSourceIsNotAGraph() {
+        const std::string path = pastePath("compiled_autograd_graph_break.log");
+        const std::string text = readFile(path);
+        GraphIndex index = indexLogPaste(text, path);
+        const uint32_t classLine = lineContaining(text, "class MLP(torch.nn.Module):");
+        QVERIFY(classLine > 0);
+        for (const GraphEntry& g : index.graphs)
+            QVERIFY(g.payload.find("class MLP") == std::string::npos);
+        const Diagnostic* note = problemAt(index, classLine);
+        QVERIFY2(note, ("no problem at line " + std::to_string(classLine)).c_str());
+        QCOMPARE(note->severity, Severity::Note);
+        QCOMPARE(note->loc.col, 1u);
+        QVERIFY2(note->message.find("'def __init__'") != std::string::npos, note->message.c_str());
+
+        // Inline: Python classes that are not print_readable() output beside a bare graph; only the graph is
+        // listed. Hand-counted: x, the add, the output = 3 nodes.
+        const std::string graph = "class GraphModule(torch.nn.Module):\n"
+                                  "    def forward(self, x: \"f32[4]\"):\n"
+                                  "        add: \"f32[4]\" = torch.ops.aten.add.Tensor(x, 1);  x = None\n"
+                                  "        return (add,)\n";
+        const std::string mixed = "class Config(torch.nn.Module):\n    width = 4\n\n"
+                                  "class Empty(torch.nn.Module):\n    pass\n\n" +
+                                  graph +
+                                  "\nclass Net(torch.nn.Module):\n    def forward(self, x):\n"
+                                  "        return x + 1\n\n    def extra_repr(self):\n        return ''\n";
+        // print_readable(expanded_def=True) closes the signature at the method's indentation: still a graph.
+        // Hand-counted: x, y, the add, the output = 4 nodes.
+        const std::string expanded =
+            "class GraphModule(torch.nn.Module):\n"
+            "    def forward(\n"
+            "        self,\n"
+            "        x: \"f32[4]\",  # PlainAOTInput(idx=0)\n"
+            "        y: \"f32[4]\",  # PlainAOTInput(idx=1)\n"
+            "    ):\n"
+            "        add: \"f32[4]\" = torch.ops.aten.add.Tensor(x, y);  x = y = None\n"
+            "        return (add,)\n";
+        GraphIndex expandedIndex = indexLogPaste(expanded, "expanded.txt");
+        QVERIFY2(expandedIndex.problems.empty(),
+                 expandedIndex.problems.empty() ? "" : expandedIndex.problems[0].format().c_str());
+        QCOMPARE(expandedIndex.graphs.size(), size_t(1));
+        QCOMPARE(expandedIndex.graphs[0].nodes, uint64_t(4));
+
+        GraphIndex inlineIndex = indexLogPaste(mixed, "mixed.txt");
+        QCOMPARE(inlineIndex.graphs.size(), size_t(1));
+        QCOMPARE(inlineIndex.graphs[0].nodes, uint64_t(3));
+        QCOMPARE(inlineIndex.graphs[0].payloadLine, 7u);
+        QCOMPARE(errorCount(inlineIndex), size_t(0));
+        for (uint32_t line : {1u, 4u, 12u}) {
+            const Diagnostic* d = problemAt(inlineIndex, line);
+            QVERIFY2(d && d->severity == Severity::Note, std::to_string(line).c_str());
+        }
+    }
+
+    // Any prefix torch prints before the class: "<eval_with_key>.N ", a file path (with blanks), nothing.
+    void classHeaderPrefixes_data() {
+        QTest::addColumn<QString>("prefix");
+        QTest::addColumn<QString>("compileId");
+        QTest::newRow("eval_with_key") << "<eval_with_key>.12 "
+                                       << "!0";
+        QTest::newRow("path with blanks") << "/home/a user/my model.py "
+                                          << "0/1";
+        QTest::newRow("none") << ""
+                              << "!3/1/0";
+    }
+    void classHeaderPrefixes() {
+        QFETCH(QString, prefix);
+        QFETCH(QString, compileId);
+        const std::string glog = "V1125 01:02:36.970000 6358 torch/_dynamo/compiled_autograd.py:1231] [" +
+                                 compileId.toStdString() + "] [__compiled_autograd_verbose] ";
+        const std::string text =
+            glog + "TRACED GRAPH\n" + glog + " ===== Compiled autograd graph =====\n" + glog + " " +
+            prefix.toStdString() + "class CompiledAutograd0(torch.nn.Module):\n" + glog +
+            "    def forward(self, inputs, sizes, scalars, hooks, packed_data):\n" + glog +
+            "        getitem = inputs[0]\n" + glog + "\n" + glog +
+            "        getitem_1 = inputs[1];  inputs = None\n" + glog +
+            "        mul = torch.ops.aten.mul.Tensor(getitem, getitem_1);  getitem = None\n" + glog +
+            "        return [mul]\n" + glog + "\n";
+        GraphIndex index = indexLogPaste(text, "ca.log");
+        QVERIFY2(index.problems.empty(), index.problems.empty() ? "" : index.problems[0].format().c_str());
+        QCOMPARE(index.graphs.size(), size_t(1));
+        QCOMPARE(index.graphs[0].kind, std::string("compiled_autograd"));
+        QCOMPARE(index.graphs[0].compileId, compileId.toStdString());
+        // Hand-counted: 5 placeholders, 2 getitems, mul, output.
+        QCOMPARE(index.graphs[0].nodes, uint64_t(9));
     }
 
     void hostileInputNeverCrashes() {
@@ -206,8 +362,9 @@ private slots:
     }
 
     void detectsPastesOnly() {
-        for (const char* name : {"aot_graphs_colored.log", "multi_rank_interleaved.log", "bare_paste.txt",
-                                 "python_logging.log", "broken.log"}) {
+        for (const char* name :
+             {"aot_graphs_colored.log", "multi_rank_interleaved.log", "bare_paste.txt", "python_logging.log",
+              "broken.log", "compiled_autograd_mlp.log", "compiled_autograd_graph_break.log"}) {
             const std::string head = readFile(pastePath(name)).substr(0, 4096);
             QVERIFY2(looksLikeLogPaste(head), name);
             QVERIFY2(!looksLikeTraceLog(head), name);

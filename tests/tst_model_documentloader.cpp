@@ -130,6 +130,18 @@ private slots:
         QVERIFY2(QString::fromStdString(opened->problem->format()).contains(QStringLiteral("broken.txt:7:")),
                  opened->problem->format().c_str());
 
+        // A paste whose first graph does not read opens on the next one that does
+        // (tests/data/logs/broken.log: a damaged forward, then a good backward).
+        loader.open(q(sourcePath("tests/data/logs/broken.log")));
+        QVERIFY(loaded.wait(60000));
+        auto paste = loaded.last().at(1).value<std::shared_ptr<OpenedFile>>();
+        QVERIFY(paste && paste->file.graphs().size() == 2);
+        QVERIFY(paste->file.graphs()[0].failed());
+        QCOMPARE(paste->index, size_t(1));
+        QVERIFY(paste->graph);
+        QCOMPARE(uint64_t(paste->graph->size()), countAotNodes(paste->file.graphs()[1].payload));
+        QVERIFY(!paste->problem);
+
         // A file that is not there fails with its name.
         QSignalSpy failed(&loader, &DocumentLoader::failed);
         const QString missing = dir.filePath(QStringLiteral("missing.txt"));

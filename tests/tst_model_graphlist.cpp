@@ -5,6 +5,9 @@
 #include "models/GraphListModel.h"
 
 #include <QAbstractItemModelTester>
+#include <QJsonArray>
+#include <QJsonDocument>
+#include <QJsonObject>
 
 #include <set>
 
@@ -41,7 +44,11 @@ private slots:
         const QModelIndex first = model.index(0, 0);
         QCOMPARE(first.data().toString(), QStringLiteral("compile 0/0"));
         QCOMPARE(model.rowCount(first), 3);
-        QCOMPARE(model.index(2, GraphListModel::KindColumn, first).data().toString(), QStringLiteral("aot_backward_graph"));
+        QCOMPARE(model.index(2, GraphListModel::KindColumn, first).data().toString(),
+                 QStringLiteral("backward"));
+        QCOMPARE(model.index(0, GraphListModel::KindColumn, first).data().toString(),
+                 QStringLiteral("dynamo graph"));
+        QCOMPARE(model.index(1, GraphListModel::NodesColumn).data().toString(), QStringLiteral("1 graph(s)"));
         QCOMPARE(model.index(2, 0, first).data(GraphListModel::EntryIndexRole).toUInt(), 4u);
         QCOMPARE(model.index(1, GraphListModel::NodesColumn, first).data().toULongLong(), 40ull);
         QCOMPARE(model.index(2, 0).data().toString(), QStringLiteral("(no compile id)"));
@@ -53,6 +60,79 @@ private slots:
         QCOMPARE(third.data(GraphListModel::EntryIndexRole).toUInt(), 3u);
         QVERIFY(!model.indexOfEntry(99).isValid());
         QCOMPARE(model.rowCount(model.index(0, 0, first)), 0); // graph rows have no children
+    }
+
+    // A real compiled-autograd paste (tests/data/logs/capture_pastes.py): Kind in torch's words and Nodes
+    // equal to torch's len(gm.graph.nodes) of each logged graph (*.nodes.json), the user's script not listed.
+    void realPasteKindsAndNodes() {
+        const std::string path = sourcePath("tests/data/logs/compiled_autograd_graph_break.log");
+        auto file = GraphFile::open(path);
+        JS_VERIFY_EXPECTED(file);
+        const QJsonArray torch =
+            QJsonDocument::fromJson(QByteArray::fromStdString(readFile(sourcePath(
+                                        "tests/data/logs/compiled_autograd_graph_break.nodes.json"))))
+                .array();
+        QCOMPARE(qsizetype(file->graphs().size()), torch.size());
+        GraphListModel model;
+        QAbstractItemModelTester tester(&model, QAbstractItemModelTester::FailureReportingMode::QtTest);
+        model.setEntries(file->graphs());
+        // Kinds from the headers torch printed: __compiled_fn_* (dynamo), Forward/Backward graph N, Compiled
+        // autograd graph.
+        auto kindOfHeader = [](const QString& header) {
+            if (header.startsWith(QStringLiteral("__compiled_fn")))
+                return QStringLiteral("dynamo graph");
+            if (header.startsWith(QStringLiteral("Forward graph")))
+                return QStringLiteral("forward");
+            if (header.startsWith(QStringLiteral("Backward graph")))
+                return QStringLiteral("backward");
+            return header == QStringLiteral("Compiled autograd graph") ? QStringLiteral("compiled autograd")
+                                                                       : QStringLiteral("?");
+        };
+        int compiledAutograd = 0;
+        for (qsizetype i = 0; i < torch.size(); ++i) {
+            const QModelIndex title = model.indexOfEntry(uint32_t(i));
+            QVERIFY(title.isValid());
+            const QModelIndex kind = title.siblingAtColumn(GraphListModel::KindColumn);
+            const QModelIndex nodes = title.siblingAtColumn(GraphListModel::NodesColumn);
+            const QJsonObject logged = torch[i].toObject();
+            QCOMPARE(kind.data().toString(), kindOfHeader(logged["header"].toString()));
+            QCOMPARE(nodes.data().toULongLong(), qulonglong(logged["nodes"].toInteger()));
+            QVERIFY(!title.data(GraphListModel::ErrorRole).isValid());
+            QVERIFY(!title.data(Qt::ForegroundRole).isValid());
+            compiledAutograd += kind.data().toString() == QStringLiteral("compiled autograd");
+        }
+        QCOMPARE(compiledAutograd, 1);
+        QCOMPARE(model.headerData(GraphListModel::KindColumn, Qt::Horizontal).toString(),
+                 QStringLiteral("Kind"));
+        QCOMPARE(model.headerData(GraphListModel::NodesColumn, Qt::Horizontal).toString(),
+                 QStringLiteral("Nodes"));
+    }
+
+    // A graph that does not read stays in the picker, marked failed, its located message in the tooltip.
+    void failedGraphsAreMarked() {
+        const std::string path = sourcePath("tests/data/logs/broken.log");
+        auto file = GraphFile::open(path);
+        JS_VERIFY_EXPECTED(file);
+        QCOMPARE(file->graphs().size(), size_t(2)); // the damaged forward, then a good backward
+        GraphListModel model;
+        QAbstractItemModelTester tester(&model, QAbstractItemModelTester::FailureReportingMode::QtTest);
+        model.setEntries(file->graphs());
+        const QModelIndex failed = model.indexOfEntry(0);
+        QCOMPARE(failed.siblingAtColumn(GraphListModel::KindColumn).data().toString(),
+                 QStringLiteral("failed"));
+        QVERIFY(!failed.siblingAtColumn(GraphListModel::NodesColumn).data().isValid());
+        const QString error = failed.data(GraphListModel::ErrorRole).toString();
+        QVERIFY2(error.startsWith(q(path) + QStringLiteral(":")), qPrintable(error));
+        QVERIFY2(error.contains(QStringLiteral(": error: ")), qPrintable(error));
+        QVERIFY(failed.data(Qt::ToolTipRole).toString().contains(error));
+        QVERIFY(failed.data(Qt::ForegroundRole).isValid());
+        const QModelIndex good = model.indexOfEntry(1);
+        QCOMPARE(good.siblingAtColumn(GraphListModel::KindColumn).data().toString(),
+                 QStringLiteral("backward"));
+        QVERIFY(!good.data(GraphListModel::ErrorRole).isValid());
+        QCOMPARE(failed.parent().siblingAtColumn(GraphListModel::NodesColumn).data().toString(),
+                 failed.parent() == good.parent() ? QStringLiteral("2 graph(s), 1 failed")
+                                                  : QStringLiteral("1 graph(s), 1 failed"));
     }
 
     void realTraceLog() {
@@ -74,8 +154,9 @@ private slots:
                 const uint32_t index = model.index(r, 0, group).data(GraphListModel::EntryIndexRole).toUInt();
                 QVERIFY(seen.insert(index).second);
                 const GraphEntry& e = file->graphs()[index];
-                QCOMPARE(group.data().toString(), e.compileId.empty() ? QStringLiteral("(no compile id)")
-                                                                      : QStringLiteral("compile ") + q(e.compileId));
+                QCOMPARE(group.data().toString(), e.compileId.empty()
+                                                      ? QStringLiteral("(no compile id)")
+                                                      : QStringLiteral("compile ") + q(e.compileId));
             }
         }
         QCOMPARE(seen.size(), file->graphs().size());

@@ -94,15 +94,20 @@ int printGraphList(const GraphFile& file, bool asJson) {
     for (size_t i = 0; i < file.graphs().size(); ++i) {
         const GraphEntry& entry = file.graphs()[i];
         uint64_t nodes = entry.nodes;
-        if (nodes == 0) {
+        std::string error = entry.error; // a failed graph's located message is already among the problems
+        if (nodes == 0 && error.empty()) {
             Expected<Graph> graph = file.load(i);
-            if (graph)
+            if (graph) {
                 nodes = graph->size();
-            else
-                problems.push_back(graph.error().format());
+            } else {
+                error = graph.error().format();
+                problems.push_back(error);
+            }
         }
-        graphs.push_back(
-            Json{{"index", i}, {"kind", entry.kind}, {"compile_id", entry.compileId}, {"nodes", nodes}});
+        Json row{{"index", i}, {"kind", entry.kind}, {"compile_id", entry.compileId}, {"nodes", nodes}};
+        if (!error.empty())
+            row["error"] = error;
+        graphs.push_back(std::move(row));
     }
     if (asJson) {
         Json out = Json::object();
@@ -117,7 +122,7 @@ int printGraphList(const GraphFile& file, bool asJson) {
     std::vector<std::vector<Json>> rows;
     for (const Json& g : graphs)
         rows.push_back({g["index"], g["compile_id"].get<std::string>().empty() ? Json("-") : g["compile_id"],
-                        g["kind"], g["nodes"]});
+                        g["kind"], g.contains("error") ? Json("failed") : g["nodes"]});
     printTable({"index", "compile_id", "kind", "nodes"}, rows);
     for (const Json& p : problems)
         std::fprintf(stderr, "%s\n", p.get<std::string>().c_str());

@@ -44,10 +44,13 @@ std::string_view trimLeft(std::string_view s) {
     return s;
 }
 
-// "[0/0]", "[0/0_1]", "[!0/1/0]": tlparse-style compile ids (torch's trace id).
+// "[0/0]", "[0/0_1]", "[!0/1/0]": tlparse-style compile ids (torch's trace id); "[!0]": the compiled-autograd
+// graph's own id (torch._guards.CompileId.__str__ without a frame).
 bool looksLikeCompileId(std::string_view s) {
     if (s.empty())
         return false;
+    if (s.size() >= 2 && s.front() == '!' && std::all_of(s.begin() + 1, s.end(), log_support::isDigit))
+        return true;
     bool slash = false;
     for (char c : s) {
         if (c == '/')
@@ -133,6 +136,7 @@ std::string kindOfHeader(std::string_view name) {
                                        {"Forward graph", "forward"},
                                        {"Backward graph", "backward"},
                                        {"Inference graph", "inference"},
+                                       {"Compiled autograd graph", "compiled_autograd"},
                                        {"__compiled_fn", "graph_code"}};
     for (const Known& known : kKnown)
         if (name.substr(0, known.prefix.size()) == known.prefix)
@@ -208,9 +212,11 @@ private:
         std::string header; // "Forward graph 0"
         std::string compileId;
         std::string artifact;
-        uint32_t headerLine = 0; // line of TRACED GRAPH or the header
-        GraphEntry entry;        // the graph being read
-        size_t base = 0;         // indentation of the class line; body lines are deeper
+        uint32_t headerLine = 0;  // line of TRACED GRAPH or the header
+        GraphEntry entry;         // the graph being read
+        bool announced = false;   // the graph came after TRACED GRAPH or a header, not as bare Python text
+        uint32_t classColumn = 0; // 1-based column of "class" on the graph's first line
+        size_t base = 0;          // indentation of the class line; body lines are deeper
         std::string
             blankLines; // blank lines seen in the body, each with its newline; added once more body follows
     };
@@ -281,6 +287,8 @@ private:
         GraphEntry& entry = stream.entry;
         entry = GraphEntry{};
         const bool announced = stream.phase == Phase::AfterHeader || stream.phase == Phase::AfterTraced;
+        stream.announced = announced;
+        stream.classColumn = static_cast<uint32_t>(line.messageColumn + classPos + 1);
         entry.compileId = announced && !stream.compileId.empty() ? stream.compileId : line.compileId;
         const std::string artifact = announced ? stream.artifact : line.artifact;
         entry.kind =
@@ -298,8 +306,21 @@ private:
     }
 
     void finishGraph(Stream& stream) {
-        stream.entry.index = static_cast<uint32_t>(index_.graphs.size());
-        index_.graphs.push_back(std::move(stream.entry));
+        // Bare Python classes are graphs only when they are shaped like print_readable() output: a paste
+        // often holds the user's own script (its nn.Module classes) too. Announced graphs always stay listed
+        // (failed if they do not read).
+        const std::optional<std::string> notGraph =
+            stream.announced ? std::nullopt : log_support::notPrintedGraphReason(stream.entry.payload);
+        if (notGraph) {
+            const std::string_view first =
+                std::string_view(stream.entry.payload).substr(0, stream.entry.payload.find('\n'));
+            problems_.add(Severity::Note, stream.entry.payloadLine, stream.classColumn,
+                          "'" + std::string(first) + "' is Python source, not a printed graph (" + *notGraph +
+                              "); not listed");
+        } else {
+            stream.entry.index = static_cast<uint32_t>(index_.graphs.size());
+            index_.graphs.push_back(std::move(stream.entry));
+        }
         stream.entry = GraphEntry{};
         stream.phase = Phase::Idle;
         stream.blankLines.clear();

@@ -13,11 +13,46 @@ void countNodes(GraphEntry& entry, ProblemSink& problems) {
     if (!graph) {
         Diagnostic error = graph.error();
         error.message = "graph " + entry.title + ": " + error.message;
+        entry.error = error.format();
         problems.add(std::move(error));
         entry.nodes = 0;
         return;
     }
     entry.nodes = graph->size();
+    entry.error.clear();
+}
+
+std::optional<std::string> notPrintedGraphReason(std::string_view payload) {
+    LineCursor cursor(payload);
+    cursor.next(); // "class NAME(torch.nn.Module):"
+    size_t methodIndent = std::string_view::npos;
+    bool forward = false;
+    while (!cursor.atEnd()) {
+        const std::string_view line = trimRight(cursor.next());
+        const size_t indent = indentOf(line);
+        if (indent == line.size() || line[indent] == '#')
+            continue;
+        if (methodIndent == std::string_view::npos)
+            methodIndent = indent;
+        if (indent != methodIndent)
+            continue;
+        const std::string_view statement = line.substr(indent);
+        // print_readable's class body: one "def forward(self, ...)" and the submodules' nested classes.
+        if (statement.substr(0, 12) == "def forward(" && !forward) {
+            forward = true;
+            continue;
+        }
+        // Nested submodule classes; "):" closing print_readable(expanded_def=True)'s one-argument-a-line
+        // signature.
+        if (forward && (findGraphModuleClass(statement) == 0 || statement.front() == ')'))
+            continue;
+        std::string_view shown = statement.substr(0, statement.find_first_of("(:="));
+        return "it has '" + std::string(trimRight(shown.substr(0, 60))) + "'" +
+               (forward ? "" : " before 'def forward'");
+    }
+    if (!forward)
+        return std::string("it has no 'def forward'");
+    return std::nullopt;
 }
 
 size_t findGraphModuleClass(std::string_view line) {

@@ -153,6 +153,12 @@ private:
 // entry stays listed with nodes = 0 and the located error goes to the problems.
 void countNodes(GraphEntry& entry, ProblemSink& problems);
 
+// Why `payload` ("class NAME(torch.nn.Module):" and its body) is not print_readable() output, e.g. a user's
+// nn.Module source printed in the same paste ("it has 'def __init__' before 'def forward'"); nullopt when its
+// class body holds exactly what print_readable writes: one 'def forward' and nested submodule classes. Says
+// nothing about whether the forward reads as FX.
+std::optional<std::string> notPrintedGraphReason(std::string_view payload);
+
 // "class <Name>(torch.nn.Module):" (print_readable's first line); returns the offset of "class" in `line` or
 // npos.
 size_t findGraphModuleClass(std::string_view line);

@@ -1,6 +1,7 @@
 #include "models/DocumentLoader.h"
 
 #include <QElapsedTimer>
+#include <algorithm>
 
 namespace jointscope::views {
 
@@ -47,7 +48,12 @@ quint64 DocumentLoader::open(const QString& path) {
             opened->file = file.take();
             if (!opened->file.graphs().empty()) {
                 control.progress(-1, QStringLiteral("parsing"));
-                opened->index = opened->file.graphs().front().index;
+                // The first graph that reads: a paste whose first block failed still opens on a graph (the
+                // failed one stays in the picker, marked).
+                const auto& graphs = opened->file.graphs();
+                const auto first = std::find_if(graphs.begin(), graphs.end(),
+                                                [](const GraphEntry& entry) { return !entry.failed(); });
+                opened->index = (first != graphs.end() ? *first : graphs.front()).index;
                 auto graph = opened->file.load(opened->index);
                 if (graph)
                     opened->graph.emplace(graph.take());

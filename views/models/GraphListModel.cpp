@@ -1,7 +1,10 @@
 #include "models/GraphListModel.h"
 
+#include <QBrush>
+#include <QColor>
 #include <QFont>
 
+#include <algorithm>
 #include <map>
 
 namespace jointscope::views {
@@ -25,6 +28,28 @@ void GraphListModel::setEntries(std::vector<GraphEntry> entries) {
         group.entries.push_back(i);
     }
     endResetModel();
+}
+
+QString GraphListModel::kindLabel(const GraphEntry& entry) {
+    if (entry.failed())
+        return tr("failed");
+    // The kinds of TORCH_LOGS pastes (LogPaste) and TORCH_TRACE logs (TraceLog) in the words torch prints.
+    static const std::map<std::string, const char*> kLabels = {
+        {"forward", "forward"},
+        {"aot_forward_graph", "forward"},
+        {"backward", "backward"},
+        {"aot_backward_graph", "backward"},
+        {"joint", "joint"},
+        {"aot_joint_graph", "joint"},
+        {"inference", "inference"},
+        {"aot_inference_graph", "inference"},
+        {"compiled_autograd", "compiled autograd"},
+        {"compiled_autograd_graph", "compiled autograd"},
+        {"graph_code", "dynamo graph"},
+        {"dynamo_output_graph", "dynamo graph"},
+    };
+    const auto known = kLabels.find(entry.kind);
+    return known != kLabels.end() ? tr(known->second) : QString::fromStdString(entry.kind);
 }
 
 QModelIndex GraphListModel::indexOfEntry(uint32_t entryIndex) const {
@@ -61,7 +86,9 @@ int GraphListModel::rowCount(const QModelIndex& parent) const {
     return int(groups_[parent.row()].entries.size());
 }
 
-int GraphListModel::columnCount(const QModelIndex&) const { return ColumnCount; }
+int GraphListModel::columnCount(const QModelIndex&) const {
+    return ColumnCount;
+}
 
 QVariant GraphListModel::data(const QModelIndex& index, int role) const {
     if (!index.isValid())
@@ -70,8 +97,12 @@ QVariant GraphListModel::data(const QModelIndex& index, int role) const {
         const Group& group = groups_[index.row()];
         if (role == Qt::DisplayRole && index.column() == TitleColumn)
             return group.compileId.isEmpty() ? tr("(no compile id)") : tr("compile %1").arg(group.compileId);
-        if (role == Qt::DisplayRole && index.column() == NodesColumn)
-            return tr("%n graph(s)", nullptr, int(group.entries.size()));
+        if (role == Qt::DisplayRole && index.column() == NodesColumn) {
+            const int failed = int(std::count_if(group.entries.begin(), group.entries.end(),
+                                                 [&](size_t i) { return entries_[i].failed(); }));
+            const QString graphs = tr("%n graph(s)", nullptr, int(group.entries.size()));
+            return failed ? tr("%1, %2 failed").arg(graphs).arg(failed) : graphs;
+        }
         if (role == Qt::FontRole) {
             QFont font;
             font.setBold(true);
@@ -81,18 +112,31 @@ QVariant GraphListModel::data(const QModelIndex& index, int role) const {
     }
     const GraphEntry& e = entries_[index.internalId() - 1];
     switch (role) {
-    case EntryIndexRole: return QVariant::fromValue(uint(e.index));
-    case Qt::ToolTipRole: return QString::fromStdString(e.title);
+    case EntryIndexRole:
+        return QVariant::fromValue(uint(e.index));
+    case ErrorRole:
+        return e.failed() ? QVariant(QString::fromStdString(e.error)) : QVariant();
+    case Qt::ToolTipRole:
+        return e.failed() ? QString::fromStdString(e.title + "\n" + e.error)
+                          : QString::fromStdString(e.title);
+    case Qt::ForegroundRole:
+        return e.failed() ? QVariant(QBrush(QColor(0xc0, 0x1c, 0x28))) : QVariant();
     case Qt::DisplayRole:
         switch (Column(index.column())) {
-        case TitleColumn: return QString::fromStdString(e.title.empty() ? e.kind : e.title);
-        case KindColumn: return QString::fromStdString(e.kind);
-        case NodesColumn: return e.nodes ? QVariant::fromValue<qulonglong>(e.nodes) : QVariant();
-        case LineColumn: return e.line ? QVariant(uint(e.line)) : QVariant();
-        case ColumnCount: break;
+        case TitleColumn:
+            return QString::fromStdString(e.title.empty() ? e.kind : e.title);
+        case KindColumn:
+            return kindLabel(e);
+        case NodesColumn:
+            return e.nodes && !e.failed() ? QVariant::fromValue<qulonglong>(e.nodes) : QVariant();
+        case LineColumn:
+            return e.line ? QVariant(uint(e.line)) : QVariant();
+        case ColumnCount:
+            break;
         }
         return {};
-    default: return {};
+    default:
+        return {};
     }
 }
 
@@ -100,11 +144,16 @@ QVariant GraphListModel::headerData(int section, Qt::Orientation orientation, in
     if (orientation != Qt::Horizontal || role != Qt::DisplayRole)
         return {};
     switch (Column(section)) {
-    case TitleColumn: return tr("Graph");
-    case KindColumn: return tr("Kind");
-    case NodesColumn: return tr("Nodes");
-    case LineColumn: return tr("Line");
-    case ColumnCount: break;
+    case TitleColumn:
+        return tr("Graph");
+    case KindColumn:
+        return tr("Kind");
+    case NodesColumn:
+        return tr("Nodes");
+    case LineColumn:
+        return tr("Line");
+    case ColumnCount:
+        break;
     }
     return {};
 }

@@ -15,7 +15,12 @@ public:
     enum Column { TitleColumn, KindColumn, NodesColumn, LineColumn, ColumnCount };
     enum Role {
         EntryIndexRole = Qt::UserRole + 1, // GraphEntry::index for graph rows; invalid for group rows
+        ErrorRole, // a failed graph's located parse error (GraphEntry::error); else invalid
     };
+
+    // What the Kind column says: "forward", "backward", "joint", "compiled autograd", "dynamo graph", ... or
+    // "failed" for a graph that does not read.
+    static QString kindLabel(const GraphEntry& entry);
 
     explicit GraphListModel(QObject* parent = nullptr);
 

@@ -1,7 +1,8 @@
 #!/usr/bin/env python3
 """Builds the TORCH_LOGS terminal pastes in this folder from real graph texts of shared/graphs/torch-trace.
 
-No real TORCH_LOGS paste is in shared/, so these mirror what torch prints, using real print_readable() payloads:
+No real TORCH_LOGS paste is in shared/, so these mirror what torch prints, using real print_readable() payloads
+(capture_pastes.py beside this script captures real compiled-autograd pastes live from torch 2.x instead):
 - torch/_dynamo/utils.py lazy_format_graph_code(): "TRACED GRAPH\\n ===== {name} =====\\n {co_filename} {print_readable}\\n"
 - torch/_logging/_internal.py TorchLogsFormatter: every line of the message gets
   "{[rankN]:}{V|I}{MMDD HH:MM:SS}.{usec} {process} {path}:{lineno}]{ [compile id]}{ [__artifact]}" + " " before it

@@ -3,6 +3,7 @@
 #include "io/FxReader.h"
 #include "io/GraphFile.h"
 #include "io/JsonFormat.h"
+#include "io/JsonSupport.h"
 #include "testutil.h"
 
 #include <nlohmann/json.hpp>
@@ -315,6 +316,11 @@ private slots:
         // Independent count: FX text has one "name = ..." statement per node except placeholders / output.
         const auto parsed = nlohmann::json::parse(text);
         QCOMPARE(parsed["graph"]["nodes"].size(), g->size());
+        // The picker's summary (simdjson's document, or nlohmann's SAX events) counts the same nodes.
+        Expected<json_support::JsonGraphSummary> summary =
+            json_support::summarizeJsonGraph(text, "summary.json");
+        JS_VERIFY_EXPECTED(summary);
+        QCOMPARE(summary->nodes, uint64_t(parsed["graph"]["nodes"].size()));
     }
 
     void malformedJsonIsLocated_data() {

@@ -1186,9 +1186,11 @@ Expected<const Json*> checkDocument(const Json& root, std::string_view text, con
 }
 
 #ifdef JOINTSCOPE_HAVE_SIMDJSON
-// The graph of a document that reads cleanly, with simdjson; nullopt for any problem, which the nlohmann
-// reader then finds again and locates.
-std::optional<Graph> readCleanDocument(std::string_view text) {
+// fn(the document's "graph") for a document that simdjson reads cleanly and that checkDocument would take;
+// nullopt for any problem (the caller reads the document again with nlohmann, which locates it).
+template <typename Fn>
+auto withCleanGraph(std::string_view text, Fn&& fn)
+    -> std::optional<decltype(fn(std::declval<SimdValue>()))> {
     simdjson::dom::parser parser;
     // simdjson counts the document itself as one level, as findTooDeep does.
     if (parser.allocate(text.size(), json_support::kMaxJsonDepth) != simdjson::SUCCESS)
@@ -1207,14 +1209,20 @@ std::optional<Graph> readCleanDocument(std::string_view text) {
             !version->is(JsonKind::Int) || version->integer() != kJsonFormatVersion || !graphJson ||
             !graphJson->is(JsonKind::Object))
             return std::nullopt;
-        Graph graph;
-        GraphReader<SimdValue>().readGraph(*graphJson, graph, 0);
-        return graph;
+        return fn(*graphJson);
     } catch (const SchemaError&) {
         return std::nullopt;
     } catch (const LeftToNlohmann&) {
         return std::nullopt;
     }
+}
+
+std::optional<Graph> readCleanDocument(std::string_view text) {
+    return withCleanGraph(text, [](const SimdValue& graphJson) {
+        Graph graph;
+        GraphReader<SimdValue>().readGraph(graphJson, graph, 0);
+        return graph;
+    });
 }
 #endif
 
@@ -1318,6 +1326,27 @@ private:
 
 Expected<json_support::JsonGraphSummary> json_support::summarizeJsonGraph(std::string_view text,
                                                                           const std::string& fileName) {
+#ifdef JOINTSCOPE_HAVE_SIMDJSON
+    // What SummaryHandler collects, read from simdjson's document.
+    std::optional<JsonGraphSummary> clean = withCleanGraph(text, [](const SimdValue& graphJson) {
+        JsonGraphSummary summary;
+        if (std::optional<SimdValue> attributes = graphJson.find("attributes");
+            attributes && attributes->is(JsonKind::Object)) {
+            if (std::optional<SimdValue> kind = attributes->find("kind"); kind && kind->is(JsonKind::String))
+                summary.kind = kind->text();
+            if (std::optional<SimdValue> id = attributes->find("compile_id"); id && id->is(JsonKind::String))
+                summary.compileId = id->text();
+        }
+        if (std::optional<SimdValue> nodes = graphJson.find("nodes"); nodes && nodes->is(JsonKind::Array))
+            nodes->forEachElement([&](size_t, const SimdValue& node) {
+                if (node.is(JsonKind::Object))
+                    ++summary.nodes;
+            });
+        return summary;
+    });
+    if (clean)
+        return std::move(*clean);
+#endif
     SummaryHandler handler;
     const bool parsed =
         Json::sax_parse(text.begin(), text.end(), &handler, nlohmann::detail::input_format_t::json,

@@ -338,6 +338,19 @@ private slots:
                               QStringLiteral("Navigate"), QStringLiteral("Tools"), QStringLiteral("Help")}));
     }
 
+    // The Partition and Sharding docks share a tab group; a new window shows the Partition one.
+    void partitionDockShownFirst() {
+        MainWindow window(false);
+        window.resize(1400, 900);
+        window.show();
+        QVERIFY(QTest::qWaitForWindowExposed(&window));
+        QDockWidget* partition = window.partitionFeature()->dock();
+        QDockWidget* sharding = window.shardingFeature()->dock();
+        QCOMPARE(window.tabifiedDockWidgets(partition), QList<QDockWidget*>{sharding});
+        QVERIFY(!partition->visibleRegion().isEmpty());
+        QVERIFY(sharding->visibleRegion().isEmpty());
+    }
+
     // A graph picked in the Graphs dock is parsed on a worker: the pick returns at once, the graph shown
     // stays until the new one is parsed, then the features take the new one.
     void graphsDockParsesOffTheUiThread() {

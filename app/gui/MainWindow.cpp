@@ -259,6 +259,7 @@ void MainWindow::placeFeatureDocks() {
     // A tab beside the Partition dock: both need the column's height.
     addDockWidget(Qt::RightDockWidgetArea, sharding_->dock());
     tabifyDockWidget(partition_->dock(), sharding_->dock());
+    partition_->dock()->raise(); // the partition is what a joint graph opens on
 }
 
 void MainWindow::createMenus() {

@@ -1,12 +1,12 @@
 #include "CanvasFeature.h"
 
-#include "graph/HopBody.h"
 #include "canvas/GraphScene.h"
 #include "canvas/GraphView.h"
 #include "canvas/GroupItem.h"
 #include "canvas/Minimap.h"
 #include "canvas/NodeItem.h"
 #include "canvas/SceneExport.h"
+#include "graph/HopBody.h"
 #include "models/Navigation.h"
 #include "models/NodeFormat.h"
 
@@ -279,11 +279,13 @@ void CanvasFeature::openBody(NodeId id) {
     showLevel(path_.size() - 1);
 }
 
-bool CanvasFeature::enterSubgraph(const QString& name) {
+std::optional<NodeId> CanvasFeature::findShown(const QString& name) const {
     const Graph* graph = currentGraph();
-    if (!graph)
-        return false;
-    const auto id = graph->find(name.toStdString());
+    return graph ? graph->find(name.toStdString()) : std::nullopt;
+}
+
+bool CanvasFeature::enterSubgraph(const QString& name) {
+    const std::optional<NodeId> id = findShown(name);
     if (!id)
         return false;
     const size_t depth = path_.size();
@@ -474,10 +476,7 @@ void CanvasFeature::selectNode(NodeId id, bool centre) {
 }
 
 bool CanvasFeature::selectNodeByName(const QString& name) {
-    const Graph* graph = currentGraph();
-    if (!graph)
-        return false;
-    const auto id = graph->find(name.toStdString());
+    const std::optional<NodeId> id = findShown(name);
     if (!id)
         return false;
     selectNode(*id, true);

@@ -14,6 +14,7 @@
 #include <functional>
 #include <map>
 #include <memory>
+#include <optional>
 #include <vector>
 
 class QAction;
@@ -90,6 +91,7 @@ signals:
     void exportViewRequested();                      // File › Export View
 
 private:
+    std::optional<NodeId> findShown(const QString& name) const; // a node of the graph shown
     void createCentral();
     void createActions();
     void rebuildBreadcrumb();

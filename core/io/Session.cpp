@@ -217,21 +217,7 @@ private:
 
     // Offset of the n-th '{' outside strings (objects come in text order, as locateObject relies on).
     size_t nthObject(size_t n) const {
-        bool inString = false;
-        for (size_t i = 0; i < text_.size(); ++i) {
-            const char c = text_[i];
-            if (inString) {
-                if (c == '\\')
-                    ++i;
-                else if (c == '"')
-                    inString = false;
-            } else if (c == '"') {
-                inString = true;
-            } else if (c == '{' && n-- == 0) {
-                return i;
-            }
-        }
-        return std::string_view::npos;
+        return json_support::findOutsideStrings(text_, [&n](char c) { return c == '{' && n-- == 0; });
     }
 
     // Offset of the opening quote of member `key` of the object whose '{' is at `open`; npos when the key

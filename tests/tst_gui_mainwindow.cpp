@@ -388,6 +388,37 @@ private slots:
         window.partitionDocument()->waitForIdle();
     }
 
+    // One click on a row of the Graphs dock shows that graph (no double click needed).
+    void graphsDockPicksOnOneClick() {
+        MainWindow window(false);
+        window.resize(1400, 900);
+        window.show();
+        QVERIFY(QTest::qWaitForWindowExposed(&window));
+        openAndWait(window, q(sourcePath("tests/data/logs/aot_graphs_colored.log")));
+        auto* dock = window.findChild<QDockWidget*>(QStringLiteral("graphsDock"));
+        QVERIFY(dock && dock->isVisible());
+        auto* list = qobject_cast<QTreeView*>(dock->widget());
+        QVERIFY(list);
+        QModelIndex other;
+        std::function<void(const QModelIndex&)> visit = [&](const QModelIndex& parent) {
+            for (int r = 0; r < list->model()->rowCount(parent) && !other.isValid(); ++r) {
+                const QModelIndex index = list->model()->index(r, 0, parent);
+                const QVariant entry = index.data(views::GraphListModel::EntryIndexRole);
+                if (entry.isValid() && entry.toUInt() != uint(window.partitionDocument()->graphIndex()))
+                    other = index;
+                visit(index);
+            }
+        };
+        visit({});
+        QVERIFY(other.isValid());
+        const uint picked = other.data(views::GraphListModel::EntryIndexRole).toUInt();
+        list->scrollTo(other);
+        QTest::mouseClick(list->viewport(), Qt::LeftButton, {}, list->visualRect(other).center());
+        QTRY_COMPARE_WITH_TIMEOUT(window.partitionDocument()->graphIndex(), int(picked), 30000);
+        QTRY_VERIFY_WITH_TIMEOUT(!window.layoutBusy(), 30000);
+        window.partitionDocument()->waitForIdle();
+    }
+
     // A saved session carries the sharding's mesh and pins; opening it restores them and solves again.
     void shardingInSessions() {
 #ifdef JOINTSCOPE_HAVE_CBC

@@ -112,11 +112,15 @@ void MainWindow::createDocks() {
     graphsDock_->setObjectName(QStringLiteral("graphsDock"));
     graphsDock_->setWidget(graphList_);
     addDockWidget(Qt::LeftDockWidgetArea, graphsDock_);
-    connect(graphList_, &QTreeView::activated, this, [this](const QModelIndex& index) {
+    // One click picks a graph (Enter and a double click too); a double click also clicks, and the graph shown
+    // or being parsed is not parsed again.
+    auto pick = [this](const QModelIndex& index) {
         const QVariant entry = index.data(views::GraphListModel::EntryIndexRole);
-        if (entry.isValid())
+        if (entry.isValid() && pickedEntry_ != std::optional<size_t>(entry.toUInt()))
             loadGraph(entry.toUInt());
-    });
+    };
+    connect(graphList_, &QTreeView::clicked, this, pick);
+    connect(graphList_, &QTreeView::activated, this, pick);
 
     // Node table with a filter.
     nodeModel_ = new views::NodeTableModel(this);
@@ -465,6 +469,7 @@ void MainWindow::onDocumentLoaded(quint64 ticket, std::shared_ptr<views::OpenedF
     for (const Diagnostic& problem : file_->problems())
         log(QString::fromStdString(problem.format()));
     graphListModel_->setEntries(file_->graphs());
+    pickedEntry_.reset();
     graphList_->expandAll();
     // The list only helps for multi-graph files (TORCH_TRACE logs, pastes).
     graphsDock_->setVisible(file_->graphs().size() > 1);
@@ -479,6 +484,7 @@ void MainWindow::onDocumentLoaded(quint64 ticket, std::shared_ptr<views::OpenedF
         finishDocument(ticket, false);
         return;
     }
+    pickedEntry_ = opened->index;
     showGraph(opened->index, std::move(*opened->graph));
     finishDocument(ticket, canvas_->root() != nullptr);
 }
@@ -522,6 +528,7 @@ void MainWindow::loadGraph(size_t index, std::function<void(bool)> done) {
             done(false);
         return;
     }
+    pickedEntry_ = index;
     canvas_->setLayoutStatus(tr("parsing graph %1…").arg(index));
     // Parsed on a worker (a 100k-node graph takes seconds); a newer pick supersedes this one.
     using Parsed = std::pair<std::optional<Graph>, std::optional<Diagnostic>>;
@@ -537,6 +544,8 @@ void MainWindow::loadGraph(size_t index, std::function<void(bool)> done) {
                 showGraph(index, std::move(*parsed.first));
             else
                 reportError(tr("Cannot load graph"), parsed.second.value_or(Diagnostic{}));
+            if (!parsed.first)
+                pickedEntry_.reset(); // picking it again tries again
             if (done)
                 done(parsed.first.has_value());
         });

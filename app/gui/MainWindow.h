@@ -14,6 +14,7 @@
 
 #include <functional>
 #include <memory>
+#include <optional>
 #include <vector>
 
 class QLabel;
@@ -139,7 +140,8 @@ private:
     std::shared_ptr<const GraphFile> file_;
     QString filePath_;
     views::DocumentLoader loader_;
-    views::BackgroundJob parseJob_; // a graph picked in the Graphs dock
+    views::BackgroundJob parseJob_;     // a graph picked in the Graphs dock
+    std::optional<size_t> pickedEntry_; // the entry shown or being parsed
     std::vector<std::pair<quint64, std::function<void(bool)>>> afterLoad_; // by the ticket they wait on
 
     views::GraphScene* scene_ = nullptr;

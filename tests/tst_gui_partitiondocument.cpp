@@ -186,6 +186,30 @@ private slots:
         }
     }
 
+    // The summary's recompute cost is FLOPs, counted as torch's flop counter does: pointwise ops count none.
+    void recomputeCostIsFlops() {
+        const auto cases = sharedGraphs();
+        const auto mlp = std::find_if(cases.begin(), cases.end(), [](const Case& c) {
+            return c.path.find("/mlp/") != std::string::npos;
+        });
+        QVERIFY(mlp != cases.end());
+        PartitionDocument doc;
+        QSignalSpy finished(&doc, &PartitionDocument::finished);
+        QSignalSpy failed(&doc, &PartitionDocument::failed);
+        doc.setGraph(mlp->graph);
+        doc.solve();
+        QVERIFY(waitSolved(doc, finished, failed));
+        // torch 1.13 recomputes gelu alone (reference.json): 0 FLOP.
+        QCOMPARE(doc.result()->partition->recomputed.size(), size_t(1));
+        QCOMPARE(doc.result()->recomputeCost, 0.0);
+        // At budget 0.1 addmm is recomputed too: [4, 16] @ [16, 64] is 2 * 4 * 16 * 64 = 8192 FLOP (the bias
+        // add counts none, as in torch's addmm_flop).
+        doc.setBudget(0.1);
+        QVERIFY(waitSolved(doc, finished, failed));
+        QCOMPARE(doc.result()->partition->recomputed.size(), size_t(2));
+        QCOMPARE(doc.result()->recomputeCost, 8192.0);
+    }
+
     void budgetEditIsUndoable() {
         const auto cases = sharedGraphs();
         PartitionDocument doc;

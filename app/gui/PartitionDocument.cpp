@@ -207,9 +207,10 @@ void PartitionDocument::solve() {
                 errorNodes = std::move(d.nodes);
             } else {
                 auto r = std::make_shared<PartitionResult>();
-                const cost::FlopEstimator flops;
+                // FLOPs as torch's flop counter counts them; not the knapsack's estimator, which counts every
+                // node as at least 1 (14 pointwise recomputes read "14 FLOP").
                 for (NodeId id : p->recomputed)
-                    r->recomputeCost += flops.estimate(p->graph, id);
+                    r->recomputeCost += double(cost::countFlops(p->graph, id));
                 r->partition = std::make_shared<const Partition>(p.take());
                 r->rules = std::make_shared<const Ruleset>(rules.take());
                 r->options = options;

@@ -41,7 +41,7 @@ struct PartitionResult {
     std::shared_ptr<const Ruleset> rules;
     EngineOptions options;
     PolicyEdits edits;
-    double recomputeCost = 0; // FLOPs of the recomputed forward nodes (the knapsack's default estimator)
+    double recomputeCost = 0; // FLOPs of the recomputed forward nodes (cost::countFlops)
 };
 
 // A session file (*.jointscope, read and written by core's io/Session.h): what to open and how it was edited.

@@ -19,6 +19,7 @@
 #include <QApplication>
 #include <QDir>
 #include <QDockWidget>
+#include <QFile>
 #include <QFileInfo>
 #include <QLineEdit>
 #include <QMenu>
@@ -385,6 +386,27 @@ private slots:
         QTRY_VERIFY_WITH_TIMEOUT(
             window.scene()->graph() != before && window.scene()->hasLayout() && !window.layoutBusy(), 30000);
         QCOMPARE(window.scene()->graph(), window.partitionDocument()->graph());
+        window.partitionDocument()->waitForIdle();
+    }
+
+    // The title names the file of the graph shown, not a file whose graph failed to read.
+    void titleKeepsTheGraphShown() {
+        MainWindow window(false);
+        window.show();
+        openAndWait(window, q(sharedPath("graphs/torch-1.13/mlp/joint.txt")));
+        QCOMPARE(window.windowTitle(), QStringLiteral("joint.txt — jointscope"));
+        const QString broken = dir_.filePath(QStringLiteral("broken.txt"));
+        QFile file(broken);
+        QVERIFY(file.open(QIODevice::WriteOnly));
+        file.write("class GraphModule(torch.nn.Module):\n    def forward(self, x):\n"
+                   "        y = torch.ops.aten.relu.default(nowhere)\n        return (y,)\n");
+        file.close();
+        bool loaded = true;
+        QVERIFY(window.openFile(broken));
+        window.whenDocumentLoaded([&](bool ok) { loaded = ok; });
+        QTRY_VERIFY_WITH_TIMEOUT(!window.loading(), 30000);
+        QVERIFY(!loaded);
+        QCOMPARE(window.windowTitle(), QStringLiteral("joint.txt — jointscope"));
         window.partitionDocument()->waitForIdle();
     }
 

@@ -462,7 +462,6 @@ void MainWindow::onDocumentLoaded(quint64 ticket, std::shared_ptr<views::OpenedF
     canvas_->setReading(loader_.busy());
     file_ = std::make_shared<const GraphFile>(std::move(opened->file));
     filePath_ = path;
-    setWindowTitle(tr("%1 — jointscope").arg(QFileInfo(path).fileName()));
     log(tr("Opened %1 (%2, %n graph(s), read in %3 s)", nullptr, int(file_->graphs().size()))
             .arg(path, qstr(formatName(file_->format())))
             .arg(opened->seconds, 0, 'f', 2));
@@ -562,6 +561,8 @@ void MainWindow::showGraph(size_t index, Graph graph) {
     const QModelIndex row = graphListModel_->indexOfEntry(uint32_t(index));
     if (row.isValid())
         graphList_->setCurrentIndex(row);
+    // The title names the file of the graph shown: a file whose graphs fail to read leaves it as it was.
+    setWindowTitle(tr("%1 — jointscope").arg(QFileInfo(filePath_).fileName()));
     log(tr("Loaded graph %1: %2 nodes").arg(index).arg(root->size()));
     partition_->setGraph(root, filePath_, int(index));
     sharding_->setGraph(root);

@@ -216,6 +216,25 @@ private slots:
     }
 
     // The one mesh parser the CLI's --mesh / --mesh-names / --topology and the GUI's fields share.
+    // A baseline that cannot apply says why. The mlp's data input primals_5 is [4, 16] (joint.meta.json): 8
+    // devices cannot split its batch, 2x2 can.
+    void dataParallelSaysWhyNot() {
+#ifdef JOINTSCOPE_HAVE_CBC
+        const Graph g = sharedGraph("mlp");
+        const cost::RooflineModel model(*cost::findDevice("h100"));
+        Expected<ShardingSolution> eight = solveWithBaselines(g, mesh({8}), {}, model);
+        JS_VERIFY_EXPECTED(eight);
+        QVERIFY(!eight->dataParallel);
+        QVERIFY2(eight->dataParallelWhyNot.find("data input 'primals_5' has batch 4, which the 8 devices") !=
+                     std::string::npos,
+                 eight->dataParallelWhyNot.c_str());
+        Expected<ShardingSolution> four = solveWithBaselines(g, mesh({2, 2}), {}, model);
+        JS_VERIFY_EXPECTED(four);
+        QVERIFY(four->dataParallel);
+        QVERIFY(four->dataParallelWhyNot.empty());
+#endif
+    }
+
     void meshSpecs() {
         const Expected<MeshSpec> spec = parseMeshSpec(" 2x4 ", "dp, tp", "a100");
         JS_VERIFY_EXPECTED(spec);
@@ -418,9 +437,9 @@ private slots:
         QVERIFY(std::abs(plan->cost.totalUs() - evaluatePlan(g, p, plan->choice, model).totalUs()) < 1e-6);
         if (graph == "llama_block") // a 4096-wide block on 4+ devices: splitting the work must pay
             QVERIFY(plan->cost.totalUs() < 0.5 * replicate.totalUs());
-        if (std::vector<Pin> dp = dataParallelPins(g, p); !dp.empty()) {
+        if (Expected<std::vector<Pin>> dp = dataParallelPins(g, p)) {
             SolveOptions o;
-            o.pins = dp;
+            o.pins = *dp;
             Expected<Plan> dpPlan = solvePlacement(g, p, o, model);
             JS_VERIFY_EXPECTED(dpPlan);
             QVERIFY(plan->cost.totalUs() <= dpPlan->cost.totalUs() + 1e-9);

@@ -142,6 +142,8 @@ int runShard(const ParsedArgs& args) {
         j["variable_groups"] = plan.groups;
         j["baselines"] = {{"replicate", costJson(replicate)},
                           {"data_parallel", dataParallel ? costJson(*dataParallel) : Json(nullptr)}};
+        if (!dataParallel)
+            j["baselines"]["data_parallel_why_not"] = solution->dataParallelWhyNot;
         const JointRoles roles = jointRoles(graph);
         Json data = Json::array();
         for (NodeId d : roles.dataInputs)
@@ -176,6 +178,8 @@ int runShard(const ParsedArgs& args) {
     std::printf("baselines: replicate %.4g us", replicate.totalUs());
     if (dataParallel)
         std::printf(", data parallel %.4g us", dataParallel->totalUs());
+    else
+        std::printf("; no data parallel: %s", solution->dataParallelWhyNot.c_str());
     std::printf("\n");
     for (NodeId id = 0; id < graph.size(); ++id)
         if (plan.choice[id] >= 0 && graph.node(id).op == NodeOp::Placeholder)

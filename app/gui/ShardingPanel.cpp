@@ -195,6 +195,9 @@ void ShardingPanel::refresh() {
     QStringList baselines{costLine(tr("replicate"), r->replicate)};
     if (r->dataParallel)
         baselines << costLine(tr("data parallel"), *r->dataParallel);
+    else
+        baselines
+            << tr("no data parallel: %1").arg(QString::fromStdString(r->dataParallelWhyNot)).toHtmlEscaped();
     lines << baselines.join(QStringLiteral("<br>"));
     lines << tr("mesh %1, %2 pin(s), %3 redistributing edge(s), %4 s%5")
                  .arg(QString::fromStdString(r->mesh.str()))

@@ -333,21 +333,29 @@ PlanCost evaluatePlan(const Graph& graph, const ShardingProblem& problem, const 
     return c;
 }
 
-std::vector<Pin> dataParallelPins(const Graph& graph, const ShardingProblem& problem) {
+Expected<std::vector<Pin>> dataParallelPins(const Graph& graph, const ShardingProblem& problem) {
     std::vector<Pin> pins;
     const JointRoles roles = jointRoles(graph);
     const size_t m = problem.mesh.ndim();
     for (const auto& [param, grad] : roles.paramGrad)
         pins.push_back({graph.node(param).name, Placements(m, Placement::replicate()), "data_parallel"});
+    bool batched = false;
     for (NodeId d : roles.dataInputs) {
         const TensorMeta* t = graph.node(d).tensor();
         if (!t || t->sizes.empty())
             continue;
-        const Placements p(m, Placement::shard(0));
-        if (cost::concreteSize(t->sizes[0]) % static_cast<uint64_t>(problem.mesh.size()) != 0)
-            return {};
-        pins.push_back({graph.node(d).name, p, "data_parallel"});
+        const uint64_t batch = cost::concreteSize(t->sizes[0]);
+        const uint64_t devices = static_cast<uint64_t>(problem.mesh.size());
+        if (batch % devices != 0)
+            return makeError({}, "data input '" + graph.node(d).name + "' has batch " +
+                                     std::to_string(batch) + ", which the " + std::to_string(devices) +
+                                     " devices of mesh " + problem.mesh.str() + " do not divide");
+        pins.push_back({graph.node(d).name, Placements(m, Placement::shard(0)), "data_parallel"});
+        batched = true;
     }
+    if (!batched)
+        return makeError({}, "no data input with a batch dimension to shard (every input is a parameter, a "
+                             "tangent or a scalar)");
     return pins;
 }
 

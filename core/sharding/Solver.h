@@ -75,8 +75,9 @@ struct JointRoles {
 JointRoles jointRoles(const Graph& graph);
 
 // Pins of the data-parallel baseline: parameters replicated, data inputs sharded on dim 0 over every mesh
-// dimension. Empty when a data input's batch does not divide the mesh.
-std::vector<Pin> dataParallelPins(const Graph& graph, const ShardingProblem& problem);
+// dimension. An error saying why when there is no such baseline: no data input with a batch dimension, or a
+// batch that does not divide the mesh ("data input 'x' has batch 2, which 4 devices do not divide").
+Expected<std::vector<Pin>> dataParallelPins(const Graph& graph, const ShardingProblem& problem);
 
 // Solves the ILP. Errors name the pin or constraint that made it infeasible; without CBC, says so.
 Expected<Plan> solvePlacement(const Graph& graph, const ShardingProblem& problem, const SolveOptions& options,

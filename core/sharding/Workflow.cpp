@@ -106,15 +106,21 @@ Expected<ShardingSolution> solveWithBaselines(const Graph& graph, const DeviceMe
     if (reuse && reuse->problem) {
         s.replicate = reuse->replicate;
         s.dataParallel = reuse->dataParallel;
+        s.dataParallelWhyNot = reuse->dataParallelWhyNot;
         return s;
     }
     s.replicate = evaluatePlan(graph, *s.problem, replicatePlan(*s.problem), model);
-    if (std::vector<Pin> dp = dataParallelPins(graph, *s.problem); !dp.empty()) {
-        SolveOptions dpOptions;
-        dpOptions.pins = std::move(dp);
-        if (Expected<Plan> p = solvePlacement(graph, *s.problem, dpOptions, model))
-            s.dataParallel = p->cost;
+    Expected<std::vector<Pin>> dp = dataParallelPins(graph, *s.problem);
+    if (!dp) {
+        s.dataParallelWhyNot = dp.error().message;
+        return s;
     }
+    SolveOptions dpOptions;
+    dpOptions.pins = dp.take();
+    if (Expected<Plan> p = solvePlacement(graph, *s.problem, dpOptions, model))
+        s.dataParallel = p->cost;
+    else
+        s.dataParallelWhyNot = "its pins admit no plan: " + p.error().message;
     return s;
 }
 

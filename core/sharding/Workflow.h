@@ -54,7 +54,8 @@ struct ShardingSolution {
     Plan plan;
     PlanReport report;
     PlanCost replicate;
-    std::optional<PlanCost> dataParallel;        // none when a data input's batch does not divide the mesh
+    std::optional<PlanCost> dataParallel;        // none when there is no data-parallel plan:
+    std::string dataParallelWhyNot;              // then why (dataParallelPins, or the solve's refusal)
     std::map<std::string, std::string> pinnedBy; // node -> the pin's origin ("local_map", "--pin", "you")
     double seconds = 0;                          // strategies and the ILP, not the baselines
 };

@@ -10,6 +10,7 @@
 #include "sharding/PairModel.h"
 #include "sharding/Solver.h"
 #include "sharding/Workflow.h"
+#include "support/Format.h"
 
 #include <nlohmann/json.hpp>
 
@@ -216,8 +217,8 @@ private slots:
     }
 
     // The one mesh parser the CLI's --mesh / --mesh-names / --topology and the GUI's fields share.
-    // A baseline that cannot apply says why. The mlp's data input primals_5 is [4, 16] (joint.meta.json): 8
-    // devices cannot split its batch, 2x2 can.
+    // A baseline that cannot apply says why, and so does a plan that shards nothing. The mlp's data input
+    // primals_5 is [4, 16] (joint.meta.json): 8 devices cannot split its batch, 2x2 can.
     void dataParallelSaysWhyNot() {
 #ifdef JOINTSCOPE_HAVE_CBC
         const Graph g = sharedGraph("mlp");
@@ -232,6 +233,21 @@ private slots:
         JS_VERIFY_EXPECTED(four);
         QVERIFY(four->dataParallel);
         QVERIFY(four->dataParallelWhyNot.empty());
+        // The mlp is too small to shard on 2x2 (4 x 16 activations): the plan stays replicated and says what
+        // data parallel would have cost, compute and collectives apart.
+        QCOMPARE(four->plan.cost.commUs, 0.0);
+        QCOMPARE(four->plan.cost.totalUs(), four->replicate.totalUs());
+        QVERIFY(four->dataParallel->totalUs() > four->replicate.totalUs());
+        QVERIFY(four->dataParallel->commUs > 0);
+        const std::string why = four->replicatedWhy;
+        QVERIFY2(why.rfind("every node stays replicated: data parallel would take compute from ", 0) == 0,
+                 why.c_str());
+        QVERIFY2(why.find(formatMicros(four->dataParallel->commUs) + " of collectives") != std::string::npos,
+                 why.c_str());
+        // On 8 devices there is no data-parallel plan: the reason is passed on.
+        QVERIFY2(eight->replicatedWhy.find("no data-parallel plan to compare with (data input 'primals_5'") !=
+                     std::string::npos,
+                 eight->replicatedWhy.c_str());
 #endif
     }
 

@@ -144,6 +144,8 @@ int runShard(const ParsedArgs& args) {
                           {"data_parallel", dataParallel ? costJson(*dataParallel) : Json(nullptr)}};
         if (!dataParallel)
             j["baselines"]["data_parallel_why_not"] = solution->dataParallelWhyNot;
+        if (!solution->replicatedWhy.empty())
+            j["replicated_why"] = solution->replicatedWhy;
         const JointRoles roles = jointRoles(graph);
         Json data = Json::array();
         for (NodeId d : roles.dataInputs)
@@ -181,6 +183,8 @@ int runShard(const ParsedArgs& args) {
     else
         std::printf("; no data parallel: %s", solution->dataParallelWhyNot.c_str());
     std::printf("\n");
+    if (!solution->replicatedWhy.empty())
+        std::printf("%s\n", solution->replicatedWhy.c_str());
     for (NodeId id = 0; id < graph.size(); ++id)
         if (plan.choice[id] >= 0 && graph.node(id).op == NodeOp::Placeholder)
             std::printf("  %s: %s\n", graph.node(id).name.c_str(),

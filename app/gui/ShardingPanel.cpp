@@ -199,6 +199,8 @@ void ShardingPanel::refresh() {
         baselines
             << tr("no data parallel: %1").arg(QString::fromStdString(r->dataParallelWhyNot)).toHtmlEscaped();
     lines << baselines.join(QStringLiteral("<br>"));
+    if (!r->replicatedWhy.empty())
+        lines << QString::fromStdString(r->replicatedWhy).toHtmlEscaped();
     lines << tr("mesh %1, %2 pin(s), %3 redistributing edge(s), %4 s%5")
                  .arg(QString::fromStdString(r->mesh.str()))
                  .arg(r->pins.size())

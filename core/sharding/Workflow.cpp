@@ -1,5 +1,7 @@
 #include "sharding/Workflow.h"
 
+#include "support/Format.h"
+
 #include <algorithm>
 #include <chrono>
 
@@ -82,6 +84,37 @@ Expected<MeshSetup> resolveMesh(const MeshSpec& spec) {
     return MeshSetup{DeviceMesh::make(spec.shape, spec.names, *topo), *device};
 }
 
+namespace {
+
+bool shardsNothing(const ShardingProblem& problem, const Plan& plan) {
+    for (size_t id = 0; id < plan.choice.size(); ++id) {
+        if (plan.choice[id] < 0)
+            continue;
+        for (const Placements& out : problem.nodes[id].options[plan.choice[id]].outputs)
+            for (const Placement& p : out)
+                if (!p.isReplicate())
+                    return false;
+    }
+    return true;
+}
+
+// A plan that keeps every node replicated, explained against the data-parallel baseline: the compute sharding
+// would save and the collectives it would add.
+std::string whyReplicated(const ShardingSolution& s) {
+    if (!s.problem || !shardsNothing(*s.problem, s.plan))
+        return {};
+    if (!s.dataParallel)
+        return "every node stays replicated; there is no data-parallel plan to compare with (" +
+               s.dataParallelWhyNot + ")";
+    const PlanCost& dp = *s.dataParallel;
+    return "every node stays replicated: data parallel would take compute from " +
+           formatMicros(s.replicate.computeUs) + " to " + formatMicros(dp.computeUs) + " but add " +
+           formatMicros(dp.commUs) + " of collectives (" + formatMicros(dp.totalUs()) + " in all, against " +
+           formatMicros(s.replicate.totalUs()) + ")";
+}
+
+} // namespace
+
 Expected<ShardingSolution> solveWithBaselines(const Graph& graph, const DeviceMesh& mesh,
                                               const SolveOptions& options, const ComputeModel& model,
                                               const ShardingSolution* reuse) {
@@ -107,20 +140,22 @@ Expected<ShardingSolution> solveWithBaselines(const Graph& graph, const DeviceMe
         s.replicate = reuse->replicate;
         s.dataParallel = reuse->dataParallel;
         s.dataParallelWhyNot = reuse->dataParallelWhyNot;
+        s.replicatedWhy = whyReplicated(s);
         return s;
     }
     s.replicate = evaluatePlan(graph, *s.problem, replicatePlan(*s.problem), model);
     Expected<std::vector<Pin>> dp = dataParallelPins(graph, *s.problem);
     if (!dp) {
         s.dataParallelWhyNot = dp.error().message;
-        return s;
+    } else {
+        SolveOptions dpOptions;
+        dpOptions.pins = dp.take();
+        if (Expected<Plan> p = solvePlacement(graph, *s.problem, dpOptions, model))
+            s.dataParallel = p->cost;
+        else
+            s.dataParallelWhyNot = "its pins admit no plan: " + p.error().message;
     }
-    SolveOptions dpOptions;
-    dpOptions.pins = dp.take();
-    if (Expected<Plan> p = solvePlacement(graph, *s.problem, dpOptions, model))
-        s.dataParallel = p->cost;
-    else
-        s.dataParallelWhyNot = "its pins admit no plan: " + p.error().message;
+    s.replicatedWhy = whyReplicated(s);
     return s;
 }
 

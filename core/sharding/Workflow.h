@@ -54,8 +54,10 @@ struct ShardingSolution {
     Plan plan;
     PlanReport report;
     PlanCost replicate;
-    std::optional<PlanCost> dataParallel;        // none when there is no data-parallel plan:
-    std::string dataParallelWhyNot;              // then why (dataParallelPins, or the solve's refusal)
+    std::optional<PlanCost> dataParallel; // none when there is no data-parallel plan:
+    std::string dataParallelWhyNot;       // then why (dataParallelPins, or the solve's refusal)
+    // When the plan shards nothing: which costs made sharding lose (whyReplicated); else empty.
+    std::string replicatedWhy;
     std::map<std::string, std::string> pinnedBy; // node -> the pin's origin ("local_map", "--pin", "you")
     double seconds = 0;                          // strategies and the ILP, not the baselines
 };

@@ -99,13 +99,13 @@ bool shardsNothing(const ShardingProblem& problem, const Plan& plan) {
 }
 
 // A plan that keeps every node replicated, explained against the data-parallel baseline: the compute sharding
-// would save and the collectives it would add.
+// would save and the collectives it would add. Without that baseline, its own reason is shown beside this.
 std::string whyReplicated(const ShardingSolution& s) {
     if (!s.problem || !shardsNothing(*s.problem, s.plan))
         return {};
     if (!s.dataParallel)
-        return "every node stays replicated; there is no data-parallel plan to compare with (" +
-               s.dataParallelWhyNot + ")";
+        return "every node stays replicated; there is no data-parallel plan to compare with "
+               "(the baseline line says why)";
     const PlanCost& dp = *s.dataParallel;
     return "every node stays replicated: data parallel would take compute from " +
            formatMicros(s.replicate.computeUs) + " to " + formatMicros(dp.computeUs) + " but add " +

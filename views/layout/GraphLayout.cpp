@@ -1,5 +1,7 @@
 #include "layout/GraphLayout.h"
 
+#include "layout/LadderLayout.h"
+
 #include <algorithm>
 #include <numeric>
 #include <unordered_map>
@@ -311,6 +313,8 @@ std::optional<LayoutResult> computeLayout(const Graph& graph, const LayoutOption
     }
     if (cancelled(cancel))
         return std::nullopt;
+    if (options.algorithm == LayoutAlgorithm::Ladder)
+        return ladderLayout(graph, sizes, options, cancel);
     const bool useGraphviz =
         graphvizAvailable() &&
         (options.algorithm == LayoutAlgorithm::Graphviz ||

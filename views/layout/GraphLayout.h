@@ -42,7 +42,11 @@ struct EdgeRoute {
     std::vector<Point> points;
 };
 
-enum class LayoutAlgorithm { Auto, Graphviz, Layered };
+// Ladder: forward down the left, backward up the right (layout/LadderLayout.h).
+enum class LayoutAlgorithm { Auto, Graphviz, Layered, Ladder };
+
+// The ladder's column of a node.
+enum class LadderSide : uint8_t { Forward, Backward, Output };
 
 // Boxes laid out together inside one frame (Graphviz `subgraph cluster_*`), so that the frame holds its
 // members and nothing else.
@@ -59,6 +63,7 @@ struct LayoutOptions {
     double nodeSeparation = 18;          // points between boxes of one rank
     double rankSeparation = 28;          // points between ranks
     std::vector<LayoutCluster> clusters; // parents first
+    std::vector<LadderSide> sides;       // per node, for the ladder; empty = from the graph's backward mask
 };
 
 struct LayoutResult {
@@ -71,6 +76,8 @@ struct LayoutResult {
     double height = 0;
     // Set when this lays out a collapsed view (layout/Grouping.h): nodes and edges are then its items.
     std::shared_ptr<const CollapsedView> view;
+    // A fast first placement that a slower one (Graphviz) will replace once it is done.
+    bool provisional = false;
 };
 
 bool graphvizAvailable();

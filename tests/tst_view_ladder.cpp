@@ -6,10 +6,12 @@
 #include "graph/GraphStats.h"
 #include "layout/Grouping.h"
 #include "layout/LadderLayout.h"
+#include "layout/LayoutRunner.h"
 
 #include <nlohmann/json.hpp>
 
 #include <QElapsedTimer>
+#include <QSignalSpy>
 
 #include <set>
 
@@ -229,6 +231,63 @@ private slots:
                 QVERIFY(p.x - p.width / 2 >= f.x - f.width / 2 && p.x + p.width / 2 <= f.x + f.width / 2);
                 QVERIFY(p.y - p.height / 2 >= f.y - f.height / 2 && p.y + p.height / 2 <= f.y + f.height / 2);
             }
+    }
+
+    void previewComesBeforeRefinement() {
+        if (!graphvizAvailable())
+            QSKIP("built without Graphviz: nothing to refine");
+        auto g = std::make_shared<const Graph>(loadSharedGraph("graphs/torch-1.13/gpt_block2/joint.txt"));
+        LayoutRunner runner;
+        QSignalSpy finished(&runner, &LayoutRunner::finished);
+        LayoutOptions options;
+        options.preview = true;
+        QElapsedTimer clock;
+        clock.start();
+        const quint64 ticket = runner.start(g, options);
+        QVERIFY(finished.wait(30000));
+        const qint64 firstMs = clock.elapsed();
+        auto first = finished.at(0).at(1).value<std::shared_ptr<const LayoutResult>>();
+        QVERIFY(first->provisional);
+        QCOMPARE(first->algorithm, LayoutAlgorithm::Layered);
+        QCOMPARE(first->nodes.size(), g->size());
+        QVERIFY(runner.refining());
+        runner.waitForDone();
+        QCOMPARE(finished.count(), 2);
+        QCOMPARE(finished.at(1).at(0).toULongLong(), ticket);
+        auto refined = finished.at(1).at(1).value<std::shared_ptr<const LayoutResult>>();
+        QVERIFY(!refined->provisional);
+        QCOMPARE(refined->algorithm, LayoutAlgorithm::Graphviz);
+        qInfo("first frame after %lld ms, refined after %lld ms", firstMs, clock.elapsed());
+    }
+
+    void supersededRefinementIsCancelled() {
+        if (!graphvizAvailable())
+            QSKIP("built without Graphviz: nothing to refine");
+        auto g = std::make_shared<const Graph>(loadSharedGraph("graphs/torch-1.13/gpt_block2/joint.txt"));
+        auto small = std::make_shared<const Graph>(handGraph());
+        LayoutRunner runner;
+        QSignalSpy finished(&runner, &LayoutRunner::finished);
+        QSignalSpy cancelled(&runner, &LayoutRunner::cancelled);
+        LayoutOptions options;
+        options.preview = true;
+        const quint64 older = runner.start(g, options);
+        QVERIFY(finished.wait(30000));
+        QVERIFY(runner.refining());
+        options.algorithm = LayoutAlgorithm::Ladder;
+        const quint64 newer = runner.start(small, options);
+        // The older request's refinement reports cancelled at once and never delivers.
+        QCOMPARE(cancelled.count(), 1);
+        QCOMPARE(cancelled.at(0).at(0).toULongLong(), older);
+        runner.waitForDone();
+        int olderResults = 0, newerResults = 0;
+        for (const auto& args : finished)
+            (args.at(0).toULongLong() == older ? olderResults : newerResults) += 1;
+        QCOMPARE(olderResults, 1); // the provisional one only
+        QCOMPARE(newerResults, 1); // the ladder is final at once
+        auto last = finished.last().at(1).value<std::shared_ptr<const LayoutResult>>();
+        QCOMPARE(finished.last().at(0).toULongLong(), newer);
+        QCOMPARE(last->algorithm, LayoutAlgorithm::Ladder);
+        QVERIFY(!last->provisional);
     }
 
     void cancelledLadderReturnsNothing() {

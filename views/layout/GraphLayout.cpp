@@ -302,6 +302,17 @@ std::optional<LayoutResult> clusteredLayout(const Graph& graph, const std::vecto
     return result;
 }
 
+LayoutAlgorithm chosenAlgorithm(const Graph& graph, const LayoutOptions& options) {
+    if (options.algorithm == LayoutAlgorithm::Ladder &&
+        hasTwoSides(options.sides.size() == graph.size() ? options.sides
+                                                         : ladderSides(graph, options.recomputed)))
+        return LayoutAlgorithm::Ladder;
+    const bool graphviz =
+        options.algorithm == LayoutAlgorithm::Graphviz ||
+        (options.algorithm != LayoutAlgorithm::Layered && graph.size() <= options.graphvizNodeLimit);
+    return graphviz && graphvizAvailable() ? LayoutAlgorithm::Graphviz : LayoutAlgorithm::Layered;
+}
+
 std::optional<LayoutResult> computeLayout(const Graph& graph, const LayoutOptions& options,
                                           const std::atomic<bool>* cancel) {
     std::vector<NodeSize> sizes = options.sizes;
@@ -313,13 +324,14 @@ std::optional<LayoutResult> computeLayout(const Graph& graph, const LayoutOption
     }
     if (cancelled(cancel))
         return std::nullopt;
-    if (options.algorithm == LayoutAlgorithm::Ladder)
-        return ladderLayout(graph, sizes, options, cancel);
-    const bool useGraphviz =
-        graphvizAvailable() &&
-        (options.algorithm == LayoutAlgorithm::Graphviz ||
-         (options.algorithm == LayoutAlgorithm::Auto && graph.size() <= options.graphvizNodeLimit));
-    if (useGraphviz) {
+    const LayoutAlgorithm algorithm = chosenAlgorithm(graph, options);
+    if (algorithm == LayoutAlgorithm::Ladder) {
+        LayoutOptions ladder = options;
+        if (ladder.sides.size() != graph.size())
+            ladder.sides = ladderSides(graph, options.recomputed);
+        return ladderLayout(graph, sizes, ladder, cancel);
+    }
+    if (algorithm == LayoutAlgorithm::Graphviz) {
         auto result = graphvizLayout(graph, sizes, options, cancel);
         if (result || cancelled(cancel))
             return result;

@@ -64,6 +64,10 @@ struct LayoutOptions {
     double rankSeparation = 28;          // points between ranks
     std::vector<LayoutCluster> clusters; // parents first
     std::vector<LadderSide> sides;       // per node, for the ladder; empty = from the graph's backward mask
+    std::vector<char> recomputed;        // per graph node, non-zero: on the ladder's backward side
+    // LayoutRunner: when the algorithm chosen is slow (Graphviz), deliver a fast placement first, marked
+    // provisional, then the refined one.
+    bool preview = false;
 };
 
 struct LayoutResult {
@@ -87,6 +91,10 @@ NodeSize estimateNodeSize(const Node& node);
 
 // One edge per (input, user) pair, in graph order, without repeats.
 std::vector<std::pair<NodeId, NodeId>> graphEdges(const Graph& graph);
+
+// The algorithm computeLayout runs for `graph`: Ladder only for a graph with both a forward and a backward,
+// Graphviz when asked (or Auto within the limit) and available, else Layered.
+LayoutAlgorithm chosenAlgorithm(const Graph& graph, const LayoutOptions& options);
 
 // Lays out `graph`. Returns nullopt when `cancel` was set before it finished (the partial
 // result is discarded). Not thread-safe with other Graphviz users: callers serialise

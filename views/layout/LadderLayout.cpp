@@ -119,7 +119,7 @@ bool hasTwoSides(const std::vector<LadderSide>& sides) {
 std::optional<LayoutResult> ladderLayout(const Graph& graph, const std::vector<NodeSize>& sizes,
                                          const LayoutOptions& options, const std::atomic<bool>* cancel) {
     const size_t n = graph.size();
-    const std::vector<LadderSide> sides = options.sides.size() == n ? options.sides : ladderSides(graph);
+    const std::vector<LadderSide> sides = options.sides.size() == n ? options.sides : ladderSides(graph, options.recomputed);
     const auto edges = graphEdges(graph);
     std::vector<std::vector<NodeId>> inputs(n), users(n);
     for (auto [from, to] : edges) {

@@ -1,27 +1,51 @@
 #include "layout/LayoutRunner.h"
 
+#include "layout/LadderLayout.h"
+
 namespace jointscope::layout {
 
+namespace {
+
 using ResultPtr = std::shared_ptr<const LayoutResult>;
+
+// `options` for one pass: a fast pass of a slow choice runs the layered layout instead, and says so.
+LayoutOptions passOptions(const Graph& graph, LayoutOptions options, bool fast, bool& provisional) {
+    provisional = false;
+    if (fast && options.preview && chosenAlgorithm(graph, options) == LayoutAlgorithm::Graphviz) {
+        options.algorithm = LayoutAlgorithm::Layered;
+        provisional = true;
+    }
+    return options;
+}
+
+ResultPtr finish(std::optional<LayoutResult> result, bool provisional) {
+    if (!result)
+        return nullptr;
+    result->provisional = provisional;
+    return std::make_shared<const LayoutResult>(std::move(*result));
+}
+
+} // namespace
 
 LayoutRunner::LayoutRunner(QObject* parent) : QObject(parent) {
     qRegisterMetaType<ResultPtr>("std::shared_ptr<const jointscope::layout::LayoutResult>");
     connect(&job_, &views::BackgroundJob::started, this, &LayoutRunner::started);
     connect(&job_, &views::BackgroundJob::cancelled, this, &LayoutRunner::cancelled);
+    connect(&refine_, &views::BackgroundJob::cancelled, this, [this] { emit cancelled(refining_); });
 }
 
 LayoutRunner::~LayoutRunner() {
     disconnect(&job_, nullptr, this, nullptr);
+    disconnect(&refine_, nullptr, this, nullptr);
 }
 
 quint64 LayoutRunner::start(std::shared_ptr<const Graph> graph, LayoutOptions options) {
-    return launch(
-        [graph = std::move(graph), options = std::move(options)](const std::atomic<bool>* flag) -> ResultPtr {
-            auto result = computeLayout(*graph, options, flag);
-            if (!result)
-                return nullptr;
-            return std::make_shared<const LayoutResult>(std::move(*result));
-        });
+    return launch([graph = std::move(graph), options = std::move(options)](
+                      const std::atomic<bool>* flag, bool fast, const ResultPtr&) -> ResultPtr {
+        bool provisional = false;
+        const LayoutOptions pass = passOptions(*graph, options, fast, provisional);
+        return finish(computeLayout(*graph, pass, flag), provisional);
+    });
 }
 
 quint64 LayoutRunner::startCollapsed(std::shared_ptr<const Graph> graph,
@@ -29,56 +53,83 @@ quint64 LayoutRunner::startCollapsed(std::shared_ptr<const Graph> graph,
                                      size_t budget, std::function<NodeSize(const Node&)> measure,
                                      LayoutOptions options) {
     return launch([graph = std::move(graph), tree = std::move(tree), expanded = std::move(expanded), budget,
-                   measure = std::move(measure),
-                   options = std::move(options)](const std::atomic<bool>* flag) mutable -> ResultPtr {
-        if (!tree)
-            tree = std::make_shared<const GroupTree>(buildGroupTree(*graph));
-        if (expanded.size() != tree->groups.size())
-            expanded = initialExpansion(*tree, budget);
-        if (flag->load())
-            return nullptr;
-        auto view = std::make_shared<CollapsedView>(collapseView(*graph, tree, std::move(expanded)));
-        options.sizes.clear();
-        options.sizes.reserve(view->items.size());
+                   measure = std::move(measure), options = std::move(options)](
+                      const std::atomic<bool>* flag, bool fast, const ResultPtr& provisional) -> ResultPtr {
+        // The refinement lays out the view its fast pass built.
+        std::shared_ptr<const CollapsedView> view = provisional ? provisional->view : nullptr;
+        if (!view) {
+            auto groups = tree ? tree : std::make_shared<const GroupTree>(buildGroupTree(*graph));
+            auto open =
+                expanded.size() == groups->groups.size() ? expanded : initialExpansion(*groups, budget);
+            if (flag->load())
+                return nullptr;
+            view = std::make_shared<const CollapsedView>(collapseView(*graph, groups, std::move(open)));
+        }
+        LayoutOptions laid = options;
+        laid.sizes.clear();
+        laid.sizes.reserve(view->items.size());
         for (const ViewItem& item : view->items) {
             if (item.group >= 0)
-                options.sizes.push_back(groupBoxSize(tree->groups[size_t(item.group)]));
+                laid.sizes.push_back(groupBoxSize(view->tree->groups[size_t(item.group)]));
             else
-                options.sizes.push_back(measure ? measure(graph->node(item.node))
-                                                : estimateNodeSize(graph->node(item.node)));
+                laid.sizes.push_back(measure ? measure(graph->node(item.node))
+                                             : estimateNodeSize(graph->node(item.node)));
         }
         // dot spends seconds on a few hundred boxes, tens of seconds when their merged edges are dense (every
         // backward chunk reads many forward ones); the layered layout milliseconds, and the user is waiting
         // on a double-click.
-        if (options.algorithm == LayoutAlgorithm::Auto &&
+        if (laid.algorithm == LayoutAlgorithm::Auto &&
             (view->edges.size() > 3 * view->items.size() || view->items.size() > 300))
-            options.algorithm = LayoutAlgorithm::Layered;
-        options.clusters = viewClusters(*view);
+            laid.algorithm = LayoutAlgorithm::Layered;
+        if (laid.algorithm == LayoutAlgorithm::Ladder)
+            laid.sides = ladderSides(*graph, *view, options.recomputed);
+        laid.recomputed.clear(); // per graph node, not per view item
+        laid.clusters = viewClusters(*view);
         const Graph layoutGraph = viewLayoutGraph(*view);
-        auto result = computeLayout(layoutGraph, options, flag);
+        bool isProvisional = false;
+        auto result =
+            computeLayout(layoutGraph, passOptions(layoutGraph, std::move(laid), fast, isProvisional), flag);
         if (!result)
             return nullptr;
         result->view = std::move(view);
-        return std::make_shared<const LayoutResult>(std::move(*result));
+        return finish(std::move(result), isProvisional);
     });
 }
 
 quint64 LayoutRunner::launch(Work work) {
-    return job_.run([work = std::move(work)](views::JobControl& control) { return work(control.flag()); },
-                    [this](ResultPtr result, quint64 ticket) {
-                        if (result)
-                            emit finished(ticket, std::move(result));
-                        else
-                            emit cancelled(ticket); // the engine saw its flag
-                    });
+    refine_.cancel(); // a refinement of an older request is no longer wanted
+    return job_.run(
+        [work](views::JobControl& control) { return work(control.flag(), true, nullptr); },
+        [this, work](ResultPtr result, quint64 ticket) {
+            if (!result) {
+                emit cancelled(ticket); // the engine saw its flag
+                return;
+            }
+            emit finished(ticket, result);
+            if (!result->provisional)
+                return;
+            refining_ = ticket;
+            refine_.run(
+                [work, result](views::JobControl& control) { return work(control.flag(), false, result); },
+                [this, ticket](ResultPtr refined) {
+                    if (refined)
+                        emit finished(ticket, std::move(refined));
+                    else
+                        emit cancelled(ticket);
+                });
+        });
 }
 
 void LayoutRunner::cancel() {
     job_.cancel();
+    refine_.cancel();
 }
 
 void LayoutRunner::waitForDone() {
     job_.waitForDone();
+    refine_.waitForDone();
+    job_.waitForDone(); // a fast pass delivered while waiting may have started a refinement, and so on
+    refine_.waitForDone();
 }
 
 } // namespace jointscope::layout

@@ -1,5 +1,7 @@
-// Runs layouts off the UI thread (views::BackgroundJob), one at a time, the newest winning, with cancel. No
-// widgets: usable from tests.
+// Runs layouts off the UI thread (views::BackgroundJob), one at a time, the newest winning, with cancel. With
+// LayoutOptions::preview a slow layout comes in two passes: a fast placement first (finished() with a
+// provisional result), then the refinement on a second job, which the next request cancels. No widgets:
+// usable from tests.
 #pragma once
 
 #include "layout/GraphLayout.h"
@@ -31,7 +33,9 @@ public:
                            std::function<NodeSize(const Node&)> measure, LayoutOptions options);
     // Cancels the running layout (cancelled() at once); its result, if it still arrives, is discarded.
     void cancel();
-    bool busy() const { return job_.busy(); }
+    bool busy() const { return job_.busy() || refine_.busy(); }
+    // A provisional result is on its way to being refined.
+    bool refining() const { return refine_.busy(); }
     // Blocks until every started layout has reported (tests, --screenshot).
     void waitForDone();
 
@@ -41,10 +45,15 @@ signals:
     void cancelled(quint64 ticket);
 
 private:
-    using Work = std::function<std::shared_ptr<const LayoutResult>(const std::atomic<bool>*)>;
+    using ResultPtr = std::shared_ptr<const LayoutResult>;
+    // `fast`: the first pass of a previewed request; a result it marks provisional gets refined (fast =
+    // false) with the provisional result at hand.
+    using Work = std::function<ResultPtr(const std::atomic<bool>*, bool fast, const ResultPtr& provisional)>;
     quint64 launch(Work work);
 
     views::BackgroundJob job_{1}; // one thread: layouts run serialised, in order (Graphviz is not reentrant)
+    views::BackgroundJob refine_{1}; // apart, so that a refinement still in dot never delays a first frame
+    quint64 refining_ = 0;           // the request whose refinement runs
 };
 
 } // namespace jointscope::layout

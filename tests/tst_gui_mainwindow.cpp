@@ -14,6 +14,7 @@
 #include "canvas/GraphScene.h"
 #include "canvas/GraphView.h"
 #include "canvas/NodeItem.h"
+#include "graph/GraphStats.h"
 #include "models/GraphListModel.h"
 
 #include <QApplication>
@@ -86,6 +87,16 @@ bool reads(const Graph& graph, const char* consumer, const char* producer) {
     if (c && p)
         graph.node(*c).forEachInput([&](NodeId input) { found = found || input == *p; });
     return found;
+}
+
+// Whether every box of the nodes in `right` lies right of every box of the nodes in `left`.
+bool columnsApart(MainWindow& window, const std::vector<NodeId>& left, const std::vector<NodeId>& right) {
+    double leftEdge = -1e300, rightEdge = 1e300;
+    for (NodeId id : left)
+        leftEdge = std::max(leftEdge, window.scene()->nodeItem(id)->sceneBoundingRect().right());
+    for (NodeId id : right)
+        rightEdge = std::min(rightEdge, window.scene()->nodeItem(id)->sceneBoundingRect().left());
+    return leftEdge < rightEdge;
 }
 
 // The title of the menu-bar menu (or its submenu) that holds `action`; empty when none does.
@@ -304,6 +315,40 @@ private slots:
         window.partitionDocument()->waitForIdle();
     }
 
+    // Joint graphs open as the ladder (forward left, backward right); Ctrl+L switches to the layered view and
+    // back, and a re-laid ladder puts the recomputed nodes of the decision shown on the backward side.
+    void ladderToggle() {
+        MainWindow window(false);
+        showActive(window);
+        openAndWait(window, mlpPath());
+        const Graph* graph = window.scene()->graph();
+        const std::vector<bool> backward = backwardMask(*graph);
+        std::vector<NodeId> forwardIds, backwardIds;
+        for (NodeId id = 0; id < graph->size(); ++id)
+            if (graph->node(id).op != NodeOp::Output)
+                (backward[id] ? backwardIds : forwardIds).push_back(id);
+        QAction* ladder = window.canvasFeature()->actions().ladder;
+        QVERIFY(ladder->isChecked());
+        QVERIFY(columnsApart(window, forwardIds, backwardIds));
+
+        QTest::keyClick(&window, Qt::Key_L, Qt::ControlModifier);
+        QVERIFY(!ladder->isChecked());
+        QTRY_VERIFY_WITH_TIMEOUT(window.scene()->hasLayout() && !window.layoutBusy(), 60000);
+        QVERIFY(!columnsApart(window, forwardIds, backwardIds)); // the layered view interleaves them
+
+        QTest::keyClick(&window, Qt::Key_L, Qt::ControlModifier);
+        QVERIFY(ladder->isChecked());
+        QTRY_VERIFY_WITH_TIMEOUT(window.scene()->hasLayout() && !window.layoutBusy(), 60000);
+        const views::PartitionOverlay* overlay = window.scene()->partitionOverlay();
+        QVERIFY(overlay && overlay->nodes.size() == graph->size());
+        std::vector<NodeId> kept, moved;
+        for (NodeId id : forwardIds)
+            (overlay->nodes[id].mark == views::PartitionMark::Recomputed ? moved : kept).push_back(id);
+        QVERIFY(!moved.empty());
+        QVERIFY(columnsApart(window, kept, backwardIds));
+        QVERIFY(columnsApart(window, kept, moved));
+    }
+
     // The menus are built from what the features publish: every published action is placed, in its menu.
     void menusHoldThePublishedActions() {
         MainWindow window(false);
@@ -322,7 +367,8 @@ private slots:
               window.runtimeFeature()->dock(), window.canvasFeature()->searchResultsDock()})
             QCOMPARE(menuHolding(window, dock->toggleViewAction()), QStringLiteral("View"));
         const gui::CanvasFeature::Actions& canvas = window.canvasFeature()->actions();
-        for (QAction* a : {canvas.fit, canvas.find, canvas.up, canvas.collapse, canvas.minimap})
+        for (QAction* a :
+             {canvas.fit, canvas.find, canvas.up, canvas.collapse, canvas.ladder, canvas.minimap})
             QCOMPARE(menuHolding(window, a), QStringLiteral("View"));
         QCOMPARE(canvas.walk.size(), 4);
         for (QAction* a : canvas.walk)

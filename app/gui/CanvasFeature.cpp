@@ -40,6 +40,17 @@ constexpr size_t kCollapseAbove = 1500;
 constexpr size_t kFirstViewBudget = 400;
 constexpr size_t kExpandBudget = 1500;
 
+QString algorithmName(layout::LayoutAlgorithm algorithm) {
+    switch (algorithm) {
+    case layout::LayoutAlgorithm::Graphviz:
+        return CanvasFeature::tr("Graphviz dot");
+    case layout::LayoutAlgorithm::Ladder:
+        return CanvasFeature::tr("ladder");
+    default:
+        return CanvasFeature::tr("layered");
+    }
+}
+
 } // namespace
 
 CanvasFeature::CanvasFeature(const FeatureContext& context, QObject* parent)
@@ -168,6 +179,21 @@ void CanvasFeature::createActions() {
         if (on == collapsed_)
             return;
         collapsed_ = on;
+        startLayout();
+    });
+    actions_.ladder = new QAction(tr("&Ladder Layout"), owner);
+    actions_.ladder->setCheckable(true);
+    actions_.ladder->setChecked(ladder_);
+    actions_.ladder->setShortcut(QKeySequence(Qt::CTRL | Qt::Key_L));
+    actions_.ladder->setToolTip(
+        tr("Joint graphs: the forward down the left, the backward up the right, saved "
+           "activations as rungs between them; off: the plain layered view"));
+    connect(actions_.ladder, &QAction::toggled, this, [this](bool on) {
+        if (on == ladder_)
+            return;
+        ladder_ = on;
+        layouts_.clear(); // cached under the other choice
+        ctx_.log(on ? tr("Ladder layout on") : tr("Ladder layout off: layered view"));
         startLayout();
     });
     actions_.minimap = new QAction(tr("&Minimap"), owner);
@@ -306,6 +332,26 @@ void CanvasFeature::setLayoutStatus(const QString& text) {
     layoutLabel_->setText(text);
 }
 
+layout::LayoutOptions CanvasFeature::layoutOptions() const {
+    layout::LayoutOptions options;
+    options.algorithm = ladder_ ? layout::LayoutAlgorithm::Ladder : layout::LayoutAlgorithm::Auto;
+    // Never a blank canvas: a slow layout (dot) shows a fast placement first and replaces it when done.
+    options.preview = true;
+    // Recomputed nodes go to the ladder's backward side, under the decision shown when laid out.
+    if (const views::PartitionOverlay* overlay = ctx_.scene->partitionOverlay(); ladder_ && overlay) {
+        options.recomputed.resize(overlay->nodes.size());
+        for (size_t i = 0; i < overlay->nodes.size(); ++i)
+            options.recomputed[i] = overlay->nodes[i].mark == views::PartitionMark::Recomputed;
+    }
+    return options;
+}
+
+void CanvasFeature::showLayoutBusy(const QString& text) {
+    busy_->setVisible(true);
+    cancelButton_->setVisible(true);
+    layoutLabel_->setText(text);
+}
+
 void CanvasFeature::startLayout() {
     const Graph* graph = currentGraph();
     if (!graph)
@@ -315,35 +361,31 @@ void CanvasFeature::startLayout() {
         return;
     }
     if (auto it = layouts_.find(graph); it != layouts_.end()) {
+        dropLayout();
         onLayoutFinished(0, it->second);
         return;
     }
-    layout::LayoutOptions options;
+    layout::LayoutOptions options = layoutOptions();
     options.sizes = ctx_.scene->measureNodes();
     layoutStartMs_ = QDateTime::currentMSecsSinceEpoch();
     dropLayout();
     // Aliasing pointer: keeps the root (which owns every body) alive while the layout runs.
     pendingTicket_ = runner_.start(std::shared_ptr<const Graph>(root_, graph), std::move(options));
-    busy_->setVisible(true);
-    cancelButton_->setVisible(true);
-    layoutLabel_->setText(tr("laying out %n node(s)…", nullptr, int(graph->size())));
+    showLayoutBusy(tr("laying out %n node(s)…", nullptr, int(graph->size())));
 }
 
 void CanvasFeature::startCollapsedLayout() {
     const Graph* graph = currentGraph();
     if (!graph)
         return;
-    layout::LayoutOptions options;
     layoutStartMs_ = QDateTime::currentMSecsSinceEpoch();
     // Font metrics are reentrant: boxes are measured on the layout thread, only for the visible nodes.
     auto measure = [](const Node& node) { return views::GraphScene::measureNode(node); };
     dropLayout();
     pendingTicket_ = runner_.startCollapsed(std::shared_ptr<const Graph>(root_, graph), groupTree_, expanded_,
-                                            kFirstViewBudget, measure, std::move(options));
-    busy_->setVisible(true);
-    cancelButton_->setVisible(true);
-    layoutLabel_->setText(groupTree_ ? tr("laying out the collapsed view…")
-                                     : tr("grouping %n node(s)…", nullptr, int(graph->size())));
+                                            kFirstViewBudget, measure, layoutOptions());
+    showLayoutBusy(groupTree_ ? tr("laying out the collapsed view…")
+                              : tr("grouping %n node(s)…", nullptr, int(graph->size())));
 }
 
 void CanvasFeature::onLayoutFinished(quint64 ticket, std::shared_ptr<const layout::LayoutResult> result) {
@@ -357,27 +399,32 @@ void CanvasFeature::onLayoutFinished(quint64 ticket, std::shared_ptr<const layou
         groupTree_ = collapsedView->tree;
         expanded_ = collapsedView->expanded;
     }
+    // A refinement replaces the provisional placement under the user's eyes: the view stays where it is.
+    const bool refinement = ticket != 0 && ticket == shownTicket_;
+    shownTicket_ = ticket;
     if (ticket != 0) {
         lastLayoutSeconds_ = double(QDateTime::currentMSecsSinceEpoch() - layoutStartMs_) / 1000.0;
-        if (!collapsedView)
+        if (!collapsedView && !result->provisional)
             layouts_[graph] = result;
-        ctx_.log(tr("Layout of %1 %2: %3 in %4 s")
+        ctx_.log(tr("Layout of %1 %2: %3 in %4 s%5")
                      .arg(result->nodes.size())
                      .arg(collapsedView ? tr("boxes (collapsed view)") : tr("nodes"))
-                     .arg(result->algorithm == layout::LayoutAlgorithm::Graphviz ? tr("Graphviz dot")
-                                                                                 : tr("layered"))
-                     .arg(lastLayoutSeconds_, 0, 'f', 2));
+                     .arg(algorithmName(result->algorithm))
+                     .arg(lastLayoutSeconds_, 0, 'f', 2)
+                     .arg(result->provisional ? tr(", refining with Graphviz dot") : QString()));
     }
-    busy_->setVisible(false);
-    cancelButton_->setVisible(false);
-    layoutLabel_->setText(result->algorithm == layout::LayoutAlgorithm::Graphviz ? tr("layout: Graphviz dot")
-                                                                                 : tr("layout: layered"));
+    busy_->setVisible(result->provisional);
+    cancelButton_->setVisible(result->provisional);
+    layoutLabel_->setText(result->provisional
+                              ? tr("layout: %1, refining…").arg(algorithmName(result->algorithm))
+                              : tr("layout: %1").arg(algorithmName(result->algorithm)));
     if (collapsedView)
         ctx_.scene->applyCollapsedLayout(*result);
     else
         ctx_.scene->applyLayout(*result);
     emit layoutApplied();
-    ctx_.view->showStart();
+    if (!refinement)
+        ctx_.view->showStart();
     if (!searchEdit_->text().isEmpty() && searchBar_->isVisible()) {
         if (collapsedView)
             ctx_.scene->setMatches(matches_); // searching again would jump to the first match, maybe hidden
@@ -397,7 +444,8 @@ void CanvasFeature::onLayoutCancelled(quint64 ticket) {
         return;
     busy_->setVisible(false);
     cancelButton_->setVisible(false);
-    layoutLabel_->setText(tr("layout cancelled"));
+    layoutLabel_->setText(ctx_.scene->hasLayout() ? tr("layout refinement cancelled")
+                                                  : tr("layout cancelled"));
     ctx_.log(tr("Layout cancelled"));
 }
 

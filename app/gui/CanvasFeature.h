@@ -43,6 +43,7 @@ public:
         QAction* find = nullptr;
         QAction* up = nullptr; // to the parent graph
         QAction* collapse = nullptr;
+        QAction* ladder = nullptr; // joint graphs: forward down the left, backward up the right
         QAction* minimap = nullptr;
         QAction* searchResults = nullptr; // the Search Results dock's toggle
         QList<QAction*> walk;             // producer, consumer, previous and next sibling
@@ -72,7 +73,7 @@ public:
     // Producers / Consumers submenus of node `id` of the graph shown, whose entries select (context menus).
     void addNodeMenus(QMenu* menu, NodeId id);
     bool selectNodeByName(const QString& name);
-    bool layoutBusy() const { return runner_.busy(); }
+    bool layoutBusy() const { return runner_.busy() || runner_.refining(); }
     // Runs `fn` once the graph shown has its layout on the canvas (at once when it has).
     void whenLayoutReady(std::function<void()> fn);
     // While a file is read, layout-ready callbacks wait for its graph; releaseWaiting() runs them once
@@ -98,6 +99,8 @@ private:
     void openBody(NodeId id);
     void startLayout();
     void startCollapsedLayout();
+    layout::LayoutOptions layoutOptions() const; // the ladder or the layered view, previewed
+    void showLayoutBusy(const QString& text);
     void dropLayout(); // cancels the running layout without reporting it as the user's cancel
     void onLayoutFinished(quint64 ticket, std::shared_ptr<const layout::LayoutResult> result);
     void onLayoutCancelled(quint64 ticket);
@@ -118,6 +121,7 @@ private:
     std::map<const Graph*, std::shared_ptr<const layout::LayoutResult>> layouts_;
     layout::LayoutRunner runner_;
     quint64 pendingTicket_ = 0;
+    quint64 shownTicket_ = 0; // of the layout on the canvas: a second result for it is its refinement
     double lastLayoutSeconds_ = 0;
     qint64 layoutStartMs_ = 0;
     bool reading_ = false;
@@ -125,6 +129,7 @@ private:
     std::shared_ptr<const layout::GroupTree> groupTree_;
     std::vector<char> expanded_;
     bool collapsed_ = false;
+    bool ladder_ = true;
     std::unique_ptr<views::EdgeWalker> walker_;
     std::vector<NodeId> matches_;
     int currentMatch_ = -1;

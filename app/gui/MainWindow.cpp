@@ -314,7 +314,7 @@ void MainWindow::createMenus() {
                       inspectorDock_->toggleViewAction(), logDock_->toggleViewAction(),
                       partition_->dock()->toggleViewAction(), runtime_->dock()->toggleViewAction()});
     view->addSeparator();
-    view->addActions({canvas.fit, canvas.find, canvas.up, canvas.collapse, canvas.minimap,
+    view->addActions({canvas.fit, canvas.find, canvas.up, canvas.collapse, canvas.ladder, canvas.minimap,
                       canvas.searchResults, sharding_->dock()->toggleViewAction(),
                       sharding_->actions().overlay});
 

@@ -44,6 +44,7 @@ public:
     // Partition overlay on the items shown (null clears); call again after a new layout. Edges from a saved
     // node into the backward (or a recomputed node) are drawn as the cut. Defined in GraphScenePartition.cpp.
     void setPartitionOverlay(std::shared_ptr<const PartitionOverlay> overlay);
+    const PartitionOverlay* partitionOverlay() const { return partition_.get(); }
     // Runtime overlays (GraphSceneRuntime.cpp) of the graph shown when they were set: kept across relayouts
     // and shown again when that graph comes back (a HOP body was visited); the owner clears them when the
     // graph goes. setHeat: per NodeId measured time (negative: none), nodes filled by their place on the

@@ -33,7 +33,8 @@ public:
                            std::function<NodeSize(const Node&)> measure, LayoutOptions options);
     // Cancels the running layout (cancelled() at once); its result, if it still arrives, is discarded.
     void cancel();
-    bool busy() const { return job_.busy() || refine_.busy(); }
+    // A first placement is on its way.
+    bool busy() const { return job_.busy(); }
     // A provisional result is on its way to being refined.
     bool refining() const { return refine_.busy(); }
     // Blocks until every started layout has reported (tests, --screenshot).

@@ -1,10 +1,12 @@
 // jointscope [FILE]: the desktop graph inspector. With no FILE it opens the bundled example graph.
+#include "CanvasFeature.h"
 #include "MainWindow.h"
 #include "PartitionDocument.h"
 #include "ShardingDocument.h"
 #include "models/CliJob.h"
 #include "panels/RuntimePanel.h"
 
+#include <QAction>
 #include <QApplication>
 #include <QCommandLineParser>
 #include <QDir>
@@ -115,9 +117,13 @@ int main(int argc, char* argv[]) {
     QCommandLineOption dumpSession(QStringLiteral("dump-session"),
                                    QStringLiteral("Save the session to OUT once shown, then quit."),
                                    QStringLiteral("OUT"));
-    for (QCommandLineOption* o : {&restoreAnswer, &scriptPins, &dumpSession})
+    // Screenshots of a large graph laid out whole (View › Collapse Groups off once the first view is up).
+    QCommandLineOption expandAll(QStringLiteral("expand-all"),
+                                 QStringLiteral("Show every node, not the collapsed view, once laid out."));
+    for (QCommandLineOption* o : {&restoreAnswer, &scriptPins, &dumpSession, &expandAll})
         o->setFlags(QCommandLineOption::HiddenFromHelp);
-    parser.addOptions({screenshot, enter, select, profile, validate, shard, restoreAnswer, scriptPins, dumpSession});
+    parser.addOptions({screenshot, enter, select, profile, validate, shard, restoreAnswer, scriptPins,
+                       dumpSession, expandAll});
     parser.process(app);
 
     const bool shooting = parser.isSet(screenshot);
@@ -132,9 +138,8 @@ int main(int argc, char* argv[]) {
         QObject::connect(&window, &jointscope::gui::MainWindow::restoreDone, &window, [&window, out] {
             window.whenDocumentLoaded([&window, out](bool) {
                 // The restored pins are applied when the graph is shown: save after that turn of the loop.
-                QTimer::singleShot(0, &window, [&window, out] {
-                    QCoreApplication::exit(window.saveSession(out) ? 0 : 1);
-                });
+                QTimer::singleShot(
+                    0, &window, [&window, out] { QCoreApplication::exit(window.saveSession(out) ? 0 : 1); });
             });
         });
     }
@@ -147,6 +152,8 @@ int main(int argc, char* argv[]) {
         for (const QString& name : bodies)
             ok = window.enterSubgraph(name) && ok;
     });
+    if (parser.isSet(expandAll))
+        window.whenLayoutReady([&window] { window.canvasFeature()->actions().collapse->setChecked(false); });
     if (parser.isSet(select)) {
         const QString name = parser.value(select);
         window.whenLayoutReady([&window, name] { window.selectNodeByName(name); });

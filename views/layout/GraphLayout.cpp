@@ -65,6 +65,31 @@ std::optional<LayoutResult> layeredLayout(const Graph& graph, const std::vector<
         for (NodeId in : inputs[id])
             if (in < id)
                 layer[id] = std::max(layer[id], layer[in] + 1);
+    // So does what reads only sources (a weight's transpose, a view of an input): hundreds of them would
+    // otherwise make the second rank as wide as the first, and pull every matmul towards it.
+    for (NodeId id = n; id-- > 0;) {
+        if (inputs[id].empty() || users[id].empty())
+            continue;
+        bool fromSources = true;
+        for (NodeId in : inputs[id])
+            fromSources = fromSources && inputs[in].empty();
+        if (!fromSources)
+            continue;
+        int lowest = INT32_MAX;
+        for (NodeId user : users[id])
+            lowest = std::min(lowest, layer[user]);
+        layer[id] = std::max(layer[id], lowest - 1);
+    }
+    // As late as possible: what is off the longest path (masks, weight casts) sits just above its first user.
+    if (options.asLateAsPossible)
+        for (NodeId id = n; id-- > 0;) {
+            int lowest = INT32_MAX;
+            for (NodeId user : users[id])
+                if (user > id)
+                    lowest = std::min(lowest, layer[user]);
+            if (lowest != INT32_MAX)
+                layer[id] = std::max(layer[id], lowest - 1);
+        }
     // Sources (placeholders, get_attr) sit just above their first user rather than all on top.
     for (NodeId id = 0; id < n; ++id) {
         if (!inputs[id].empty() || users[id].empty())

@@ -68,6 +68,8 @@ struct LayoutOptions {
     // LayoutRunner: when the algorithm chosen is slow (Graphviz), deliver a fast placement first, marked
     // provisional, then the refined one.
     bool preview = false;
+    // Layered: every node just above its first user (the ladder's columns), not below its last input.
+    bool asLateAsPossible = false;
 };
 
 struct LayoutResult {

@@ -119,7 +119,8 @@ bool hasTwoSides(const std::vector<LadderSide>& sides) {
 std::optional<LayoutResult> ladderLayout(const Graph& graph, const std::vector<NodeSize>& sizes,
                                          const LayoutOptions& options, const std::atomic<bool>* cancel) {
     const size_t n = graph.size();
-    const std::vector<LadderSide> sides = options.sides.size() == n ? options.sides : ladderSides(graph, options.recomputed);
+    const std::vector<LadderSide> sides =
+        options.sides.size() == n ? options.sides : ladderSides(graph, options.recomputed);
     const auto edges = graphEdges(graph);
     std::vector<std::vector<NodeId>> inputs(n), users(n);
     for (auto [from, to] : edges) {
@@ -145,6 +146,7 @@ std::optional<LayoutResult> ladderLayout(const Graph& graph, const std::vector<N
         LayoutOptions plain;
         plain.nodeSeparation = options.nodeSeparation;
         plain.rankSeparation = options.rankSeparation;
+        plain.asLateAsPossible = true;
         return layeredLayout(inducedGraph(members, local, inputs), memberSizes, plain, cancel);
     };
     std::vector<uint32_t> fLocal, bLocal;

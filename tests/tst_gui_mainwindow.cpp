@@ -335,6 +335,18 @@ private slots:
         QVERIFY(!ladder->isChecked());
         QTRY_VERIFY_WITH_TIMEOUT(window.scene()->hasLayout() && !window.layoutBusy(), 60000);
         QVERIFY(!columnsApart(window, forwardIds, backwardIds)); // the layered view interleaves them
+        // The session remembers the choice.
+        QTemporaryDir dir;
+        const QString session = dir.filePath(QStringLiteral("layered.jointscope"));
+        QVERIFY(window.saveSession(session));
+        {
+            MainWindow other(false);
+            QVERIFY(other.canvasFeature()->actions().ladder->isChecked());
+            QVERIFY(other.openSession(session));
+            QTRY_VERIFY_WITH_TIMEOUT(!other.canvasFeature()->actions().ladder->isChecked(), 30000);
+            QTRY_VERIFY_WITH_TIMEOUT(other.scene()->hasLayout() && !other.layoutBusy(), 60000);
+            other.partitionDocument()->waitForIdle();
+        }
 
         QTest::keyClick(&window, Qt::Key_L, Qt::ControlModifier);
         QVERIFY(ladder->isChecked());

@@ -650,6 +650,9 @@ QJsonObject MainWindow::viewSettings() const {
     QJsonObject view;
     view[QStringLiteral("geometry")] = QString::fromLatin1(saveGeometry().toBase64());
     view[QStringLiteral("state")] = QString::fromLatin1(saveState().toBase64());
+    // Session view settings are strings.
+    view[QStringLiteral("ladder")] =
+        canvas_->actions().ladder->isChecked() ? QStringLiteral("on") : QStringLiteral("off");
     const Graph* graph = canvas_->currentGraph();
     const NodeId selected = scene_->selectedNode();
     if (graph && selected < graph->size())
@@ -660,6 +663,9 @@ QJsonObject MainWindow::viewSettings() const {
 void MainWindow::restoreViewSettings(const QJsonObject& view) {
     if (interactive_ && view.contains(QStringLiteral("state")))
         restoreState(QByteArray::fromBase64(view.value(QStringLiteral("state")).toString().toLatin1()));
+    if (view.contains(QStringLiteral("ladder")))
+        canvas_->actions().ladder->setChecked(view.value(QStringLiteral("ladder")).toString() !=
+                                              QStringLiteral("off"));
     const QString selected = view.value(QStringLiteral("selected")).toString();
     if (!selected.isEmpty())
         whenLayoutReady([this, selected] { selectNodeByName(selected); });

@@ -53,6 +53,13 @@ std::vector<const LayerSegment*> layersOf(const LayerSplit& split, bool backward
 
 void checkPartition(const Graph& graph, const LayerSplit& split);
 
+size_t placeholders(const Graph& graph) {
+    size_t count = 0;
+    for (const Node& n : graph.nodes())
+        count += n.op == NodeOp::Placeholder;
+    return count;
+}
+
 QString systemPython() {
     return QStringLiteral("/usr/bin/python3"); // Debian's, with torch 1.13
 }
@@ -176,6 +183,27 @@ private slots:
             labels << QString::fromStdString(s.label) + (s.backward ? "'" : "");
         QCOMPARE(labels.join(' '), QStringLiteral("embedding layer 0 layer 1 layer 2 head loss "
                                                   "loss' head' layer 2' layer 1' layer 0' embedding'"));
+    }
+
+    // The 7,395-node 48-layer GPT of the benchmarks (bench/gen_big_graph.py, two torch 1.13 blocks per
+    // repeat): 48 layers of equal size that hold every op of the graph (it has no embedding or head).
+    void generated113Gpt48() {
+        QTemporaryDir dir;
+        const Generated g =
+            generate(dir, QStringLiteral("113"), QStringLiteral("--layers=48"), QStringLiteral("gpt48.txt"));
+        const Graph graph = loadFirstGraph(g.path);
+        QCOMPARE(graph.size(), g.nodes);
+        const LayerSplit split = findLayers(graph);
+        QCOMPARE(split.layers, size_t(48));
+        checkPartition(graph, split);
+        const auto fwd = layersOf(split, false), bwd = layersOf(split, true);
+        QCOMPARE(fwd.size(), size_t(48));
+        QCOMPARE(bwd.size(), size_t(48));
+        for (size_t i = 0; i < 48; ++i) {
+            QCOMPARE(fwd[i]->nodes.size(), fwd[0]->nodes.size());
+            QCOMPARE(bwd[i]->nodes.size(), bwd[0]->nodes.size());
+        }
+        QCOMPARE(48 * (fwd[0]->nodes.size() + bwd[0]->nodes.size()), g.nodes - placeholders(graph) - 1);
     }
 
     // The torch 2.x print (annotations, `# File:` lines, descriptors) repeated: one layer per repeat.

@@ -454,17 +454,13 @@ LayerSplit findLayers(const Graph& graph, const LayerOptions& options) {
     const std::vector<bool> backward = backwardMask(graph);
     PhaseSeq fwd, bwd;
     bwd.backward = true;
-    // Forward nodes printed among the backward ones (torch 1.13 transposes weights there) join a layer
-    // afterwards: they would otherwise sit between the last forward layer and the head.
-    NodeId firstBackward = kNoNode;
-    for (NodeId id = 0; id < graph.size() && firstBackward == kNoNode; ++id)
-        if (backward[id] && takesPart(graph.node(id)))
-            firstBackward = id;
+    // Forward nodes only the backward reads (weight transposes torch 1.13 prints among the backward nodes,
+    // saved statistics) join the layer whose backward reads them, afterwards: printed late they would sit
+    // between the last forward layer and the head, or break the repeats.
     std::vector<bool> isLate(graph.size(), false);
     for (NodeId id = graph.size(); id-- > 0;) {
         const Node& n = graph.node(id);
-        if (firstBackward == kNoNode || id < firstBackward || backward[id] || !takesPart(n) ||
-            n.users.empty())
+        if (backward[id] || !takesPart(n) || n.users.empty())
             continue;
         isLate[id] =
             std::all_of(n.users.begin(), n.users.end(), [&](NodeId u) { return backward[u] || isLate[u]; });

@@ -172,7 +172,7 @@ void GraphScene::applyGroupOverlays() {
     for (const GroupItem* box : groups_)
         times.push_back(facts[size_t(box->group())].timeUs);
     groupHeatScale_ = HeatScale::of(times);
-    const bool partitioned = partition_ && !partition_->nodes.empty();
+    const bool partitioned = partition_ && hasDecision(*partition_);
     for (GroupItem* box : groups_) {
         const GroupFacts& f = facts[size_t(box->group())];
         box->setFacts(groupFactsLine(f, partitioned));

@@ -2,6 +2,8 @@
 
 #include "models/NodeFormat.h"
 
+#include <algorithm>
+
 namespace jointscope::views {
 
 std::vector<GroupFacts> computeGroupFacts(const Graph& graph, const layout::GroupTree& tree,
@@ -44,6 +46,12 @@ std::vector<GroupFacts> computeGroupFacts(const Graph& graph, const layout::Grou
         }
     }
     return facts;
+}
+
+bool hasDecision(const PartitionOverlay& overlay) {
+    return std::any_of(overlay.nodes.begin(), overlay.nodes.end(), [](const NodePartitionMark& m) {
+        return m.mark == PartitionMark::Saved || m.mark == PartitionMark::Recomputed;
+    });
 }
 
 QString groupFactsLine(const GroupFacts& facts, bool partitioned) {

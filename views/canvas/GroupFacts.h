@@ -29,6 +29,9 @@ std::vector<GroupFacts> computeGroupFacts(const Graph& graph, const layout::Grou
                                           const PartitionOverlay* partition,
                                           const std::vector<double>& timesUs);
 
+// Whether `overlay` shows a decision (some node saved or recomputed), not only pins.
+bool hasDecision(const PartitionOverlay& overlay);
+
 // "saved 1.2 MB · 3 recomputed · 5 cut · 2.1 ms": the partition's facts when `partitioned`, the time when
 // measured; empty when neither.
 QString groupFactsLine(const GroupFacts& facts, bool partitioned);

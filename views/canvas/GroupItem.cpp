@@ -83,7 +83,8 @@ void GroupItem::paint(QPainter* painter, const QStyleOptionGraphicsItem*, QWidge
     painter->setBrush(heat_.isValid() ? heat_ : pale(backward_));
     painter->setPen(QPen(border, 2.0));
     painter->drawRoundedRect(box(), 8, 8);
-    painter->setPen(QColor(0x11, 0x18, 0x27));
+    painter->setPen(heat_.isValid() && heat_.lightnessF() < 0.45 ? QColor(Qt::white)
+                                                                 : QColor(0x11, 0x18, 0x27));
     const QRectF text = box().adjusted(8, 4, -8, -4);
     if (lod < 0.08)
         return; // a few pixels tall (the minimap): text would be unreadable and slow to draw
@@ -97,11 +98,13 @@ void GroupItem::paint(QPainter* painter, const QStyleOptionGraphicsItem*, QWidge
     const double band = text.height() / lines;
     titleLabel_.drawReadable(painter, QRectF(text.left(), text.top(), text.width(), band),
                              Qt::AlignHCenter | Qt::AlignBottom, 1, 9, true);
-    painter->setPen(QColor(0x4b, 0x55, 0x63));
+    // Dark heat colours need light text.
+    const bool dark = heat_.isValid() && heat_.lightnessF() < 0.45;
+    painter->setPen(dark ? QColor(Qt::white) : QColor(0x4b, 0x55, 0x63));
     subtitleLabel_.drawReadable(painter, QRectF(text.left(), text.top() + band + 2, text.width(), band),
                                 Qt::AlignHCenter | Qt::AlignTop, 1, 8, false);
     if (lines == 3) {
-        painter->setPen(QColor(0x11, 0x18, 0x27));
+        painter->setPen(dark ? QColor(Qt::white) : QColor(0x11, 0x18, 0x27));
         factsLabel_.drawReadable(painter, QRectF(text.left(), text.top() + 2 * band, text.width(), band),
                                  Qt::AlignHCenter | Qt::AlignTop, 1, 8, true);
     }

@@ -414,7 +414,7 @@ std::vector<LayoutCluster> viewClusters(const CollapsedView& view) {
 NodeSize groupBoxSize(const Group& group) {
     const double chars = double(std::min<size_t>(group.label.size(), 44));
     // Three lines: the label, its kind and size, and the facts of the overlays (canvas/GroupFacts).
-    return {std::clamp(28.0 + 6.8 * chars, 220.0, 340.0), 64.0};
+    return {std::clamp(28.0 + 6.8 * chars, 290.0, 340.0), 64.0};
 }
 
 } // namespace jointscope::layout

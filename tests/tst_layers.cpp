@@ -17,30 +17,10 @@ using jointscope::test::sourcePath;
 
 namespace {
 
-struct Generated {
-    std::string path;
-    size_t repeats = 0;
-    size_t nodes = 0; // len(graph.nodes), counted by the generator
-};
+using Generated = jointscope::test::GeneratedGraph;
 
 Generated generate(const QTemporaryDir& dir, const QString& style, const QString& size, const QString& name) {
-    Generated g;
-    const QString out = dir.filePath(name);
-    QProcess python;
-    python.start(QStringLiteral("python3"),
-                 {QString::fromStdString(sourcePath("bench/gen_big_graph.py")), QStringLiteral("--shared"),
-                  QString(JOINTSCOPE_SHARED_DIR), QStringLiteral("--style"), style, size,
-                  QStringLiteral("--out"), out});
-    if (!python.waitForFinished(300000) || python.exitCode() != 0)
-        qFatal("gen_big_graph.py failed: %s", python.readAllStandardError().constData());
-    const std::string said = python.readAllStandardOutput().toStdString();
-    std::smatch m;
-    if (!std::regex_search(said, m, std::regex(R"((\d+) repeats, (\d+) nodes)")))
-        qFatal("gen_big_graph.py said: %s", said.c_str());
-    g.path = out.toStdString();
-    g.repeats = std::stoul(m[1]);
-    g.nodes = std::stoul(m[2]);
-    return g;
+    return jointscope::test::generateBigGraph(dir.filePath(name), style, size);
 }
 
 std::vector<const LayerSegment*> layersOf(const LayerSplit& split, bool backward) {

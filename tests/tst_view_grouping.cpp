@@ -22,15 +22,7 @@ namespace {
 // Generates a large graph from real torch layers with bench/gen_big_graph.py; returns its path.
 std::string generate(const QTemporaryDir& dir, const QString& style, const QString& size,
                      const QString& name) {
-    const QString out = dir.filePath(name);
-    QProcess python;
-    python.start(QStringLiteral("python3"),
-                 {QString::fromStdString(sourcePath("bench/gen_big_graph.py")), QStringLiteral("--shared"),
-                  QString(JOINTSCOPE_SHARED_DIR), QStringLiteral("--style"), style, size,
-                  QStringLiteral("--out"), out});
-    if (!python.waitForFinished(300000) || python.exitCode() != 0)
-        qFatal("gen_big_graph.py failed: %s", python.readAllStandardError().constData());
-    return out.toStdString();
+    return jointscope::test::generateBigGraph(dir.filePath(name), style, size).path;
 }
 
 int32_t phase(const GroupTree& tree, const std::string& label) {

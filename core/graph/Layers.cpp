@@ -106,11 +106,11 @@ bool layersFromModules(const Graph& graph, const std::string& prefix, PhaseSeq& 
     return true;
 }
 
-// Colours that two copies of a layer share: the node's own structure and its producers', so that the first
-// node of a layer (reading the embedding) and the first of the next (reading the residual stream) may still
-// agree while identical ops in different places of a layer tell apart. Producers only: the last layer's
-// nodes feed the head, not another layer.
-std::vector<int32_t> phaseColours(const Graph& graph, const PhaseSeq& phase) {
+// Colours that two copies of a layer share: the node's own structure and its producers', so that identical
+// ops in different places of a layer tell apart. The few nodes of the first copy that read the embedding
+// instead of the residual stream differ; the runs of longestTandem tolerate them. Producers only: the last
+// layer's nodes feed the head, not another layer.
+std::vector<int32_t> layerColours(const Graph& graph) {
     std::vector<std::string> keys(graph.size());
     std::vector<std::vector<NodeId>> inputs(graph.size());
     for (NodeId id = 0; id < graph.size(); ++id) {
@@ -118,12 +118,7 @@ std::vector<int32_t> phaseColours(const Graph& graph, const PhaseSeq& phase) {
         keys[id] = n.op == NodeOp::GetAttr ? "get_attr" : structuralKey(n);
         n.forEachInput([&](NodeId in) { inputs[id].push_back(in); });
     }
-    const std::vector<int32_t> colour = refineColours(coloursOfKeys(keys), inputs, {1, false});
-    std::vector<int32_t> result;
-    result.reserve(phase.nodes.size());
-    for (NodeId id : phase.nodes)
-        result.push_back(colour[id]);
-    return result;
+    return refineColours(coloursOfKeys(keys), inputs, {1, false});
 }
 
 struct Tandem {
@@ -221,9 +216,13 @@ std::vector<size_t> cutWidths(const Graph& graph, const PhaseSeq& phase) {
 
 // Layers from repeated structure: the longest tandem repeat of the phase's colours, its copies moved (by less
 // than a period) to where the fewest values cross their boundaries.
-bool layersFromRepeats(const Graph& graph, PhaseSeq& phase, size_t minPeriod) {
+bool layersFromRepeats(const Graph& graph, const std::vector<int32_t>& colour, PhaseSeq& phase,
+                       size_t minPeriod) {
     const size_t n = phase.nodes.size();
-    const std::vector<int32_t> colours = phaseColours(graph, phase);
+    std::vector<int32_t> colours;
+    colours.reserve(n);
+    for (NodeId id : phase.nodes)
+        colours.push_back(colour[id]);
     const Tandem t = longestTandem(colours, minPeriod);
     if (t.count < 2 || t.covered() * 10 < n * 3)
         return false;
@@ -480,12 +479,19 @@ LayerSplit findLayers(const Graph& graph, const LayerOptions& options) {
         else
             split.modulePath.clear();
     }
-    if (split.source == LayerSource::None && layersFromRepeats(graph, fwd, options.minLayerNodes))
+    std::vector<int32_t> colour;
+    const auto colours = [&]() -> const std::vector<int32_t>& {
+        if (colour.empty())
+            colour = layerColours(graph);
+        return colour;
+    };
+    if (split.source == LayerSource::None && layersFromRepeats(graph, colours(), fwd, options.minLayerNodes))
         split.source = LayerSource::Repeats;
     // The backward: its own nn_module_stack when torch copied it there, else its own repeats.
     if (!bwd.nodes.empty() && !(split.source == LayerSource::ModuleStack && !fwd.nodes.empty() &&
                                 layersFromModules(graph, split.modulePath, bwd))) {
-        if (layersFromRepeats(graph, bwd, options.minLayerNodes) && split.source == LayerSource::None)
+        if (layersFromRepeats(graph, colours(), bwd, options.minLayerNodes) &&
+            split.source == LayerSource::None)
             split.source = LayerSource::Repeats;
     }
     split.layers = std::max(fwd.layers, bwd.layers);

@@ -58,6 +58,29 @@ inline std::string sourcePath(const std::string& relative) {
     return std::string(JOINTSCOPE_SOURCE_DIR) + "/" + relative;
 }
 
+// A large graph built from real torch layers by bench/gen_big_graph.py (STYLE 113 or 2x, SIZE "--layers=48"
+// or
+// "--nodes=N") as `out`; what the generator counted: its repeats and len(graph.nodes).
+struct GeneratedGraph {
+    std::string path;
+    size_t repeats = 0;
+    size_t nodes = 0;
+};
+inline GeneratedGraph generateBigGraph(const QString& out, const QString& style, const QString& size) {
+    QProcess python;
+    python.start(QStringLiteral("python3"),
+                 {QString::fromStdString(sourcePath("bench/gen_big_graph.py")), QStringLiteral("--shared"),
+                  QString(JOINTSCOPE_SHARED_DIR), QStringLiteral("--style"), style, size,
+                  QStringLiteral("--out"), out});
+    if (!python.waitForFinished(300000) || python.exitCode() != 0)
+        qFatal("gen_big_graph.py failed: %s", python.readAllStandardError().constData());
+    const std::string said = python.readAllStandardOutput().toStdString();
+    std::smatch m;
+    if (!std::regex_search(said, m, std::regex(R"((\d+) repeats, (\d+) nodes)")))
+        qFatal("gen_big_graph.py said: %s", said.c_str());
+    return {out.toStdString(), std::stoul(m[1]), std::stoul(m[2])};
+}
+
 // The first graph of a file under shared/; a suite without its data cannot run at all.
 inline Graph loadSharedGraph(const std::string& relative) {
     auto file = GraphFile::open(sharedPath(relative));

@@ -22,15 +22,23 @@ namespace {
 // Generates a large graph from real torch layers with bench/gen_big_graph.py; returns its path.
 std::string generate(const QTemporaryDir& dir, const QString& style, const QString& size,
                      const QString& name) {
-    const QString out = dir.filePath(name);
-    QProcess python;
-    python.start(QStringLiteral("python3"),
-                 {QString::fromStdString(sourcePath("bench/gen_big_graph.py")), QStringLiteral("--shared"),
-                  QString(JOINTSCOPE_SHARED_DIR), QStringLiteral("--style"), style, size,
-                  QStringLiteral("--out"), out});
-    if (!python.waitForFinished(300000) || python.exitCode() != 0)
-        qFatal("gen_big_graph.py failed: %s", python.readAllStandardError().constData());
-    return out.toStdString();
+    return jointscope::test::generateBigGraph(dir.filePath(name), style, size).path;
+}
+
+int32_t phase(const GroupTree& tree, const std::string& label) {
+    for (int32_t c : tree.groups[0].children)
+        if (tree.groups[size_t(c)].label == label)
+            return c;
+    return -1;
+}
+
+QStringList childLabels(const GroupTree& tree, int32_t group) {
+    QStringList labels;
+    if (group < 0)
+        return labels;
+    for (int32_t c : tree.groups[size_t(group)].children)
+        labels << QString::fromStdString(tree.groups[size_t(c)].label);
+    return labels;
 }
 
 // The structural invariants every tree must keep.
@@ -149,6 +157,49 @@ private slots:
         checkView(graph, view);
         collapseGroup(*tree, expanded, 1);
         QVERIFY(!expanded[1]);
+    }
+
+    // Layers without metadata (issue 15): the forward phase holds "layer 0" … "layer 47" (48 from
+    // gen_big_graph's --layers, two blocks per repeat) after its inputs, the backward the same layers last
+    // first, and no group is a chunk of consecutive nodes.
+    void bigJointGraphByLayers() {
+        QTemporaryDir dir;
+        const std::string path =
+            generate(dir, QStringLiteral("113"), QStringLiteral("--layers=48"), QStringLiteral("gpt48.txt"));
+        const Graph graph = loadFirstGraph(path);
+        const GroupTree tree = buildGroupTree(graph);
+        checkTree(graph, tree);
+        QStringList forward{QStringLiteral("inputs")}, backward{QStringLiteral("inputs")};
+        for (int i = 0; i < 48; ++i) {
+            forward << QStringLiteral("layer %1").arg(i);
+            backward << QStringLiteral("layer %1").arg(47 - i);
+        }
+        QCOMPARE(childLabels(tree, phase(tree, "forward")), forward);
+        QCOMPARE(childLabels(tree, phase(tree, "backward")), backward);
+        for (const Group& g : tree.groups) {
+            QVERIFY(g.kind != GroupKind::Chunk);
+            if (g.kind == GroupKind::Layer)
+                QCOMPARE(g.label, "layer " + std::to_string(g.layer));
+        }
+        // Without layers the same graph falls back to chunks.
+        GroupingOptions plain;
+        plain.layers = false;
+        const GroupTree chunks = buildGroupTree(graph, plain);
+        QVERIFY(std::any_of(chunks.groups.begin(), chunks.groups.end(),
+                            [](const Group& g) { return g.kind == GroupKind::Chunk; }));
+    }
+
+    // torch 1.13's two GPT blocks: two layers each way.
+    void gptBlocksByLayers() {
+        const Graph graph = jointscope::test::loadSharedGraph("graphs/torch-1.13/gpt_block2/joint.txt");
+        const GroupTree tree = buildGroupTree(graph);
+        checkTree(graph, tree);
+        QCOMPARE(
+            childLabels(tree, phase(tree, "forward")),
+            QStringList({QStringLiteral("inputs"), QStringLiteral("layer 0"), QStringLiteral("layer 1")}));
+        QCOMPARE(
+            childLabels(tree, phase(tree, "backward")),
+            QStringList({QStringLiteral("inputs"), QStringLiteral("layer 1"), QStringLiteral("layer 0")}));
     }
 
     // `# File:` comments of a torch 2 graph: each source line's group holds the nodes printed under it.

@@ -2,6 +2,7 @@
 #include "Command.h"
 
 #include "graph/GraphStats.h"
+#include "graph/Layers.h"
 
 #include <nlohmann/json.hpp>
 
@@ -63,11 +64,35 @@ void printTable(const std::vector<std::string>& header, const std::vector<std::v
     }
 }
 
-int printGraphInfo(const GraphFile& file, size_t index, bool asJson) {
+// --layers: the layer split the GUI groups by (graph/Layers), one entry per segment in execution order.
+Json layersJson(const Graph& graph, bool useModuleStack) {
+    LayerOptions options;
+    options.useModuleStack = useModuleStack;
+    const LayerSplit split = findLayers(graph, options);
+    Json segments = Json::array();
+    for (const LayerSegment& s : split.segments) {
+        Json row{{"phase", s.backward ? "backward" : "forward"},
+                 {"kind", std::string(segmentKindName(s.kind))},
+                 {"label", s.label},
+                 {"nodes", s.nodes.size()},
+                 {"first", s.nodes.empty() ? "" : graph.node(s.nodes.front()).name}};
+        if (s.kind == SegmentKind::Layer)
+            row["layer"] = s.layer;
+        segments.push_back(std::move(row));
+    }
+    return Json{{"source", std::string(layerSourceName(split.source))},
+                {"layers", split.layers},
+                {"module_path", split.modulePath},
+                {"segments", std::move(segments)}};
+}
+
+int printGraphInfo(const GraphFile& file, size_t index, bool asJson, const ParsedArgs& args) {
     Expected<Graph> graph = file.load(index);
     if (!graph)
         return inputError(graph.error());
-    const Json stats = statsJson(*graph);
+    Json stats = statsJson(*graph);
+    if (args.has("--layers") || args.has("--layers-by-structure"))
+        stats["layers"] = layersJson(*graph, !args.has("--layers-by-structure"));
     if (asJson) {
         std::printf("%s\n", stats.dump(2).c_str());
         return kExitOk;
@@ -81,8 +106,18 @@ int printGraphInfo(const GraphFile& file, size_t index, bool asJson) {
     for (const auto& item : stats.items())
         width = std::max(width, item.key().size());
     for (const auto& item : stats.items())
-        std::printf("  %-*s  %s\n", int(width), item.key().c_str(),
-                    item.value().is_null() ? "-" : item.value().dump().c_str());
+        if (item.key() != "layers")
+            std::printf("  %-*s  %s\n", int(width), item.key().c_str(),
+                        item.value().is_null() ? "-" : item.value().dump().c_str());
+    if (stats.contains("layers")) {
+        const Json& layers = stats["layers"];
+        std::printf("  layers  %s (%s)\n", layers["layers"].dump().c_str(),
+                    layers["source"].get<std::string>().c_str());
+        for (const Json& s : layers["segments"])
+            std::printf("    %-8s  %-10s  %5s nodes  from %s\n", s["phase"].get<std::string>().c_str(),
+                        s["label"].get<std::string>().c_str(), s["nodes"].dump().c_str(),
+                        s["first"].get<std::string>().c_str());
+    }
     return kExitOk;
 }
 
@@ -140,7 +175,7 @@ int runInfo(const ParsedArgs& args) {
     const bool asJson = args.has("--json");
     const bool singleGraphFormat = file->format() == FileFormat::FxText || file->format() == FileFormat::Json;
     if (index && (args.has("--graph") || singleGraphFormat))
-        return printGraphInfo(*file, *index, asJson);
+        return printGraphInfo(*file, *index, asJson, args);
     return printGraphList(*file, asJson);
 }
 
@@ -149,10 +184,15 @@ int runInfo(const ParsedArgs& args) {
 const Command& infoCommand() {
     static const Command command{
         "info",
-        "info FILE [--graph G] [--meta F] [--json]",
+        "info FILE [--graph G] [--meta F] [--json] [--layers | --layers-by-structure]",
         "Print node counts of a graph (GraphStats), or list the graphs of a TORCH_TRACE log / TORCH_LOGS "
         "paste.",
-        {graphOption(), metaOption(), jsonOption()},
+        {graphOption(),
+         metaOption(),
+         jsonOption(),
+         {"--layers", "", "", "also the layers (embedding, layer 0 … N-1, head, loss) found in the graph"},
+         {"--layers-by-structure", "", "",
+          "the layers from repeated structure only, ignoring nn_module_stack"}},
         1,
         1,
         &runInfo,

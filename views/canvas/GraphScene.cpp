@@ -46,6 +46,7 @@ void GraphScene::setGraph(const Graph* graph) {
     clear();
     nodes_.clear();
     edges_.clear();
+    groups_.clear();
     incident_.clear();
     emphasised_.clear();
     view_.reset();

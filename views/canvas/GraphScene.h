@@ -16,6 +16,7 @@
 namespace jointscope::views {
 
 class EdgeItem;
+class GroupItem;
 class NodeItem;
 
 class GraphScene : public QGraphicsScene {
@@ -52,6 +53,8 @@ public:
     void setHeat(const std::vector<double>& timesUs);
     const std::vector<double>& heat() const { return heat_; }
     const HeatScale& heatScale() const { return heatScale_; }
+    // The scale collapsed group boxes are coloured on: their members' summed times, over the boxes shown.
+    const HeatScale& groupHeatScale() const { return groupHeatScale_; }
     void setMismatches(const std::vector<NodeId>& ids); // outputs that differ get a marker
     const std::vector<NodeId>& mismatches() const { return mismatches_; }
     const Graph* runtimeOverlayGraph() const { return overlayGraph_; }
@@ -72,17 +75,21 @@ private:
     void onSelectionChanged();
     NodeItem* addNodeItem(NodeId id, const layout::NodePlacement& placement);
     void applyRuntimeOverlays(NodeItem* item) const;
+    // Facts and heat of the collapsed group boxes (GroupFacts) under the current overlays.
+    void applyGroupOverlays();
 
     const Graph* graph_ = nullptr;
     std::vector<NodeRole> roles_;
     std::vector<NodeItem*> nodes_;
     std::vector<EdgeItem*> edges_;
+    std::vector<GroupItem*> groups_; // collapsed group boxes of the collapsed view shown
     std::vector<std::vector<EdgeItem*>> incident_;
     std::vector<EdgeItem*> emphasised_;
     std::shared_ptr<const layout::CollapsedView> view_;
     std::shared_ptr<const PartitionOverlay> partition_;
     std::vector<double> heat_;
     HeatScale heatScale_;
+    HeatScale groupHeatScale_;
     std::vector<NodeId> mismatches_;
     const Graph* overlayGraph_ = nullptr; // compared, never dereferenced
 };

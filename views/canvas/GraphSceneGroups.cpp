@@ -1,6 +1,7 @@
 // GraphScene's collapsed-view half (layout/Grouping.h), apart so the plain scene stays small.
 #include "canvas/EdgeItem.h"
 #include "canvas/GraphScene.h"
+#include "canvas/GroupFacts.h"
 #include "canvas/GroupItem.h"
 #include "canvas/NodeItem.h"
 #include "layout/Grouping.h"
@@ -31,6 +32,10 @@ QString kindName(layout::GroupKind kind) {
         return QStringLiteral("source line");
     case layout::GroupKind::Chunk:
         return QStringLiteral("nodes");
+    case layout::GroupKind::Layer:
+        return QStringLiteral("layer");
+    case layout::GroupKind::Part:
+        return QStringLiteral("model part");
     }
     return {};
 }
@@ -58,6 +63,7 @@ void GraphScene::applyCollapsedLayout(const layout::LayoutResult& result) {
     nodes_.assign(graph->size(), nullptr);
     incident_.assign(graph->size(), {});
 
+    const std::vector<GroupFacts> facts = computeGroupFacts(*graph, tree, nullptr, {});
     std::vector<QRectF> frameRects(tree.groups.size());
     auto growFrames = [&](int32_t group, const QRectF& rect) {
         for (int32_t g = group; g > 0; g = tree.groups[size_t(g)].parent)
@@ -75,10 +81,14 @@ void GraphScene::applyCollapsedLayout(const layout::LayoutResult& result) {
         }
         const layout::Group& group = tree.groups[size_t(item.group)];
         auto* box = new GroupItem(item.group, QString::fromStdString(group.label),
-                                  QStringLiteral("%1 · %2 nodes").arg(kindName(group.kind)).arg(group.total),
+                                  QStringLiteral("%1 · %2 nodes · %3 ops")
+                                      .arg(kindName(group.kind))
+                                      .arg(group.total)
+                                      .arg(facts[size_t(item.group)].ops),
                                   QSizeF(p.width, p.height), underBackward(tree, item.group));
         box->setPos(p.x, p.y);
         addItem(box);
+        groups_.push_back(box);
         growFrames(group.parent, rect);
     }
     // The layout kept each frame's members together (a Graphviz cluster, a layered block): its box holds
@@ -145,6 +155,31 @@ void GraphScene::applyCollapsedLayout(const layout::LayoutResult& result) {
             incident_[mapped.to].push_back(edge);
     }
     setSceneRect(itemsBoundingRect().adjusted(-40, -40, 40, 40));
+    applyGroupOverlays();
+}
+
+void GraphScene::applyGroupOverlays() {
+    groupHeatScale_ = {};
+    if (!graph_ || !view_ || groups_.empty())
+        return;
+    const bool heatShown = graph_ == overlayGraph_ && !heat_.empty();
+    static const std::vector<double> kNoTimes;
+    const std::vector<GroupFacts> facts =
+        computeGroupFacts(*graph_, *view_->tree, partition_.get(), heatShown ? heat_ : kNoTimes);
+    // A group's time is the sum of its members': on the op scale every layer would be the hottest colour,
+    // so boxes get their own scale over the boxes shown.
+    std::vector<double> times;
+    for (const GroupItem* box : groups_)
+        times.push_back(facts[size_t(box->group())].timeUs);
+    groupHeatScale_ = HeatScale::of(times);
+    const bool partitioned = partition_ && hasDecision(*partition_);
+    for (GroupItem* box : groups_) {
+        const GroupFacts& f = facts[size_t(box->group())];
+        box->setFacts(groupFactsLine(f, partitioned));
+        box->setHeatColor(heatShown && f.timeUs >= 0 && groupHeatScale_.valid()
+                              ? heatColor(groupHeatScale_.fraction(f.timeUs))
+                              : QColor());
+    }
 }
 
 } // namespace jointscope::views

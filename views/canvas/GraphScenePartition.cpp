@@ -18,6 +18,7 @@ void GraphScene::setPartitionOverlay(std::shared_ptr<const PartitionOverlay> ove
         edge->setCut(from == PartitionMark::Saved &&
                      (to == PartitionMark::Backward || to == PartitionMark::Recomputed));
     }
+    applyGroupOverlays();
 }
 
 } // namespace jointscope::views

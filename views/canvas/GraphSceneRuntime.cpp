@@ -43,6 +43,7 @@ void GraphScene::setHeat(const std::vector<double>& timesUs) {
     for (NodeItem* item : nodes_)
         if (item)
             applyRuntimeOverlays(item);
+    applyGroupOverlays();
 }
 
 void GraphScene::setMismatches(const std::vector<NodeId>& ids) {

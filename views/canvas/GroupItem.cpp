@@ -40,8 +40,29 @@ GroupItem::GroupItem(int32_t group, QString title, QString subtitle, QSizeF size
     : group_(group), title_(std::move(title)), subtitle_(std::move(subtitle)), titleLabel_(title_),
       subtitleLabel_(subtitle_), size_(size), backward_(backward) {
     setZValue(1);
-    setToolTip(QStringLiteral("<b>%1</b><br>%2<br><i>double-click to expand</i>")
-                   .arg(title_.toHtmlEscaped(), subtitle_));
+    updateToolTip();
+}
+
+void GroupItem::updateToolTip() {
+    const QString facts =
+        factsLabel_.text().isEmpty() ? QString() : factsLabel_.text() + QStringLiteral("<br>");
+    setToolTip(QStringLiteral("<b>%1</b><br>%2<br>%3<i>double-click to expand</i>")
+                   .arg(title_.toHtmlEscaped(), subtitle_, facts));
+}
+
+void GroupItem::setFacts(const QString& facts) {
+    if (facts == factsLabel_.text())
+        return;
+    factsLabel_ = CachedLabel(facts);
+    updateToolTip();
+    update();
+}
+
+void GroupItem::setHeatColor(const QColor& color) {
+    if (heat_ == color)
+        return;
+    heat_ = color;
+    update();
 }
 
 QRectF GroupItem::box() const {
@@ -59,10 +80,11 @@ void GroupItem::paint(QPainter* painter, const QStyleOptionGraphicsItem*, QWidge
     painter->setPen(QPen(border, 1.2));
     painter->setBrush(pale(backward_).darker(104));
     painter->drawRoundedRect(box().translated(4, 4), 8, 8);
-    painter->setBrush(pale(backward_));
+    painter->setBrush(heat_.isValid() ? heat_ : pale(backward_));
     painter->setPen(QPen(border, 2.0));
     painter->drawRoundedRect(box(), 8, 8);
-    painter->setPen(QColor(0x11, 0x18, 0x27));
+    painter->setPen(heat_.isValid() && heat_.lightnessF() < 0.45 ? QColor(Qt::white)
+                                                                 : QColor(0x11, 0x18, 0x27));
     const QRectF text = box().adjusted(8, 4, -8, -4);
     if (lod < 0.08)
         return; // a few pixels tall (the minimap): text would be unreadable and slow to draw
@@ -71,12 +93,21 @@ void GroupItem::paint(QPainter* painter, const QStyleOptionGraphicsItem*, QWidge
         titleLabel_.drawReadable(painter, text, Qt::AlignCenter, lod, 9, true);
         return;
     }
-    titleLabel_.drawReadable(painter, QRectF(text.left(), text.top(), text.width(), text.height() / 2),
+    // Title, subtitle and (when there are facts) the facts line, in equal bands.
+    const int lines = factsLabel_.text().isEmpty() ? 2 : 3;
+    const double band = text.height() / lines;
+    titleLabel_.drawReadable(painter, QRectF(text.left(), text.top(), text.width(), band),
                              Qt::AlignHCenter | Qt::AlignBottom, 1, 9, true);
-    painter->setPen(QColor(0x4b, 0x55, 0x63));
-    subtitleLabel_.drawReadable(painter,
-                                QRectF(text.left(), text.center().y() + 2, text.width(), text.height() / 2),
+    // Dark heat colours need light text.
+    const bool dark = heat_.isValid() && heat_.lightnessF() < 0.45;
+    painter->setPen(dark ? QColor(Qt::white) : QColor(0x4b, 0x55, 0x63));
+    subtitleLabel_.drawReadable(painter, QRectF(text.left(), text.top() + band + 2, text.width(), band),
                                 Qt::AlignHCenter | Qt::AlignTop, 1, 8, false);
+    if (lines == 3) {
+        painter->setPen(dark ? QColor(Qt::white) : QColor(0x11, 0x18, 0x27));
+        factsLabel_.drawReadable(painter, QRectF(text.left(), text.top() + 2 * band, text.width(), band),
+                                 Qt::AlignHCenter | Qt::AlignTop, 1, 8, true);
+    }
 }
 
 GroupFrameItem::GroupFrameItem(int32_t group, QString title, QRectF rect, bool backward, int depth)

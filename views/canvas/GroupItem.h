@@ -21,16 +21,27 @@ public:
     QRectF boundingRect() const override;
     void paint(QPainter* painter, const QStyleOptionGraphicsItem* option, QWidget* widget) override;
 
+    // The third line (GroupFacts: saved bytes, recomputed, cut edges, time); empty hides it.
+    void setFacts(const QString& facts);
+    const QString& facts() const { return factsLabel_.text(); }
+    // Fill by the members' summed time (invalid: the plain colour).
+    void setHeatColor(const QColor& color);
+    const QColor& heatColor() const { return heat_; }
+    const QString& subtitle() const { return subtitle_; }
+
 private:
     QRectF box() const;
+    void updateToolTip();
 
     int32_t group_;
     QString title_;
     QString subtitle_;
     CachedLabel titleLabel_;
     CachedLabel subtitleLabel_;
+    CachedLabel factsLabel_;
     QSizeF size_;
     bool backward_;
+    QColor heat_;
 };
 
 class GroupFrameItem : public QGraphicsItem {

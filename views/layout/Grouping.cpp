@@ -1,6 +1,7 @@
 #include "layout/Grouping.h"
 
 #include "graph/GraphStats.h"
+#include "graph/Layers.h"
 
 #include <algorithm>
 #include <functional>
@@ -75,6 +76,19 @@ std::optional<NodeId> hopCallOf(const Graph& graph, NodeId id) {
             return producer;
     }
     return std::nullopt;
+}
+
+// Frames of the node's module stack down to the repeated layer module (`blocks.3`): the layer group stands
+// for them.
+size_t layerFrameDepth(const Node& node, const std::string& modulePath) {
+    const auto& stack = node.meta.nnModuleStack;
+    for (size_t f = 0; f < stack.size(); ++f) {
+        const std::string& path = stack[f].path.empty() ? stack[f].key : stack[f].path;
+        if (path.size() > modulePath.size() && path.starts_with(modulePath) &&
+            (path[modulePath.size()] == '.' || path[modulePath.size()] == '['))
+            return f + 1;
+    }
+    return 0;
 }
 
 void splitLargeGroups(GroupTree& tree, const GroupingOptions& options, const Graph& graph) {
@@ -164,6 +178,7 @@ GroupTree buildGroupTree(const Graph& graph, const GroupingOptions& options) {
     TreeBuilder builder(tree);
     const std::vector<bool> backward = backwardMask(graph);
     const bool twoPhases = std::find(backward.begin(), backward.end(), true) != backward.end();
+    const LayerSplit layers = options.layers ? findLayers(graph) : LayerSplit{};
     std::string file, label;
     for (NodeId id = 0; id < graph.size(); ++id) {
         const Node& node = graph.node(id);
@@ -176,6 +191,16 @@ GroupTree buildGroupTree(const Graph& graph, const GroupingOptions& options) {
             tree.groups[0].nodes.push_back(id);
             continue;
         }
+        size_t moduleDepth = 0; // module frames the layer group already stands for
+        if (const int32_t seg = layers.found() ? layers.segmentOf[id] : -1; seg >= 0) {
+            const LayerSegment& segment = layers.segments[size_t(seg)];
+            const bool isLayer = segment.kind == SegmentKind::Layer;
+            g = builder.child(g, isLayer ? GroupKind::Layer : GroupKind::Part, "seg:" + segment.label,
+                              segment.label);
+            tree.groups[size_t(g)].layer = segment.layer;
+            if (isLayer && !layers.modulePath.empty())
+                moduleDepth = layerFrameDepth(node, layers.modulePath);
+        }
         if (node.op == NodeOp::Placeholder) {
             // Thousands of inputs would otherwise fill the first rank of the view.
             g = builder.child(g, GroupKind::Inputs, "inputs", "inputs");
@@ -183,8 +208,9 @@ GroupTree buildGroupTree(const Graph& graph, const GroupingOptions& options) {
             const Node& hop = graph.node(*call);
             g = builder.child(g, GroupKind::HopCall, "hop:" + hop.name,
                               hop.target.op.empty() ? hop.name : hop.target.op + " " + hop.name);
-        } else if (!node.meta.nnModuleStack.empty()) {
-            for (const ModuleFrame& frame : node.meta.nnModuleStack) {
+        } else if (node.meta.nnModuleStack.size() > moduleDepth) {
+            for (size_t f = moduleDepth; f < node.meta.nnModuleStack.size(); ++f) {
+                const ModuleFrame& frame = node.meta.nnModuleStack[f];
                 const std::string shown = frame.path.empty() ? frame.key : frame.path;
                 g = builder.child(g, GroupKind::Module, "mod:" + frame.key + "|" + frame.path,
                                   frame.type.empty() ? shown : shown + " (" + frame.type + ")");
@@ -387,7 +413,8 @@ std::vector<LayoutCluster> viewClusters(const CollapsedView& view) {
 
 NodeSize groupBoxSize(const Group& group) {
     const double chars = double(std::min<size_t>(group.label.size(), 44));
-    return {std::clamp(28.0 + 6.8 * chars, 150.0, 340.0), 52.0};
+    // Three lines: the label, its kind and size, and the facts of the overlays (canvas/GroupFacts).
+    return {std::clamp(28.0 + 6.8 * chars, 290.0, 340.0), 64.0};
 }
 
 } // namespace jointscope::layout

@@ -1,6 +1,7 @@
 // Hierarchical collapse of large graphs: a group tree over the nodes (forward / backward, then placeholders,
-// HOP call, nn_module_stack path or `# File:` source line, then chunks of consecutive nodes) and the
-// collapsed view of it that the layout runs on. Widget-free: usable from layout threads and tests.
+// the model's layers and parts when graph/Layers finds them, HOP call, nn_module_stack path or `# File:`
+// source line, then chunks of consecutive nodes as the last resort) and the collapsed view of it that the
+// layout runs on. Widget-free: usable from layout threads and tests.
 #pragma once
 
 #include "graph/Graph.h"
@@ -13,7 +14,18 @@
 
 namespace jointscope::layout {
 
-enum class GroupKind : uint8_t { Root, Phase, Inputs, HopCall, Module, SourceFile, SourceLine, Chunk };
+enum class GroupKind : uint8_t {
+    Root,
+    Phase,
+    Inputs,
+    HopCall,
+    Module,
+    SourceFile,
+    SourceLine,
+    Chunk,
+    Layer, // "layer 3" (its forward or its backward, by the phase above it)
+    Part,  // "embedding", "head", "loss": the non-repeated parts around the layers
+};
 
 struct Group {
     GroupKind kind = GroupKind::Root;
@@ -24,6 +36,7 @@ struct Group {
     std::vector<NodeId> nodes;     // direct members, in graph order
     size_t total = 0;              // nodes in the whole subtree
     NodeId first = kNoNode;        // smallest node id in the subtree
+    int32_t layer = -1;            // GroupKind::Layer: the model layer (0 … N-1)
 
     size_t items() const { return children.size() + nodes.size(); }
 };
@@ -40,6 +53,7 @@ struct GroupTree {
 struct GroupingOptions {
     size_t maxItems = 1500; // a group with more direct items is split into chunks
     size_t chunkSize = 400; // nodes (or groups) per chunk
+    bool layers = true;     // group by the layers graph/Layers finds
 };
 
 // Groups `graph`'s nodes. Every node is a direct member of exactly one group.

@@ -55,6 +55,8 @@ void ShardingDocument::setGraph(std::shared_ptr<const Graph> joint) {
     result_.reset();
     previous_.reset();
     stored_.reset();
+    storedSource_.clear();
+    storedComparison_.reset();
     lastError_.clear();
     emit pinsChanged();
     emit storedChanged();
@@ -213,7 +215,39 @@ void ShardingDocument::storeCurrent() {
     if (!result_)
         return;
     stored_ = result_;
+    storedSource_.clear();
+    storedComparison_.reset();
     emit storedChanged();
+}
+
+QString ShardingDocument::loadAutoparallelPlan(const QString& path) {
+    if (!result_ || !graph_)
+        return tr("Solve first: autoparallel's plan is costed on the mesh of the current plan");
+    auto located = [](const Diagnostic& d) {
+        return QStringLiteral("%1:%2: %3")
+            .arg(QString::fromStdString(d.loc.file))
+            .arg(d.loc.line)
+            .arg(QString::fromStdString(d.message));
+    };
+    Expected<AutoparallelPlan> plan = sharding::loadAutoparallelPlan(path.toStdString());
+    if (!plan)
+        return located(plan.error());
+    Expected<PlanComparison> c = compareWithAutoparallel(*graph_, *result_, plan.take(), path.toStdString());
+    if (!c)
+        return located(c.error());
+    // The stored plan is the current one with autoparallel's choices: same problem, mesh and model.
+    auto theirs = std::make_shared<ShardingResult>(*result_);
+    theirs->plan.choice = c->mapped.choice;
+    theirs->plan.cost = c->theirsCost;
+    theirs->plan.optimal = false;
+    theirs->report = reportPlan(*graph_, *theirs->problem, theirs->plan, *theirs->model);
+    theirs->pinnedBy.clear();
+    theirs->pins.clear();
+    stored_ = std::move(theirs);
+    storedSource_ = path;
+    storedComparison_ = std::make_shared<const PlanComparison>(c.take());
+    emit storedChanged();
+    return {};
 }
 
 void ShardingDocument::waitForIdle() {

@@ -6,6 +6,7 @@
 #include "graph/Graph.h"
 #include "io/Session.h"
 #include "models/BackgroundJob.h"
+#include "sharding/AutoparallelPlan.h"
 #include "sharding/Workflow.h"
 
 #include <QObject>
@@ -87,6 +88,16 @@ public:
     // The plan kept for comparison (File-less "Store for compare"); null when none.
     void storeCurrent();
     std::shared_ptr<const ShardingResult> stored() const { return stored_; }
+    // autoparallel's plan (a TORCH_TRACE log with its autoparallel_solution artifact, or that JSON) put on
+    // the current plan's graph and mesh, costed with the same model, kept as the stored plan; an error
+    // (file:line: message) when there is no plan yet or the file does not hold one for this graph and mesh.
+    // Reading is a single pass over the file (a 32-layer log: well under a second).
+    QString loadAutoparallelPlan(const QString& path);
+    // Where the stored plan came from: empty for a stored solve, else the file autoparallel's plan was read
+    // from.
+    QString storedSource() const { return storedSource_; }
+    // autoparallel's own objective for a loaded plan (its units), with the comparison; null otherwise.
+    std::shared_ptr<const sharding::PlanComparison> storedComparison() const { return storedComparison_; }
 
     // The output placements node `id` may be pinned to on the current mesh (empty when it has none).
     std::vector<sharding::Placements> pinChoices(NodeId id) const;
@@ -116,6 +127,8 @@ private:
     std::shared_ptr<const ShardingResult> result_;
     std::shared_ptr<const ShardingResult> previous_;
     std::shared_ptr<const ShardingResult> stored_;
+    QString storedSource_;
+    std::shared_ptr<const sharding::PlanComparison> storedComparison_;
     QString lastError_;
 };
 

@@ -4,6 +4,7 @@
 #include "models/ShardingModel.h"
 
 #include <QComboBox>
+#include <QFileDialog>
 #include <QFormLayout>
 #include <QHBoxLayout>
 #include <QHeaderView>
@@ -98,6 +99,10 @@ ShardingPanel::ShardingPanel(ShardingDocument* document, QWidget* parent)
     compareStatus_ = new QLabel(tr("No stored plan"), comparePage);
     compareStatus_->setWordWrap(true);
     compareButtons->addWidget(store);
+    auto* loadAutoparallel = new QPushButton(tr("Load autoparallel plan…"), comparePage);
+    loadAutoparallel->setToolTip(tr("Compare with the plan autoparallel chose: a TORCH_TRACE log with its "
+                                    "autoparallel_solution artifact, or that JSON"));
+    compareButtons->addWidget(loadAutoparallel);
     compareButtons->addWidget(compareStatus_, 1);
     compareLayout->addLayout(compareButtons);
     compareTree_ = makeTree(compare_, comparePage);
@@ -116,6 +121,13 @@ ShardingPanel::ShardingPanel(ShardingDocument* document, QWidget* parent)
     connect(names_, &QLineEdit::returnPressed, this, &ShardingPanel::solveWithFields);
     connect(cancel_, &QPushButton::clicked, doc_, &ShardingDocument::cancel);
     connect(store, &QPushButton::clicked, doc_, &ShardingDocument::storeCurrent);
+    connect(loadAutoparallel, &QPushButton::clicked, this, [this] {
+        const QString path =
+            QFileDialog::getOpenFileName(this, tr("autoparallel plan"), QString(),
+                                         tr("TORCH_TRACE logs and JSON (*.log *.json);;All files (*)"));
+        if (!path.isEmpty())
+            this->loadAutoparallelPlan(path);
+    });
     connect(doc_, &ShardingDocument::started, this, [this] {
         cancel_->setEnabled(true);
         busy_->setVisible(true);
@@ -167,6 +179,17 @@ bool ShardingPanel::solveWithFields() {
     return true;
 }
 
+bool ShardingPanel::loadAutoparallelPlan(const QString& path) {
+    const QString error = doc_->loadAutoparallelPlan(path);
+    if (!error.isEmpty())
+        compareStatus_->setText(tr("<b>autoparallel plan:</b> %1").arg(error.toHtmlEscaped()));
+    return error.isEmpty();
+}
+
+QString ShardingPanel::compareStatusText() const {
+    return compareStatus_->text();
+}
+
 void ShardingPanel::onFinished() {
     cancel_->setEnabled(false);
     busy_->setVisible(false);
@@ -208,7 +231,18 @@ void ShardingPanel::refresh() {
                  .arg(r->seconds, 0, 'f', 2)
                  .arg(r->plan.optimal ? QString() : tr(", not proven optimal"));
     status_->setText(lines.join(QStringLiteral("<br>")));
-    if (stored)
+    if (const auto c = doc_->storedComparison(); stored && c)
+        compareStatus_->setText(
+            tr("jointscope %1 vs autoparallel's plan %2 under the same model (autoparallel's own objective "
+               "%3); %4 node(s) differ%5")
+                .arg(views::formatMicros(r->report.total.totalUs()),
+                     views::formatMicros(stored->report.total.totalUs()))
+                .arg(c->theirs.total, 0, 'g', 6)
+                .arg(compare_->differenceCount())
+                .arg(c->mapped.unmatched.empty() ? QString()
+                                                 : tr(", %1 with a placement no jointscope option has")
+                                                       .arg(c->mapped.unmatched.size())));
+    else if (stored)
         compareStatus_->setText(tr("Current %1 vs stored %2 (%3): %4 node(s) differ")
                                     .arg(views::formatMicros(r->report.total.totalUs()),
                                          views::formatMicros(stored->report.total.totalUs()),

@@ -34,6 +34,10 @@ public:
     void setMeshFields(const QString& shape, const QString& names, const QString& topology);
     // The models follow the document's graph, result and stored plan.
     void refresh();
+    // Loads autoparallel's plan as the stored plan (ShardingDocument::loadAutoparallelPlan); false with the
+    // error in the Compare tab's status.
+    bool loadAutoparallelPlan(const QString& path);
+    QString compareStatusText() const;
 
 signals:
     void locateNode(jointscope::NodeId id); // a row naming a node was clicked

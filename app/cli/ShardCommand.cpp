@@ -136,8 +136,11 @@ int runShard(const ParsedArgs& args) {
         if (int code = openProfiledModel(command, args, graph, profiles); code != kExitOk)
             return code;
         model.calibrate(graph, *profiles.model);
+    } else if (costModel == "autoparallel") {
+        model = autoparallelComputeModel(device);
     } else if (costModel != "roofline") {
-        return usageError(command, "unknown --cost-model '" + costModel + "' (roofline or profiled)");
+        return usageError(command,
+                          "unknown --cost-model '" + costModel + "' (roofline, profiled or autoparallel)");
     }
     Expected<ShardingSolution> solution = solveWithBaselines(graph, mesh, options, model);
     if (!solution) {
@@ -277,7 +280,8 @@ const Command& shardCommand() {
          {"--time-limit", "", "S", "give up on the ILP after S seconds (default 60)"},
          {"--cost-model", "", "M",
           "compute cost: roofline (default) on local shapes, or profiled: the roofline scaled per node by "
-          "measured / roofline time on its own shapes"},
+          "measured / roofline time on its own shapes, or autoparallel: its compute estimate (70 % of peak, "
+          "a 7 us floor per op)"},
          commModelOption(),
          {"--db", "", "PATH",
           "profile database for --cost-model profiled and --comm-model measured (default: the user cache's)"},

@@ -186,6 +186,12 @@ bool ShardingPanel::loadAutoparallelPlan(const QString& path) {
     return error.isEmpty();
 }
 
+void ShardingPanel::showCompare() {
+    for (int i = 0; i < tabs_->count(); ++i)
+        if (tabs_->tabText(i) == tr("Compare"))
+            tabs_->setCurrentIndex(i);
+}
+
 QString ShardingPanel::compareStatusText() const {
     return compareStatus_->text();
 }

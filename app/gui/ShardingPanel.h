@@ -38,6 +38,7 @@ public:
     // error in the Compare tab's status.
     bool loadAutoparallelPlan(const QString& path);
     QString compareStatusText() const;
+    void showCompare(); // raises the Compare tab
 
 signals:
     void locateNode(jointscope::NodeId id); // a row naming a node was clicked

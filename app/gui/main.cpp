@@ -2,6 +2,8 @@
 #include "MainWindow.h"
 #include "PartitionDocument.h"
 #include "ShardingDocument.h"
+#include "ShardingFeature.h"
+#include "ShardingPanel.h"
 #include "models/CliJob.h"
 #include "panels/RuntimePanel.h"
 
@@ -104,6 +106,11 @@ int main(int argc, char* argv[]) {
     QCommandLineOption shard(QStringLiteral("shard"),
                              QStringLiteral("Solve the sharding on MESH[:NAMES] once laid out."),
                              QStringLiteral("MESH"));
+    // With --shard: load autoparallel's plan into the Compare tab once solved (the screenshot shows it).
+    QCommandLineOption comparePlan(QStringLiteral("compare-plan"),
+                                   QStringLiteral("With --shard: compare with autoparallel's plan in PLAN."),
+                                   QStringLiteral("PLAN"));
+    comparePlan.setFlags(QCommandLineOption::HiddenFromHelp);
     // Crash-recovery scripting (tests): answer the restore question; pin N nodes one by one, printing
     // "autosaved K" once the K-th edit is on disk; write the session once the restore question is settled.
     QCommandLineOption restoreAnswer(QStringLiteral("restore-answer"),
@@ -117,7 +124,8 @@ int main(int argc, char* argv[]) {
                                    QStringLiteral("OUT"));
     for (QCommandLineOption* o : {&restoreAnswer, &scriptPins, &dumpSession})
         o->setFlags(QCommandLineOption::HiddenFromHelp);
-    parser.addOptions({screenshot, enter, select, profile, validate, shard, restoreAnswer, scriptPins, dumpSession});
+    parser.addOptions({screenshot, enter, select, profile, validate, shard, comparePlan, restoreAnswer,
+                       scriptPins, dumpSession});
     parser.process(app);
 
     const bool shooting = parser.isSet(screenshot);
@@ -132,9 +140,8 @@ int main(int argc, char* argv[]) {
         QObject::connect(&window, &jointscope::gui::MainWindow::restoreDone, &window, [&window, out] {
             window.whenDocumentLoaded([&window, out](bool) {
                 // The restored pins are applied when the graph is shown: save after that turn of the loop.
-                QTimer::singleShot(0, &window, [&window, out] {
-                    QCoreApplication::exit(window.saveSession(out) ? 0 : 1);
-                });
+                QTimer::singleShot(
+                    0, &window, [&window, out] { QCoreApplication::exit(window.saveSession(out) ? 0 : 1); });
             });
         });
     }
@@ -172,6 +179,16 @@ int main(int argc, char* argv[]) {
             if (!window.solveSharding(mesh.value(0), mesh.value(1)))
                 QCoreApplication::exit(1);
         });
+        if (parser.isSet(comparePlan)) {
+            // Connected before the screenshot's handler: the plan is loaded when it shoots.
+            const QString plan = parser.value(comparePlan);
+            QObject::connect(window.shardingDocument(), &jointscope::gui::ShardingDocument::finished, &window,
+                             [&window, plan] {
+                                 jointscope::gui::ShardingPanel* p = window.shardingFeature()->panel();
+                                 if (p->loadAutoparallelPlan(plan))
+                                     p->showCompare();
+                             });
+        }
     }
     if (shooting) {
         const QString out = parser.value(screenshot);

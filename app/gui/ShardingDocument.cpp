@@ -220,38 +220,56 @@ void ShardingDocument::storeCurrent() {
     emit storedChanged();
 }
 
-QString ShardingDocument::loadAutoparallelPlan(const QString& path) {
-    if (!result_ || !graph_)
-        return tr("Solve first: autoparallel's plan is costed on the mesh of the current plan");
-    auto located = [](const Diagnostic& d) {
-        return QStringLiteral("%1:%2: %3")
-            .arg(QString::fromStdString(d.loc.file))
-            .arg(d.loc.line)
-            .arg(QString::fromStdString(d.message));
+void ShardingDocument::loadAutoparallelPlan(const QString& path) {
+    if (!result_ || !graph_) {
+        emit comparisonFailed(
+            tr("Solve first: autoparallel's plan is costed on the mesh of the current plan"));
+        return;
+    }
+    struct Outcome {
+        std::shared_ptr<const ShardingResult> stored;
+        std::shared_ptr<const PlanComparison> comparison;
+        QString error;
     };
-    Expected<AutoparallelPlan> plan = sharding::loadAutoparallelPlan(path.toStdString());
-    if (!plan)
-        return located(plan.error());
-    Expected<PlanComparison> c = compareWithAutoparallel(*graph_, *result_, plan.take(), path.toStdString());
-    if (!c)
-        return located(c.error());
-    // The stored plan is the current one with autoparallel's choices: same problem, mesh and model.
-    auto theirs = std::make_shared<ShardingResult>(*result_);
-    theirs->plan.choice = c->mapped.choice;
-    theirs->plan.cost = c->theirsCost;
-    theirs->plan.optimal = false;
-    theirs->report = reportPlan(*graph_, *theirs->problem, theirs->plan, *theirs->model);
-    theirs->pinnedBy.clear();
-    theirs->pins.clear();
-    stored_ = std::move(theirs);
-    storedSource_ = path;
-    storedComparison_ = std::make_shared<const PlanComparison>(c.take());
-    emit storedChanged();
-    return {};
+    auto work = [graph = graph_, current = result_, path](views::JobControl&) -> Outcome {
+        auto located = [](const Diagnostic& d) {
+            return QStringLiteral("%1:%2: %3")
+                .arg(QString::fromStdString(d.loc.file))
+                .arg(d.loc.line)
+                .arg(QString::fromStdString(d.message));
+        };
+        Expected<AutoparallelPlan> plan = sharding::loadAutoparallelPlan(path.toStdString());
+        if (!plan)
+            return {nullptr, nullptr, located(plan.error())};
+        Expected<PlanComparison> c =
+            compareWithAutoparallel(*graph, *current, plan.take(), path.toStdString());
+        if (!c)
+            return {nullptr, nullptr, located(c.error())};
+        // The stored plan is the current one with autoparallel's choices: same problem, mesh and model.
+        auto theirs = std::make_shared<ShardingResult>(*current);
+        theirs->plan.choice = c->mapped.choice;
+        theirs->plan.cost = c->theirsCost;
+        theirs->plan.optimal = false;
+        theirs->report = reportPlan(*graph, *theirs->problem, theirs->plan, *theirs->model);
+        theirs->pinnedBy.clear();
+        theirs->pins.clear();
+        return {std::move(theirs), std::make_shared<const PlanComparison>(c.take()), {}};
+    };
+    compareJob_.run(std::move(work), [this, path](Outcome o) {
+        if (!o.stored) {
+            emit comparisonFailed(o.error);
+            return;
+        }
+        stored_ = std::move(o.stored);
+        storedSource_ = path;
+        storedComparison_ = std::move(o.comparison);
+        emit storedChanged();
+    });
 }
 
 void ShardingDocument::waitForIdle() {
     solveJob_.waitForDone();
+    compareJob_.waitForDone();
 }
 
 } // namespace jointscope::gui

@@ -88,11 +88,12 @@ public:
     // The plan kept for comparison (File-less "Store for compare"); null when none.
     void storeCurrent();
     std::shared_ptr<const ShardingResult> stored() const { return stored_; }
-    // autoparallel's plan (a TORCH_TRACE log with its autoparallel_solution artifact, or that JSON) put on
-    // the current plan's graph and mesh, costed with the same model, kept as the stored plan; an error
-    // (file:line: message) when there is no plan yet or the file does not hold one for this graph and mesh.
-    // Reading is a single pass over the file (a 32-layer log: well under a second).
-    QString loadAutoparallelPlan(const QString& path);
+    // Reads autoparallel's plan (a TORCH_TRACE log with its autoparallel_solution artifact, or that JSON) off
+    // the UI thread, puts it on the current plan's graph and mesh and costs it with the same model; it then
+    // becomes the stored plan (storedChanged), or comparisonFailed says why (file:line: message; no plan yet;
+    // another mesh).
+    void loadAutoparallelPlan(const QString& path);
+    bool loadingPlan() const { return compareJob_.busy(); }
     // Where the stored plan came from: empty for a stored solve, else the file autoparallel's plan was read
     // from.
     QString storedSource() const { return storedSource_; }
@@ -112,6 +113,7 @@ signals:
     void cancelled();
     void pinsChanged();
     void storedChanged();
+    void comparisonFailed(const QString& message);
 
 private:
     friend class PlacementPinCommand;
@@ -124,6 +126,7 @@ private:
     QUndoStack* undo_;
     // CBC cannot be interrupted: a superseded solve runs to its end beside the newer one.
     views::BackgroundJob solveJob_{2};
+    views::BackgroundJob compareJob_{1};
     std::shared_ptr<const ShardingResult> result_;
     std::shared_ptr<const ShardingResult> previous_;
     std::shared_ptr<const ShardingResult> stored_;

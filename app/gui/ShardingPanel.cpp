@@ -148,6 +148,9 @@ ShardingPanel::ShardingPanel(ShardingDocument* document, QWidget* parent)
         status_->setText(tr("Cancelled"));
     });
     connect(doc_, &ShardingDocument::storedChanged, this, &ShardingPanel::refresh);
+    connect(doc_, &ShardingDocument::comparisonFailed, this, [this](const QString& message) {
+        compareStatus_->setText(tr("<b>autoparallel plan:</b> %1").arg(message.toHtmlEscaped()));
+    });
     for (QTreeView* tree : {tree_, compareTree_})
         connect(tree, &QTreeView::clicked, this, [this](const QModelIndex& index) {
             const QVariant id = index.data(ShardingModel::NodeIdRole);
@@ -179,11 +182,9 @@ bool ShardingPanel::solveWithFields() {
     return true;
 }
 
-bool ShardingPanel::loadAutoparallelPlan(const QString& path) {
-    const QString error = doc_->loadAutoparallelPlan(path);
-    if (!error.isEmpty())
-        compareStatus_->setText(tr("<b>autoparallel plan:</b> %1").arg(error.toHtmlEscaped()));
-    return error.isEmpty();
+void ShardingPanel::loadAutoparallelPlan(const QString& path) {
+    compareStatus_->setText(tr("Reading autoparallel's plan from %1…").arg(path.toHtmlEscaped()));
+    doc_->loadAutoparallelPlan(path);
 }
 
 void ShardingPanel::showCompare() {

@@ -34,9 +34,9 @@ public:
     void setMeshFields(const QString& shape, const QString& names, const QString& topology);
     // The models follow the document's graph, result and stored plan.
     void refresh();
-    // Loads autoparallel's plan as the stored plan (ShardingDocument::loadAutoparallelPlan); false with the
-    // error in the Compare tab's status.
-    bool loadAutoparallelPlan(const QString& path);
+    // Loads autoparallel's plan as the stored plan (ShardingDocument::loadAutoparallelPlan, off the UI
+    // thread); an error shows in the Compare tab's status.
+    void loadAutoparallelPlan(const QString& path);
     QString compareStatusText() const;
     void showCompare(); // raises the Compare tab
 

@@ -180,14 +180,13 @@ int main(int argc, char* argv[]) {
                 QCoreApplication::exit(1);
         });
         if (parser.isSet(comparePlan)) {
-            // Connected before the screenshot's handler: the plan is loaded when it shoots.
             const QString plan = parser.value(comparePlan);
-            QObject::connect(window.shardingDocument(), &jointscope::gui::ShardingDocument::finished, &window,
-                             [&window, plan] {
-                                 jointscope::gui::ShardingPanel* p = window.shardingFeature()->panel();
-                                 if (p->loadAutoparallelPlan(plan))
-                                     p->showCompare();
-                             });
+            jointscope::gui::ShardingDocument* doc = window.shardingDocument();
+            QObject::connect(doc, &jointscope::gui::ShardingDocument::finished, &window, [&window, plan] {
+                window.shardingFeature()->panel()->loadAutoparallelPlan(plan);
+            });
+            QObject::connect(doc, &jointscope::gui::ShardingDocument::storedChanged, &window,
+                             [&window] { window.shardingFeature()->panel()->showCompare(); });
         }
     }
     if (shooting) {
@@ -199,7 +198,23 @@ int main(int argc, char* argv[]) {
         if (running)
             QObject::connect(panel->job(), &jointscope::views::CliJob::finished, &window, shoot,
                              Qt::QueuedConnection);
-        else if (sharding) {
+        else if (sharding && parser.isSet(comparePlan)) {
+            // Shot once autoparallel's plan is in the Compare tab (or refused).
+            jointscope::gui::ShardingDocument* doc = window.shardingDocument();
+            // storedChanged also comes when the graph is set: shoot once autoparallel's plan is the stored
+            // one.
+            QObject::connect(
+                doc, &jointscope::gui::ShardingDocument::storedChanged, &window,
+                [doc, shoot] {
+                    if (doc->storedComparison())
+                        shoot();
+                },
+                Qt::QueuedConnection);
+            QObject::connect(doc, &jointscope::gui::ShardingDocument::comparisonFailed, &window, shoot,
+                             Qt::QueuedConnection);
+            QObject::connect(doc, &jointscope::gui::ShardingDocument::failed, &window, shoot,
+                             Qt::QueuedConnection);
+        } else if (sharding) {
             jointscope::gui::ShardingDocument* doc = window.shardingDocument();
             QObject::connect(doc, &jointscope::gui::ShardingDocument::finished, &window, shoot,
                              Qt::QueuedConnection);

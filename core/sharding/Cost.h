@@ -2,14 +2,13 @@
 // on each shard's local shapes for compute.
 #pragma once
 
-#include <algorithm>
-
 #include "cost/CostModel.h"
 #include "graph/Graph.h"
 #include "sharding/Mesh.h"
 #include "sharding/Placement.h"
 #include "sharding/Strategies.h"
 
+#include <algorithm>
 #include <map>
 #include <string>
 #include <string_view>

@@ -10,10 +10,13 @@
 #include "PartitionFeature.h"
 #include "ShardingDocument.h"
 #include "ShardingFeature.h"
+#include "ShardingPanel.h"
 #include "canvas/GraphScene.h"
 #include "canvas/GraphView.h"
 #include "canvas/NodeItem.h"
+#include "io/TraceLog.h"
 #include "models/InspectorModel.h"
+#include "models/ShardingModel.h"
 #include "sharding/Placement.h"
 
 #include <QAction>
@@ -24,6 +27,9 @@
 #include <QTreeView>
 #include <QUndoStack>
 
+#include <nlohmann/json.hpp>
+
+#include <map>
 #include <memory>
 
 using namespace jointscope;
@@ -164,6 +170,85 @@ private slots:
         QVERIFY(strips() > 0);
         doc->waitForIdle();
         partition->document()->waitForIdle();
+    }
+
+    // autoparallel's plan (recorded by tests/data/autoparallel/record.sh) in the Compare tab and under the
+    // overlay's strips, beside jointscope's plan for the joint graph autoparallel optimized.
+    void shardingComparesWithAutoparallel() {
+#ifndef JOINTSCOPE_HAVE_CBC
+        QSKIP("the sharding solver needs COIN-OR CBC");
+#endif
+        Harness h;
+        const std::string log = sourcePath("tests/data/autoparallel/llama3_1layer_2x2.log");
+        h.root = std::make_shared<const Graph>(loadFirstGraph(log));
+        auto* feature = new gui::ShardingFeature(h.context, &h.window);
+        QObject::connect(h.canvas, &gui::CanvasFeature::layoutApplied, feature,
+                         &gui::ShardingFeature::applyOverlay);
+        gui::ShardingDocument* doc = feature->document();
+        gui::ShardingPanel* panel = feature->panel();
+        feature->setGraph(h.root);
+        h.canvas->setRoot(h.root);
+        QTRY_VERIFY_WITH_TIMEOUT(h.scene->hasLayout() && !h.canvas->layoutBusy(), 120000);
+        QSignalSpy refused(doc, &gui::ShardingDocument::comparisonFailed);
+        // Before a plan there is nothing to cost autoparallel's plan on.
+        panel->loadAutoparallelPlan(q(log));
+        QCOMPARE(refused.count(), 1);
+        QVERIFY(panel->compareStatusText().contains(QStringLiteral("Solve first")));
+        QVERIFY(feature->solve(QStringLiteral("2x2"), QStringLiteral("dp,tp"), QString()));
+        QTRY_VERIFY_WITH_TIMEOUT(!doc->busy() && doc->result(), 120000);
+
+        // A log without autoparallel's artifacts: refused, located.
+        const std::string other = sharedPath("graphs/torch-trace/cache_hit_miss.log");
+        panel->loadAutoparallelPlan(q(other));
+        QTRY_COMPARE_WITH_TIMEOUT(refused.count(), 2, 60000);
+        QVERIFY(panel->compareStatusText().contains(QStringLiteral("cache_hit_miss.log:1")));
+        QVERIFY(!doc->stored());
+
+        // Read and costed off the UI thread; the stored plan arrives with storedChanged.
+        panel->loadAutoparallelPlan(q(log));
+        QVERIFY(panel->compareStatusText().contains(QStringLiteral("Reading")));
+        QTRY_VERIFY_WITH_TIMEOUT(!doc->loadingPlan() && doc->storedComparison(), 60000);
+        QVERIFY(doc->stored());
+        QCOMPARE(doc->storedSource(), q(log));
+        // The nodes whose output differs, counted from the artifact's placements and the plan's report.
+        const auto found = traceArtifacts(readFile(log), "autoparallel_solution");
+        QCOMPARE(found.size(), size_t(1));
+        const nlohmann::json artifact = nlohmann::json::parse(found[0].payload);
+        int differ = 0;
+        const auto r = doc->result();
+        for (const auto& n : artifact["nodes"]) {
+            if (!n.contains("placement"))
+                continue;
+            const NodeId id = h.id(n["name"].get<std::string>().c_str());
+            QVERIFY(id != kNoNode);
+            const std::string ours = r->report.nodes[id].placed
+                                         ? sharding::toString(r->report.nodes[id].outputs[0])
+                                         : std::string();
+            // A tuple's placement is "(RR, RR)": the model compares first outputs.
+            std::string theirs = n["placement"].get<std::string>();
+            if (!theirs.empty() && theirs.front() == '(')
+                theirs = theirs.substr(1, theirs.find(',') - 1);
+            differ += ours != theirs;
+        }
+        QVERIFY(differ > 0);
+        QCOMPARE(panel->compareModel()->differenceCount(), differ);
+        QVERIFY(panel->compareStatusText().contains(QStringLiteral("autoparallel")));
+        QVERIFY(panel->compareStatusText().contains(QString::number(differ)));
+        // The overlay draws autoparallel's placement under the nodes placed differently.
+        int compared = 0;
+        for (QGraphicsItem* item : h.scene->items())
+            compared += item->type() == kPlacementStripType &&
+                        item->toolTip().contains(QStringLiteral("compared plan"));
+        QVERIFY(compared > 0);
+        // Storing a solve replaces it: the strips go.
+        doc->storeCurrent();
+        QVERIFY(!doc->storedComparison());
+        compared = 0;
+        for (QGraphicsItem* item : h.scene->items())
+            compared += item->type() == kPlacementStripType &&
+                        item->toolTip().contains(QStringLiteral("compared plan"));
+        QCOMPARE(compared, 0);
+        doc->waitForIdle();
     }
 };
 

@@ -6,6 +6,7 @@
 
 #include "cost/CostModel.h"
 #include "cost/DeviceSpec.h"
+#include "sharding/AutoparallelPlan.h"
 #include "sharding/Workflow.h"
 
 #include <nlohmann/json.hpp>
@@ -37,6 +38,34 @@ Json planJson(const Graph& graph, const ShardingProblem& problem, const Plan& pl
 
 Json costJson(const PlanCost& c) {
     return {{"total_cost", c.totalUs()}, {"comm_cost", c.commUs}, {"compute_cost", c.computeUs}};
+}
+
+// --compare-plan: autoparallel's plan costed with our model, and the nodes whose placement differs.
+Json comparisonJson(const Graph& graph, const PlanComparison& c) {
+    auto names = [&](const std::vector<NodeId>& ids) {
+        Json list = Json::array();
+        for (NodeId id : ids)
+            list.push_back(graph.node(id).name);
+        return list;
+    };
+    Json differing = Json::array();
+    for (const PlacementDifference& d : c.differing)
+        differing.push_back({{"node", graph.node(d.node).name},
+                             {"jointscope", toString(d.ours)},
+                             {"autoparallel", toString(d.theirs)}});
+    return {{"source", c.theirs.source},
+            {"autoparallel_objective",
+             {{"total", c.theirs.total},
+              {"compute", c.theirs.compute},
+              {"comm", c.theirs.comm},
+              {"transition", c.theirs.transition}}},
+            {"jointscope_cost_of_autoparallel_plan", costJson(c.theirsCost)},
+            {"jointscope_plan_cost", costJson(c.oursCost)},
+            {"nodes_placed", c.mapped.placed},
+            {"unmatched", names(c.mapped.unmatched)},
+            {"inputs_differ", names(c.mapped.inputsDiffer)},
+            {"unknown_nodes", c.mapped.unknownNames},
+            {"differing", differing}};
 }
 
 int runShard(const ParsedArgs& args) {
@@ -107,8 +136,11 @@ int runShard(const ParsedArgs& args) {
         if (int code = openProfiledModel(command, args, graph, profiles); code != kExitOk)
             return code;
         model.calibrate(graph, *profiles.model);
+    } else if (costModel == "autoparallel") {
+        model = autoparallelComputeModel(device);
     } else if (costModel != "roofline") {
-        return usageError(command, "unknown --cost-model '" + costModel + "' (roofline or profiled)");
+        return usageError(command,
+                          "unknown --cost-model '" + costModel + "' (roofline, profiled or autoparallel)");
     }
     Expected<ShardingSolution> solution = solveWithBaselines(graph, mesh, options, model);
     if (!solution) {
@@ -127,6 +159,16 @@ int runShard(const ParsedArgs& args) {
         if (!id)
             return usageError(command, "--explain: no node named " + name);
         explain.push_back(explainPlacement(graph, *solution, *id));
+    }
+    std::optional<PlanComparison> comparison;
+    if (std::optional<std::string> planFile = args.value("--compare-plan")) {
+        Expected<AutoparallelPlan> theirs = loadAutoparallelPlan(*planFile);
+        if (!theirs)
+            return inputError(theirs.error());
+        Expected<PlanComparison> c = compareWithAutoparallel(graph, *solution, theirs.take(), *planFile);
+        if (!c)
+            return inputError(c.error());
+        comparison = c.take();
     }
     if (std::optional<std::string> log = args.value("--log"))
         if (!writeOutputFile(*log, annotatedLog(graph, problem, plan, model)))
@@ -164,6 +206,8 @@ int runShard(const ParsedArgs& args) {
         j["warnings"] = warnings;
         if (!explain.empty())
             j["explain"] = explain;
+        if (comparison)
+            j["compare"] = comparisonJson(graph, *comparison);
         std::printf("%s\n", j.dump(2).c_str());
         return kExitOk;
     }
@@ -191,6 +235,23 @@ int runShard(const ParsedArgs& args) {
                         toString(problem.nodes[id].options[plan.choice[id]].outputs[0]).c_str());
     for (const std::string& e : explain)
         std::printf("%s", e.c_str());
+    if (comparison) {
+        const PlanComparison& c = *comparison;
+        std::printf(
+            "autoparallel's plan (%s): its objective %.4g (compute %.4g, comm %.4g, transitions %.4g); "
+            "under jointscope's model %.4g us (compute %.4g us, comm %.4g us) against jointscope's "
+            "%.4g us\n",
+            c.theirs.source.c_str(), c.theirs.total, c.theirs.compute, c.theirs.comm, c.theirs.transition,
+            c.theirsCost.totalUs(), c.theirsCost.computeUs, c.theirsCost.commUs, c.oursCost.totalUs());
+        if (!c.mapped.unmatched.empty())
+            std::printf(
+                "%zu nodes have a placement no jointscope option has (costed at the closest option)\n",
+                c.mapped.unmatched.size());
+        std::printf("%zu nodes placed differently:\n", c.differing.size());
+        for (const PlacementDifference& d : c.differing)
+            std::printf("  %s: jointscope %s, autoparallel %s\n", graph.node(d.node).name.c_str(),
+                        toString(d.ours).c_str(), toString(d.theirs).c_str());
+    }
     return kExitOk;
 }
 
@@ -201,7 +262,7 @@ const Command& shardCommand() {
         "shard",
         "shard FILE --mesh 8x8 [--mesh-names dp,tp] [--topology h100] [--pin NODE=S(0)R] "
         "[--param-memory LOW:HIGH] [--comm-model measured --db DB] [--cluster-rounds N] [--time-limit S] "
-        "[--explain NODE] [--log OUT] "
+        "[--explain NODE] [--log OUT] [--compare-plan PLAN] "
         "[--json]",
         "DTensor placements for a joint graph on a device mesh (ILP with CBC), against replicate / data "
         "parallel.",
@@ -219,7 +280,8 @@ const Command& shardCommand() {
          {"--time-limit", "", "S", "give up on the ILP after S seconds (default 60)"},
          {"--cost-model", "", "M",
           "compute cost: roofline (default) on local shapes, or profiled: the roofline scaled per node by "
-          "measured / roofline time on its own shapes"},
+          "measured / roofline time on its own shapes, or autoparallel: its compute estimate (70 % of peak, "
+          "a 7 us floor per op)"},
          commModelOption(),
          {"--db", "", "PATH",
           "profile database for --cost-model profiled and --comm-model measured (default: the user cache's)"},
@@ -227,6 +289,10 @@ const Command& shardCommand() {
           "torch version of the profiles to use (default: the only one in the DB)"},
          {"--explain", "", "NODE", "why NODE has its placement (repeatable)"},
          {"--log", "", "OUT", "write the annotated graph (autoparallel style)"},
+         {"--compare-plan", "", "PLAN",
+          "autoparallel's plan (a TORCH_TRACE log with its autoparallel_solution artifact, or that JSON) "
+          "costed "
+          "with jointscope's model, and the nodes placed differently"},
          jsonOption()},
         1,
         1,

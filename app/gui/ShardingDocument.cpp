@@ -55,6 +55,8 @@ void ShardingDocument::setGraph(std::shared_ptr<const Graph> joint) {
     result_.reset();
     previous_.reset();
     stored_.reset();
+    storedSource_.clear();
+    storedComparison_.reset();
     lastError_.clear();
     emit pinsChanged();
     emit storedChanged();
@@ -213,11 +215,61 @@ void ShardingDocument::storeCurrent() {
     if (!result_)
         return;
     stored_ = result_;
+    storedSource_.clear();
+    storedComparison_.reset();
     emit storedChanged();
+}
+
+void ShardingDocument::loadAutoparallelPlan(const QString& path) {
+    if (!result_ || !graph_) {
+        emit comparisonFailed(
+            tr("Solve first: autoparallel's plan is costed on the mesh of the current plan"));
+        return;
+    }
+    struct Outcome {
+        std::shared_ptr<const ShardingResult> stored;
+        std::shared_ptr<const PlanComparison> comparison;
+        QString error;
+    };
+    auto work = [graph = graph_, current = result_, path](views::JobControl&) -> Outcome {
+        auto located = [](const Diagnostic& d) {
+            return QStringLiteral("%1:%2: %3")
+                .arg(QString::fromStdString(d.loc.file))
+                .arg(d.loc.line)
+                .arg(QString::fromStdString(d.message));
+        };
+        Expected<AutoparallelPlan> plan = sharding::loadAutoparallelPlan(path.toStdString());
+        if (!plan)
+            return {nullptr, nullptr, located(plan.error())};
+        Expected<PlanComparison> c =
+            compareWithAutoparallel(*graph, *current, plan.take(), path.toStdString());
+        if (!c)
+            return {nullptr, nullptr, located(c.error())};
+        // The stored plan is the current one with autoparallel's choices: same problem, mesh and model.
+        auto theirs = std::make_shared<ShardingResult>(*current);
+        theirs->plan.choice = c->mapped.choice;
+        theirs->plan.cost = c->theirsCost;
+        theirs->plan.optimal = false;
+        theirs->report = reportPlan(*graph, *theirs->problem, theirs->plan, *theirs->model);
+        theirs->pinnedBy.clear();
+        theirs->pins.clear();
+        return {std::move(theirs), std::make_shared<const PlanComparison>(c.take()), {}};
+    };
+    compareJob_.run(std::move(work), [this, path](Outcome o) {
+        if (!o.stored) {
+            emit comparisonFailed(o.error);
+            return;
+        }
+        stored_ = std::move(o.stored);
+        storedSource_ = path;
+        storedComparison_ = std::move(o.comparison);
+        emit storedChanged();
+    });
 }
 
 void ShardingDocument::waitForIdle() {
     solveJob_.waitForDone();
+    compareJob_.waitForDone();
 }
 
 } // namespace jointscope::gui

@@ -6,6 +6,7 @@
 #include "graph/Graph.h"
 #include "io/Session.h"
 #include "models/BackgroundJob.h"
+#include "sharding/AutoparallelPlan.h"
 #include "sharding/Workflow.h"
 
 #include <QObject>
@@ -87,6 +88,17 @@ public:
     // The plan kept for comparison (File-less "Store for compare"); null when none.
     void storeCurrent();
     std::shared_ptr<const ShardingResult> stored() const { return stored_; }
+    // Reads autoparallel's plan (a TORCH_TRACE log with its autoparallel_solution artifact, or that JSON) off
+    // the UI thread, puts it on the current plan's graph and mesh and costs it with the same model; it then
+    // becomes the stored plan (storedChanged), or comparisonFailed says why (file:line: message; no plan yet;
+    // another mesh).
+    void loadAutoparallelPlan(const QString& path);
+    bool loadingPlan() const { return compareJob_.busy(); }
+    // Where the stored plan came from: empty for a stored solve, else the file autoparallel's plan was read
+    // from.
+    QString storedSource() const { return storedSource_; }
+    // autoparallel's own objective for a loaded plan (its units), with the comparison; null otherwise.
+    std::shared_ptr<const sharding::PlanComparison> storedComparison() const { return storedComparison_; }
 
     // The output placements node `id` may be pinned to on the current mesh (empty when it has none).
     std::vector<sharding::Placements> pinChoices(NodeId id) const;
@@ -101,6 +113,7 @@ signals:
     void cancelled();
     void pinsChanged();
     void storedChanged();
+    void comparisonFailed(const QString& message);
 
 private:
     friend class PlacementPinCommand;
@@ -113,9 +126,12 @@ private:
     QUndoStack* undo_;
     // CBC cannot be interrupted: a superseded solve runs to its end beside the newer one.
     views::BackgroundJob solveJob_{2};
+    views::BackgroundJob compareJob_{1};
     std::shared_ptr<const ShardingResult> result_;
     std::shared_ptr<const ShardingResult> previous_;
     std::shared_ptr<const ShardingResult> stored_;
+    QString storedSource_;
+    std::shared_ptr<const sharding::PlanComparison> storedComparison_;
     QString lastError_;
 };
 

@@ -59,6 +59,7 @@ ShardingFeature::ShardingFeature(const FeatureContext& context, QObject* parent)
     });
     connect(document_, &ShardingDocument::failed, this,
             [this](const QString& message) { ctx_.log(tr("Sharding refused: %1").arg(message)); });
+    connect(document_, &ShardingDocument::storedChanged, this, &ShardingFeature::applyOverlay);
     connect(document_, &ShardingDocument::pinsChanged, this, [this] {
         applyOverlay();
         emit changed();
@@ -141,8 +142,13 @@ void ShardingFeature::applyOverlay() {
             const NodeReport& n = r->report.nodes[id];
             if (!n.placed || n.outputs.empty())
                 continue;
-            overlay.nodes[id] = {true, n.outputs[0], r->pinnedBy.count(root->node(id).name) > 0};
+            overlay.nodes[id] = {true, n.outputs[0], r->pinnedBy.count(root->node(id).name) > 0, {}};
         }
+        // autoparallel's plan beside ours: its placement under each node it places differently.
+        if (const auto c = document_->storedComparison())
+            for (NodeId id = 0; id < root->size() && id < c->mapped.output.size(); ++id)
+                if (overlay.nodes[id].placed)
+                    overlay.nodes[id].compared = c->mapped.output[id];
         for (const EdgeTransition& t : r->report.transitions)
             overlay.edges.push_back({t.producer, t.consumer, t.redistribution});
         views::applyShardingOverlay(*ctx_.scene, &overlay);

@@ -4,6 +4,7 @@
 #include "models/ShardingModel.h"
 
 #include <QComboBox>
+#include <QFileDialog>
 #include <QFormLayout>
 #include <QHBoxLayout>
 #include <QHeaderView>
@@ -98,6 +99,10 @@ ShardingPanel::ShardingPanel(ShardingDocument* document, QWidget* parent)
     compareStatus_ = new QLabel(tr("No stored plan"), comparePage);
     compareStatus_->setWordWrap(true);
     compareButtons->addWidget(store);
+    auto* loadAutoparallel = new QPushButton(tr("Load autoparallel plan…"), comparePage);
+    loadAutoparallel->setToolTip(tr("Compare with the plan autoparallel chose: a TORCH_TRACE log with its "
+                                    "autoparallel_solution artifact, or that JSON"));
+    compareButtons->addWidget(loadAutoparallel);
     compareButtons->addWidget(compareStatus_, 1);
     compareLayout->addLayout(compareButtons);
     compareTree_ = makeTree(compare_, comparePage);
@@ -116,6 +121,13 @@ ShardingPanel::ShardingPanel(ShardingDocument* document, QWidget* parent)
     connect(names_, &QLineEdit::returnPressed, this, &ShardingPanel::solveWithFields);
     connect(cancel_, &QPushButton::clicked, doc_, &ShardingDocument::cancel);
     connect(store, &QPushButton::clicked, doc_, &ShardingDocument::storeCurrent);
+    connect(loadAutoparallel, &QPushButton::clicked, this, [this] {
+        const QString path =
+            QFileDialog::getOpenFileName(this, tr("autoparallel plan"), QString(),
+                                         tr("TORCH_TRACE logs and JSON (*.log *.json);;All files (*)"));
+        if (!path.isEmpty())
+            this->loadAutoparallelPlan(path);
+    });
     connect(doc_, &ShardingDocument::started, this, [this] {
         cancel_->setEnabled(true);
         busy_->setVisible(true);
@@ -136,6 +148,9 @@ ShardingPanel::ShardingPanel(ShardingDocument* document, QWidget* parent)
         status_->setText(tr("Cancelled"));
     });
     connect(doc_, &ShardingDocument::storedChanged, this, &ShardingPanel::refresh);
+    connect(doc_, &ShardingDocument::comparisonFailed, this, [this](const QString& message) {
+        compareStatus_->setText(tr("<b>autoparallel plan:</b> %1").arg(message.toHtmlEscaped()));
+    });
     for (QTreeView* tree : {tree_, compareTree_})
         connect(tree, &QTreeView::clicked, this, [this](const QModelIndex& index) {
             const QVariant id = index.data(ShardingModel::NodeIdRole);
@@ -165,6 +180,21 @@ bool ShardingPanel::solveWithFields() {
     doc_->setMesh(*settings);
     doc_->solve();
     return true;
+}
+
+void ShardingPanel::loadAutoparallelPlan(const QString& path) {
+    compareStatus_->setText(tr("Reading autoparallel's plan from %1…").arg(path.toHtmlEscaped()));
+    doc_->loadAutoparallelPlan(path);
+}
+
+void ShardingPanel::showCompare() {
+    for (int i = 0; i < tabs_->count(); ++i)
+        if (tabs_->tabText(i) == tr("Compare"))
+            tabs_->setCurrentIndex(i);
+}
+
+QString ShardingPanel::compareStatusText() const {
+    return compareStatus_->text();
 }
 
 void ShardingPanel::onFinished() {
@@ -208,7 +238,18 @@ void ShardingPanel::refresh() {
                  .arg(r->seconds, 0, 'f', 2)
                  .arg(r->plan.optimal ? QString() : tr(", not proven optimal"));
     status_->setText(lines.join(QStringLiteral("<br>")));
-    if (stored)
+    if (const auto c = doc_->storedComparison(); stored && c)
+        compareStatus_->setText(
+            tr("jointscope %1 vs autoparallel's plan %2 under the same model (autoparallel's own objective "
+               "%3); %4 node(s) differ%5")
+                .arg(views::formatMicros(r->report.total.totalUs()),
+                     views::formatMicros(stored->report.total.totalUs()))
+                .arg(c->theirs.total, 0, 'g', 6)
+                .arg(compare_->differenceCount())
+                .arg(c->mapped.unmatched.empty() ? QString()
+                                                 : tr(", %1 with a placement no jointscope option has")
+                                                       .arg(c->mapped.unmatched.size())));
+    else if (stored)
         compareStatus_->setText(tr("Current %1 vs stored %2 (%3): %4 node(s) differ")
                                     .arg(views::formatMicros(r->report.total.totalUs()),
                                          views::formatMicros(stored->report.total.totalUs()),

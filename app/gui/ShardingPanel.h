@@ -34,6 +34,11 @@ public:
     void setMeshFields(const QString& shape, const QString& names, const QString& topology);
     // The models follow the document's graph, result and stored plan.
     void refresh();
+    // Loads autoparallel's plan as the stored plan (ShardingDocument::loadAutoparallelPlan, off the UI
+    // thread); an error shows in the Compare tab's status.
+    void loadAutoparallelPlan(const QString& path);
+    QString compareStatusText() const;
+    void showCompare(); // raises the Compare tab
 
 signals:
     void locateNode(jointscope::NodeId id); // a row naming a node was clicked

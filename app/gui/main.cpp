@@ -3,6 +3,8 @@
 #include "MainWindow.h"
 #include "PartitionDocument.h"
 #include "ShardingDocument.h"
+#include "ShardingFeature.h"
+#include "ShardingPanel.h"
 #include "models/CliJob.h"
 #include "panels/RuntimePanel.h"
 
@@ -106,6 +108,11 @@ int main(int argc, char* argv[]) {
     QCommandLineOption shard(QStringLiteral("shard"),
                              QStringLiteral("Solve the sharding on MESH[:NAMES] once laid out."),
                              QStringLiteral("MESH"));
+    // With --shard: load autoparallel's plan into the Compare tab once solved (the screenshot shows it).
+    QCommandLineOption comparePlan(QStringLiteral("compare-plan"),
+                                   QStringLiteral("With --shard: compare with autoparallel's plan in PLAN."),
+                                   QStringLiteral("PLAN"));
+    comparePlan.setFlags(QCommandLineOption::HiddenFromHelp);
     // Crash-recovery scripting (tests): answer the restore question; pin N nodes one by one, printing
     // "autosaved K" once the K-th edit is on disk; write the session once the restore question is settled.
     QCommandLineOption restoreAnswer(QStringLiteral("restore-answer"),
@@ -122,8 +129,8 @@ int main(int argc, char* argv[]) {
                                  QStringLiteral("Show every node, not the collapsed view, once laid out."));
     for (QCommandLineOption* o : {&restoreAnswer, &scriptPins, &dumpSession, &expandAll})
         o->setFlags(QCommandLineOption::HiddenFromHelp);
-    parser.addOptions({screenshot, enter, select, profile, validate, shard, restoreAnswer, scriptPins,
-                       dumpSession, expandAll});
+    parser.addOptions({screenshot, enter, select, profile, validate, shard, comparePlan, restoreAnswer,
+                       scriptPins, dumpSession, expandAll});
     parser.process(app);
 
     const bool shooting = parser.isSet(screenshot);
@@ -179,6 +186,15 @@ int main(int argc, char* argv[]) {
             if (!window.solveSharding(mesh.value(0), mesh.value(1)))
                 QCoreApplication::exit(1);
         });
+        if (parser.isSet(comparePlan)) {
+            const QString plan = parser.value(comparePlan);
+            jointscope::gui::ShardingDocument* doc = window.shardingDocument();
+            QObject::connect(doc, &jointscope::gui::ShardingDocument::finished, &window, [&window, plan] {
+                window.shardingFeature()->panel()->loadAutoparallelPlan(plan);
+            });
+            QObject::connect(doc, &jointscope::gui::ShardingDocument::storedChanged, &window,
+                             [&window] { window.shardingFeature()->panel()->showCompare(); });
+        }
     }
     if (shooting) {
         const QString out = parser.value(screenshot);
@@ -189,7 +205,23 @@ int main(int argc, char* argv[]) {
         if (running)
             QObject::connect(panel->job(), &jointscope::views::CliJob::finished, &window, shoot,
                              Qt::QueuedConnection);
-        else if (sharding) {
+        else if (sharding && parser.isSet(comparePlan)) {
+            // Shot once autoparallel's plan is in the Compare tab (or refused).
+            jointscope::gui::ShardingDocument* doc = window.shardingDocument();
+            // storedChanged also comes when the graph is set: shoot once autoparallel's plan is the stored
+            // one.
+            QObject::connect(
+                doc, &jointscope::gui::ShardingDocument::storedChanged, &window,
+                [doc, shoot] {
+                    if (doc->storedComparison())
+                        shoot();
+                },
+                Qt::QueuedConnection);
+            QObject::connect(doc, &jointscope::gui::ShardingDocument::comparisonFailed, &window, shoot,
+                             Qt::QueuedConnection);
+            QObject::connect(doc, &jointscope::gui::ShardingDocument::failed, &window, shoot,
+                             Qt::QueuedConnection);
+        } else if (sharding) {
             jointscope::gui::ShardingDocument* doc = window.shardingDocument();
             QObject::connect(doc, &jointscope::gui::ShardingDocument::finished, &window, shoot,
                              Qt::QueuedConnection);

@@ -1,6 +1,8 @@
 #include "cost/RuntimeEstimator.h"
 
 #include <algorithm>
+#include <cctype>
+#include <map>
 #include <optional>
 #include <string_view>
 #include <vector>
@@ -224,6 +226,36 @@ uint64_t packedAttentionFlop(const OpTensors& tensors, const Node& node, const A
     return batches * each;
 }
 
+// einsum("bsk,kn->bsn", [a, b]) as FlopCounterMode sees it: torch lowers it to one bmm over the batch,
+// free and summed letters, 2 flops per multiply-add of every letter combination.
+uint64_t einsumFlop(const OpTensors& tensors, const Node& node) {
+    const Value* eq = argumentOf(node, 0, "equation");
+    const Value* operands = argumentOf(node, 1, "tensors");
+    if (!eq || eq->kind() != ValueKind::String || !operands || operands->kind() != ValueKind::List)
+        return 0;
+    std::vector<std::string> terms(1);
+    for (char ch : eq->text()) {
+        if (ch == ',' || ch == '-')
+            terms.emplace_back();
+        else if (std::isalpha(static_cast<unsigned char>(ch)))
+            terms.back() += ch;
+    }
+    std::map<char, uint64_t> size;
+    size_t k = 0;
+    for (const Value& v : operands->items()) {
+        const std::optional<Shape> shape = tensorShape(tensors, &v);
+        if (!shape || k >= terms.size() || terms[k].size() != shape->size())
+            return 0;
+        for (size_t d = 0; d < shape->size(); ++d)
+            size[terms[k][d]] = std::max(size[terms[k][d]], (*shape)[d]);
+        ++k;
+    }
+    uint64_t flops = 2;
+    for (const auto& [letter, n] : size)
+        flops *= n;
+    return size.empty() ? 0 : flops;
+}
+
 } // namespace
 
 bool hasFlopFormula(const Node& node) {
@@ -239,6 +271,8 @@ bool hasFlopFormula(const Node& node) {
         "_scaled_dot_product_efficient_attention",
         "_scaled_dot_product_flash_attention",
         "_scaled_dot_product_cudnn_attention",
+        "_scaled_dot_product_flash_attention_for_cpu",
+        "_scaled_dot_product_flash_attention_for_cpu_backward",
         "_scaled_dot_product_efficient_attention_backward",
         "_scaled_dot_product_flash_attention_backward",
         "_scaled_dot_product_cudnn_attention_backward",
@@ -246,6 +280,7 @@ bool hasFlopFormula(const Node& node) {
         "_efficient_attention_forward",
         "_flash_attention_backward",
         "_efficient_attention_backward",
+        "einsum",
     };
     if (node.op != NodeOp::CallFunction || node.target.ns != "aten")
         return false;
@@ -269,16 +304,20 @@ uint64_t countFlops(const Node& node, const OpTensors& tensors) {
         return bmmFlop(tensorArg(tensors, node, 1, "batch1"), tensorArg(tensors, node, 2, "batch2"));
     if (op == "convolution" || op == "_convolution")
         return convFlop(tensors, node);
+    if (op == "einsum")
+        return einsumFlop(tensors, node);
     if (op == "convolution_backward")
         return convBackwardFlop(tensors, node);
+    // torch's flop_counter registers the CPU flash kernels with the same formulas as the CUDA ones.
     if (op == "_scaled_dot_product_efficient_attention" || op == "_scaled_dot_product_flash_attention" ||
-        op == "_scaled_dot_product_cudnn_attention") {
+        op == "_scaled_dot_product_cudnn_attention" || op == "_scaled_dot_product_flash_attention_for_cpu") {
         const std::optional<std::vector<Shape>> s = leadingShapes(tensors, node, 3);
         return s ? sdpaFlopCount((*s)[0], (*s)[1], (*s)[2]) : 0;
     }
     if (op == "_scaled_dot_product_efficient_attention_backward" ||
         op == "_scaled_dot_product_flash_attention_backward" ||
-        op == "_scaled_dot_product_cudnn_attention_backward") {
+        op == "_scaled_dot_product_cudnn_attention_backward" ||
+        op == "_scaled_dot_product_flash_attention_for_cpu_backward") {
         const std::optional<std::vector<Shape>> s = leadingShapes(tensors, node, 4);
         return s ? sdpaBackwardFlopCount((*s)[0], (*s)[1], (*s)[2], (*s)[3]) : 0;
     }

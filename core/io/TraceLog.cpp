@@ -442,4 +442,36 @@ GraphIndex indexTraceLog(std::string_view text, const std::string& fileName) {
     return TraceIndexer(text, fileName).run();
 }
 
+std::vector<TraceArtifact> traceArtifacts(std::string_view text, std::string_view name) {
+    std::vector<TraceArtifact> found;
+    LineCursor cursor(text);
+    while (!cursor.atEnd()) {
+        const uint32_t lineNo = cursor.lineNumber();
+        const std::string_view line = cursor.next();
+        const auto prefix = log_support::parseGlogPrefix(line);
+        if (!prefix)
+            continue;
+        Payload payload = readPayload(cursor);
+        // Cheap filter first: most records of a long log are not the artifact asked for.
+        if (line.find(kArtifact) == std::string_view::npos || line.find(name) == std::string_view::npos)
+            continue;
+        auto parsed = parseJson(line.substr(prefix->end));
+        const Json* record = std::get_if<Json>(&parsed);
+        if (!record || !record->is_object() || !record->contains(kArtifact))
+            continue;
+        const Json& metadata = record->at(kArtifact);
+        if (nameField(metadata) != name)
+            continue;
+        TraceArtifact artifact;
+        artifact.name = std::string(name);
+        if (auto it = metadata.find("encoding"); it != metadata.end() && it->is_string())
+            artifact.encoding = it->get<std::string>();
+        artifact.payload = std::move(payload.text);
+        artifact.line = lineNo;
+        artifact.payloadLine = payload.firstLine;
+        found.push_back(std::move(artifact));
+    }
+    return found;
+}
+
 } // namespace jointscope

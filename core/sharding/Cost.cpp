@@ -305,4 +305,12 @@ double computeUs(const Graph& graph, NodeId id, const NodeStrategies& ns, const 
     return model.timeUs(id, work);
 }
 
+ComputeModel autoparallelComputeModel(cost::DeviceSpec device) {
+    if (device.name.find("H100") != std::string::npos)
+        device.memoryBandwidth = 3.35 * 1024.0 * 1024.0 * 1024.0 * 1024.0;
+    ComputeModel model(cost::RooflineModel(device, cost::Efficiency{0.7, 0.7}, 0.0, cost::Fp32Matmul::Tf32));
+    model.setFloorUs(7.0);
+    return model;
+}
+
 } // namespace jointscope::sharding

@@ -8,6 +8,7 @@
 #include "sharding/Placement.h"
 #include "sharding/Strategies.h"
 
+#include <algorithm>
 #include <map>
 #include <string>
 #include <string_view>
@@ -75,15 +76,23 @@ public:
     size_t calibratedNodes() const { return calibrated_; }
     double factor(NodeId id) const { return id < factor_.size() ? factor_[id] : 1.0; }
     double timeUs(NodeId id, const cost::OpWork& localWork) const {
-        return roofline_.timeUs(localWork) * factor(id);
+        return std::max(roofline_.timeUs(localWork) * factor(id), floorUs_);
     }
+    // Every op that is not free costs at least this much (autoparallel's kernel-launch floor).
+    void setFloorUs(double us) { floorUs_ = us; }
     const cost::RooflineModel& roofline() const { return roofline_; }
 
 private:
     cost::RooflineModel roofline_;
     std::vector<double> factor_; // by NodeId
     size_t calibrated_ = 0;
+    double floorUs_ = 0;
 };
+
+// autoparallel's compute estimate on `device`, in our roofline's terms (its estimate_strategy_runtime_cost
+// and compute_read_write_time): 70 % of peak and of memory bandwidth, fp32 matmuls on TF32, no launch
+// overhead added but a 7 us floor per op; its device table gives the H100 3.35 TiB/s (binary tera).
+ComputeModel autoparallelComputeModel(cost::DeviceSpec device);
 
 // The time of node `id` running strategy `s` on its local shards.
 double computeUs(const Graph& graph, NodeId id, const NodeStrategies& ns, const Strategy& s,

@@ -52,9 +52,11 @@ enum class Family : uint8_t {
     Factory,
     Convolution,
     ConvolutionBackward,
-    Pool,       // max_pool / avg_pool and their backward: batch and channel dims
-    Triangular, // triu / tril: the last two dimensions stay whole
-    BatchLike,  // ops that only take the leading batch dimension apart
+    Pool,        // max_pool / avg_pool and their backward: batch and channel dims
+    Triangular,  // triu / tril: the last two dimensions stay whole
+    BatchLike,   // ops that only take the leading batch dimension apart
+    Einsum,      // two-operand einsum (autoparallel rewrites view-mm-view into it)
+    ComplexView, // view_as_complex / view_as_real: every dim but the trailing pair of reals
 };
 
 struct FamilyEntry {
@@ -168,9 +170,17 @@ constexpr FamilyEntry kFamilies[] = {
     {"max_pool2d_with_indices_backward", Family::Pool},
     {"avg_pool2d", Family::Pool},
     {"avg_pool2d_backward", Family::Pool},
+    {"einsum", Family::Einsum},
+    {"view_as_complex", Family::ComplexView},
+    {"view_as_real", Family::ComplexView},
+    {"_conj", Family::Identity},
 };
 
 Family familyOf(const Target& target) {
+    // autoparallel's parameter cast keeps its input's layout, as its convert_element_type_rule does for
+    // prims.convert_element_type.
+    if (target.ns == "autoparallel" && target.op == "dtype_cast")
+        return Family::Identity;
     if (target.ns != "aten" && target.ns != "prims")
         return Family::None;
     for (const FamilyEntry& e : kFamilies)
@@ -460,6 +470,52 @@ void permutationRules(const OpContext& c, const std::vector<int64_t>& perm, std:
     (void)c;
 }
 
+// einsum("bsk,kn->bsn", a, b) on one mesh dimension, the way torch's gen_single_dim_einsum_strategies
+// enumerates it, without Partial operands (autoparallel's _einsum_single_dim_strategy drops those): a letter
+// of both operands and the result shards all three; one summed over shards both operands and leaves the
+// result Partial; one of a single operand and the result shards those two, the other operand replicated.
+void einsumRules(const OpContext& c, std::vector<Rule1D>& rules) {
+    const Value* eq = cost::argumentOf(c.node, 0, "equation");
+    if (!eq || eq->kind() != ValueKind::String || c.inShapes.size() != 2)
+        return;
+    std::string text;
+    for (char ch : eq->text())
+        if (ch != ' ')
+            text += ch;
+    const size_t comma = text.find(','), arrow = text.find("->");
+    if (comma == std::string::npos || arrow == std::string::npos || comma > arrow)
+        return;
+    const std::string a = text.substr(0, comma), b = text.substr(comma + 1, arrow - comma - 1),
+                      out = text.substr(arrow + 2);
+    if (a.size() != c.inShapes[0].size() || b.size() != c.inShapes[1].size() || c.outShapes.empty() ||
+        out.size() != c.outShapes[0].size())
+        return;
+    std::string letters = a + b;
+    std::sort(letters.begin(), letters.end());
+    letters.erase(std::unique(letters.begin(), letters.end()), letters.end());
+    for (char l : letters) {
+        const size_t ia = a.find(l), ib = b.find(l), io = out.find(l);
+        auto dimOr = [](size_t i) { return i == std::string::npos ? R : S(static_cast<int64_t>(i)); };
+        const bool inA = ia != std::string::npos, inB = ib != std::string::npos,
+                   inOut = io != std::string::npos;
+        if (inA && inB)
+            rules.push_back({{inOut ? S(io) : Placement::partial()}, {S(ia), S(ib)}});
+        else if (inOut)
+            rules.push_back({{S(io)}, {dimOr(ia), dimOr(ib)}});
+    }
+}
+
+// view_as_complex folds the trailing pair of reals into one complex element; view_as_real unfolds it. The
+// dims before it are the same on both sides.
+void complexViewRules(const OpContext& c, std::vector<Rule1D>& rules) {
+    if (c.inShapes.empty() || c.outShapes.empty())
+        return;
+    const size_t kept = std::min(c.inShapes[0].size(), c.outShapes[0].size());
+    for (size_t d = 0; d < kept; ++d)
+        rules.push_back({{S(d)}, {S(d)}});
+    rules.push_back({{Placement::partial()}, {Placement::partial()}});
+}
+
 void opRules(const OpContext& c, Family family, std::vector<Rule1D>& rules) {
     const Node& n = c.node;
     const size_t outRank = c.outShapes.empty() ? 0 : c.outShapes[0].size();
@@ -470,6 +526,12 @@ void opRules(const OpContext& c, Family family, std::vector<Rule1D>& rules) {
     case Family::ScalePointwise:
     case Family::Identity:
         pointwiseRules(c, family, rules);
+        break;
+    case Family::Einsum:
+        einsumRules(c, rules);
+        break;
+    case Family::ComplexView:
+        complexViewRules(c, rules);
         break;
     case Family::Mm:
     case Family::Addmm:

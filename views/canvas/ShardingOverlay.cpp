@@ -5,6 +5,8 @@
 #include "canvas/NodeItem.h"
 #include "models/ShardingModel.h"
 
+#include <algorithm>
+
 #include <QFontMetricsF>
 #include <QGraphicsItem>
 #include <QPainter>
@@ -51,6 +53,7 @@ class PlacementStrip : public QGraphicsItem {
 public:
     enum { Type = UserType + 40 };
     static constexpr double kHeight = 11;
+    static constexpr double kComparedHeight = 4;
 
     PlacementStrip(const QRectF& box, NodeShardingMark mark, const std::vector<std::string>& names)
         : rect_(box.left() + 4, box.bottom() + 1.5, box.width() - 8, kHeight), mark_(std::move(mark)) {
@@ -58,13 +61,19 @@ public:
         for (size_t i = 0; i < mark_.output.size(); ++i)
             lines << QStringLiteral("%1: %2").arg(meshName(names, i),
                                                   QString::fromStdString(mark_.output[i].str()));
+        if (differs())
+            lines
+                << QStringLiteral("compared plan: %1").arg(QString::fromStdString(toString(*mark_.compared)));
         setToolTip(QStringLiteral("output %1%2\n%3")
                        .arg(QString::fromStdString(toString(mark_.output)),
                             mark_.pinned ? QStringLiteral(" (pinned)") : QString(), lines.join('\n')));
         setAcceptedMouseButtons(Qt::NoButton);
     }
     int type() const override { return Type; }
-    QRectF boundingRect() const override { return rect_.adjusted(-1.5, -1.5, 1.5, 1.5); }
+    QRectF boundingRect() const override {
+        return rect_.adjusted(-1.5, -1.5, 1.5, 1.5 + (differs() ? kComparedHeight + 1 : 0));
+    }
+    bool differs() const { return mark_.compared && !(*mark_.compared == mark_.output); }
     void paint(QPainter* painter, const QStyleOptionGraphicsItem*, QWidget*) override {
         const size_t n = mark_.output.size();
         if (n == 0)
@@ -81,6 +90,16 @@ public:
                 painter->setFont(stripFont());
                 painter->drawText(seg, Qt::AlignCenter, shortText(mark_.output[i]));
                 painter->setPen(Qt::NoPen);
+            }
+        }
+        if (differs()) {
+            // The compared plan's placement, one thin segment per mesh dimension, under ours.
+            const size_t m = mark_.compared->size();
+            const double cw = rect_.width() / double(std::max<size_t>(m, 1));
+            for (size_t i = 0; i < m; ++i) {
+                painter->setBrush(placementColor((*mark_.compared)[i]));
+                painter->drawRect(
+                    QRectF(rect_.left() + cw * double(i), rect_.bottom() + 1, cw, kComparedHeight));
             }
         }
         if (mark_.pinned) {

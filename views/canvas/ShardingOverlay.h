@@ -11,6 +11,7 @@
 #include <QColor>
 #include <QString>
 
+#include <optional>
 #include <vector>
 
 namespace jointscope::views {
@@ -21,6 +22,9 @@ struct NodeShardingMark {
     bool placed = false;
     sharding::Placements output;
     bool pinned = false;
+    // A second plan's output placement (autoparallel's), drawn as a thin strip under the first when it
+    // differs.
+    std::optional<sharding::Placements> compared;
 };
 
 struct EdgeShardingMark {

@@ -1,11 +1,11 @@
 // The facade every front end opens files through: read safely, detect the format, list and load graphs.
 #include "io/GraphFile.h"
 
-#include "support/Utf8.h"
 #include "io/FxReader.h"
 #include "io/JsonFormat.h"
 #include "io/JsonSupport.h"
 #include "io/TraceLog.h"
+#include "support/Utf8.h"
 
 #include <algorithm>
 #include <filesystem>
@@ -151,20 +151,36 @@ Expected<GraphFile> GraphFile::fromText(std::string text, std::string fileName, 
     entry.line = 1;
     entry.payloadLine = 1;
     if (file.format_ == FileFormat::Json) {
-        // A file that is not a jointscope graph at all fails at open; schema errors come with load(), as for
-        // FX.
-        Expected<json_support::JsonGraphSummary> summary =
-            json_support::summarizeJsonGraph(text, file.fileName_);
-        if (!summary)
-            return summary.error();
-        if (!summary->kind.empty())
-            entry.kind = summary->kind;
-        entry.compileId = summary->compileId;
-        entry.nodes = summary->nodes;
+        Expected<Graph> graph = readJsonGraph(text, file.fileName_);
+        if (options.jsonParsed)
+            options.jsonParsed();
+        if (graph) {
+            for (const auto& [key, value] : graph->attributes) {
+                if (key == "kind" && !value.empty())
+                    entry.kind = value;
+                else if (key == "compile_id")
+                    entry.compileId = value;
+            }
+            entry.nodes = graph->size();
+            file.json_ = std::make_shared<const Graph>(graph.take());
+        } else {
+            // A file that is not a jointscope graph at all fails at open; schema errors come with load(), as
+            // for FX. Only this failing path reads the document a second time.
+            Expected<json_support::JsonGraphSummary> summary =
+                json_support::summarizeJsonGraph(text, file.fileName_);
+            if (!summary)
+                return summary.error();
+            if (!summary->kind.empty())
+                entry.kind = summary->kind;
+            entry.compileId = summary->compileId;
+            entry.nodes = summary->nodes;
+            file.jsonError_ = graph.error();
+        }
+    } else {
+        file.text_ = std::move(text);
     }
     entry.title = entry.compileId.empty() ? entry.kind : "[" + entry.compileId + "] " + entry.kind;
     file.graphs_.push_back(std::move(entry));
-    file.text_ = std::move(text);
     return file;
 }
 
@@ -175,7 +191,8 @@ Expected<Graph> GraphFile::load(size_t index) const {
     const GraphEntry& entry = graphs_[index];
     Expected<Graph> graph = [&]() -> Expected<Graph> {
         if (format_ == FileFormat::Json)
-            return readJsonGraph(text_, fileName_);
+            return json_ ? Expected<Graph>(Graph(*json_))
+                         : Expected<Graph>(jsonError_.value_or(Diagnostic{}));
         FxReadOptions fx;
         fx.fileName = fileName_;
         if (isSingleGraph(format_))

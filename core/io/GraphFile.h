@@ -5,6 +5,8 @@
 #include "io/GraphEntry.h"
 #include "support/Diagnostic.h"
 
+#include <functional>
+#include <memory>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -16,14 +18,16 @@ enum class FileFormat { FxText, TraceLog, LogPaste, Json };
 std::string_view formatName(FileFormat format);
 
 struct OpenOptions {
-    std::string metaPath;      // explicit torch 1.13 sidecar; else <stem>.meta.json beside the file if present
-    bool autoSidecars = true;  // also reference.json beside joint.txt (torch's own decisions)
+    std::string metaPath;     // explicit torch 1.13 sidecar; else <stem>.meta.json beside the file if present
+    bool autoSidecars = true; // also reference.json beside joint.txt (torch's own decisions)
+    std::function<void()> jsonParsed; // called for each JSON document read into a graph (tests count them)
 };
 
 class GraphFile {
 public:
     static Expected<GraphFile> open(const std::string& path, const OpenOptions& options = {});
-    static Expected<GraphFile> fromText(std::string text, std::string fileName, const OpenOptions& options = {});
+    static Expected<GraphFile> fromText(std::string text, std::string fileName,
+                                        const OpenOptions& options = {});
 
     FileFormat format() const { return format_; }
     const std::string& fileName() const { return fileName_; }
@@ -38,7 +42,11 @@ public:
 private:
     FileFormat format_ = FileFormat::FxText;
     std::string fileName_;
-    std::string text_; // whole file for single-graph formats
+    std::string text_; // whole file for single-graph FX text
+    // A JSON file is read whole at open (the listing needs its kind, compile id and node count): load()
+    // copies that graph instead of parsing the document a second time. Shared: GraphFile is copied.
+    std::shared_ptr<const Graph> json_;
+    std::optional<Diagnostic> jsonError_; // a schema error, given by load() as for FX
     OpenOptions options_;
     std::vector<GraphEntry> graphs_;
     std::vector<Diagnostic> problems_;

@@ -330,7 +330,8 @@ void MainWindow::createMenus() {
     toolbar->addActions({openAction_, canvas.fit, canvas.find, canvas.up});
 
     QMenu* tools = menuBar()->addMenu(tr("&Tools"));
-    tools->addActions({runtime_->actions().validate, runtime_->actions().profile});
+    tools->addActions(
+        {runtime_->actions().validate, runtime_->actions().profile, runtime_->actions().remeasure});
 
     populateHelpMenu(menuBar()->addMenu(tr("&Help")), this);
 }

@@ -89,12 +89,9 @@ private slots:
     // Issue 15: "a changed Reps value is ignored by the profile cache with no way to re-measure, and Cancel
     // throws away partial results".
     void repsRemeasureAndCancelKeepPartial() {
-        const QString path = QString::fromStdString(sharedPath("graphs/torch-1.13/mlp/joint.txt"));
-        Expected<GraphFile> file = GraphFile::open(path.toStdString());
-        QVERIFY(file);
-        Expected<Graph> loaded = file->load(0);
-        QVERIFY(loaded);
-        const Graph& g = *loaded;
+        const char* relative = "graphs/torch-1.13/mlp/joint.txt";
+        const QString path = q(sharedPath(relative));
+        const Graph g = loadSharedGraph(relative);
         GraphScene scene;
         scene.setGraph(&g);
         QGraphicsView view(&scene);

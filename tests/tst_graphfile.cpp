@@ -362,14 +362,16 @@ private slots:
         QCOMPARE(file->graphs()[0].kind, std::string("aot_joint_graph"));
         const auto ref = nlohmann::json::parse(test::readFile(modelPath("mlp", "reference.json")));
         QCOMPARE(file->graphs()[0].nodes, ref["joint_nodes"].get<uint64_t>());
-        for (int i = 0; i < 2; ++i) {
-            Expected<Graph> back = file->load(0);
-            JS_VERIFY_EXPECTED(back);
-            QVERIFY(*back == g);
-        }
-        const GraphFile copy = *file; // the window shares one file between threads and copies
-        JS_VERIFY_EXPECTED(copy.load(0));
-        QCOMPARE(parses, 1);
+        const GraphFile copy = *file; // the window shares one file between threads
+        Expected<Graph> first = copy.load(0);
+        JS_VERIFY_EXPECTED(first);
+        QVERIFY(*first == g);
+        QCOMPARE(parses, 1); // the graph read at open, not a copy of it nor a second parse
+        // Loading it again (the graph picked again) reads the text again: the same graph.
+        Expected<Graph> again = file->load(0);
+        JS_VERIFY_EXPECTED(again);
+        QVERIFY(*again == g);
+        QCOMPARE(parses, 2);
     }
 
     void refusesBadGraphsOnLoad_data() {

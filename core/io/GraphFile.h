@@ -42,11 +42,13 @@ public:
 private:
     FileFormat format_ = FileFormat::FxText;
     std::string fileName_;
-    std::string text_; // whole file for single-graph FX text
-    // A JSON file is read whole at open (the listing needs its kind, compile id and node count): load()
-    // copies that graph instead of parsing the document a second time. Shared: GraphFile is copied.
-    std::shared_ptr<const Graph> json_;
-    std::optional<Diagnostic> jsonError_; // a schema error, given by load() as for FX
+    std::string text_; // whole file for single-graph formats
+    // A JSON file is read whole at open (the listing needs its kind, compile id and node count); the first
+    // load() takes that graph instead of parsing the document again, later ones parse text_. Shared by the
+    // copies of this file, which may load on several threads.
+    struct ParsedJson;
+    Expected<Graph> readJson(std::string_view text) const; // counts as a parse (OpenOptions::jsonParsed)
+    std::shared_ptr<ParsedJson> parsedJson_;
     OpenOptions options_;
     std::vector<GraphEntry> graphs_;
     std::vector<Diagnostic> problems_;

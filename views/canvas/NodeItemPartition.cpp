@@ -50,6 +50,8 @@ void NodeItem::layOutBadges() {
     if (mismatch_)
         add(QStringLiteral("≠"), kMismatch);
     // One row from the left end: a row wider than the box runs past its right end rather than over itself.
+    if (row.empty() && badges_.empty())
+        return; // most nodes: nothing to measure (an overlay update visits every node)
     const QFontMetricsF metrics(badgeFont());
     const QRectF b = box();
     double x = b.left() + 4;

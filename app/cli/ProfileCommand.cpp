@@ -179,9 +179,8 @@ const Command& profileCommand() {
         "profile FILE [--graph G] [--device cpu|cuda:N] [--reps N] [--warmup N] [--db PATH | --no-db] "
         "[--remeasure] [--flush-l2] [--replay] [--json]",
         "Time every op of a graph on real kernels (median of N runs), cached by signature in the profile DB "
-        "(a row "
-        "timed over fewer runs is measured again). SIGTERM stops before the next op and prints what was "
-        "measured.",
+        "(a row timed over fewer runs is measured again). SIGTERM stops before the next op and prints what "
+        "was measured.",
         {graphOption(),
          metaOption(),
          {"--device", "", "D", "cpu (default), cuda or cuda:N"},

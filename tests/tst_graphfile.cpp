@@ -189,7 +189,9 @@ private slots:
         QCOMPARE(int(g.error().loc.line), lineOf(metaText, "\"name\": \"tangents_1\"") - 1);
 
         // An op mismatch.
-        Graph joint = *GraphFile::open(modelPath("mlp", "joint.txt"), OpenOptions{{}, false})->load(0);
+        Graph joint = *GraphFile::open(modelPath("mlp", "joint.txt"),
+                                       OpenOptions{.metaPath = {}, .autoSidecars = false})
+                           ->load(0);
         const std::string bad = "{\"torch\": \"1.13\", \"nodes\": [\n"
                                 "{\"name\": \"t\", \"op\": \"call_function\"},\n"
                                 "  {\"name\": \"addmm\", \"op\": \"placeholder\", \"shape\": [1]}]}";
@@ -343,6 +345,35 @@ private slots:
     }
 
     // Files that open (the format is clear) but hold a graph no engine may see: load() refuses it, located.
+    // Issue 14: opening a JSON graph parsed it twice (once for the picker's summary, once for the graph).
+    void jsonParsedOnceForListingAndLoad() {
+        QTemporaryDir dir;
+        const std::string jsonPath = dir.filePath("g.json").toStdString();
+        Graph g = *GraphFile::open(modelPath("mlp", "joint.txt"))->load(0);
+        g.attributes.emplace_back("kind", "aot_joint_graph");
+        writeFile(jsonPath, writeJsonGraph(g));
+        int parses = 0;
+        OpenOptions options;
+        options.jsonParsed = [&parses] { ++parses; };
+        Expected<GraphFile> file = GraphFile::open(jsonPath, options);
+        JS_VERIFY_EXPECTED(file);
+        QCOMPARE(parses, 1);
+        // The listing still comes from the document: kind and node count.
+        QCOMPARE(file->graphs()[0].kind, std::string("aot_joint_graph"));
+        const auto ref = nlohmann::json::parse(test::readFile(modelPath("mlp", "reference.json")));
+        QCOMPARE(file->graphs()[0].nodes, ref["joint_nodes"].get<uint64_t>());
+        const GraphFile copy = *file; // the window shares one file between threads
+        Expected<Graph> first = copy.load(0);
+        JS_VERIFY_EXPECTED(first);
+        QVERIFY(*first == g);
+        QCOMPARE(parses, 1); // the graph read at open, not a copy of it nor a second parse
+        // Loading it again (the graph picked again) reads the text again: the same graph.
+        Expected<Graph> again = file->load(0);
+        JS_VERIFY_EXPECTED(again);
+        QVERIFY(*again == g);
+        QCOMPARE(parses, 2);
+    }
+
     void refusesBadGraphsOnLoad_data() {
         QTest::addColumn<QByteArray>("bytes");
         QTest::addColumn<int>("line");

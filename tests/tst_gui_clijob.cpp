@@ -223,7 +223,12 @@ private slots:
         QVERIFY2(timer.elapsed() < 3000, qPrintable(QString::number(timer.elapsed())));
         QCOMPARE(job.state(), CliJob::State::Cancelled);
         QCOMPARE(CliJob::stateName(job.state()), QStringLiteral("cancelled"));
-        QVERIFY(job.result().isEmpty());
+        // Asked to stop (SIGTERM), the child prints what it measured before the op it was timing ended,
+        // marked cancelled; one killed after CliJob::kStopGraceMs leaves no result.
+        if (!job.result().isEmpty()) {
+            QVERIFY(job.result().value("cancelled").toBool());
+            QVERIFY(job.result().value("nodes").toArray().size() < 311); // gpt_block2's 311 nodes
+        }
         QVERIFY2(reaped(pid), "the cancelled child is still there (zombie or alive)");
     }
 

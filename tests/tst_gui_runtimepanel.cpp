@@ -12,6 +12,7 @@
 
 #include <QComboBox>
 #include <QGraphicsView>
+#include <QPushButton>
 #include <QSignalSpy>
 #include <QTableView>
 #include <QTemporaryDir>
@@ -83,6 +84,67 @@ private slots:
         QCOMPARE(panel.validationModel()->rowCount(), 0);
         QVERIFY(scene.heat().empty());
         QVERIFY(!scene.nodeItem(*addmm)->heatColor().isValid());
+    }
+
+    // Issue 15: "a changed Reps value is ignored by the profile cache with no way to re-measure, and Cancel
+    // throws away partial results".
+    void repsRemeasureAndCancelKeepPartial() {
+        const char* relative = "graphs/torch-1.13/mlp/joint.txt";
+        const QString path = q(sharedPath(relative));
+        const Graph g = loadSharedGraph(relative);
+        GraphScene scene;
+        scene.setGraph(&g);
+        QGraphicsView view(&scene);
+        RuntimePanel panel(&scene, &view);
+        panel.job()->setCliPath(QStringLiteral(JOINTSCOPE_CLI));
+        panel.setGraph(path, QString(), &g);
+        QSignalSpy finished(panel.job(), &CliJob::finished);
+        auto run = [&](void (RuntimePanel::*start)()) {
+            finished.clear();
+            (panel.*start)();
+            QVERIFY(finished.wait(300000));
+            QVERIFY2(panel.job()->state() == CliJob::State::Succeeded, qPrintable(panel.job()->error()));
+        };
+        auto count = [&](const char* key) { return panel.job()->result().value(QLatin1String(key)).toInt(); };
+
+        panel.setReps(1);
+        run(&RuntimePanel::remeasure); // whatever the DB held: measured now
+        const int signatures = count("measured");
+        QVERIFY(signatures > 0);
+        QCOMPARE(count("cached"), 0);
+        run(&RuntimePanel::profile); // same reps: all from the DB
+        QCOMPARE(count("measured"), 0);
+        QCOMPARE(count("cached"), signatures);
+        panel.setReps(3); // more reps than the DB's rows were timed over: measured again
+        run(&RuntimePanel::profile);
+        QCOMPARE(count("measured"), signatures);
+        QCOMPARE(count("reps"), 3);
+        panel.setReps(2); // fewer: the 3-rep medians serve
+        run(&RuntimePanel::profile);
+        QCOMPARE(count("cached"), signatures);
+        auto* remeasure = panel.findChild<QPushButton*>(QStringLiteral("remeasureButton"));
+        QVERIFY(remeasure && remeasure->isEnabled());
+        finished.clear();
+        remeasure->click();
+        QVERIFY(!remeasure->isEnabled()); // one run at a time
+        QVERIFY(finished.wait(300000));
+        QCOMPARE(count("measured"), signatures);
+        QCOMPARE(count("cached"), 0);
+
+        // Cancel midway: the ops measured so far stay in the table and on the canvas, marked partial.
+        panel.setReps(5000);
+        finished.clear();
+        panel.remeasure();
+        QTRY_VERIFY_WITH_TIMEOUT(panel.job()->progressValue() >= 10, 120000); // past the placeholders
+        QVERIFY(panel.job()->running());
+        panel.job()->cancel();
+        QVERIFY(finished.wait(60000));
+        QCOMPARE(panel.job()->state(), CliJob::State::Cancelled);
+        QVERIFY(panel.job()->result().value(QStringLiteral("cancelled")).toBool());
+        const int kept = panel.profileModel()->totals().timed;
+        QVERIFY2(kept > 0 && kept < int(g.size()), qPrintable(panel.profileModel()->summary()));
+        QVERIFY(panel.profileModel()->summary().contains(QStringLiteral("partial")));
+        QCOMPARE(scene.heat().size(), g.size());
     }
 
     // The device list is what `jointscope-cli devices` finds on this machine (CPU only here), not a fixed

@@ -136,6 +136,25 @@ private slots:
                  deep.err.c_str());
     }
 
+    // A MUST_SAVE pin the budget overrides: torch's choose_saved_values_set returns only the inputs at budget
+    // 0, so addmm (saved by torch at budget 1, reference.json) is recomputed against its pin, and said so.
+    void overriddenPinIsWarned() {
+        QTemporaryDir dir;
+        const std::string policy = dir.filePath("policy.json").toStdString();
+        writeText(policy, R"({"addmm": "MUST_SAVE"})");
+        const Json reference = Json::parse(readFile(shared113("mlp", "reference.json").toStdString()));
+        const Json torchSaved = reference.at("min_cut_saved");
+        QVERIFY(std::find(torchSaved.begin(), torchSaved.end(), Json("addmm")) != torchSaved.end());
+        const QStringList args{"partition", shared113("mlp"), "--policy", QString::fromStdString(policy)};
+        const Run kept = runCli(args);
+        QCOMPARE(kept.exitCode, 0);
+        QVERIFY2(kept.err.find("overridden") == std::string::npos, kept.err.c_str());
+        const Run overridden = runCli(args + QStringList{"--memory-budget", "0"});
+        QCOMPARE(overridden.exitCode, 0);
+        QVERIFY2(overridden.err.find("MUST_SAVE pin on 'addmm' overridden: recomputed") != std::string::npos,
+                 overridden.err.c_str());
+    }
+
     void editedDecisionIsCheckedLikeTorchsExtraction() {
         QTemporaryDir dir;
         QCOMPARE(

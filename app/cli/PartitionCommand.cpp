@@ -8,6 +8,7 @@
 #include "ops/RulesetChoice.h"
 #include "partition/DecisionJson.h"
 #include "partition/Partitioner.h"
+#include "partition/PinConflicts.h"
 
 #include <nlohmann/json.hpp>
 
@@ -161,6 +162,10 @@ int runPartition(const ParsedArgs& args) {
     }
     for (const std::string& w : p.warnings)
         std::fprintf(stderr, "jointscope-cli: warning: %s\n", w.c_str());
+    for (const PinConflict& c : pinConflicts(p, options.overrides))
+        std::fprintf(stderr, "jointscope-cli: warning: %s pin on '%s' overridden: %s (%s)\n",
+                     std::string(policyName(c.pinned)).c_str(), c.node.c_str(), c.outcome.c_str(),
+                     c.rule.c_str());
     if (args.has("--json")) {
         std::printf("%s\n", decision.dump(1).c_str());
         return kExitOk;
@@ -275,7 +280,8 @@ int readBudgetOptions(const Command& command, const ParsedArgs& args, PartitionO
 const Command& partitionCommand() {
     static const Command command{
         "partition",
-        "partition FILE [--graph G] [--ruleset auto|torch-2.15|torch-1.13|R.json] [--strategy min-cut|default] "
+        "partition FILE [--graph G] [--ruleset auto|torch-2.15|torch-1.13|R.json] [--strategy "
+        "min-cut|default] "
         "[--memory-budget B] "
         "[--solver greedy|dp|ilp] [--policy P.json] [--num-fwd-outputs N] [--explain NODE] [--decision "
         "D.json] "

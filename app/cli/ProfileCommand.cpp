@@ -7,6 +7,7 @@
 #include <nlohmann/json.hpp>
 
 #include <algorithm>
+#include <csignal>
 #include <cstdio>
 #include <filesystem>
 
@@ -25,6 +26,14 @@ int positiveInt(const Command& command, const ParsedArgs& args, std::string_view
     return kExitOk;
 }
 
+// Set by SIGTERM: the run stops before its next node and still prints what it measured (the GUI's Cancel
+// keeps those). A signal handler reaches no object, only a variable of static storage.
+volatile std::sig_atomic_t stopRequested = 0;
+
+extern "C" void requestStop(int) {
+    stopRequested = 1;
+}
+
 int runProfile(const ParsedArgs& args) {
     const Command& command = profileCommand();
     runtime::ProfileOptions options;
@@ -37,6 +46,10 @@ int runProfile(const ParsedArgs& args) {
     if (options.reps < 1)
         return usageError(command, "--reps must be at least 1");
     options.flushL2 = args.has("--flush-l2");
+    options.remeasure = args.has("--remeasure");
+    if (options.remeasure && args.has("--no-db"))
+        return usageError(command,
+                          "--remeasure replaces the profile DB's rows: it needs the DB (drop --no-db)");
     Graph graph;
     if (int code = loadOneGraph(command, args, graph); code != kExitOk)
         return code;
@@ -63,11 +76,12 @@ int runProfile(const ParsedArgs& args) {
     }
     if (int code = enterSandbox(args, writable, kExitBadInput, options.run); code != kExitOk)
         return code;
-    if (args.has("--progress"))
-        options.progress = [](size_t done, size_t total) {
+    std::signal(SIGTERM, requestStop);
+    options.progress = [report = args.has("--progress")](size_t done, size_t total) {
+        if (report)
             std::fprintf(stderr, "progress %zu/%zu\n", done, total);
-            return true;
-        };
+        return stopRequested == 0;
+    };
 
     Expected<runtime::ProfileReport> report = runtime::profileGraph(graph, options, args.has("--replay"));
     if (!report) {
@@ -163,8 +177,10 @@ const Command& profileCommand() {
     static const Command command{
         "profile",
         "profile FILE [--graph G] [--device cpu|cuda:N] [--reps N] [--warmup N] [--db PATH | --no-db] "
-        "[--flush-l2] [--replay] [--json]",
-        "Time every op of a graph on real kernels (median of N runs), cached by signature in the profile DB.",
+        "[--remeasure] [--flush-l2] [--replay] [--json]",
+        "Time every op of a graph on real kernels (median of N runs), cached by signature in the profile DB "
+        "(a row timed over fewer runs is measured again). SIGTERM stops before the next op and prints what "
+        "was measured.",
         {graphOption(),
          metaOption(),
          {"--device", "", "D", "cpu (default), cuda or cuda:N"},
@@ -173,6 +189,7 @@ const Command& profileCommand() {
          {"--db", "", "PATH",
           "profile DB (default: $JOINTSCOPE_PROFILE_DB, else ~/.cache/jointscope/profiles.sqlite)"},
          {"--no-db", "", "", "measure everything, store nothing"},
+         {"--remeasure", "", "", "measure every op again and replace its profile DB row"},
          {"--flush-l2", "", "", "CUDA: flush the L2 cache before each timed run"},
          {"--replay", "", "", "also time the whole graph end to end"},
          {"--seed", "", "N", "seed of the generated inputs (default 0)"},

@@ -1,6 +1,7 @@
 #include "MainWindow.h"
 
 #include "CanvasFeature.h"
+#include "HelpMenu.h"
 #include "PartitionDocument.h"
 #include "PartitionFeature.h"
 #include "RuntimeFeature.h"
@@ -329,22 +330,10 @@ void MainWindow::createMenus() {
     toolbar->addActions({openAction_, canvas.fit, canvas.find, canvas.up});
 
     QMenu* tools = menuBar()->addMenu(tr("&Tools"));
-    tools->addActions({runtime_->actions().validate, runtime_->actions().profile});
+    tools->addActions(
+        {runtime_->actions().validate, runtime_->actions().profile, runtime_->actions().remeasure});
 
-    QMenu* help = menuBar()->addMenu(tr("&Help"));
-    help->addAction(tr("&About jointscope"), this, [this] {
-        QMessageBox::about(
-            this, tr("About jointscope"),
-            tr("<b>jointscope %1</b><p>Graph inspector and partition debugger for torch.compile joint "
-               "graphs.</p>"
-               "<p>Colours: <span style='color:#2563eb'>forward</span>, <span "
-               "style='color:#ea580c'>backward</span> "
-               "(tangent closure), <span style='color:#059669'>primals</span>, <span "
-               "style='color:#7c3aed'>tangents</span>, "
-               "<span style='color:#b45309'>parameters</span>, <span style='color:#be185d'>HOP bodies</span> "
-               "(double-click to open).</p>")
-                .arg(QApplication::applicationVersion()));
-    });
+    populateHelpMenu(menuBar()->addMenu(tr("&Help")), this);
 }
 
 void MainWindow::showCanvasMenu(const QPoint& pos) {

@@ -211,6 +211,7 @@ void PartitionDocument::solve() {
                 // node as at least 1 (14 pointwise recomputes read "14 FLOP").
                 for (NodeId id : p->recomputed)
                     r->recomputeCost += double(cost::countFlops(p->graph, id));
+                r->pinConflicts = pinConflicts(*p, po.overrides);
                 r->partition = std::make_shared<const Partition>(p.take());
                 r->rules = std::make_shared<const Ruleset>(rules.take());
                 r->options = options;

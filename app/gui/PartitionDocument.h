@@ -8,6 +8,7 @@
 #include "models/BackgroundJob.h"
 #include "ops/Ruleset.h"
 #include "partition/Partitioner.h"
+#include "partition/PinConflicts.h"
 
 #include <QJsonObject>
 #include <QObject>
@@ -42,6 +43,7 @@ struct PartitionResult {
     EngineOptions options;
     PolicyEdits edits;
     double recomputeCost = 0; // FLOPs of the recomputed forward nodes (cost::countFlops)
+    std::vector<partition::PinConflict> pinConflicts; // the edits the decision contradicts
 };
 
 // A session file (*.jointscope, read and written by core's io/Session.h): what to open and how it was edited.

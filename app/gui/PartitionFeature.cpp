@@ -148,6 +148,10 @@ void PartitionFeature::applyOverlay() {
         if (auto s = root->find(name))
             overlay->nodes[*s].pin =
                 mustRecompute(policy) ? views::PinMark::MustRecompute : views::PinMark::MustSave;
+    if (result)
+        for (const PinConflict& c : result->pinConflicts)
+            if (auto s = root->find(c.node))
+                overlay->nodes[*s].pinOverridden = true;
     ctx_.scene->setPartitionOverlay(overlay);
 
     const PolicyEdits edits = document_->edits();

@@ -97,6 +97,10 @@ PartitionPanel::PartitionPanel(PartitionDocument* document, QWidget* parent)
     chart->setTitle(tr("Pareto: saved memory vs recompute"));
     chart->legend()->hide();
     chart->setMargins(QMargins(2, 2, 2, 2));
+    // Small fonts leave the plot the room a dock offers; the axis titles must fit whole (Qt elides them).
+    QFont small = chart->titleFont();
+    small.setPointSizeF(8);
+    chart->setTitleFont(small);
     curve_ = new QLineSeries(chart);
     points_ = new QScatterSeries(chart);
     points_->setMarkerSize(7);
@@ -112,6 +116,12 @@ PartitionPanel::PartitionPanel(PartitionDocument* document, QWidget* parent)
     auto* y = new QValueAxis(chart);
     y->setTitleText(tr("recompute MFLOP"));
     y->setLabelFormat(QStringLiteral("%.3g"));
+    for (QValueAxis* axis : {x, y}) {
+        axis->setTitleFont(small);
+        QFont labels = axis->labelsFont();
+        labels.setPointSizeF(7.5);
+        axis->setLabelsFont(labels);
+    }
     chart->addAxis(x, Qt::AlignBottom);
     chart->addAxis(y, Qt::AlignLeft);
     for (QAbstractSeries* s : {static_cast<QAbstractSeries*>(curve_), static_cast<QAbstractSeries*>(points_),
@@ -121,7 +131,8 @@ PartitionPanel::PartitionPanel(PartitionDocument* document, QWidget* parent)
     }
     chart_ = new QChartView(chart, tabs);
     chart_->setRenderHint(QPainter::Antialiasing);
-    chart_->setMinimumHeight(160);
+    // The vertical axis title ("recompute MFLOP") needs the height; the dock's splitter gives more.
+    chart_->setMinimumSize(300, 260);
     chart_->setToolTip(tr("Click a point to take its memory budget (undoable)"));
     tabs->addTab(chart_, tr("Pareto"));
     layout->addWidget(tabs, 1);
@@ -219,6 +230,7 @@ void PartitionPanel::onFinished() {
     cancel_->setEnabled(false);
     const auto result = doc_->result();
     const auto previous = doc_->previous();
+    model_->setPinConflicts(result ? result->pinConflicts : std::vector<partition::PinConflict>{});
     model_->setPartition(doc_->graph(), result ? result->partition : nullptr,
                          result ? result->recomputeCost : 0, previous ? previous->partition : nullptr,
                          doc_->torchSaved());
@@ -228,7 +240,10 @@ void PartitionPanel::onFinished() {
         status_->setText(tr("%1 · %2 · %3 ms")
                              .arg(doc_->effectiveRuleset(),
                                   QString::fromLatin1(escalationName(result->partition->escalation).data()))
-                             .arg(result->partition->seconds * 1e3, 0, 'f', 1));
+                             .arg(result->partition->seconds * 1e3, 0, 'f', 1) +
+                         (result->pinConflicts.empty() ? QString()
+                                                       : tr(" · ⚠ %n pin(s) overridden by the solve", nullptr,
+                                                            int(result->pinConflicts.size()))));
     // The curve depends on everything but the budget: recompute it only when something else changed.
     const QString key = paretoKey();
     if (key != paretoKey_ && doc_->options().strategy == Strategy::MinCut) {

@@ -29,6 +29,8 @@ RuntimeFeature::RuntimeFeature(const FeatureContext& context, std::function<std:
     actions_.profile = new QAction(tr("&Profile Graph"), ctx_.window);
     actions_.profile->setShortcut(QKeySequence(Qt::CTRL | Qt::SHIFT | Qt::Key_P));
     connect(actions_.profile, &QAction::triggered, panel_, &views::RuntimePanel::profile);
+    actions_.remeasure = new QAction(tr("&Re-measure Profile"), ctx_.window);
+    connect(actions_.remeasure, &QAction::triggered, panel_, &views::RuntimePanel::remeasure);
 }
 
 } // namespace jointscope::gui

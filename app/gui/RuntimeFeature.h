@@ -24,6 +24,7 @@ public:
     struct Actions {
         QAction* validate = nullptr;
         QAction* profile = nullptr;
+        QAction* remeasure = nullptr; // profile, measuring every op again
     };
 
     // `decision` is the partition decision JSON Validate checks (empty: none yet).

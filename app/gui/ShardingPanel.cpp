@@ -83,6 +83,7 @@ ShardingPanel::ShardingPanel(ShardingDocument* document, QWidget* parent)
     buttons->addStretch(1);
     layout->addLayout(buttons);
     status_ = new QLabel(tr("Solve to place every node on the mesh"), this);
+    status_->setObjectName(QStringLiteral("shardingStatus"));
     status_->setWordWrap(true);
     status_->setTextInteractionFlags(Qt::TextSelectableByMouse);
     layout->addWidget(status_);
@@ -210,6 +211,9 @@ void ShardingPanel::refresh() {
         model_->clear();
         compare_->clear();
         compareStatus_->setText(tr("No stored plan"));
+        // Another graph: the summary of a plan it never had goes too.
+        status_->setText(graph ? tr("Solve to place every node on the mesh")
+                               : tr("Open a joint graph first"));
         return;
     }
     const auto report = std::shared_ptr<const sharding::PlanReport>(r, &r->report);

@@ -1,16 +1,18 @@
 // The facade every front end opens files through: read safely, detect the format, list and load graphs.
 #include "io/GraphFile.h"
 
-#include "support/Utf8.h"
 #include "io/FxReader.h"
 #include "io/JsonFormat.h"
 #include "io/JsonSupport.h"
 #include "io/TraceLog.h"
+#include "support/Utf8.h"
 
 #include <algorithm>
 #include <filesystem>
 #include <fstream>
+#include <mutex>
 #include <system_error>
+#include <utility>
 
 namespace jointscope {
 namespace {
@@ -108,6 +110,11 @@ std::string_view formatName(FileFormat format) {
     return "fx";
 }
 
+struct GraphFile::ParsedJson {
+    std::mutex mutex;
+    std::optional<Graph> graph; // until the first load() takes it
+};
+
 Expected<GraphFile> GraphFile::open(const std::string& path, const OpenOptions& options) {
     Expected<std::string> text = readWholeFile(path);
     if (!text)
@@ -151,21 +158,40 @@ Expected<GraphFile> GraphFile::fromText(std::string text, std::string fileName, 
     entry.line = 1;
     entry.payloadLine = 1;
     if (file.format_ == FileFormat::Json) {
-        // A file that is not a jointscope graph at all fails at open; schema errors come with load(), as for
-        // FX.
-        Expected<json_support::JsonGraphSummary> summary =
-            json_support::summarizeJsonGraph(text, file.fileName_);
-        if (!summary)
-            return summary.error();
-        if (!summary->kind.empty())
-            entry.kind = summary->kind;
-        entry.compileId = summary->compileId;
-        entry.nodes = summary->nodes;
+        Expected<Graph> graph = file.readJson(text);
+        if (graph) {
+            for (const auto& [key, value] : graph->attributes) {
+                if (key == "kind" && !value.empty())
+                    entry.kind = value;
+                else if (key == "compile_id")
+                    entry.compileId = value;
+            }
+            entry.nodes = graph->size();
+            file.parsedJson_ = std::make_shared<ParsedJson>();
+            file.parsedJson_->graph.emplace(graph.take());
+        } else {
+            // A file that is not a jointscope graph at all fails at open; schema errors come with load(), as
+            // for FX. Only this failing path reads the document a second time.
+            Expected<json_support::JsonGraphSummary> summary =
+                json_support::summarizeJsonGraph(text, file.fileName_);
+            if (!summary)
+                return summary.error();
+            if (!summary->kind.empty())
+                entry.kind = summary->kind;
+            entry.compileId = summary->compileId;
+            entry.nodes = summary->nodes;
+        }
     }
     entry.title = entry.compileId.empty() ? entry.kind : "[" + entry.compileId + "] " + entry.kind;
     file.graphs_.push_back(std::move(entry));
     file.text_ = std::move(text);
     return file;
+}
+
+Expected<Graph> GraphFile::readJson(std::string_view text) const {
+    if (options_.jsonParsed)
+        options_.jsonParsed();
+    return readJsonGraph(text, fileName_);
 }
 
 Expected<Graph> GraphFile::load(size_t index) const {
@@ -174,8 +200,14 @@ Expected<Graph> GraphFile::load(size_t index) const {
                                         std::to_string(graphs_.size()) + ")");
     const GraphEntry& entry = graphs_[index];
     Expected<Graph> graph = [&]() -> Expected<Graph> {
-        if (format_ == FileFormat::Json)
-            return readJsonGraph(text_, fileName_);
+        if (format_ == FileFormat::Json) {
+            if (parsedJson_) {
+                const std::lock_guard<std::mutex> lock(parsedJson_->mutex);
+                if (std::optional<Graph> parsed = std::exchange(parsedJson_->graph, std::nullopt))
+                    return std::move(*parsed);
+            }
+            return readJson(text_);
+        }
         FxReadOptions fx;
         fx.fileName = fileName_;
         if (isSingleGraph(format_))

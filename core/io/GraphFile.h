@@ -5,6 +5,8 @@
 #include "io/GraphEntry.h"
 #include "support/Diagnostic.h"
 
+#include <functional>
+#include <memory>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -16,14 +18,16 @@ enum class FileFormat { FxText, TraceLog, LogPaste, Json };
 std::string_view formatName(FileFormat format);
 
 struct OpenOptions {
-    std::string metaPath;      // explicit torch 1.13 sidecar; else <stem>.meta.json beside the file if present
-    bool autoSidecars = true;  // also reference.json beside joint.txt (torch's own decisions)
+    std::string metaPath;     // explicit torch 1.13 sidecar; else <stem>.meta.json beside the file if present
+    bool autoSidecars = true; // also reference.json beside joint.txt (torch's own decisions)
+    std::function<void()> jsonParsed; // called for each JSON document read into a graph (tests count them)
 };
 
 class GraphFile {
 public:
     static Expected<GraphFile> open(const std::string& path, const OpenOptions& options = {});
-    static Expected<GraphFile> fromText(std::string text, std::string fileName, const OpenOptions& options = {});
+    static Expected<GraphFile> fromText(std::string text, std::string fileName,
+                                        const OpenOptions& options = {});
 
     FileFormat format() const { return format_; }
     const std::string& fileName() const { return fileName_; }
@@ -39,6 +43,12 @@ private:
     FileFormat format_ = FileFormat::FxText;
     std::string fileName_;
     std::string text_; // whole file for single-graph formats
+    // A JSON file is read whole at open (the listing needs its kind, compile id and node count); the first
+    // load() takes that graph instead of parsing the document again, later ones parse text_. Shared by the
+    // copies of this file, which may load on several threads.
+    struct ParsedJson;
+    Expected<Graph> readJson(std::string_view text) const; // counts as a parse (OpenOptions::jsonParsed)
+    std::shared_ptr<ParsedJson> parsedJson_;
     OpenOptions options_;
     std::vector<GraphEntry> graphs_;
     std::vector<Diagnostic> problems_;

@@ -235,8 +235,8 @@ Expected<ProfileReport> profileUnguarded(const Graph& graph, const ProfileOption
         bool cached = false;
     };
     std::unordered_map<std::string, Known> bySignature;
-    // Each measurement is stored at once in its own short transaction: the database's write lock is never held
-    // across a profile run, so other profiles and readers of the same file go on.
+    // Each measurement is stored at once in its own short transaction: the database's write lock is never
+    // held across a profile run, so other profiles and readers of the same file go on.
     at::NoGradGuard noGrad;
     report.nodes.reserve(graph.size());
     for (NodeId id = 0; id < graph.size(); ++id) {
@@ -269,7 +269,9 @@ Expected<ProfileReport> profileUnguarded(const Graph& graph, const ProfileOption
         Known& known = it->second;
         if (fresh) {
             const cost::ProfileKey key{device->name, report.torchVersion, t.signature};
-            if (std::optional<cost::OpStats> hit = options.db ? options.db->lookup(key) : std::nullopt) {
+            std::optional<cost::OpStats> hit =
+                options.db && !options.remeasure ? options.db->lookup(key) : std::nullopt;
+            if (hit && hit->reps >= reps) {
                 known.us = hit->medianUs;
                 known.cached = true;
                 ++report.cached;

@@ -86,8 +86,11 @@ struct ProfileOptions {
     RunOptions run;
     int reps = 10;
     int warmup = 3;
-    bool flushL2 = false;          // CUDA: overwrite a buffer larger than L2 before each timed rep
-    cost::ProfileDb* db = nullptr; // measured signatures are looked up here first and stored here
+    bool flushL2 = false; // CUDA: overwrite a buffer larger than L2 before each timed rep
+    // Measured signatures are looked up here first and stored here. A row timed over fewer reps than asked
+    // is measured again and replaced: asking for more reps asks for a better median.
+    cost::ProfileDb* db = nullptr;
+    bool remeasure = false; // measure every signature again, ignoring (and replacing) the DB's rows
     std::function<bool(size_t done, size_t total)> progress; // return false to cancel
 };
 

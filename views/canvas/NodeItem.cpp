@@ -45,6 +45,7 @@ void NodeItem::setMismatch(bool mismatch) {
     if (mismatch_ == mismatch)
         return;
     mismatch_ = mismatch;
+    layOutBadges();
     update();
 }
 
@@ -53,10 +54,11 @@ QRectF NodeItem::box() const {
 }
 
 QRectF NodeItem::boundingRect() const {
-    // Partition badges sit on the top edge and stick out above it.
-    const bool badge =
-        partition_.mark != PartitionMark::None || partition_.pin != PinMark::None || partition_.banned;
-    return box().adjusted(-4, badge ? -16 : -4, 4, 4);
+    QRectF bounds = box().adjusted(-4, -4, 4, 4);
+    // Badges sit on the top edge, stick out above it and, when there are many, past the right end.
+    for (const NodeBadge& badge : badges_)
+        bounds |= badge.rect.adjusted(-1, -1, 1, 1);
+    return bounds;
 }
 
 QPainterPath NodeItem::shape() const {
@@ -99,17 +101,10 @@ void NodeItem::paint(QPainter* painter, const QStyleOptionGraphicsItem* option, 
     painter->drawRoundedRect(box(), 6, 6);
     const bool darkFill = heat_.isValid() && heat_.lightnessF() < 0.45;
     if (mismatch_) {
-        // Outputs the partitioned forward + backward compute differently: red ring and a "≠" badge.
+        // Outputs the partitioned forward + backward compute differently: a red ring (and a "≠" badge).
         painter->setPen(QPen(QColor(0xdc, 0x26, 0x26), 3.0));
         painter->setBrush(Qt::NoBrush);
         painter->drawRoundedRect(box().adjusted(-2, -2, 2, 2), 7, 7);
-        const QRectF badge(box().right() - 17, box().top() + 3, 14, 14);
-        painter->setPen(Qt::NoPen);
-        painter->setBrush(QColor(0xdc, 0x26, 0x26));
-        painter->drawEllipse(badge);
-        painter->setPen(Qt::white);
-        painter->setFont(subtitleFont());
-        painter->drawText(badge, Qt::AlignCenter, QStringLiteral("≠"));
     }
 
     const QRectF text = box().adjusted(6, 3, -6, -3);

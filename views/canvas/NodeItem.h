@@ -9,7 +9,16 @@
 #include <QColor>
 #include <QGraphicsItem>
 
+#include <vector>
+
 namespace jointscope::views {
+
+// A pill above the node's box: a fact about the node in a word or two ("saved 4 MiB", "pin: save", "≠").
+struct NodeBadge {
+    QString text;
+    QColor fill;
+    QRectF rect; // in item coordinates
+};
 
 class NodeItem : public QGraphicsItem {
 public:
@@ -33,6 +42,9 @@ public:
     QColor heatColor() const { return heat_; }
     void setMismatch(bool mismatch);
     bool mismatch() const { return mismatch_; }
+    // Every badge of the node, laid out left to right in one row on the box's top edge, in a fixed order
+    // (pin, pin overridden, banned, decision, mismatch): however many apply, none covers another.
+    const std::vector<NodeBadge>& badges() const { return badges_; }
 
     QRectF boundingRect() const override;
     QPainterPath shape() const override;
@@ -44,6 +56,7 @@ public:
 private:
     QRectF box() const;
     void paintPartition(QPainter* painter, double lod) const;
+    void layOutBadges(); // NodeItemPartition.cpp; call before a change of the badges' geometry shows
 
     NodeId id_;
     NodeRole role_;
@@ -57,6 +70,7 @@ private:
     QColor heat_;
     bool mismatch_ = false;
     NodePartitionMark partition_;
+    std::vector<NodeBadge> badges_;
 };
 
 } // namespace jointscope::views

@@ -12,6 +12,10 @@ const QColor kSaved(0x16, 0xa3, 0x4a);
 const QColor kRecomputed(0x93, 0x33, 0xea);
 const QColor kBanned(0xb9, 0x1c, 0x1c);
 const QColor kPin(0x0f, 0x17, 0x2a);
+const QColor kOverridden(0xd9, 0x77, 0x06);
+const QColor kMismatch(0xdc, 0x26, 0x26);
+constexpr double kBadgeHeight = 13;
+constexpr double kBadgeGap = 3;
 
 QFont badgeFont() {
     QFont font;
@@ -20,39 +24,54 @@ QFont badgeFont() {
     return font;
 }
 
-// A pill on the box's top edge; `right` anchors it at the right end, else at the left; returns its width.
-double drawBadge(QPainter* painter, const QRectF& box, double offset, bool right, const QString& text,
-                 const QColor& fill) {
-    const QFontMetricsF metrics(badgeFont());
-    const double w = metrics.horizontalAdvance(text) + 8;
-    const double h = 13;
-    const double x = right ? box.right() - w - offset : box.left() + offset;
-    const QRectF pill(x, box.top() - h + 3, w, h);
-    painter->setPen(Qt::NoPen);
-    painter->setBrush(fill);
-    painter->drawRoundedRect(pill, 4, 4);
-    painter->setPen(Qt::white);
-    painter->setFont(badgeFont());
-    painter->drawText(pill, Qt::AlignCenter, text);
-    return w;
-}
-
 } // namespace
 
 void NodeItem::setPartitionMark(const NodePartitionMark& mark) {
-    const bool badgeBefore =
-        partition_.mark != PartitionMark::None || partition_.pin != PinMark::None || partition_.banned;
-    const bool badgeAfter = mark.mark != PartitionMark::None || mark.pin != PinMark::None || mark.banned;
-    if (badgeBefore != badgeAfter)
-        prepareGeometryChange();
     partition_ = mark;
+    layOutBadges();
     update();
+}
+
+void NodeItem::layOutBadges() {
+    const NodePartitionMark& m = partition_;
+    std::vector<NodeBadge> row;
+    auto add = [&](QString text, const QColor& fill) { row.push_back({std::move(text), fill, QRectF()}); };
+    if (m.pin != PinMark::None)
+        add(m.pin == PinMark::MustSave ? QStringLiteral("pin: save") : QStringLiteral("pin: recompute"),
+            kPin);
+    if (m.pinOverridden)
+        add(QStringLiteral("⚠ pin overridden"), kOverridden);
+    if (m.banned)
+        add(QStringLiteral("banned"), kBanned);
+    if (m.mark == PartitionMark::Saved)
+        add(QStringLiteral("saved %1").arg(formatBytes(m.bytes)), kSaved);
+    else if (m.mark == PartitionMark::Recomputed)
+        add(QStringLiteral("recompute"), kRecomputed);
+    if (mismatch_)
+        add(QStringLiteral("≠"), kMismatch);
+    // One row from the left end: a row wider than the box runs past its right end rather than over itself.
+    if (row.empty() && badges_.empty())
+        return; // most nodes: nothing to measure (an overlay update visits every node)
+    const QFontMetricsF metrics(badgeFont());
+    const QRectF b = box();
+    double x = b.left() + 4;
+    for (NodeBadge& badge : row) {
+        const double w = metrics.horizontalAdvance(badge.text) + 8;
+        badge.rect = QRectF(x, b.top() - kBadgeHeight + 3, w, kBadgeHeight);
+        x += w + kBadgeGap;
+    }
+    // The scene re-indexes an item whose bounds change: only when they do (an overlay update touches every
+    // node).
+    const auto extent = [](const std::vector<NodeBadge>& badges) {
+        return badges.empty() ? QRectF() : badges.front().rect | badges.back().rect;
+    };
+    if (extent(row) != extent(badges_))
+        prepareGeometryChange();
+    badges_ = std::move(row);
 }
 
 void NodeItem::paintPartition(QPainter* painter, double lod) const {
     const NodePartitionMark& m = partition_;
-    if (m.mark == PartitionMark::None && m.pin == PinMark::None && !m.banned)
-        return;
     const QRectF b = box();
     if (m.mark == PartitionMark::Saved || m.mark == PartitionMark::Recomputed) {
         QPen ring(m.mark == PartitionMark::Saved ? kSaved : kRecomputed,
@@ -65,19 +84,14 @@ void NodeItem::paintPartition(QPainter* painter, double lod) const {
     }
     if (lod < kLabelLevelOfDetail)
         return; // badges are unreadable far away; the rings carry the decision
-    if (m.mark == PartitionMark::Saved)
-        drawBadge(painter, b, 4, true, QStringLiteral("saved %1").arg(formatBytes(m.bytes)), kSaved);
-    else if (m.mark == PartitionMark::Recomputed)
-        drawBadge(painter, b, 4, true, QStringLiteral("recompute"), kRecomputed);
-    double left = 4;
-    if (m.pin != PinMark::None)
-        left += drawBadge(painter, b, left, false,
-                          m.pin == PinMark::MustSave ? QStringLiteral("pin: save")
-                                                     : QStringLiteral("pin: recompute"),
-                          kPin) +
-                3;
-    if (m.banned)
-        drawBadge(painter, b, left, false, QStringLiteral("banned"), kBanned);
+    painter->setFont(badgeFont());
+    for (const NodeBadge& badge : badges_) {
+        painter->setPen(Qt::NoPen);
+        painter->setBrush(badge.fill);
+        painter->drawRoundedRect(badge.rect, 4, 4);
+        painter->setPen(Qt::white);
+        painter->drawText(badge.rect, Qt::AlignCenter, badge.text);
+    }
 }
 
 } // namespace jointscope::views

@@ -13,8 +13,9 @@ enum class PinMark : uint8_t { None, MustSave, MustRecompute };
 struct NodePartitionMark {
     PartitionMark mark = PartitionMark::None;
     PinMark pin = PinMark::None;
-    bool banned = false; // banned from recomputation (a saved node can be banned too)
-    uint64_t bytes = 0;  // saved bytes, shown on the badge
+    bool banned = false;        // banned from recomputation (a saved node can be banned too)
+    uint64_t bytes = 0;         // saved bytes, shown on the badge
+    bool pinOverridden = false; // the solve contradicts the pin (a MUST_SAVE node recomputed, ...)
 };
 
 struct PartitionOverlay {

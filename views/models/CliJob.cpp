@@ -6,6 +6,7 @@
 #include <QJsonArray>
 #include <QJsonDocument>
 #include <QJsonParseError>
+#include <QTimer>
 
 namespace jointscope::views {
 
@@ -45,6 +46,8 @@ QStringList CliRequest::arguments() const {
     args << QStringLiteral("--progress");
     if (reps > 0)
         args << QStringLiteral("--reps") << QString::number(reps);
+    if (remeasure)
+        args << QStringLiteral("--remeasure");
     if (noDb)
         args << QStringLiteral("--no-db");
     else if (!db.isEmpty())
@@ -138,7 +141,15 @@ void CliJob::cancel() {
     if (!running() || !process_)
         return;
     cancelRequested_ = true;
-    process_->kill();
+    if (request_.kind != CliRequest::Kind::Profile) {
+        process_->kill();
+        return;
+    }
+    process_->terminate();
+    QTimer::singleShot(kStopGraceMs, process_, [process = process_] {
+        if (process->state() != QProcess::NotRunning)
+            process->kill();
+    });
 }
 
 bool CliJob::waitForFinished(int msecs) {
@@ -193,6 +204,9 @@ void CliJob::onFinished(int exitCode, QProcess::ExitStatus status) {
     exitCode_ = status == QProcess::NormalExit ? exitCode : -1;
     const QString what = QStringLiteral("jointscope-cli %1").arg(commandName(request_.kind));
     if (cancelRequested_) {
+        // A profile that stopped when asked printed what it measured: kept, as partial.
+        if (status == QProcess::NormalExit && exitCode == 0 && request_.kind == CliRequest::Kind::Profile)
+            readResult();
         error_ = tr("%1 cancelled").arg(what);
         finish(State::Cancelled);
         return;
@@ -221,20 +235,29 @@ void CliJob::onFinished(int exitCode, QProcess::ExitStatus status) {
         finish(State::Failed);
         return;
     }
-    QJsonParseError parseError;
-    const QJsonDocument doc = QJsonDocument::fromJson(process_->readAllStandardOutput(), &parseError);
-    if (!doc.isObject()) {
-        error_ = tr("%1 printed no readable JSON (%2)").arg(what, parseError.errorString()) + stderrTail();
+    if (!readResult()) {
         finish(State::Failed);
         return;
     }
-    result_ = doc.object();
     if (progressMaximum_ > 0 && progressValue_ < progressMaximum_) {
         // The CLI reports before each node; the last node's end is the job's end.
         progressValue_ = progressMaximum_;
         emit progress(progressValue_, progressMaximum_);
     }
     finish(State::Succeeded);
+}
+
+bool CliJob::readResult() {
+    QJsonParseError parseError;
+    const QJsonDocument doc = QJsonDocument::fromJson(process_->readAllStandardOutput(), &parseError);
+    if (!doc.isObject()) {
+        error_ = tr("jointscope-cli %1 printed no readable JSON (%2)")
+                     .arg(commandName(request_.kind), parseError.errorString()) +
+                 stderrTail();
+        return false;
+    }
+    result_ = doc.object();
+    return true;
 }
 
 void CliJob::finish(State state) {

@@ -18,11 +18,12 @@ struct CliRequest {
     Kind kind = Kind::Profile;
     QString file;
     QString graph; // --graph INDEX|KIND@ID for files that hold several graphs; empty: the file's only graph
-    QString partition; // validate: --partition decision.json; empty: torch's own recorded decision
-    QString device;    // empty: the CLI's default (cpu)
-    int reps = 0;      // profile: 0 = the CLI's default
-    QString db;        // profile: empty = the CLI's default DB
-    bool noDb = false; // profile: --no-db
+    QString partition;      // validate: --partition decision.json; empty: torch's own recorded decision
+    QString device;         // empty: the CLI's default (cpu)
+    int reps = 0;           // profile: 0 = the CLI's default
+    QString db;             // profile: empty = the CLI's default DB
+    bool noDb = false;      // profile: --no-db
+    bool remeasure = false; // profile: --remeasure (the DB's rows for this graph's ops are measured again)
 
     // The arguments after the program name.
     QStringList arguments() const;
@@ -51,15 +52,19 @@ public:
 
     // False (state Failed, error() set) when a job is still running or the CLI is missing.
     bool start(const CliRequest& request);
-    // Kills the child; state becomes Cancelled once it is reaped (finished() is emitted).
+    // Stops the child; state becomes Cancelled once it is reaped (finished() is emitted). A profile is asked
+    // to stop (SIGTERM) and prints what it measured so far, kept as result() (its "cancelled" is true); one
+    // that does not stop within kStopGraceMs (an op that hangs) is killed and leaves no result.
     void cancel();
+    static constexpr int kStopGraceMs = 5000;
     // Blocks until the job ends (tests, shutdown); false on timeout.
     bool waitForFinished(int msecs = 30000);
 
     State state() const { return state_; }
     bool running() const { return state_ == State::Running; }
     const CliRequest& request() const { return request_; }
-    // The parsed --json document of a Succeeded job; validate's output also when the outputs differ (exit 1).
+    // The parsed --json document of a Succeeded job; validate's output also when the outputs differ (exit 1);
+    // a cancelled profile's partial document.
     const QJsonObject& result() const { return result_; }
     // Readable error of a Failed job: what went wrong, then the child's stderr.
     const QString& error() const { return error_; }
@@ -78,6 +83,7 @@ private:
     void onFinished(int exitCode, QProcess::ExitStatus status);
     void onErrorOccurred(QProcess::ProcessError error);
     void finish(State state);
+    bool readResult(); // stdout as the --json document into result_; false (error_ set) when unreadable
     QString stderrTail() const;
 
     QString cliPath_;

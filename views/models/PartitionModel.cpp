@@ -57,13 +57,16 @@ void PartitionModel::clear() {
 void PartitionModel::addNodes(const QString& title, const std::vector<std::string>& names,
                               const QString& detail) {
     const int section = add(0, title, count(names.size(), "node"));
-    for (const std::string& name : names) {
-        const int row = add(section, QString::fromStdString(name), detail);
-        items_[size_t(row)].names = true;
-        if (shown_)
-            if (const auto id = shown_->find(name))
-                items_[size_t(row)].ref = *id;
-    }
+    for (const std::string& name : names)
+        addNode(section, name, detail);
+}
+
+void PartitionModel::addNode(int section, const std::string& name, const QString& detail) {
+    const int row = add(section, QString::fromStdString(name), detail);
+    items_[size_t(row)].names = true;
+    if (shown_)
+        if (const auto id = shown_->find(name))
+            items_[size_t(row)].ref = *id;
 }
 
 void PartitionModel::setPartition(const Graph* shown, std::shared_ptr<const Partition> current,
@@ -85,6 +88,14 @@ void PartitionModel::setPartition(const Graph* shown, std::shared_ptr<const Part
         add(summary, tr("Memory budget"), QString::number(p.memoryBudget, 'g', 3));
         add(summary, tr("Cut value"), p.cut ? QString::number(p.cut->cutValue) : tr("—"));
         add(summary, tr("Engine time"), tr("%1 ms").arg(p.seconds * 1e3, 0, 'f', 1));
+        if (!pinConflicts_.empty()) {
+            add(summary, tr("Pins overridden"), QStringLiteral("⚠ ") + count(pinConflicts_.size(), "node"));
+            const int section = add(0, tr("Pins the solve overrode"), count(pinConflicts_.size(), "node"));
+            for (const PinConflict& c : pinConflicts_)
+                addNode(section, c.node,
+                        tr("%1 pin, but %2: %3")
+                            .arg(toQString(policyName(c.pinned)), toQString(c.outcome), toQString(c.rule)));
+        }
         const std::vector<std::string> ours = savedNames(p);
         if (torchSaved) {
             const auto onlyTorch = minus(*torchSaved, ours);

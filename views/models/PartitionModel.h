@@ -6,6 +6,7 @@
 #include "graph/Graph.h"
 #include "models/FlatTreeModel.h"
 #include "partition/Partitioner.h"
+#include "partition/PinConflicts.h"
 
 #include <memory>
 #include <optional>
@@ -39,9 +40,14 @@ public:
                       double recomputeCost, std::shared_ptr<const partition::Partition> previous,
                       std::optional<std::vector<std::string>> torchSaved);
     void clear();
+    // The pins the next setPartition's decision contradicts: a summary row and a section that warn.
+    void setPinConflicts(std::vector<partition::PinConflict> conflicts) {
+        pinConflicts_ = std::move(conflicts);
+    }
 
-    // Top-level section row by title ("Summary", "Torch saves, jointscope does not", "jointscope saves, torch
-    // does not", "Became saved", "No longer saved", "Became recomputed"); -1 when absent.
+    // Top-level section row by title ("Summary", "Pins the solve overrode", "Torch saves, jointscope does
+    // not", "jointscope saves, torch does not", "Became saved", "No longer saved", "Became recomputed"); -1
+    // when absent.
     int sectionRow(const QString& title) const;
     // Node names listed under a section, in row order.
     QStringList sectionNodes(const QString& title) const;
@@ -57,8 +63,10 @@ private:
         return addItem(parent, {std::move(key), std::move(value)});
     }
     void addNodes(const QString& title, const std::vector<std::string>& names, const QString& detail);
+    void addNode(int section, const std::string& name, const QString& detail); // a row naming a node
 
     const Graph* shown_ = nullptr;
+    std::vector<partition::PinConflict> pinConflicts_;
 };
 
 } // namespace jointscope::views

@@ -86,8 +86,12 @@ RuntimePanel::RuntimePanel(GraphScene* scene, QWidget* canvas, QWidget* parent)
         tr("Run the joint graph and the partitioned forward + backward; compare (Ctrl+Shift+V)"));
     profileButton_ = new QPushButton(tr("Profile"), this);
     profileButton_->setToolTip(tr("Time every op on real kernels (Ctrl+Shift+P)"));
+    remeasureButton_ = new QPushButton(tr("Re-measure"), this);
+    remeasureButton_->setObjectName(QStringLiteral("remeasureButton"));
+    remeasureButton_->setToolTip(tr("Time every op again, replacing the profile DB's times"));
     controls->addWidget(validateButton_);
     controls->addWidget(profileButton_);
+    controls->addWidget(remeasureButton_);
     progress_ = new QProgressBar(this);
     progress_->setRange(0, 1);
     progress_->setValue(0);
@@ -125,6 +129,7 @@ RuntimePanel::RuntimePanel(GraphScene* scene, QWidget* canvas, QWidget* parent)
 
     connect(validateButton_, &QPushButton::clicked, this, &RuntimePanel::validate);
     connect(profileButton_, &QPushButton::clicked, this, &RuntimePanel::profile);
+    connect(remeasureButton_, &QPushButton::clicked, this, &RuntimePanel::remeasure);
     connect(cancelButton_, &QPushButton::clicked, job_, &CliJob::cancel);
     connect(job_, &CliJob::progress, this, &RuntimePanel::onProgress);
     connect(job_, &CliJob::finished, this, &RuntimePanel::onFinished);
@@ -241,6 +246,14 @@ void RuntimePanel::validate() {
 }
 
 void RuntimePanel::profile() {
+    startProfile(false);
+}
+
+void RuntimePanel::remeasure() {
+    startProfile(true);
+}
+
+void RuntimePanel::startProfile(bool remeasure) {
     if (job_->running() || file_.isEmpty())
         return;
     CliRequest request;
@@ -249,7 +262,9 @@ void RuntimePanel::profile() {
     request.graph = graphSpec_;
     request.device = device_->currentText().trimmed();
     request.reps = reps_->value();
-    status_->setText(tr("Profiling %1 on %2…").arg(QFileInfo(file_).fileName(), request.device));
+    request.remeasure = remeasure;
+    status_->setText((remeasure ? tr("Re-measuring %1 on %2…") : tr("Profiling %1 on %2…"))
+                         .arg(QFileInfo(file_).fileName(), request.device));
     progress_->setRange(0, 0);
     setRunning(true);
     tabs_->setCurrentWidget(profileTable_);
@@ -260,6 +275,7 @@ void RuntimePanel::profile() {
 void RuntimePanel::setRunning(bool running) {
     validateButton_->setEnabled(!running);
     profileButton_->setEnabled(!running);
+    remeasureButton_->setEnabled(!running);
     cancelButton_->setEnabled(running);
     if (!running && progress_->maximum() == 0)
         progress_->setRange(0, 1);
@@ -281,17 +297,21 @@ void RuntimePanel::onFinished() {
             validationTable_->resizeColumnsToContents();
             status_->setText(validationModel_->summary());
         } else {
-            profileModel_->setResult(job_->result(), graph_);
-            profileTable_->resizeColumnsToContents();
-            status_->setText(profileModel_->summary());
+            showProfile();
         }
         progress_->setValue(progress_->maximum());
         applyOverlays();
         emit message(status_->text());
         return;
     case CliJob::State::Cancelled:
-        status_->setText(tr("Cancelled."));
-        progress_->setValue(0);
+        // A cancelled profile keeps the ops measured so far (they are in the profile DB too).
+        if (!validating && !job_->result().isEmpty()) {
+            showProfile();
+            applyOverlays();
+        } else {
+            status_->setText(tr("Cancelled."));
+            progress_->setValue(0);
+        }
         emit message(job_->error());
         return;
     default:
@@ -302,6 +322,12 @@ void RuntimePanel::onFinished() {
         emit message(job_->error());
         return;
     }
+}
+
+void RuntimePanel::showProfile() {
+    profileModel_->setResult(job_->result(), graph_);
+    profileTable_->resizeColumnsToContents();
+    status_->setText(profileModel_->summary());
 }
 
 void RuntimePanel::applyOverlays() {

@@ -37,7 +37,10 @@ public:
     // The root graph shown (results refer to it): `graphSpec` is --graph's value, empty for one-graph files.
     void setGraph(const QString& file, const QString& graphSpec, const Graph* graph);
     void validate();
+    // Times the graph's ops; signatures the profile DB knows (timed over at least Reps runs) come from it.
     void profile();
+    // Measures every op again and replaces its DB row (a noisy first measurement, another machine load).
+    void remeasure();
     void setReps(int reps);
     void setDevice(const QString& device);
     // Fills the device list from `jointscope-cli devices --json` (a child process: probing CUDA may be slow
@@ -66,6 +69,8 @@ private:
     void setRunning(bool running);
     void applyOverlays();
     void onDevicesListed();
+    void startProfile(bool remeasure);
+    void showProfile(); // the job's document (complete or partial) in the table and on the canvas
 
     GraphScene* scene_;
     HeatLegend* legend_;
@@ -84,6 +89,7 @@ private:
     QLineEdit* partition_ = nullptr;
     QPushButton* validateButton_ = nullptr;
     QPushButton* profileButton_ = nullptr;
+    QPushButton* remeasureButton_ = nullptr;
     QPushButton* cancelButton_ = nullptr;
     QProgressBar* progress_ = nullptr;
     QCheckBox* heatBox_ = nullptr;

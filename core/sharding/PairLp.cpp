@@ -1,5 +1,6 @@
 #include "sharding/PairLp.h"
 
+#include <algorithm>
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
@@ -44,6 +45,9 @@ void PairLp::addArc(double cost, int from, int to) {
 
 #ifndef JOINTSCOPE_HAVE_CBC
 PairLp::Result PairLp::solve(double, bool) const {
+    return {};
+}
+PairLp::Relaxation PairLp::relax(double) const {
     return {};
 }
 #else
@@ -122,6 +126,8 @@ PairLp::Result PairLp::solve(double timeLimitSeconds, bool log) const {
     Clp_crash(lp, 1.0, 1);
     Clp_dual(lp, 0);
     const bool relaxed = Clp_isProvenOptimal(lp) != 0;
+    if (relaxed)
+        result.lowerBound = Clp_objectiveValue(lp);
     result.timedOut = Clp_status(lp) == 3; // stopped on the time limit
     bool integral = relaxed;
     if (relaxed) {
@@ -161,7 +167,36 @@ PairLp::Result PairLp::solve(double timeLimitSeconds, bool log) const {
         result.binary.push_back(x[col]);
     // Pairs need no integrality (x integral makes them so): CBC's proof covers the ILP.
     result.optimal = Cbc_isProvenOptimal(mip) != 0;
+    result.lowerBound =
+        std::max(result.lowerBound, result.optimal ? Cbc_getObjValue(mip) : Cbc_getBestPossibleObjValue(mip));
     Cbc_deleteModel(mip);
+    return result;
+}
+
+PairLp::Relaxation PairLp::relax(double timeLimitSeconds) const {
+    Relaxation result;
+    ColumnBlock all;
+    for (const Column& c : columns_)
+        all.add(c.cost, kInfinity, c.entries);
+    for (const Pair& p : pairs_)
+        all.add(p.cost, kInfinity, {{p.rowA, p.coefA}, {p.rowB, p.coefB}});
+    const int rows = static_cast<int>(rowLb_.size());
+    Clp_Simplex* lp = Clp_newModel();
+    Clp_setLogLevel(lp, 0);
+    Clp_setMaximumSeconds(lp, timeLimitSeconds);
+    Clp_loadProblem(lp, all.size(), rows, all.start.data(), all.index.data(), all.value.data(),
+                    all.lower.data(), all.upper.data(), all.cost.data(), rowLb_.data(), rowUb_.data());
+    Clp_crash(lp, 1.0, 1);
+    Clp_dual(lp, 0);
+    result.solved = Clp_isProvenOptimal(lp) != 0;
+    if (result.solved) {
+        result.objective = Clp_objectiveValue(lp);
+        const double* x = Clp_getColSolution(lp);
+        result.binary.assign(x, x + columns_.size());
+        const double* y = Clp_getRowPrice(lp);
+        result.duals.assign(y, y + rows);
+    }
+    Clp_deleteModel(lp);
     return result;
 }
 #endif

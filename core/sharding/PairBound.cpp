@@ -231,6 +231,27 @@ size_t matchEqualities(const PairModel& model, std::vector<std::vector<char>>& a
     return added;
 }
 
+// A restricted LP with no solution: matching keys across equalities first, then every option of the
+// variables on equality edges, then every option. Returns how many joined.
+size_t widen(const PairModel& model, std::vector<std::vector<char>>& active) {
+    if (const size_t added = matchEqualities(model, active))
+        return added;
+    std::vector<char> onEquality(model.vars.size(), 0);
+    for (const PairModel::Edge& e : model.edges)
+        if (!e.removed && e.equality)
+            onEquality[e.a] = onEquality[e.b] = 1;
+    for (int pass = 0; pass < 2; ++pass) {
+        size_t added = 0;
+        for (size_t v = 0; v < model.vars.size(); ++v)
+            for (size_t o = 0; o < active[v].size(); ++o)
+                if ((pass == 1 || onEquality[v]) && model.vars[v].alive[o] && !active[v][o])
+                    active[v][o] = 1, ++added;
+        if (added)
+            return added;
+    }
+    return 0;
+}
+
 size_t countActive(const std::vector<std::vector<char>>& active) {
     size_t n = 0;
     for (const std::vector<char>& a : active)
@@ -406,6 +427,42 @@ double pairObjective(const PairModel& model, const std::vector<int32_t>& choice)
     return total;
 }
 
+// Iterated conditional modes: each variable in turn takes its cheapest option against its neighbours' current
+// ones, until a pass changes nothing. Never raises the plan's cost.
+void polishPlan(const PairModel& model, const std::vector<std::vector<double>>& unary,
+                std::vector<int32_t>& choice) {
+    std::vector<std::vector<size_t>> incident(model.vars.size());
+    for (size_t i = 0; i < model.edges.size(); ++i)
+        if (!model.edges[i].removed && !selfLoop(model.edges[i])) {
+            incident[model.edges[i].a].push_back(i);
+            incident[model.edges[i].b].push_back(i);
+        }
+    for (int pass = 0; pass < 20; ++pass) {
+        bool changed = false;
+        for (size_t v = 0; v < model.vars.size(); ++v) {
+            int32_t best = choice[v];
+            double bestCost = kInf;
+            for (size_t o = 0; o < unary[v].size(); ++o) {
+                if (!model.vars[v].alive[o])
+                    continue;
+                double c = unary[v][o];
+                for (size_t i : incident[v]) {
+                    const PairModel::Edge& e = model.edges[i];
+                    c += e.a == static_cast<int32_t>(v) ? e.at(e.keyA[o], e.keyB[choice[e.b]])
+                                                        : e.at(e.keyA[choice[e.a]], e.keyB[o]);
+                }
+                if (c < bestCost - 1e-9 * std::fabs(bestCost) ||
+                    (o == static_cast<size_t>(choice[v]) && c <= bestCost))
+                    best = static_cast<int32_t>(o), bestCost = c;
+            }
+            changed = changed || best != choice[v];
+            choice[v] = best;
+        }
+        if (!changed)
+            break;
+    }
+}
+
 // The restricted ILP over the plan's options and each variable's `perVariable` cheapest by `lagrangian`
 // (dual ascent's reduced costs: near the LP optimum, the options an optimal plan uses): keeps the better
 // plan.
@@ -436,7 +493,9 @@ void improvePlan(const PairModel& model, const std::vector<std::vector<double>>&
     const PairLp::Relaxation relaxed = r.lp.relax(left);
     if (!relaxed.solved)
         return;
-    const std::vector<int32_t> choice = restrictedPlan(r, relaxed.binary, left, options.log);
+    std::vector<int32_t> choice = restrictedPlan(r, relaxed.binary, left, options.log);
+    if (!choice.empty())
+        polishPlan(model, unary, choice);
     if (!choice.empty() && pairObjective(model, choice) < result.cost) {
         result.cost = pairObjective(model, choice);
         result.choice = choice;
@@ -469,8 +528,8 @@ GenerationResult solveByGeneration(const PairModel& model, const GenerationOptio
         const PairLp::Relaxation relaxed = r.lp.relax(std::max(left, 0.01));
         if (!relaxed.solved) {
             result.timedOut = elapsed() >= options.timeLimitSeconds;
-            if (result.timedOut || matchEqualities(model, active) == 0)
-                break;
+            if (result.timedOut || widen(model, active) == 0)
+                break; // every option was in: the model has no plan
             continue;
         }
         potentials.assign(model.edges.size(), {});

@@ -469,11 +469,9 @@ void polishPlan(const PairModel& model, const std::vector<std::vector<double>>& 
 template <typename Clock>
 void improvePlan(const PairModel& model, const std::vector<std::vector<double>>& unary,
                  const std::vector<std::vector<double>>& lagrangian, const GenerationOptions& options,
-                 const Clock& elapsed, GenerationResult& result) {
-    std::vector<std::vector<char>> active(model.vars.size());
+                 const Clock& elapsed, std::vector<std::vector<char>>& active, GenerationResult& result) {
     for (size_t v = 0; v < model.vars.size(); ++v) {
         const std::vector<double>& c = lagrangian[v];
-        active[v].assign(c.size(), 0);
         if (result.choice[v] >= 0)
             active[v][result.choice[v]] = 1;
         std::vector<size_t> order;
@@ -565,19 +563,24 @@ GenerationResult solveByGeneration(const PairModel& model, const GenerationOptio
     // Then the bound: smoothed dual ascent from those duals, the temperature falling each sweep; now and
     // then the options its Lagrangian likes best, with the plan's own, make a new restricted ILP.
     DualAscent ascent(model, unary, std::move(potentials));
-    double tau = 0;
-    tau = options.startTemperature * (result.cost - result.lowerBound) /
-          static_cast<double>(std::max<size_t>(model.vars.size(), 1));
-    for (int sweep = 0; !closed(result); ++sweep, tau *= options.cooling) {
+    std::vector<std::vector<char>> pool(model.vars.size());
+    for (size_t v = 0; v < model.vars.size(); ++v)
+        pool[v].assign(model.vars[v].unary.size(), 0);
+    const double perVariable = 1.0 / static_cast<double>(std::max<size_t>(model.vars.size(), 1));
+    const double coldest = options.coldestTemperature * std::fabs(result.cost) * perVariable;
+    double tau = options.startTemperature * (result.cost - result.lowerBound) * perVariable;
+    for (int sweep = 0; !closed(result); ++sweep, tau = std::max(coldest, tau * options.cooling)) {
         if (elapsed() >= options.timeLimitSeconds) {
             result.timedOut = true;
             break;
         }
         ascent.sweep(sweep % 2 == 0, tau);
-        result.lowerBound = std::max(result.lowerBound, ascent.bound());
         result.sweeps = sweep + 1;
+        if (sweep % options.boundEvery != options.boundEvery - 1)
+            continue;
+        result.lowerBound = std::max(result.lowerBound, ascent.bound());
         if (sweep % options.primalEvery == options.primalEvery - 1)
-            improvePlan(model, unary, ascent.lagrangian(), options, elapsed, result);
+            improvePlan(model, unary, ascent.lagrangian(), options, elapsed, pool, result);
         if (options.log)
             std::fprintf(stderr, "  ascent sweep %d (temperature %.3g): lower bound %.6g, %.2f s\n", sweep,
                          tau, result.lowerBound, elapsed());

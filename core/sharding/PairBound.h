@@ -18,14 +18,16 @@
 namespace jointscope::sharding {
 
 struct GenerationOptions {
-    double gap = 0.01;             // stop once (cost - lower bound) / cost is at most this
-    int maxRounds = 6;             // of column generation before the ascent takes over
-    size_t addPerVariable = 4;     // options with the most negative reduced cost joining per round
-    double stallGain = 1e-4;       // a round improving the plan by less than this (relative) is stale
-    double generationShare = 0.5;  // of the time limit for columns; the rest tightens the bound
-    double startTemperature = 0.1; // of the ascent's soft-min, per variable, relative to the first gap
-    double cooling = 0.8;          // temperature factor per sweep
-    int primalEvery = 8;           // sweeps between restricted ILPs on the options the ascent favours
+    double gap = 0.01;                // stop once (cost - lower bound) / cost is at most this
+    int maxRounds = 6;                // of column generation before the ascent takes over
+    size_t addPerVariable = 4;        // options with the most negative reduced cost joining per round
+    double stallGain = 1e-4;          // a round improving the plan by less than this (relative) is stale
+    double generationShare = 0.5;     // of the time limit for columns; the rest tightens the bound
+    double startTemperature = 0.1;    // of the ascent's soft-min, per variable, relative to the first gap
+    double cooling = 0.8;             // temperature factor per sweep
+    double coldestTemperature = 1e-4; // the temperature's floor, relative to the plan's cost per variable
+    int boundEvery = 4;               // sweeps between evaluations of the bound (a full pass of its own)
+    int primalEvery = 8; // sweeps between restricted ILPs on the options the ascent favours (a multiple)
     double timeLimitSeconds = 60;
     bool log = false;
 };

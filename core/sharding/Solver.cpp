@@ -235,7 +235,10 @@ std::string fmt(double us) {
     return rounds > 0 ? clusterRepeatedNodes(graph, problem, pinKey, rounds) : singletonClasses(problem);
 }
 
-[[maybe_unused]] bool decompose(const SolveOptions& options, const DeviceMesh& mesh) {
+// Auto decomposes large graphs on meshes of 3+ dimensions only: on one LLaMA block over 4x4x4 the exact
+// solve proves its optimum sooner than the bound closes (docs/benchmarks.md, issue 17), while 32 layers
+// never leave CBC's branching.
+[[maybe_unused]] bool decompose(const SolveOptions& options, const ShardingProblem& problem) {
     switch (options.method) {
     case SolveOptions::Method::Exact:
         return false;
@@ -244,7 +247,11 @@ std::string fmt(double us) {
     case SolveOptions::Method::Auto:
         break;
     }
-    return mesh.ndim() >= 3 && !hasMemoryWindow(options);
+    const size_t withOptions =
+        static_cast<size_t>(std::count_if(problem.nodes.begin(), problem.nodes.end(),
+                                          [](const NodeStrategies& ns) { return !ns.options.empty(); }));
+    return problem.mesh.ndim() >= 3 && withOptions > SolveOptions::kExactNodeLimit &&
+           !hasMemoryWindow(options);
 }
 
 // A plan from one option per node class.
@@ -462,7 +469,7 @@ Expected<Plan> solvePlacement(const Graph& graph, const ShardingProblem& problem
     stamp("clusters");
     PairModel pm = classModel(graph, problem, classes, pinKey, roles, options, model);
     stamp("model");
-    if (decompose(options, mesh)) {
+    if (decompose(options, problem)) {
         GenerationOptions generation;
         generation.gap = options.gap;
         generation.timeLimitSeconds = options.timeLimitSeconds;

@@ -40,7 +40,8 @@ struct SolveOptions {
     double timeLimitSeconds = 60;
     // Exact: the reduced model's whole LP, branched when fractional. Decomposed: column generation with a
     // Lagrangian lower bound (PairBound.h), stopping within `gap` of it. Auto: decomposed on meshes of three
-    // or more dimensions without a parameter-memory window, where options per node multiply.
+    // or more dimensions, where options per node multiply, for graphs above kExactNodeLimit nodes with
+    // options and without a parameter-memory window.
     enum class Method : uint8_t { Auto, Exact, Decomposed };
     Method method = Method::Auto;
     double gap = 0.01; // decomposed: (cost - lower bound) / cost at which it stops

@@ -11,6 +11,10 @@ The anchor is autoparallel's own report on LLaMA-3 8B over 64 GPUs (15 s to buil
 autoparallel needs torch 2.x with DTensor, which the project machine does not have (torch 1.13).
 
 Usage: python3 bench/shard_scaling.py --cli build/app/jointscope-cli [--rounds 0,1,2,3] [--out DIR]
+
+--meshes 8x8,4x4x4,2x4x8,2x2x4x4 runs the mesh suite instead (issue 17): LLaMA-3-8B-shaped layers (dim 4096,
+hidden 14336), batch 8 x 4096 tokens, 1 and 32 layers (--layers), on each mesh with the default solver (exact
+on 2-D meshes, decomposed on 3-D and 4-D ones), and prints the plan's cost, its certified lower bound and gap.
 """
 import argparse
 import json
@@ -44,6 +48,26 @@ def capture(out, name, dim, heads, hidden, layers, batch, seq):
     return path
 
 
+def mesh_suite(args, out):
+    print("| layers | mesh | solver | groups | wall s | solve s | cost µs | lower bound µs | gap % |")
+    print("|---:|---|---|---:|---:|---:|---:|---:|---:|")
+    for layers in [int(n) for n in args.layers.split(",")]:
+        path = capture(out, "llama8b_seq4096_%d" % layers, 4096, 32, 14336, layers, 8, 4096)
+        for mesh in args.meshes.split(","):
+            start = time.perf_counter()
+            proc = subprocess.run([args.cli, "shard", path, "--mesh", mesh, "--json",
+                                   "--time-limit", str(args.time_limit)], capture_output=True, text=True)
+            wall = time.perf_counter() - start
+            if proc.returncode != 0:
+                print("| %d | %s | failed: %s |" % (layers, mesh, proc.stderr.strip()[:200]))
+                continue
+            r = json.loads(proc.stdout)
+            print("| %d | %s | %s | %d | %.2f | %.2f | %.0f | %.0f | %.2f |" % (
+                layers, mesh, r["solver"], r["variable_groups"], wall, r["seconds"], r["total_cost"],
+                r["lower_bound"], 100 * r["gap"]))
+            sys.stdout.flush()
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--cli", required=True)
@@ -51,8 +75,14 @@ def main():
     ap.add_argument("--out", default=None)
     ap.add_argument("--skip-unclustered-above", type=int, default=1,
                     help="run --cluster-rounds 0 only on graphs with at most this many layers")
+    ap.add_argument("--meshes", default=None, help="run the mesh suite on these meshes (comma-separated)")
+    ap.add_argument("--layers", default="1,32", help="mesh suite: layer counts")
+    ap.add_argument("--time-limit", type=float, default=60)
     args = ap.parse_args()
     out = args.out or tempfile.mkdtemp(prefix="shard_scaling_")
+    if args.meshes:
+        mesh_suite(args, out)
+        return
     print("| graph | mesh | cluster rounds | groups | wall s | solve s | cost µs | replicate µs | data parallel µs |")
     print("|---|---|---:|---:|---:|---:|---:|---:|---:|")
     for name, dim, heads, hidden, layers, batch, seq, mesh in CASES:

@@ -219,6 +219,8 @@ private slots:
                                            << 1 << "--cluster-rounds takes an integer in [0, 64]";
         QTest::newRow("time limit 0") << QStringList{"shard", joint, "--mesh", "2x2", "--time-limit", "0"} << 1
                                       << "--time-limit takes a number in (0, ";
+        QTest::newRow("gap 200") << QStringList{"shard", joint, "--mesh", "2x2x2", "--gap", "200"} << 1
+                                 << "--gap takes a number in [0, 100]";
     }
 
     void typedOptions() {

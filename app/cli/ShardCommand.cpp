@@ -101,6 +101,18 @@ int runShard(const ParsedArgs& args) {
         return usageError(command, limit.error);
     if (limit.value)
         options.timeLimitSeconds = *limit.value;
+    const std::string solver = args.valueOr("--solver", "auto");
+    if (solver == "exact")
+        options.method = SolveOptions::Method::Exact;
+    else if (solver == "decomposed")
+        options.method = SolveOptions::Method::Decomposed;
+    else if (solver != "auto")
+        return usageError(command, "unknown --solver '" + solver + "' (auto, exact or decomposed)");
+    const TypedOption<double> gap = numberOption(args, "--gap", 0, 100);
+    if (!gap.error.empty())
+        return usageError(command, gap.error);
+    if (gap.value)
+        options.gap = *gap.value / 100;
     if (std::optional<std::string> mem = args.value("--param-memory")) {
         // LOW:HIGH, or HIGH alone (LOW 0).
         const size_t colon = mem->find(':');
@@ -181,6 +193,9 @@ int runShard(const ParsedArgs& args) {
         for (auto it = c.begin(); it != c.end(); ++it)
             j[it.key()] = it.value();
         j["optimal"] = plan.optimal;
+        j["lower_bound"] = plan.lowerBound;
+        j["gap"] = plan.gap();
+        j["solver"] = plan.decomposed ? "decomposed" : "exact";
         j["variable_groups"] = plan.groups;
         j["baselines"] = {{"replicate", costJson(replicate)},
                           {"data_parallel", dataParallel ? costJson(*dataParallel) : Json(nullptr)}};
@@ -221,6 +236,8 @@ int runShard(const ParsedArgs& args) {
     std::printf("mesh %s: total %.4g us (compute %.4g us, comm %.4g us)%s in %.3f s\n", mesh.str().c_str(),
                 plan.cost.totalUs(), plan.cost.computeUs, plan.cost.commUs,
                 plan.optimal ? "" : " (not proven optimal)", seconds);
+    std::printf("cost %.6g us, lower bound %.6g us, gap %.2f %% (%s solve)\n", plan.cost.totalUs(),
+                plan.lowerBound, 100 * plan.gap(), plan.decomposed ? "decomposed" : "exact");
     std::printf("baselines: replicate %.4g us", replicate.totalUs());
     if (dataParallel)
         std::printf(", data parallel %.4g us", dataParallel->totalUs());
@@ -262,7 +279,7 @@ const Command& shardCommand() {
         "shard",
         "shard FILE --mesh 8x8 [--mesh-names dp,tp] [--topology h100] [--pin NODE=S(0)R] "
         "[--param-memory LOW:HIGH] [--comm-model measured --db DB] [--cluster-rounds N] [--time-limit S] "
-        "[--explain NODE] [--log OUT] [--compare-plan PLAN] "
+        "[--solver auto|exact|decomposed] [--gap PCT] [--explain NODE] [--log OUT] [--compare-plan PLAN] "
         "[--json]",
         "DTensor placements for a joint graph on a device mesh (ILP with CBC), against replicate / data "
         "parallel.",
@@ -278,6 +295,11 @@ const Command& shardCommand() {
           "nodes of repeated layers share variables when alike N edges around (0: off; default: off up to "
           "500 nodes, else 3)"},
          {"--time-limit", "", "S", "give up on the ILP after S seconds (default 60)"},
+         {"--solver", "", "M",
+          "exact (the whole LP), decomposed (column generation to a certified gap) or auto (default: "
+          "decomposed on meshes of 3 or more dimensions for graphs above 500 nodes)"},
+         {"--gap", "", "PCT",
+          "decomposed: stop once the plan is within PCT % of the lower bound (default 1)"},
          {"--cost-model", "", "M",
           "compute cost: roofline (default) on local shapes, or profiled: the roofline scaled per node by "
           "measured / roofline time on its own shapes, or autoparallel: its compute estimate (70 % of peak, "

@@ -27,9 +27,22 @@ public:
         size_t rows = 0;
         bool branched = false; // the relaxation was fractional: CBC ran
         bool timedOut = false; // no answer within the time limit
+        // A lower bound on the ILP's optimum: the relaxation's objective, or CBC's best bound after
+        // branching; -infinity when there is none.
+        double lowerBound = -1e300;
     };
     // Without CBC in the build, returns an infeasible result.
     Result solve(double timeLimitSeconds, bool log) const;
+
+    // The LP relaxation alone, every column unbounded above (the exactly-one rows bound them), so that the
+    // row duals price every column: reduced cost = cost - Σ coefficient x dual.
+    struct Relaxation {
+        bool solved = false; // proven optimal
+        double objective = 0;
+        std::vector<double> binary; // value per binary column
+        std::vector<double> duals;  // per row
+    };
+    Relaxation relax(double timeLimitSeconds) const;
 
 private:
     struct Column {

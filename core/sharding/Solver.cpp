@@ -2,10 +2,13 @@
 
 #include "sharding/Clusters.h"
 #include "sharding/CommModel.h"
+#include "sharding/PairBound.h"
 #include "sharding/PairLp.h"
 #include "sharding/PairModel.h"
 
 #include <algorithm>
+#include <chrono>
+#include <cmath>
 #include <cstdio>
 #include <cstdlib>
 #include <map>
@@ -232,7 +235,53 @@ std::string fmt(double us) {
     return rounds > 0 ? clusterRepeatedNodes(graph, problem, pinKey, rounds) : singletonClasses(problem);
 }
 
+// Auto decomposes large graphs on meshes of 3+ dimensions only: on one LLaMA block over 4x4x4 the exact
+// solve proves its optimum sooner than the bound closes (docs/benchmarks.md, issue 17), while 32 layers
+// never leave CBC's branching.
+[[maybe_unused]] bool decompose(const SolveOptions& options, const ShardingProblem& problem) {
+    switch (options.method) {
+    case SolveOptions::Method::Exact:
+        return false;
+    case SolveOptions::Method::Decomposed:
+        return !hasMemoryWindow(options);
+    case SolveOptions::Method::Auto:
+        break;
+    }
+    const size_t withOptions =
+        static_cast<size_t>(std::count_if(problem.nodes.begin(), problem.nodes.end(),
+                                          [](const NodeStrategies& ns) { return !ns.options.empty(); }));
+    return problem.mesh.ndim() >= 3 && withOptions > SolveOptions::kExactNodeLimit &&
+           !hasMemoryWindow(options);
+}
+
+// A plan from one option per node class.
+[[maybe_unused]] Plan planOfClasses(const Graph& graph, const ShardingProblem& problem,
+                                    const NodeClasses& classes, const std::vector<int32_t>& chosen,
+                                    const ComputeModel& model) {
+    Plan plan;
+    plan.groups = classes.size();
+    plan.choice.assign(problem.nodes.size(), -1);
+    for (size_t c = 0; c < classes.size(); ++c)
+        for (NodeId id : classes.members[c])
+            plan.choice[id] = chosen[c];
+    plan.cost = evaluatePlan(graph, problem, plan.choice, model);
+    return plan;
+}
+
+[[maybe_unused]] Diagnostic timeLimitError(const SolveOptions& options, const NodeClasses& classes) {
+    char limit[32];
+    std::snprintf(limit, sizeof limit, "%g", options.timeLimitSeconds);
+    return makeError({}, "the placement ILP found no plan within its " + std::string(limit) +
+                             " s time limit (" + std::to_string(classes.size()) +
+                             " variable groups; fewer --cluster-rounds give a smaller ILP)");
+}
+
 } // namespace
+
+double Plan::gap() const {
+    const double total = cost.totalUs();
+    return total > 0 ? std::max(0.0, (total - lowerBound) / total) : 0.0;
+}
 
 JointRoles jointRoles(const Graph& graph) {
     JointRoles roles;
@@ -404,15 +453,50 @@ Expected<Plan> solvePlacement(const Graph& graph, const ShardingProblem& problem
     std::vector<std::string> pinKey(n);
     for (const Pin& p : pins)
         pinKey[*graph.find(p.node)] = toString(p.placement);
+    const bool debug = std::getenv("JOINTSCOPE_SHARD_DEBUG") != nullptr;
+    auto t0 = std::chrono::steady_clock::now();
+    auto stamp = [&](const char* what) {
+        if (!debug)
+            return;
+        const auto now = std::chrono::steady_clock::now();
+        std::fprintf(stderr, "sharding time: %s %.3f s\n", what,
+                     std::chrono::duration<double>(now - t0).count());
+        t0 = now;
+    };
     const NodeClasses classes = clusterNodes(graph, problem, pinKey, options.clusterRounds);
     const JointRoles roles = jointRoles(graph);
     const bool memoryWindow = hasMemoryWindow(options);
+    stamp("clusters");
     PairModel pm = classModel(graph, problem, classes, pinKey, roles, options, model);
-    const bool debug = std::getenv("JOINTSCOPE_SHARD_DEBUG") != nullptr;
+    stamp("model");
+    if (decompose(options, problem)) {
+        GenerationOptions generation;
+        generation.gap = options.gap;
+        generation.timeLimitSeconds = options.timeLimitSeconds;
+        generation.log = debug;
+        const GenerationResult g = solveByGeneration(pm, generation);
+        stamp("generation");
+        if (g.feasible) {
+            Plan plan = planOfClasses(graph, problem, classes, g.choice, model);
+            plan.decomposed = true;
+            plan.lowerBound = g.lowerBound;
+            plan.optimal = g.cost - g.lowerBound <= 1e-9 * std::fabs(g.cost);
+            if (debug)
+                std::fprintf(stderr, "sharding generation: model cost %.9g, plan cost %.9g\n", g.cost,
+                             plan.cost.totalUs());
+            return plan;
+        }
+        if (g.timedOut)
+            return timeLimitError(options, classes);
+        // No feasible restricted LP (equalities the seeds could not meet): the exact path decides.
+    }
     const size_t optionsBefore = pm.aliveOptions();
     int passes = eliminateDominated(pm);
+    stamp("dominated");
     const size_t eliminated = eliminateChains(pm);
+    stamp("chains");
     passes += eliminateDominated(pm);
+    stamp("dominated again");
     if (debug)
         std::fprintf(stderr,
                      "sharding ILP: %zu classes of nodes, %zu options, %zu after %d passes of dead-end "
@@ -450,27 +534,18 @@ Expected<Plan> solvePlacement(const Graph& graph, const ShardingProblem& problem
             lp.addRow(idx, coef, 'G', options.paramMemoryLow * total);
         }
     }
+    stamp("lp build");
     const PairLp::Result solved = lp.solve(options.timeLimitSeconds, debug);
-    if (solved.timedOut && !solved.feasible) {
-        char limit[32];
-        std::snprintf(limit, sizeof limit, "%g", options.timeLimitSeconds);
-        return makeError({}, "the placement ILP found no plan within its " + std::string(limit) +
-                                 " s time limit (" + std::to_string(classes.size()) +
-                                 " variable groups; fewer --cluster-rounds give a smaller ILP)");
-    }
+    stamp("lp solve");
+    if (solved.timedOut && !solved.feasible)
+        return timeLimitError(options, classes);
     if (!solved.feasible)
         return makeError({}, std::string("the placement ILP has no solution") +
                                  (memoryWindow ? " (check --param-memory against the pins)"
                                                : " (pins and forward/backward consistency conflict)"));
-    Plan plan;
+    Plan plan = planOfClasses(graph, problem, classes, pm.choices(x, solved.binary), model);
     plan.optimal = solved.optimal;
-    plan.groups = classes.size();
-    plan.choice.assign(n, -1);
-    const std::vector<int32_t> chosen = pm.choices(x, solved.binary);
-    for (size_t c = 0; c < classes.size(); ++c)
-        for (NodeId id : classes.members[c])
-            plan.choice[id] = chosen[c];
-    plan.cost = evaluatePlan(graph, problem, plan.choice, model);
+    plan.lowerBound = std::min(solved.lowerBound, plan.cost.totalUs());
     return plan;
 #endif
 }

@@ -38,6 +38,13 @@ struct SolveOptions {
     static constexpr size_t kExactNodeLimit = 500;
     int clusterRounds = kAutoClusterRounds;
     double timeLimitSeconds = 60;
+    // Exact: the reduced model's whole LP, branched when fractional. Decomposed: column generation with a
+    // Lagrangian lower bound (PairBound.h), stopping within `gap` of it. Auto: decomposed on meshes of three
+    // or more dimensions, where options per node multiply, for graphs above kExactNodeLimit nodes with
+    // options and without a parameter-memory window.
+    enum class Method : uint8_t { Auto, Exact, Decomposed };
+    Method method = Method::Auto;
+    double gap = 0.01; // decomposed: (cost - lower bound) / cost at which it stops
 };
 
 struct PlanCost {
@@ -51,6 +58,10 @@ struct Plan {
     PlanCost cost;
     bool optimal = false;
     size_t groups = 0; // node groups sharing variables (the node count when nothing is clustered)
+    // A proven lower bound on the optimum of the ILP solved (its node groups included), in the cost's µs.
+    double lowerBound = 0;
+    bool decomposed = false; // solved by column generation, not the exact LP
+    double gap() const;      // (total - lower bound) / total; 0 for a free plan
 };
 
 // Every pin the graph itself carries: local_map nodes whose meta records out placements.

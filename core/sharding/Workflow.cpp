@@ -4,6 +4,8 @@
 
 #include <algorithm>
 #include <chrono>
+#include <cstdio>
+#include <cstdlib>
 
 namespace jointscope::sharding {
 namespace {
@@ -126,6 +128,9 @@ Expected<ShardingSolution> solveWithBaselines(const Graph& graph, const DeviceMe
     s.problem = reuse && reuse->problem
                     ? reuse->problem
                     : std::make_shared<const ShardingProblem>(buildStrategies(graph, mesh));
+    if (std::getenv("JOINTSCOPE_SHARD_DEBUG"))
+        std::fprintf(stderr, "sharding time: strategies %.3f s\n",
+                     std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count());
     Expected<Plan> plan = solvePlacement(graph, *s.problem, options, model);
     s.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
     if (!plan)

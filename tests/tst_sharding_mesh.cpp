@@ -1,0 +1,166 @@
+// Meshes of three and four dimensions: the decomposed solve (column generation, dual ascent, a Lagrangian
+// lower bound) against references it does not compute itself: every assignment of small random models
+// enumerated, and the exact ILP (the reduced model's whole LP, branched) on real joint graphs.
+#include "pairmodel_testutil.h"
+#include "testutil.h"
+
+#include "cost/DeviceSpec.h"
+#include "sharding/PairBound.h"
+#include "sharding/Solver.h"
+
+#include <nlohmann/json.hpp>
+
+#include <QtTest>
+
+#include <cmath>
+#include <random>
+
+using namespace jointscope;
+using namespace jointscope::test;
+using namespace jointscope::sharding;
+
+namespace {
+
+Graph sharedGraph(const std::string& name) {
+    return loadFirstGraph(sharedPath("graphs/torch-1.13/" + name + "/joint.txt"));
+}
+
+DeviceMesh mesh(std::vector<int64_t> shape) {
+    return DeviceMesh::make(std::move(shape), {}, *findTopology("h100"));
+}
+
+bool atMost(double a, double b) {
+    return a <= b + 1e-6 * (1.0 + std::fabs(b));
+}
+
+} // namespace
+
+class TestShardingMesh : public QObject {
+    Q_OBJECT
+
+private slots:
+    // The bound never passes the enumerated optimum and the plan's cost is its true cost, so the reported
+    // gap always covers the distance to the optimum; with no gap allowed, most small models close it.
+    void generationBoundsTheOptimum() {
+#ifndef JOINTSCOPE_HAVE_CBC
+        QSKIP("built without CBC");
+#else
+        std::mt19937 rng(20261125);
+        int feasible = 0, closed = 0, infeasible = 0;
+        for (int trial = 0; trial < 300; ++trial) {
+            const PairModel m = randomModel(rng);
+            const double best = bruteForceOptimum(m);
+            GenerationOptions options;
+            options.gap = 0;
+            options.timeLimitSeconds = 2;
+            const GenerationResult r = solveByGeneration(m, options);
+            const QString where = QString("trial %1: optimum %2, plan %3, bound %4")
+                                      .arg(trial)
+                                      .arg(best)
+                                      .arg(r.cost)
+                                      .arg(r.lowerBound);
+            if (best == PairModel::kForbidden) {
+                QVERIFY2(!r.feasible, qPrintable(where));
+                ++infeasible;
+                continue;
+            }
+            QVERIFY2(r.feasible, qPrintable(where));
+            ++feasible;
+            QVERIFY2(std::fabs(assignmentCost(m, r.choice) - r.cost) < 1e-9, qPrintable(where));
+            QVERIFY2(atMost(best, r.cost), qPrintable(where));
+            QVERIFY2(atMost(r.lowerBound, best), qPrintable(where));
+            closed += r.cost - r.lowerBound <= 1e-6 * (1.0 + std::fabs(r.cost));
+        }
+        QVERIFY2(infeasible > 0, qPrintable(QString::number(infeasible)));
+        QVERIFY2(closed >= feasible * 9 / 10, qPrintable(QString("%1 of %2").arg(closed).arg(feasible)));
+#endif
+    }
+
+    // On a 3-D mesh, the decomposed plan is within its certified gap of the exact ILP's optimum, and its
+    // bound below that optimum.
+    void decomposedWithinGapOfExact_data() {
+        QTest::addColumn<QString>("graph");
+        QTest::addColumn<QString>("meshShape");
+        QTest::newRow("mlp 2x2x2") << "mlp"
+                                   << "2x2x2";
+        QTest::newRow("gpt_block2 2x2x2") << "gpt_block2"
+                                          << "2x2x2";
+        QTest::newRow("mlp 2x2x2x2") << "mlp"
+                                     << "2x2x2x2";
+    }
+    void decomposedWithinGapOfExact() {
+#ifndef JOINTSCOPE_HAVE_CBC
+        QSKIP("built without CBC");
+#else
+        QFETCH(QString, graph);
+        QFETCH(QString, meshShape);
+        const Graph g = sharedGraph(graph.toStdString());
+        const ShardingProblem p = buildStrategies(g, mesh(*parseMeshShape(meshShape.toStdString())));
+        const cost::RooflineModel model(*cost::findDevice("h100"));
+        SolveOptions exactOptions;
+        exactOptions.method = SolveOptions::Method::Exact;
+        Expected<Plan> exact = solvePlacement(g, p, exactOptions, model);
+        JS_VERIFY_EXPECTED(exact);
+        QVERIFY(exact->optimal);
+        QVERIFY(!exact->decomposed);
+        const double optimum = exact->cost.totalUs();
+        // The exact path's bound is its relaxation: at the optimum when the LP is integral.
+        QVERIFY(atMost(exact->lowerBound, optimum));
+
+        SolveOptions options;
+        options.method = SolveOptions::Method::Decomposed;
+        options.gap = 0.01;
+        Expected<Plan> plan = solvePlacement(g, p, options, model);
+        JS_VERIFY_EXPECTED(plan);
+        QVERIFY(plan->decomposed);
+        const double cost = plan->cost.totalUs();
+        const QString where =
+            QString("optimum %1, plan %2, bound %3").arg(optimum).arg(cost).arg(plan->lowerBound);
+        QVERIFY2(std::fabs(evaluatePlan(g, p, plan->choice, model).totalUs() - cost) < 1e-6,
+                 qPrintable(where));
+        QVERIFY2(atMost(optimum, cost), qPrintable(where));
+        QVERIFY2(atMost(plan->lowerBound, optimum), qPrintable(where));
+        QVERIFY2(plan->gap() <= 0.01 + 1e-12, qPrintable(where));
+        QVERIFY2(atMost(cost - optimum, cost - plan->lowerBound), qPrintable(where));
+#endif
+    }
+
+    // shard --json reports the bound and the gap; the text says "cost X, lower bound Y, gap Z %".
+    void cliReportsBoundAndGap() {
+#ifndef JOINTSCOPE_HAVE_CBC
+        QSKIP("built without CBC");
+#else
+        const QString file = QString::fromStdString(sharedPath("graphs/torch-1.13/mlp/joint.txt"));
+        const Run r = runCli({"shard", file, "--mesh", "2x2x2", "--solver", "decomposed", "--json"});
+        QCOMPARE(r.exitCode, 0);
+        const nlohmann::json j = nlohmann::json::parse(r.out);
+        QCOMPARE(j["solver"].get<std::string>(), std::string("decomposed"));
+        const double total = j["total_cost"].get<double>(), bound = j["lower_bound"].get<double>();
+        QVERIFY(bound > 0 && atMost(bound, total));
+        QVERIFY(std::fabs(j["gap"].get<double>() - (total - bound) / total) < 1e-9);
+        QVERIFY(j["gap"].get<double>() <= 0.01 + 1e-12);
+
+        // A graph this small is solved exactly by default, its bound the integral relaxation's optimum.
+        const Run exact = runCli({"shard", file, "--mesh", "2x2x2", "--json"});
+        QCOMPARE(exact.exitCode, 0);
+        const nlohmann::json e = nlohmann::json::parse(exact.out);
+        QCOMPARE(e["solver"].get<std::string>(), std::string("exact"));
+        QVERIFY(atMost(e["total_cost"].get<double>(), total));
+        QVERIFY(atMost(bound, e["total_cost"].get<double>()));
+        QVERIFY(std::fabs(e["lower_bound"].get<double>() - e["total_cost"].get<double>()) <=
+                1e-6 * e["total_cost"].get<double>());
+
+        const Run text = runCli({"shard", file, "--mesh", "2x2x2"});
+        QCOMPARE(text.exitCode, 0);
+        QVERIFY2(text.out.find(", lower bound ") != std::string::npos &&
+                     text.out.find(" %") != std::string::npos,
+                 text.out.c_str());
+        const Run bad = runCli({"shard", file, "--mesh", "2x2x2", "--solver", "fast"});
+        QCOMPARE(bad.exitCode, 1);
+        QVERIFY(bad.err.find("--solver") != std::string::npos);
+#endif
+    }
+};
+
+QTEST_GUILESS_MAIN(TestShardingMesh)
+#include "tst_sharding_mesh.moc"

@@ -1,4 +1,5 @@
 // jointscope [FILE]: the desktop graph inspector. With no FILE it opens the bundled example graph.
+#include "DiffFeature.h"
 #include "MainWindow.h"
 #include "PartitionDocument.h"
 #include "ShardingDocument.h"
@@ -8,6 +9,7 @@
 #include <QApplication>
 #include <QCommandLineParser>
 #include <QDir>
+#include <QDockWidget>
 #include <QFileInfo>
 #include <QTimer>
 
@@ -115,9 +117,14 @@ int main(int argc, char* argv[]) {
     QCommandLineOption dumpSession(QStringLiteral("dump-session"),
                                    QStringLiteral("Save the session to OUT once shown, then quit."),
                                    QStringLiteral("OUT"));
-    for (QCommandLineOption* o : {&restoreAnswer, &scriptPins, &dumpSession})
+    // Scripted Tools › Compare Graphs: "auto" (the preset pair) or "A,B" entry indexes, then the first
+    // difference selected; the screenshot waits for it.
+    QCommandLineOption diff(QStringLiteral("diff"), QStringLiteral("Compare two graphs of the file."),
+                            QStringLiteral("A,B|auto"));
+    for (QCommandLineOption* o : {&restoreAnswer, &scriptPins, &dumpSession, &diff})
         o->setFlags(QCommandLineOption::HiddenFromHelp);
-    parser.addOptions({screenshot, enter, select, profile, validate, shard, restoreAnswer, scriptPins, dumpSession});
+    parser.addOptions(
+        {screenshot, enter, select, profile, validate, shard, restoreAnswer, scriptPins, dumpSession, diff});
     parser.process(app);
 
     const bool shooting = parser.isSet(screenshot);
@@ -132,9 +139,8 @@ int main(int argc, char* argv[]) {
         QObject::connect(&window, &jointscope::gui::MainWindow::restoreDone, &window, [&window, out] {
             window.whenDocumentLoaded([&window, out](bool) {
                 // The restored pins are applied when the graph is shown: save after that turn of the loop.
-                QTimer::singleShot(0, &window, [&window, out] {
-                    QCoreApplication::exit(window.saveSession(out) ? 0 : 1);
-                });
+                QTimer::singleShot(
+                    0, &window, [&window, out] { QCoreApplication::exit(window.saveSession(out) ? 0 : 1); });
             });
         });
     }
@@ -188,6 +194,21 @@ int main(int argc, char* argv[]) {
                              Qt::QueuedConnection);
             QObject::connect(doc, &jointscope::gui::ShardingDocument::failed, &window, shoot,
                              Qt::QueuedConnection);
+        } else if (parser.isSet(diff)) {
+            window.whenDocumentLoaded([&window, shoot, pair = parser.value(diff)](bool loaded) {
+                jointscope::gui::DiffFeature* feature = window.diffFeature();
+                const QStringList ab = pair.split(QLatin1Char(','));
+                if (ab.size() == 2)
+                    feature->pick(ab[0].toUInt(), ab[1].toUInt());
+                if (!loaded)
+                    return shoot();
+                feature->dock()->raise();
+                feature->compare([feature, shoot](bool compared) {
+                    if (!compared)
+                        return shoot();
+                    feature->step(1, shoot);
+                });
+            });
         } else
             shoot();
         // A stuck layout must not hang scripted runs.

@@ -294,8 +294,11 @@ void DiffFeature::goTo(int row, std::function<void()> done) {
     const QModelIndex index = model_->index(row, 0);
     const QVariant inA = index.data(views::DiffModel::NodeARole);
     const QVariant inB = index.data(views::DiffModel::NodeBRole);
-    // The graph that has the node; a changed node stays in the graph shown.
-    const bool sideB = !inA.isValid() || (inB.isValid() && shownSide_.value_or(false));
+    // The graph that has the node (or edge); a changed node stays in the graph shown.
+    const QString kind = index.data(views::DiffModel::KindRole).toString();
+    const bool onlyB = kind.endsWith(QLatin1String("added"));
+    const bool onlyA = kind.endsWith(QLatin1String("removed"));
+    const bool sideB = inB.isValid() && (onlyB || !inA.isValid() || (!onlyA && shownSide_.value_or(false)));
     const NodeId id = NodeId((sideB ? inB : inA).toUInt());
     auto select = [this, id, done = std::move(done)] {
         ctx_.canvas->selectNode(id, true);

@@ -29,9 +29,7 @@ std::string capturePath() {
 
 Graph parseText(const std::string& text) {
     auto file = GraphFile::fromText(text, "edited.txt");
-    if (!file)
-        qFatal("%s", file.error().format().c_str());
-    auto graph = file->load(0);
+    auto graph = file ? file->load(0) : Expected<Graph>(file.error());
     if (!graph)
         qFatal("%s", graph.error().format().c_str());
     return graph.take();

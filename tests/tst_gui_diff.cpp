@@ -68,7 +68,9 @@ private slots:
         QTRY_VERIFY_WITH_TIMEOUT(!window.loading() && window.scene()->hasLayout() && !window.layoutBusy(),
                                  60000);
         gui::DiffFeature* diff = window.diffFeature();
-        QVERIFY(diff->divergenceText().contains(QStringLiteral("1 compiles schedule different collectives")));
+        QTRY_VERIFY_WITH_TIMEOUT(
+            diff->divergenceText().contains(QStringLiteral("1 compiles schedule different collectives")),
+            60000);
 
         // Preset: the dynamo graph of compile 1/0, rank 0 against rank 1.
         auto folder = GraphFile::open(folderPath);

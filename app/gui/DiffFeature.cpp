@@ -30,13 +30,9 @@ struct DiffResult {
     std::optional<Diagnostic> error;
 };
 
-// The first pair worth a look: a graph that differs across ranks, else a recompile (the next graph of the
-// same kind under another compile id), else the first two graphs.
-std::pair<size_t, size_t> firstPair(const GraphFile& file) {
-    if (!file.ranks().empty())
-        for (const auto& split : summarizeRanks(file).graphs)
-            if (split.groups.size() > 1 && !split.groups[0].digest.empty() && !split.groups[1].digest.empty())
-                return {split.groups[0].entries[0], split.groups[1].entries[0]};
+// The first recompile (the next graph of the same kind and rank under another compile id), else the first two
+// graphs.
+std::pair<size_t, size_t> firstRecompile(const GraphFile& file) {
     const auto& graphs = file.graphs();
     for (size_t i = 0; i < graphs.size(); ++i)
         for (size_t j = i + 1; j < graphs.size(); ++j)
@@ -44,6 +40,14 @@ std::pair<size_t, size_t> firstPair(const GraphFile& file) {
                 graphs[j].rank == graphs[i].rank)
                 return {i, j};
     return {0, graphs.size() > 1 ? 1 : 0};
+}
+
+// The first graph that differs across ranks, when there is one in both groups.
+std::optional<std::pair<size_t, size_t>> firstDivergent(const RankDivergence& divergence) {
+    for (const auto& split : divergence.graphs)
+        if (split.groups.size() > 1 && !split.groups[0].digest.empty() && !split.groups[1].digest.empty())
+            return std::pair{split.groups[0].entries[0], split.groups[1].entries[0]};
+    return std::nullopt;
 }
 
 } // namespace
@@ -73,6 +77,7 @@ DiffFeature::DiffFeature(const FeatureContext& context, QObject* parent) : QObje
 DiffFeature::~DiffFeature() {
     disconnect(&job_, nullptr, this, nullptr);
     job_.cancel();
+    rankJob_.cancel();
 }
 
 void DiffFeature::createDock() {
@@ -136,6 +141,10 @@ void DiffFeature::createDock() {
 
 void DiffFeature::setFile(std::shared_ptr<const GraphFile> file) {
     job_.cancel();
+    rankJob_.cancel();
+    if (pendingCompare_ && *pendingCompare_)
+        (*pendingCompare_)(false);
+    pendingCompare_.reset();
     file_ = std::move(file);
     model_->setDiff(nullptr, nullptr, nullptr);
     a_ = b_ = nullptr;
@@ -155,14 +164,27 @@ void DiffFeature::setFile(std::shared_ptr<const GraphFile> file) {
         pickA_->addItem(label);
         pickB_->addItem(label);
     }
-    if (file_->ranks().size() > 1) {
-        QStringList lines;
-        for (const std::string& line : summarizeRanks(*file_).lines())
-            lines << QString::fromStdString(line);
-        divergence_->setPlainText(lines.join('\n'));
-    }
-    const auto [a, b] = firstPair(*file_);
+    const auto [a, b] = firstRecompile(*file_);
     pick(a, b);
+    if (file_->ranks().size() < 2)
+        return;
+    // Hashing every rank's graphs takes a while on large logs: on the worker.
+    divergence_->setPlainText(tr("Comparing the ranks…"));
+    rankJob_.run([file = file_](views::JobControl&) { return summarizeRanks(*file); },
+                 [this, preset = picked()](RankDivergence divergence) {
+                     QStringList lines;
+                     for (const std::string& line : divergence.lines())
+                         lines << QString::fromStdString(line);
+                     divergence_->setPlainText(lines.join('\n'));
+                     // Unless the user picked another pair meanwhile.
+                     if (auto pair = firstDivergent(divergence); pair && picked() == preset)
+                         pick(pair->first, pair->second);
+                     if (pendingCompare_) {
+                         auto done = std::move(*pendingCompare_);
+                         pendingCompare_.reset();
+                         compare(std::move(done));
+                     }
+                 });
 }
 
 std::pair<int, int> DiffFeature::picked() const {
@@ -175,6 +197,10 @@ void DiffFeature::pick(size_t a, size_t b) {
 }
 
 void DiffFeature::compare(std::function<void(bool)> done) {
+    if (rankJob_.busy()) {
+        pendingCompare_ = std::move(done);
+        return;
+    }
     if (!file_ || pickA_->currentIndex() < 0 || pickB_->currentIndex() < 0) {
         if (done)
             done(false);

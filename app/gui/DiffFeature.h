@@ -46,13 +46,14 @@ public:
     const Actions& actions() const { return actions_; }
     views::DiffModel* model() const { return model_; }
 
-    // A newly opened file: its graphs in the pickers, preset to the first pair worth comparing (the first
-    // graph that differs across ranks, else the first recompile); for a folder, the divergence summary.
+    // A newly opened file: its graphs in the pickers, preset to the first recompile; for a folder, the ranks
+    // are compared on a worker, then the divergence summary shows and the pickers move to the first graph
+    // that differs across ranks.
     void setFile(std::shared_ptr<const GraphFile> file);
     std::pair<int, int> picked() const; // entry indexes in the A and B pickers
     void pick(size_t a, size_t b);
     // Parses and diffs the picked graphs on a worker, lists the differences and shows graph A; `done(ok)`
-    // once shown.
+    // once shown. While the ranks of a folder are still being compared, it waits for them (and their pick).
     void compare(std::function<void(bool)> done = {});
     // Selects difference `row` of the list and centres its node in the graph that has it (A for removed,
     // B for added, the graph shown for changed); `done` once centred.
@@ -70,7 +71,9 @@ private:
 
     FeatureContext ctx_;
     Actions actions_;
-    views::BackgroundJob job_;
+    views::BackgroundJob job_;                                // parse and diff
+    views::BackgroundJob rankJob_;                            // the divergence summary of a folder
+    std::optional<std::function<void(bool)>> pendingCompare_; // asked for while rankJob_ runs
     std::shared_ptr<const GraphFile> file_;
     std::shared_ptr<const Graph> a_, b_;
     std::shared_ptr<const GraphDiff> diff_;

@@ -287,6 +287,12 @@ void MainWindow::createMenus() {
             openFile(path);
     });
     openAction_->setShortcut(QKeySequence::Open);
+    file->addAction(tr("Open Rank &Folder…"), this, [this] {
+        const QString dir = QFileDialog::getExistingDirectory(
+            this, tr("Open a folder of per-rank TORCH_TRACE logs"), QFileInfo(filePath_).absolutePath());
+        if (!dir.isEmpty())
+            openFile(dir);
+    });
     recentMenu_ = file->addMenu(tr("Open &Recent"));
     file->addAction(canvas.exportView);
     file->addSeparator();

@@ -3,6 +3,7 @@
 #include "canvas/EdgeItem.h"
 #include "canvas/GraphScene.h"
 #include "canvas/NodeItem.h"
+#include "canvas/OverlayItems.h"
 #include "models/DiffModel.h"
 
 #include <QGraphicsItem>
@@ -94,22 +95,10 @@ DiffOverlay makeDiffOverlay(const GraphDiff& diff, bool sideB, size_t nodeCount)
 }
 
 void applyDiffOverlay(GraphScene& scene, const DiffOverlay* overlay) {
-    std::vector<QGraphicsItem*> stale;
-    std::vector<NodeItem*> nodes;
-    std::vector<EdgeItem*> edges;
-    for (QGraphicsItem* item : scene.items()) {
-        if (item->type() == DiffFrame::Type || item->type() == DiffEdgeMark::Type)
-            stale.push_back(item);
-        else if (item->type() == NodeItem::Type)
-            nodes.push_back(static_cast<NodeItem*>(item));
-        else if (item->type() == EdgeItem::Type)
-            edges.push_back(static_cast<EdgeItem*>(item));
-    }
-    for (QGraphicsItem* item : stale)
-        delete item;
+    const SceneItems shown = clearOverlayItems(scene, {DiffFrame::Type, DiffEdgeMark::Type});
     if (!overlay)
         return;
-    for (NodeItem* node : nodes) {
+    for (NodeItem* node : shown.nodes) {
         const NodeId id = node->nodeId();
         if (id < overlay->nodes.size() && overlay->nodes[id])
             (new DiffFrame(node->shape().boundingRect(), *overlay->nodes[id]))->setParentItem(node);
@@ -117,7 +106,7 @@ void applyDiffOverlay(GraphScene& scene, const DiffOverlay* overlay) {
     const std::set<std::pair<NodeId, NodeId>> added(overlay->addedEdges.begin(), overlay->addedEdges.end());
     const std::set<std::pair<NodeId, NodeId>> removed(overlay->removedEdges.begin(),
                                                       overlay->removedEdges.end());
-    for (EdgeItem* edge : edges) {
+    for (EdgeItem* edge : shown.edges) {
         const std::pair<NodeId, NodeId> key{edge->from(), edge->to()};
         if (added.count(key) || removed.count(key))
             scene.addItem(new DiffEdgeMark(edge->mapToScene(edge->path()),

@@ -1,6 +1,7 @@
 #include "graph/GraphDiff.h"
 
 #include <algorithm>
+#include <cstdio>
 #include <map>
 #include <tuple>
 

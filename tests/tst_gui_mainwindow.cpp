@@ -5,6 +5,7 @@
 #include "testutil.h"
 
 #include "CanvasFeature.h"
+#include "DiffFeature.h"
 #include "MainWindow.h"
 #include "PartitionDocument.h"
 #include "PartitionFeature.h"
@@ -397,7 +398,7 @@ private slots:
                               QStringLiteral("Navigate"), QStringLiteral("Tools"), QStringLiteral("Help")}));
     }
 
-    // The Partition and Sharding docks share a tab group; a new window shows the Partition one.
+    // The Partition, Sharding and Graph Diff docks share a tab group; a new window shows the Partition one.
     void partitionDockShownFirst() {
         MainWindow window(false);
         window.resize(1400, 900);
@@ -405,9 +406,11 @@ private slots:
         QVERIFY(QTest::qWaitForWindowExposed(&window));
         QDockWidget* partition = window.partitionFeature()->dock();
         QDockWidget* sharding = window.shardingFeature()->dock();
-        QCOMPARE(window.tabifiedDockWidgets(partition), QList<QDockWidget*>{sharding});
+        QDockWidget* diff = window.diffFeature()->dock();
+        QCOMPARE(window.tabifiedDockWidgets(partition), (QList<QDockWidget*>{sharding, diff}));
         QVERIFY(!partition->visibleRegion().isEmpty());
         QVERIFY(sharding->visibleRegion().isEmpty());
+        QVERIFY(diff->visibleRegion().isEmpty());
     }
 
     // A graph picked in the Graphs dock is parsed on a worker: the pick returns at once, the graph shown

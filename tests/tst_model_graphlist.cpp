@@ -167,7 +167,8 @@ private slots:
     void resetsAcrossRealFiles() {
         GraphListModel model;
         QAbstractItemModelTester tester(&model, QAbstractItemModelTester::FailureReportingMode::QtTest);
-        for (const char* log : {"multi_rank_rank_1.log", "simple.log", "artifacts.log", "multi_rank_rank_1.log"}) {
+        for (const char* log :
+             {"multi_rank_rank_1.log", "simple.log", "artifacts.log", "multi_rank_rank_1.log"}) {
             auto file = GraphFile::open(sharedPath(std::string("graphs/torch-trace/") + log));
             JS_VERIFY_EXPECTED(file);
             std::set<std::string> compileIds;
@@ -179,6 +180,35 @@ private slots:
         }
         model.setEntries({});
         QCOMPARE(model.rowCount(), 0);
+    }
+
+    // A folder of per-rank logs (tests/data/multirank): a Rank column, each compile's group holding the
+    // graphs of both ranks; a log whose records name no rank has no Rank column.
+    void rankColumnForRankFolders() {
+        GraphListModel model;
+        QAbstractItemModelTester tester(&model, QAbstractItemModelTester::FailureReportingMode::QtTest);
+        auto single = GraphFile::open(sharedPath("graphs/torch-trace/multi_rank_rank_1.log"));
+        QVERIFY(single);
+        model.setEntries(single->graphs());
+        QCOMPARE(model.columnCount(), int(GraphListModel::RankColumn));
+        auto folder = GraphFile::open(sourcePath("tests/data/multirank"));
+        QVERIFY(folder);
+        model.setEntries(folder->graphs());
+        QCOMPARE(model.columnCount(), int(GraphListModel::ColumnCount));
+        QCOMPARE(model.headerData(GraphListModel::RankColumn, Qt::Horizontal).toString(),
+                 QStringLiteral("Rank"));
+        // Two compiles (0/0 and 1/0), each listing the graphs of rank 0 then rank 1.
+        QCOMPARE(model.rowCount(), 2);
+        std::set<int> ranks;
+        const QModelIndex group = model.index(1, 0);
+        QCOMPARE(group.data().toString(), QStringLiteral("compile 1/0"));
+        for (int row = 0; row < model.rowCount(group); ++row) {
+            const uint entry = model.index(row, 0, group).data(GraphListModel::EntryIndexRole).toUInt();
+            const int rank = model.index(row, GraphListModel::RankColumn, group).data().toInt();
+            QCOMPARE(rank, folder->graphs()[entry].rank);
+            ranks.insert(rank);
+        }
+        QCOMPARE(ranks, (std::set<int>{0, 1}));
     }
 };
 

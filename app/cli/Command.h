@@ -52,6 +52,7 @@ const Command& devicesCommand();
 const Command& profileDbCommand();
 const Command& costCommand();
 const Command& shardCommand();
+const Command& diffCommand();
 // The LibTorch commands. Loading LibTorch takes about 0.65 s, so they run in jointscope-cli-runtime, built
 // with it (JOINTSCOPE_CLI_RUNTIME); jointscope-cli lists them (their run is null there) and hands them over,
 // and every other command starts at once.

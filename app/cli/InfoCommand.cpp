@@ -1,5 +1,6 @@
 // jointscope-cli info: counts for one graph, or the list of graphs in a log.
 #include "Command.h"
+#include "RankReport.h"
 
 #include "graph/GraphStats.h"
 #include "graph/Layers.h"
@@ -140,6 +141,8 @@ int printGraphList(const GraphFile& file, bool asJson) {
             }
         }
         Json row{{"index", i}, {"kind", entry.kind}, {"compile_id", entry.compileId}, {"nodes", nodes}};
+        if (entry.rank >= 0)
+            row["rank"] = entry.rank;
         if (!error.empty())
             row["error"] = error;
         graphs.push_back(std::move(row));
@@ -147,6 +150,8 @@ int printGraphList(const GraphFile& file, bool asJson) {
     if (asJson) {
         Json out = Json::object();
         out["graphs"] = std::move(graphs);
+        if (!file.ranks().empty())
+            out["ranks"] = rankDivergenceJson(summarizeRanks(file));
         if (!problems.empty())
             out["problems"] = std::move(problems);
         std::printf("%s\n", out.dump(2).c_str());
@@ -154,11 +159,23 @@ int printGraphList(const GraphFile& file, bool asJson) {
     }
     std::printf("%s: %zu graphs (%.*s)\n", file.fileName().c_str(), file.graphs().size(),
                 int(formatName(file.format()).size()), formatName(file.format()).data());
+    const bool ranked = !file.ranks().empty();
     std::vector<std::vector<Json>> rows;
-    for (const Json& g : graphs)
+    for (const Json& g : graphs) {
         rows.push_back({g["index"], g["compile_id"].get<std::string>().empty() ? Json("-") : g["compile_id"],
                         g["kind"], g.contains("error") ? Json("failed") : g["nodes"]});
-    printTable({"index", "compile_id", "kind", "nodes"}, rows);
+        if (ranked)
+            rows.back().insert(rows.back().begin() + 1, g.value("rank", Json(-1)));
+    }
+    std::vector<std::string> header{"index", "compile_id", "kind", "nodes"};
+    if (ranked)
+        header.insert(header.begin() + 1, "rank");
+    printTable(header, rows);
+    if (ranked) {
+        std::printf("\n");
+        for (const std::string& line : summarizeRanks(file).lines())
+            std::printf("%s\n", line.c_str());
+    }
     for (const Json& p : problems)
         std::fprintf(stderr, "%s\n", p.get<std::string>().c_str());
     return kExitOk;
@@ -184,9 +201,9 @@ int runInfo(const ParsedArgs& args) {
 const Command& infoCommand() {
     static const Command command{
         "info",
-        "info FILE [--graph G] [--meta F] [--json] [--layers | --layers-by-structure]",
+        "info FILE|DIR [--graph G] [--meta F] [--json] [--layers | --layers-by-structure]",
         "Print node counts of a graph (GraphStats), or list the graphs of a TORCH_TRACE log / TORCH_LOGS "
-        "paste.",
+        "paste, or of a folder of per-rank logs with where the ranks diverge.",
         {graphOption(),
          metaOption(),
          jsonOption(),

@@ -22,7 +22,7 @@ namespace {
 using CommandFn = const Command& (*)();
 constexpr CommandFn kCommands[] = {
     &infoCommand,     &convertCommand, &partitionCommand, &paretoCommand, &checkCommand,
-    &splitDwCommand,  &devicesCommand, &profileDbCommand, &costCommand,   &shardCommand,
+    &splitDwCommand,  &devicesCommand, &profileDbCommand, &costCommand,   &shardCommand, &diffCommand,
 #ifdef JOINTSCOPE_HAVE_TORCH
     &validateCommand, &profileCommand, &runCommand,
 #endif

@@ -36,6 +36,8 @@ struct FeatureContext {
     std::function<void(const QString&)> log;
     // Logs the diagnostic and, when interactive, says so in a box titled `title`.
     std::function<void(const QString& title, const Diagnostic&)> reportError;
+    // Shows graph `entry` of the open file as if picked in the Graphs dock; `done(ok)` once it is shown.
+    std::function<void(size_t entry, std::function<void(bool)> done)> showEntry;
 };
 
 // Engine names (ops, policies, formats) are UTF-8 string views.

@@ -1,6 +1,7 @@
 #include "MainWindow.h"
 
 #include "CanvasFeature.h"
+#include "DiffFeature.h"
 #include "HelpMenu.h"
 #include "PartitionDocument.h"
 #include "PartitionFeature.h"
@@ -209,6 +210,9 @@ void MainWindow::createFeatures() {
     context.interactive = interactive_;
     context.log = [this](const QString& text) { log(text); };
     context.reportError = [this](const QString& title, const Diagnostic& d) { reportError(title, d); };
+    context.showEntry = [this](size_t entry, std::function<void(bool)> done) {
+        loadGraph(entry, std::move(done));
+    };
 
     canvas_ = new CanvasFeature(context, this);
     setCentralWidget(canvas_->centralWidget());
@@ -220,12 +224,14 @@ void MainWindow::createFeatures() {
     sharding_ = new ShardingFeature(context, this);
     runtime_ = new RuntimeFeature(
         context, [doc = partition_->document()] { return doc->decisionJson(); }, this);
+    diff_ = new DiffFeature(context, this);
     sessions_ = new SessionController(context, this, partition_, sharding_, this);
     connect(sessions_, &SessionController::autosaved, this, &MainWindow::autosaved);
     connect(sessions_, &SessionController::restoreDone, this, &MainWindow::restoreDone);
     connect(canvas_, &CanvasFeature::layoutApplied, this, [this] {
         partition_->applyOverlay();
         sharding_->applyOverlay();
+        diff_->applyOverlay();
     });
 
     // The canvas's context menu: the partition's pins, then the node's producers and consumers.
@@ -264,6 +270,8 @@ void MainWindow::placeFeatureDocks() {
     // A tab beside the Partition dock: both need the column's height.
     addDockWidget(Qt::RightDockWidgetArea, sharding_->dock());
     tabifyDockWidget(partition_->dock(), sharding_->dock());
+    addDockWidget(Qt::RightDockWidgetArea, diff_->dock());
+    tabifyDockWidget(sharding_->dock(), diff_->dock());
     partition_->dock()->raise(); // the partition is what a joint graph opens on
 }
 
@@ -280,6 +288,12 @@ void MainWindow::createMenus() {
             openFile(path);
     });
     openAction_->setShortcut(QKeySequence::Open);
+    file->addAction(tr("Open Rank &Folder…"), this, [this] {
+        const QString dir = QFileDialog::getExistingDirectory(
+            this, tr("Open a folder of per-rank TORCH_TRACE logs"), QFileInfo(filePath_).absolutePath());
+        if (!dir.isEmpty())
+            openFile(dir);
+    });
     recentMenu_ = file->addMenu(tr("Open &Recent"));
     file->addAction(canvas.exportView);
     file->addSeparator();
@@ -317,12 +331,14 @@ void MainWindow::createMenus() {
     view->addSeparator();
     view->addActions({canvas.fit, canvas.find, canvas.up, canvas.collapse, canvas.ladder, canvas.minimap,
                       canvas.searchResults, sharding_->dock()->toggleViewAction(),
-                      sharding_->actions().overlay});
+                      sharding_->actions().overlay, diff_->dock()->toggleViewAction()});
 
     QMenu* navigate = menuBar()->addMenu(tr("&Navigate"));
     navigate->addActions(canvas.walk);
     navigate->addSeparator();
     navigate->addMenu(canvas.jumpMenu);
+    navigate->addSeparator();
+    navigate->addActions({diff_->actions().next, diff_->actions().previous});
 
     QToolBar* toolbar = addToolBar(tr("Main"));
     toolbar->setObjectName(QStringLiteral("mainToolbar"));
@@ -332,6 +348,7 @@ void MainWindow::createMenus() {
     QMenu* tools = menuBar()->addMenu(tr("&Tools"));
     tools->addActions(
         {runtime_->actions().validate, runtime_->actions().profile, runtime_->actions().remeasure});
+    tools->addAction(diff_->actions().compare);
 
     populateHelpMenu(menuBar()->addMenu(tr("&Help")), this);
 }
@@ -457,6 +474,7 @@ void MainWindow::onDocumentLoaded(quint64 ticket, std::shared_ptr<views::OpenedF
     for (const Diagnostic& problem : file_->problems())
         log(QString::fromStdString(problem.format()));
     graphListModel_->setEntries(file_->graphs());
+    diff_->setFile(file_);
     pickedEntry_.reset();
     graphList_->expandAll();
     // The list only helps for multi-graph files (TORCH_TRACE logs, pastes).

@@ -39,6 +39,7 @@ class RuntimePanel;
 namespace jointscope::gui {
 
 class CanvasFeature;
+class DiffFeature;
 class PartitionDocument;
 class PartitionFeature;
 class RuntimeFeature;
@@ -78,6 +79,7 @@ public:
     PartitionFeature* partitionFeature() const { return partition_; }
     ShardingFeature* shardingFeature() const { return sharding_; }
     RuntimeFeature* runtimeFeature() const { return runtime_; }
+    DiffFeature* diffFeature() const { return diff_; }
     PartitionDocument* partitionDocument() const;
     ShardingDocument* shardingDocument() const;
     views::RuntimePanel* runtimePanel() const; // Tools › Validate / Profile
@@ -170,6 +172,7 @@ private:
     PartitionFeature* partition_ = nullptr;
     ShardingFeature* sharding_ = nullptr;
     RuntimeFeature* runtime_ = nullptr;
+    DiffFeature* diff_ = nullptr;
     SessionController* sessions_ = nullptr;
 };
 

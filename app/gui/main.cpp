@@ -1,5 +1,6 @@
 // jointscope [FILE]: the desktop graph inspector. With no FILE it opens the bundled example graph.
 #include "CanvasFeature.h"
+#include "DiffFeature.h"
 #include "MainWindow.h"
 #include "PartitionDocument.h"
 #include "ShardingDocument.h"
@@ -12,6 +13,7 @@
 #include <QApplication>
 #include <QCommandLineParser>
 #include <QDir>
+#include <QDockWidget>
 #include <QFileInfo>
 #include <QTimer>
 
@@ -127,10 +129,14 @@ int main(int argc, char* argv[]) {
     // Screenshots of a large graph laid out whole (View › Collapse Groups off once the first view is up).
     QCommandLineOption expandAll(QStringLiteral("expand-all"),
                                  QStringLiteral("Show every node, not the collapsed view, once laid out."));
-    for (QCommandLineOption* o : {&restoreAnswer, &scriptPins, &dumpSession, &expandAll})
+    // Scripted Tools › Compare Graphs: "auto" (the preset pair) or "A,B" entry indexes, then the first
+    // difference selected; the screenshot waits for it.
+    QCommandLineOption diff(QStringLiteral("diff"), QStringLiteral("Compare two graphs of the file."),
+                            QStringLiteral("A,B|auto"));
+    for (QCommandLineOption* o : {&restoreAnswer, &scriptPins, &dumpSession, &expandAll, &diff})
         o->setFlags(QCommandLineOption::HiddenFromHelp);
     parser.addOptions({screenshot, enter, select, profile, validate, shard, comparePlan, restoreAnswer,
-                       scriptPins, dumpSession, expandAll});
+                       scriptPins, dumpSession, expandAll, diff});
     parser.process(app);
 
     const bool shooting = parser.isSet(screenshot);
@@ -227,6 +233,21 @@ int main(int argc, char* argv[]) {
                              Qt::QueuedConnection);
             QObject::connect(doc, &jointscope::gui::ShardingDocument::failed, &window, shoot,
                              Qt::QueuedConnection);
+        } else if (parser.isSet(diff)) {
+            window.whenDocumentLoaded([&window, shoot, pair = parser.value(diff)](bool loaded) {
+                jointscope::gui::DiffFeature* feature = window.diffFeature();
+                const QStringList ab = pair.split(QLatin1Char(','));
+                if (ab.size() == 2)
+                    feature->pick(ab[0].toUInt(), ab[1].toUInt());
+                if (!loaded)
+                    return shoot();
+                feature->dock()->raise();
+                feature->compare([feature, shoot](bool compared) {
+                    if (!compared)
+                        return shoot();
+                    feature->step(1, shoot);
+                });
+            });
         } else
             shoot();
         // A stuck layout must not hang scripted runs.

@@ -13,8 +13,13 @@ struct GraphEntry {
     std::string kind; // "aot_joint_graph", "dynamo_output_graph", "fx", "artifact:after_post_grad_graph", ...
     std::string compileId; // "0/0" (frame_id/frame_compile_id, as tlparse shows it); "" when unknown
     std::string title;     // human label: "[0/0] aot_joint_graph"
-    uint32_t line = 0;     // line of the header that introduced the graph
-    uint64_t nodes = 0;    // top-level node count (len(graph.nodes)), 0 until parsed
+    // The rank that wrote the graph: the record's "rank" field, else the log's rank_N file name; -1 when
+    // unknown (single-process logs).
+    int32_t rank = -1;
+    // The log the graph came from when it differs from the GraphFile's own name (a folder of per-rank logs).
+    std::string file;
+    uint32_t line = 0;  // line of the header that introduced the graph
+    uint64_t nodes = 0; // top-level node count (len(graph.nodes)), 0 until parsed
     // The located parse error ("file:line:col: error: ...") of a graph that was found but does not read;
     // empty when it reads (or was not parsed yet). A failed graph stays listed so that the picker can say
     // why.

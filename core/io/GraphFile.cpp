@@ -4,6 +4,7 @@
 #include "io/FxReader.h"
 #include "io/JsonFormat.h"
 #include "io/JsonSupport.h"
+#include "io/RankLogs.h"
 #include "io/TraceLog.h"
 #include "support/Utf8.h"
 
@@ -24,6 +25,10 @@ constexpr size_t kHeadBytes = 64 * 1024;              // what format detection l
 
 Diagnostic fileError(const std::string& fileName, std::string message) {
     return makeError(SourceLocation{fileName, 0, 0}, std::move(message));
+}
+
+Diagnostic fileWarning(const std::string& fileName, std::string message) {
+    return Diagnostic{Severity::Warning, SourceLocation{fileName, 0, 0}, std::move(message)};
 }
 
 Expected<std::string> readWholeFile(const std::string& path) {
@@ -116,6 +121,9 @@ struct GraphFile::ParsedJson {
 };
 
 Expected<GraphFile> GraphFile::open(const std::string& path, const OpenOptions& options) {
+    std::error_code ec;
+    if (fs::is_directory(path, ec))
+        return openFolder(path, options);
     Expected<std::string> text = readWholeFile(path);
     if (!text)
         return text.error();
@@ -148,6 +156,7 @@ Expected<GraphFile> GraphFile::fromText(std::string text, std::string fileName, 
                                                                 : indexLogPaste(text, file.fileName_);
         file.graphs_ = std::move(index.graphs);
         file.problems_ = std::move(index.problems);
+        file.collectives_ = std::move(index.collectives);
         for (size_t i = 0; i < file.graphs_.size(); ++i)
             file.graphs_[i].index = static_cast<uint32_t>(i);
         return file;
@@ -209,7 +218,7 @@ Expected<Graph> GraphFile::load(size_t index) const {
             return readJson(text_);
         }
         FxReadOptions fx;
-        fx.fileName = fileName_;
+        fx.fileName = entry.file.empty() ? fileName_ : entry.file;
         if (isSingleGraph(format_))
             return readFxText(text_, fx);
         fx.firstLine = entry.payloadLine ? entry.payloadLine : 1;
@@ -253,25 +262,108 @@ Expected<Graph> GraphFile::load(size_t index) const {
 }
 
 std::optional<size_t> GraphFile::select(std::string_view spec) const {
+    std::optional<int32_t> rank;
+    if (spec.starts_with("rank")) {
+        const size_t colon = spec.find(':');
+        const std::string_view digits = spec.substr(4, colon == std::string_view::npos ? 0 : colon - 4);
+        if (digits.empty() || digits.size() > 9 ||
+            digits.find_first_not_of("0123456789") != std::string_view::npos)
+            return std::nullopt;
+        rank = static_cast<int32_t>(std::stol(std::string(digits)));
+        spec.remove_prefix(colon + 1);
+    }
     if (spec.empty())
         return std::nullopt;
+    std::vector<size_t> candidates;
+    for (size_t i = 0; i < graphs_.size(); ++i)
+        if (!rank || graphs_[i].rank == *rank)
+            candidates.push_back(i);
     if (spec.find_first_not_of("0123456789") == std::string_view::npos) {
         if (spec.size() > 9)
             return std::nullopt;
         const size_t index = std::stoul(std::string(spec));
-        return index < graphs_.size() ? std::optional<size_t>(index) : std::nullopt;
+        return index < candidates.size() ? std::optional<size_t>(candidates[index]) : std::nullopt;
     }
     const size_t at = spec.find('@');
     const std::string_view kind = spec.substr(0, at);
     const std::string_view compileId =
         at == std::string_view::npos ? std::string_view() : spec.substr(at + 1);
-    for (size_t i = 0; i < graphs_.size(); ++i) {
+    for (size_t i : candidates) {
         if (graphs_[i].kind != kind)
             continue;
         if (at == std::string_view::npos || graphs_[i].compileId == compileId)
             return i;
     }
     return std::nullopt;
+}
+
+Expected<GraphFile> GraphFile::openFolder(const std::string& path, const OpenOptions& options) {
+    std::error_code ec;
+    std::vector<fs::path> logs;
+    for (const fs::directory_entry& item : fs::directory_iterator(path, ec))
+        if (item.is_regular_file(ec))
+            logs.push_back(item.path());
+    if (ec)
+        return fileError(path, "cannot list folder: " + ec.message());
+    std::sort(logs.begin(), logs.end());
+
+    GraphFile folder;
+    folder.format_ = FileFormat::TraceLog;
+    folder.fileName_ = path;
+    folder.options_ = options;
+    std::vector<std::pair<RankLog, GraphFile>> ranked;
+    for (const fs::path& log : logs) {
+        Expected<std::string> text = readWholeFile(log.string());
+        if (!text || !looksLikeTraceLog(std::string_view(*text).substr(0, kHeadBytes)))
+            continue; // not a TORCH_TRACE log: other files may sit beside the logs
+        Expected<GraphFile> file = fromText(text.take(), log.string(), options);
+        if (!file)
+            return file.error();
+        std::optional<int32_t> rank;
+        for (const GraphEntry& entry : file->graphs())
+            if (entry.rank >= 0) {
+                rank = entry.rank;
+                break;
+            }
+        if (!rank)
+            rank = rankFromFileName(log.filename().string());
+        if (!rank) {
+            folder.problems_.push_back(
+                fileWarning(log.string(), "log skipped: neither its records nor its name say its rank "
+                                          "(name it rank_N.log)"));
+            continue;
+        }
+        const auto same =
+            std::find_if(ranked.begin(), ranked.end(), [&](const auto& r) { return r.first.rank == *rank; });
+        if (same != ranked.end()) {
+            folder.problems_.push_back(
+                fileWarning(log.string(), "log skipped: rank " + std::to_string(*rank) +
+                                              " is already read from " + same->first.file));
+            continue;
+        }
+        ranked.push_back({RankLog{*rank, log.string(), file->graphs().size()}, file.take()});
+    }
+    if (ranked.empty())
+        return fileError(path, "folder holds no TORCH_TRACE log (expected per-rank logs such as "
+                               "dedicated_log_torch_trace_rank_0_*.log)");
+    std::stable_sort(ranked.begin(), ranked.end(),
+                     [](const auto& x, const auto& y) { return x.first.rank < y.first.rank; });
+    for (auto& [log, file] : ranked) {
+        for (GraphEntry entry : file.graphs_) {
+            entry.rank = log.rank;
+            entry.file = log.file;
+            entry.index = static_cast<uint32_t>(folder.graphs_.size());
+            entry.title = "rank " + std::to_string(log.rank) + " " + entry.title;
+            folder.graphs_.push_back(std::move(entry));
+        }
+        for (CollectiveSchedule schedule : file.collectives_) {
+            schedule.rank = log.rank;
+            folder.collectives_.push_back(std::move(schedule));
+        }
+        folder.problems_.insert(folder.problems_.end(), file.problems_.begin(), file.problems_.end());
+        folder.ranks_.push_back(std::move(log));
+    }
+    return folder;
 }
 
 } // namespace jointscope

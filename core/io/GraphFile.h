@@ -3,6 +3,7 @@
 
 #include "graph/Graph.h"
 #include "io/GraphEntry.h"
+#include "io/TraceLog.h"
 #include "support/Diagnostic.h"
 
 #include <functional>
@@ -23,8 +24,17 @@ struct OpenOptions {
     std::function<void()> jsonParsed; // called for each JSON document read into a graph (tests count them)
 };
 
+// One log of a folder of per-rank TORCH_TRACE logs.
+struct RankLog {
+    int32_t rank = -1;
+    std::string file;
+    size_t graphs = 0;
+};
+
 class GraphFile {
 public:
+    // A path to a folder opens its per-rank TORCH_TRACE logs as one file: every graph tagged with its rank
+    // (GraphEntry::rank, ::file), ranks() listing the logs.
     static Expected<GraphFile> open(const std::string& path, const OpenOptions& options = {});
     static Expected<GraphFile> fromText(std::string text, std::string fileName,
                                         const OpenOptions& options = {});
@@ -33,10 +43,13 @@ public:
     const std::string& fileName() const { return fileName_; }
     const std::vector<GraphEntry>& graphs() const { return graphs_; }
     const std::vector<Diagnostic>& problems() const { return problems_; }
+    const std::vector<CollectiveSchedule>& collectives() const { return collectives_; }
+    const std::vector<RankLog>& ranks() const { return ranks_; } // empty unless opened from a folder
 
     // Parses graph `index` (sidecars applied for single-graph files).
     Expected<Graph> load(size_t index) const;
-    // "INDEX", "KIND" (first of that kind) or "KIND@COMPILE_ID".
+    // "INDEX", "KIND" (first of that kind) or "KIND@COMPILE_ID", each optionally after "rankN:" (only rank
+    // N's graphs; the INDEX then counts them).
     std::optional<size_t> select(std::string_view spec) const;
 
 private:
@@ -52,6 +65,10 @@ private:
     OpenOptions options_;
     std::vector<GraphEntry> graphs_;
     std::vector<Diagnostic> problems_;
+    std::vector<CollectiveSchedule> collectives_;
+    std::vector<RankLog> ranks_;
+
+    static Expected<GraphFile> openFolder(const std::string& path, const OpenOptions& options);
 };
 
 } // namespace jointscope

@@ -6,6 +6,7 @@
 #include "io/TraceLog.h"
 
 #include <charconv>
+#include <cstdint>
 
 #include "io/JsonSupport.h"
 #include "io/LogSupport.h"
@@ -337,6 +338,8 @@ private:
         GraphEntry entry;
         entry.line = lineNo;
         entry.compileId = compileIdOf(record);
+        if (const auto rank = unsignedField(record, "rank"); rank && *rank <= INT32_MAX)
+            entry.rank = static_cast<int32_t>(*rank);
         entry.payloadColumn = 1;
         if (isGraphKind(kind)) {
             entry.kind = kind;
@@ -353,6 +356,10 @@ private:
                             it->staticInputIndices = staticInputIndices(payload.text);
                         break;
                     }
+                return;
+            }
+            if (kind == kArtifact && nameField(metadata) == "inductor_collective_schedule") {
+                addCollectives(entry, payload, lineNo);
                 return;
             }
             if (kind == kArtifact && metadata.is_object() && metadata.contains("encoding") &&
@@ -383,6 +390,23 @@ private:
         entry.index = static_cast<uint32_t>(index_.graphs.size());
         entry.title = entry.compileId.empty() ? entry.kind : "[" + entry.compileId + "] " + entry.kind;
         index_.graphs.push_back(std::move(entry));
+    }
+
+    // A JSON list of op names; anything else is reported and skipped.
+    void addCollectives(const GraphEntry& entry, const Payload& payload, uint32_t lineNo) {
+        auto parsed = parseJson(payload.text);
+        const Json* list = std::get_if<Json>(&parsed);
+        CollectiveSchedule schedule{entry.compileId, entry.rank, lineNo, {}};
+        if (list && list->is_array())
+            for (const Json& op : *list)
+                if (op.is_string())
+                    schedule.ops.push_back(op.get<std::string>());
+        if (!list || !list->is_array() || schedule.ops.size() != list->size()) {
+            problems_.add(Severity::Warning, payload.firstLine ? payload.firstLine : lineNo, 2,
+                          "inductor_collective_schedule: expected a JSON list of op names");
+            return;
+        }
+        index_.collectives.push_back(std::move(schedule));
     }
 
     // "static_input_indices=[0, 1, 3]" in the printed ViewAndMutationMeta.

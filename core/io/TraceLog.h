@@ -10,9 +10,18 @@
 
 namespace jointscope {
 
+// The collectives inductor scheduled for one compile (the inductor_collective_schedule artifact), in order.
+struct CollectiveSchedule {
+    std::string compileId;
+    int32_t rank = -1;
+    uint32_t line = 0;
+    std::vector<std::string> ops; // "torch.ops._c10d_functional.all_reduce_.default", ...
+};
+
 struct GraphIndex {
     std::vector<GraphEntry> graphs;
     std::vector<Diagnostic> problems; // located; the file still loads (e.g. a corrupted JSON line)
+    std::vector<CollectiveSchedule> collectives;
 };
 
 bool looksLikeTraceLog(std::string_view head);

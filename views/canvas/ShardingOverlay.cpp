@@ -3,6 +3,7 @@
 #include "canvas/EdgeItem.h"
 #include "canvas/GraphScene.h"
 #include "canvas/NodeItem.h"
+#include "canvas/OverlayItems.h"
 #include "models/ShardingModel.h"
 
 #include <algorithm>
@@ -180,22 +181,10 @@ QString transitionLabel(const Redistribution& r, const std::vector<std::string>&
 }
 
 void applyShardingOverlay(GraphScene& scene, const ShardingOverlay* overlay) {
-    std::vector<QGraphicsItem*> stale;
-    std::vector<NodeItem*> nodes;
-    std::vector<EdgeItem*> edges;
-    for (QGraphicsItem* item : scene.items()) {
-        if (item->type() == PlacementStrip::Type || item->type() == RedistributionMark::Type)
-            stale.push_back(item);
-        else if (item->type() == NodeItem::Type)
-            nodes.push_back(static_cast<NodeItem*>(item));
-        else if (item->type() == EdgeItem::Type)
-            edges.push_back(static_cast<EdgeItem*>(item));
-    }
-    for (QGraphicsItem* item : stale)
-        delete item;
+    const SceneItems shown = clearOverlayItems(scene, {PlacementStrip::Type, RedistributionMark::Type});
     if (!overlay)
         return;
-    for (NodeItem* node : nodes) {
+    for (NodeItem* node : shown.nodes) {
         const NodeId id = node->nodeId();
         if (id < overlay->nodes.size() && overlay->nodes[id].placed) {
             auto* strip =
@@ -210,7 +199,7 @@ void applyShardingOverlay(GraphScene& scene, const ShardingOverlay* overlay) {
         r.steps.insert(r.steps.end(), e.redistribution.steps.begin(), e.redistribution.steps.end());
         r.us += e.redistribution.us;
     }
-    for (EdgeItem* edge : edges) {
+    for (EdgeItem* edge : shown.edges) {
         const auto it = byEdge.find({edge->from(), edge->to()});
         if (it != byEdge.end()) {
             // A scene item of its own, not the edge's child: its label must stay above the node boxes.

@@ -14,6 +14,7 @@ GraphListModel::GraphListModel(QObject* parent) : QAbstractItemModel(parent) {}
 void GraphListModel::setEntries(std::vector<GraphEntry> entries) {
     beginResetModel();
     entries_ = std::move(entries);
+    ranked_ = std::any_of(entries_.begin(), entries_.end(), [](const GraphEntry& e) { return e.rank >= 0; });
     groups_.clear();
     placement_.assign(entries_.size(), {-1, -1});
     // Groups in order of first appearance in the file.
@@ -60,7 +61,7 @@ QModelIndex GraphListModel::indexOfEntry(uint32_t entryIndex) const {
 }
 
 QModelIndex GraphListModel::index(int row, int column, const QModelIndex& parent) const {
-    if (row < 0 || column < 0 || column >= ColumnCount)
+    if (row < 0 || column < 0 || column >= columnCount())
         return {};
     if (!parent.isValid())
         return row < int(groups_.size()) ? createIndex(row, column, quintptr(0)) : QModelIndex();
@@ -87,7 +88,7 @@ int GraphListModel::rowCount(const QModelIndex& parent) const {
 }
 
 int GraphListModel::columnCount(const QModelIndex&) const {
-    return ColumnCount;
+    return ranked_ ? ColumnCount : RankColumn;
 }
 
 QVariant GraphListModel::data(const QModelIndex& index, int role) const {
@@ -131,6 +132,8 @@ QVariant GraphListModel::data(const QModelIndex& index, int role) const {
             return e.nodes && !e.failed() ? QVariant::fromValue<qulonglong>(e.nodes) : QVariant();
         case LineColumn:
             return e.line ? QVariant(uint(e.line)) : QVariant();
+        case RankColumn:
+            return e.rank >= 0 ? QVariant(int(e.rank)) : QVariant();
         case ColumnCount:
             break;
         }
@@ -152,6 +155,8 @@ QVariant GraphListModel::headerData(int section, Qt::Orientation orientation, in
         return tr("Nodes");
     case LineColumn:
         return tr("Line");
+    case RankColumn:
+        return tr("Rank");
     case ColumnCount:
         break;
     }

@@ -12,7 +12,9 @@ namespace jointscope::views {
 class GraphListModel : public QAbstractItemModel {
     Q_OBJECT
 public:
-    enum Column { TitleColumn, KindColumn, NodesColumn, LineColumn, ColumnCount };
+    // RankColumn only for a folder of per-rank logs (some entry has a rank): columnCount() stops before it
+    // otherwise.
+    enum Column { TitleColumn, KindColumn, NodesColumn, LineColumn, RankColumn, ColumnCount };
     enum Role {
         EntryIndexRole = Qt::UserRole + 1, // GraphEntry::index for graph rows; invalid for group rows
         ErrorRole, // a failed graph's located parse error (GraphEntry::error); else invalid
@@ -44,6 +46,7 @@ private:
     };
     // internalId: 0 for groups, 1 + position in entries_ for graphs.
     std::vector<GraphEntry> entries_;
+    bool ranked_ = false;
     std::vector<Group> groups_;
     std::vector<std::pair<int, int>> placement_; // entry position -> (group, row)
 };

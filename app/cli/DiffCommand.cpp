@@ -1,0 +1,222 @@
+// jointscope-cli diff: the node and edge differences between two graphs (two ranks, two compiles, a
+// recompile), or where the ranks of a folder of per-rank logs diverge.
+#include "Command.h"
+#include "RankReport.h"
+
+#include <cstdio>
+#include <filesystem>
+
+namespace jointscope::cli {
+namespace {
+
+using Json = nlohmann::ordered_json;
+
+struct Side {
+    std::optional<GraphFile> file;
+    size_t index = 0;
+    Graph graph;
+};
+
+// "FILE" or "FILE#SPEC" (SPEC as --graph takes it); a '#' that is part of an existing file name stays.
+int loadSide(const std::string& argument, Side& side) {
+    std::string path = argument;
+    std::string spec;
+    std::error_code ec;
+    if (const size_t hash = argument.rfind('#');
+        hash != std::string::npos && !std::filesystem::exists(argument, ec)) {
+        path = argument.substr(0, hash);
+        spec = argument.substr(hash + 1);
+    }
+    Expected<GraphFile> file = GraphFile::open(path);
+    if (!file)
+        return inputError(file.error());
+    std::optional<size_t> index = spec.empty() ? std::nullopt : file->select(spec);
+    if (!spec.empty() && !index)
+        return usageError(diffCommand(), "no graph '" + spec + "' in " + path + " (`jointscope-cli info " +
+                                             path + "` lists them)");
+    if (spec.empty() && file->graphs().size() != 1)
+        return usageError(diffCommand(), path + " holds " + std::to_string(file->graphs().size()) +
+                                             " graphs: choose one as " + path + "#INDEX or " + path +
+                                             "#KIND@COMPILE_ID");
+    side.index = index.value_or(0);
+    Expected<Graph> graph = file->load(side.index);
+    if (!graph)
+        return inputError(graph.error());
+    side.graph = graph.take();
+    side.file.emplace(file.take());
+    return kExitOk;
+}
+
+Json sideJson(const Side& side) {
+    const GraphEntry& entry = side.file->graphs()[side.index];
+    Json j{{"file", side.file->fileName()},
+           {"index", side.index},
+           {"title", entry.title},
+           {"nodes", side.graph.size()}};
+    if (entry.rank >= 0)
+        j["rank"] = entry.rank;
+    return j;
+}
+
+void printDiffText(const GraphDiff& diff, const Graph& a, const Graph& b) {
+    std::printf("%zu added, %zu removed, %zu changed (%zu renamed), %zu edges changed\n", diff.added,
+                diff.removed, diff.changed, diff.renamed, diff.edges.size());
+    for (const DiffEntry& entry : diff.entries)
+        std::printf("  %s\n", entry.describe(a, b).c_str());
+    for (const EdgeChange& edge : diff.edges) {
+        const Graph& g = edge.added ? b : a;
+        std::printf("  edge %s: %s -> %s\n", edge.added ? "added" : "removed",
+                    g.node(edge.producer).name.c_str(), g.node(edge.consumer).name.c_str());
+    }
+}
+
+int diffTwo(const ParsedArgs& args) {
+    Side a, b;
+    if (int code = loadSide(args.positional[0], a); code != kExitOk)
+        return code;
+    if (int code = loadSide(args.positional[1], b); code != kExitOk)
+        return code;
+    const GraphDiff diff = diffGraphs(a.graph, b.graph);
+    if (args.has("--json")) {
+        Json out{{"a", sideJson(a)}, {"b", sideJson(b)}};
+        out.update(graphDiffJson(diff, a.graph, b.graph));
+        std::printf("%s\n", out.dump(2).c_str());
+        return kExitOk;
+    }
+    for (const Side* side : {&a, &b})
+        std::printf("%s: %s %s (%zu nodes)\n", side == &a ? "A" : "B", side->file->fileName().c_str(),
+                    side->file->graphs()[side->index].title.c_str(), side->graph.size());
+    printDiffText(diff, a.graph, b.graph);
+    return kExitOk;
+}
+
+// One folder: the divergence summary, and each graph that differs diffed against the largest group's.
+int diffRanks(const ParsedArgs& args) {
+    Expected<GraphFile> file = GraphFile::open(args.positional[0]);
+    if (!file)
+        return inputError(file.error());
+    if (file->ranks().size() < 2)
+        return usageError(diffCommand(), args.positional[0] + " is not a folder of two or more per-rank "
+                                                              "TORCH_TRACE logs: give two graphs to diff");
+    const RankDivergence divergence = summarizeRanks(*file);
+    Json out = rankDivergenceJson(divergence);
+    const bool asJson = args.has("--json");
+    if (!asJson)
+        for (const std::string& line : divergence.lines())
+            std::printf("%s\n", line.c_str());
+    for (size_t s = 0; s < divergence.graphs.size(); ++s) {
+        const auto& groups = divergence.graphs[s].groups;
+        if (groups[0].digest.empty())
+            continue;
+        Expected<Graph> base = file->load(groups[0].entries[0]);
+        if (!base)
+            return inputError(base.error());
+        for (size_t g = 1; g < groups.size(); ++g) {
+            if (groups[g].digest.empty())
+                continue;
+            Expected<Graph> other = file->load(groups[g].entries[0]);
+            if (!other)
+                return inputError(other.error());
+            const GraphDiff diff = diffGraphs(*base, *other);
+            if (asJson) {
+                Json d = graphDiffJson(diff, *base, *other);
+                d["a_rank"] = groups[0].ranks[0];
+                d["b_rank"] = groups[g].ranks[0];
+                out["graphs"][s]["diffs"].push_back(std::move(d));
+                continue;
+            }
+            std::printf("\n[%s] %s, rank %d -> rank %d: ", divergence.graphs[s].compileId.c_str(),
+                        divergence.graphs[s].kind.c_str(), groups[0].ranks[0], groups[g].ranks[0]);
+            printDiffText(diff, *base, *other);
+        }
+    }
+    if (asJson)
+        std::printf("%s\n", out.dump(2).c_str());
+    return kExitOk;
+}
+
+int runDiff(const ParsedArgs& args) {
+    return args.positional.size() == 1 ? diffRanks(args) : diffTwo(args);
+}
+
+} // namespace
+
+Json rankDivergenceJson(const RankDivergence& divergence) {
+    Json ranks = Json::array();
+    for (const auto& info : divergence.ranks)
+        ranks.push_back(
+            {{"rank", info.rank}, {"file", info.file}, {"graphs", info.graphs}, {"compiles", info.compiles}});
+    auto groupsJson = [](const std::vector<RankGroup>& groups, bool graphs) {
+        Json out = Json::array();
+        for (const RankGroup& g : groups) {
+            Json j{{"ranks", g.ranks}};
+            if (graphs) {
+                j["digest"] = g.digest.empty() ? Json(nullptr) : Json(g.digest);
+                j["entries"] = Json::array();
+                for (size_t e : g.entries)
+                    j["entries"].push_back(e == SIZE_MAX ? Json(nullptr) : Json(e));
+            } else {
+                j["ops"] = g.ops;
+            }
+            out.push_back(std::move(j));
+        }
+        return out;
+    };
+    Json graphs = Json::array();
+    for (const auto& split : divergence.graphs)
+        graphs.push_back({{"compile_id", split.compileId},
+                          {"kind", split.kind},
+                          {"groups", groupsJson(split.groups, true)}});
+    Json collectives = Json::array();
+    for (const auto& split : divergence.collectives)
+        collectives.push_back({{"compile_id", split.compileId}, {"groups", groupsJson(split.groups, false)}});
+    return Json{{"ranks", std::move(ranks)},
+                {"graph_counts_differ", divergence.graphCountsDiffer},
+                {"compared_graphs", divergence.comparedGraphs},
+                {"graphs", std::move(graphs)},
+                {"collectives", std::move(collectives)},
+                {"diverges", divergence.diverges()}};
+}
+
+Json graphDiffJson(const GraphDiff& diff, const Graph& a, const Graph& b) {
+    auto name = [](const Graph& g, NodeId id) {
+        return id == kNoNode ? Json(nullptr) : Json(g.node(id).name);
+    };
+    Json nodes = Json::array();
+    for (const DiffEntry& entry : diff.entries) {
+        Json changes = Json::array();
+        for (const NodeChange& c : entry.changes)
+            changes.push_back({{"field", c.field}, {"before", c.before}, {"after", c.after}});
+        nodes.push_back({{"kind", diffKindName(entry.kind)},
+                         {"a", name(a, entry.a)},
+                         {"b", name(b, entry.b)},
+                         {"changes", std::move(changes)}});
+    }
+    Json edges = Json::array();
+    for (const EdgeChange& edge : diff.edges) {
+        const Graph& g = edge.added ? b : a;
+        edges.push_back({{"kind", edge.added ? "added" : "removed"},
+                         {"producer", g.node(edge.producer).name},
+                         {"consumer", g.node(edge.consumer).name}});
+    }
+    return Json{{"identical", diff.identical()}, {"added", diff.added},     {"removed", diff.removed},
+                {"changed", diff.changed},       {"renamed", diff.renamed}, {"nodes", std::move(nodes)},
+                {"edges", std::move(edges)}};
+}
+
+const Command& diffCommand() {
+    static const Command command{
+        "diff",
+        "diff A B [--json] | diff DIR [--json]",
+        "Diff two graphs (A, B: FILE or FILE#GRAPH, GRAPH as --graph takes it, e.g. log#aot_joint_graph@1/0, "
+        "dir#rank1:3): added, removed, changed nodes and edges; or where the per-rank logs of a folder "
+        "diverge.",
+        {jsonOption()},
+        1,
+        2,
+        &runDiff,
+    };
+    return command;
+}
+
+} // namespace jointscope::cli

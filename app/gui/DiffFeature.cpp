@@ -1,0 +1,340 @@
+#include "DiffFeature.h"
+
+#include "CanvasFeature.h"
+#include "canvas/DiffOverlay.h"
+#include "canvas/GraphScene.h"
+#include "io/RankLogs.h"
+#include "models/DiffModel.h"
+
+#include <QAction>
+#include <QComboBox>
+#include <QDockWidget>
+#include <QFormLayout>
+#include <QHBoxLayout>
+#include <QHeaderView>
+#include <QLabel>
+#include <QMainWindow>
+#include <QPlainTextEdit>
+#include <QPushButton>
+#include <QRadioButton>
+#include <QTableView>
+#include <QToolButton>
+#include <QVBoxLayout>
+
+namespace jointscope::gui {
+namespace {
+
+struct DiffResult {
+    std::shared_ptr<const Graph> a, b;
+    std::shared_ptr<const GraphDiff> diff;
+    std::optional<Diagnostic> error;
+};
+
+// The first recompile (the next graph of the same kind and rank under another compile id), else the first two
+// graphs.
+std::pair<size_t, size_t> firstRecompile(const GraphFile& file) {
+    const auto& graphs = file.graphs();
+    for (size_t i = 0; i < graphs.size(); ++i)
+        for (size_t j = i + 1; j < graphs.size(); ++j)
+            if (graphs[j].kind == graphs[i].kind && graphs[j].compileId != graphs[i].compileId &&
+                graphs[j].rank == graphs[i].rank)
+                return {i, j};
+    return {0, graphs.size() > 1 ? 1 : 0};
+}
+
+// The first graph that differs across ranks, when there is one in both groups.
+std::optional<std::pair<size_t, size_t>> firstDivergent(const RankDivergence& divergence) {
+    for (const auto& split : divergence.graphs)
+        if (split.groups.size() > 1 && !split.groups[0].digest.empty() && !split.groups[1].digest.empty())
+            return std::pair{split.groups[0].entries[0], split.groups[1].entries[0]};
+    return std::nullopt;
+}
+
+} // namespace
+
+DiffFeature::DiffFeature(const FeatureContext& context, QObject* parent) : QObject(parent), ctx_(context) {
+    model_ = new views::DiffModel(this);
+    createDock();
+    actions_.compare = new QAction(tr("&Compare Graphs…"), ctx_.window);
+    actions_.compare->setToolTip(
+        tr("Diff two graphs of the open file: two ranks, two compiles, a recompile"));
+    connect(actions_.compare, &QAction::triggered, this, [this] {
+        dock_->show();
+        dock_->raise();
+        compare();
+    });
+    actions_.next = new QAction(tr("Next &Difference"), ctx_.window);
+    actions_.next->setShortcut(QKeySequence(Qt::Key_F8));
+    connect(actions_.next, &QAction::triggered, this, [this] { step(1); });
+    actions_.previous = new QAction(tr("Previous Di&fference"), ctx_.window);
+    actions_.previous->setShortcut(QKeySequence(Qt::SHIFT | Qt::Key_F8));
+    connect(actions_.previous, &QAction::triggered, this, [this] { step(-1); });
+    connect(&job_, &views::BackgroundJob::failed, this, [this](quint64, const QString& message) {
+        ctx_.reportError(tr("Cannot compare graphs"), makeError({}, message.toStdString()));
+    });
+}
+
+DiffFeature::~DiffFeature() {
+    disconnect(&job_, nullptr, this, nullptr);
+    job_.cancel();
+    rankJob_.cancel();
+}
+
+void DiffFeature::createDock() {
+    dock_ = new QDockWidget(tr("Graph Diff"), ctx_.window);
+    dock_->setObjectName(QStringLiteral("diffDock"));
+    auto* body = new QWidget(dock_);
+    auto* layout = new QVBoxLayout(body);
+    auto* form = new QFormLayout;
+    pickA_ = new QComboBox(body);
+    pickB_ = new QComboBox(body);
+    for (QComboBox* pick : {pickA_, pickB_})
+        pick->setSizeAdjustPolicy(QComboBox::AdjustToMinimumContentsLengthWithIcon);
+    form->addRow(tr("A"), pickA_);
+    form->addRow(tr("B"), pickB_);
+    layout->addLayout(form);
+    auto* row = new QHBoxLayout;
+    auto* compareButton = new QPushButton(tr("Compare"), body);
+    connect(compareButton, &QPushButton::clicked, this, [this] { compare(); });
+    showA_ = new QRadioButton(tr("Show A"), body);
+    showB_ = new QRadioButton(tr("Show B"), body);
+    showA_->setChecked(true);
+    connect(showB_, &QRadioButton::toggled, this, [this](bool b) {
+        if (diff_ && shownSide_ && *shownSide_ != b)
+            showSide(b, {});
+    });
+    auto* previous = new QToolButton(body);
+    previous->setArrowType(Qt::UpArrow);
+    previous->setToolTip(tr("Previous difference (Shift+F8)"));
+    connect(previous, &QToolButton::clicked, this, [this] { step(-1); });
+    auto* next = new QToolButton(body);
+    next->setArrowType(Qt::DownArrow);
+    next->setToolTip(tr("Next difference (F8)"));
+    connect(next, &QToolButton::clicked, this, [this] { step(1); });
+    row->addWidget(compareButton);
+    row->addWidget(showA_);
+    row->addWidget(showB_);
+    row->addStretch(1);
+    row->addWidget(previous);
+    row->addWidget(next);
+    layout->addLayout(row);
+    summary_ = new QLabel(tr("Pick two graphs and Compare."), body);
+    summary_->setWordWrap(true);
+    layout->addWidget(summary_);
+    table_ = new QTableView(body);
+    table_->setModel(model_);
+    table_->setSelectionBehavior(QAbstractItemView::SelectRows);
+    table_->setSelectionMode(QAbstractItemView::SingleSelection);
+    table_->horizontalHeader()->setStretchLastSection(true);
+    table_->verticalHeader()->hide();
+    connect(table_, &QTableView::clicked, this, [this](const QModelIndex& index) { goTo(index.row()); });
+    layout->addWidget(table_, 3);
+    divergence_ = new QPlainTextEdit(body);
+    divergence_->setReadOnly(true);
+    divergence_->setLineWrapMode(QPlainTextEdit::NoWrap);
+    divergence_->setToolTip(tr("Where the ranks diverge: graph counts, graphs whose text differs, collective "
+                               "sequences"));
+    divergence_->hide();
+    layout->addWidget(divergence_, 2);
+    dock_->setWidget(body);
+}
+
+void DiffFeature::setFile(std::shared_ptr<const GraphFile> file) {
+    job_.cancel();
+    rankJob_.cancel();
+    if (pendingCompare_ && *pendingCompare_)
+        (*pendingCompare_)(false);
+    pendingCompare_.reset();
+    file_ = std::move(file);
+    model_->setDiff(nullptr, nullptr, nullptr);
+    a_ = b_ = nullptr;
+    diff_ = nullptr;
+    shownSide_.reset();
+    shownRoot_ = nullptr;
+    applyOverlay();
+    pickA_->clear();
+    pickB_->clear();
+    divergence_->clear();
+    divergence_->setVisible(file_ && file_->ranks().size() > 1);
+    summary_->setText(tr("Pick two graphs and Compare."));
+    if (!file_)
+        return;
+    for (const GraphEntry& e : file_->graphs()) {
+        const QString label = QStringLiteral("%1: %2").arg(e.index).arg(QString::fromStdString(e.title));
+        pickA_->addItem(label);
+        pickB_->addItem(label);
+    }
+    const auto [a, b] = firstRecompile(*file_);
+    pick(a, b);
+    if (file_->ranks().size() < 2)
+        return;
+    // Hashing every rank's graphs takes a while on large logs: on the worker.
+    divergence_->setPlainText(tr("Comparing the ranks…"));
+    rankJob_.run([file = file_](views::JobControl&) { return summarizeRanks(*file); },
+                 [this, preset = picked()](RankDivergence divergence) {
+                     QStringList lines;
+                     for (const std::string& line : divergence.lines())
+                         lines << QString::fromStdString(line);
+                     divergence_->setPlainText(lines.join('\n'));
+                     // Unless the user picked another pair meanwhile.
+                     if (auto pair = firstDivergent(divergence); pair && picked() == preset)
+                         pick(pair->first, pair->second);
+                     if (pendingCompare_) {
+                         auto done = std::move(*pendingCompare_);
+                         pendingCompare_.reset();
+                         compare(std::move(done));
+                     }
+                 });
+}
+
+std::pair<int, int> DiffFeature::picked() const {
+    return {pickA_->currentIndex(), pickB_->currentIndex()};
+}
+
+void DiffFeature::pick(size_t a, size_t b) {
+    pickA_->setCurrentIndex(int(a));
+    pickB_->setCurrentIndex(int(b));
+}
+
+void DiffFeature::compare(std::function<void(bool)> done) {
+    if (rankJob_.busy()) {
+        pendingCompare_ = std::move(done);
+        return;
+    }
+    if (!file_ || pickA_->currentIndex() < 0 || pickB_->currentIndex() < 0) {
+        if (done)
+            done(false);
+        return;
+    }
+    entryA_ = size_t(pickA_->currentIndex());
+    entryB_ = size_t(pickB_->currentIndex());
+    summary_->setText(tr("Comparing…"));
+    job_.run(
+        [file = file_, a = entryA_, b = entryB_](views::JobControl& control) {
+            DiffResult result;
+            Expected<Graph> ga = file->load(a);
+            if (!ga || control.cancelled()) {
+                result.error = ga ? std::nullopt : std::optional<Diagnostic>(ga.error());
+                return result;
+            }
+            Expected<Graph> gb = file->load(b);
+            if (!gb) {
+                result.error = gb.error();
+                return result;
+            }
+            result.a = std::make_shared<const Graph>(ga.take());
+            result.b = std::make_shared<const Graph>(gb.take());
+            result.diff = std::make_shared<const GraphDiff>(diffGraphs(*result.a, *result.b));
+            return result;
+        },
+        [this, done](DiffResult result) {
+            if (result.error || !result.diff) {
+                if (result.error)
+                    ctx_.reportError(tr("Cannot compare graphs"), *result.error);
+                summary_->setText(tr("Pick two graphs and Compare."));
+                if (done)
+                    done(false);
+                return;
+            }
+            a_ = result.a;
+            b_ = result.b;
+            diff_ = result.diff;
+            model_->setDiff(a_, b_, diff_);
+            table_->resizeColumnsToContents();
+            summary_->setText(summaryText());
+            ctx_.log(tr("Compared graph %1 with %2: %3").arg(entryA_).arg(entryB_).arg(summaryText()));
+            showSide(false, [done] {
+                if (done)
+                    done(true);
+            });
+        });
+}
+
+QString DiffFeature::summaryText() const {
+    if (!diff_)
+        return {};
+    if (diff_->identical())
+        return tr("Identical: every node pairs with one of the same name, target, shape and arguments.");
+    return tr("%1 added, %2 removed, %3 changed (%4 renamed), %5 edges changed")
+        .arg(diff_->added)
+        .arg(diff_->removed)
+        .arg(diff_->changed)
+        .arg(diff_->renamed)
+        .arg(diff_->edges.size());
+}
+
+QString DiffFeature::divergenceText() const {
+    return divergence_->toPlainText();
+}
+
+void DiffFeature::showSide(bool sideB, std::function<void()> then) {
+    if (!ctx_.showEntry)
+        return;
+    const QSignalBlocker blockA(showA_), blockB(showB_);
+    (sideB ? showB_ : showA_)->setChecked(true);
+    ctx_.showEntry(sideB ? entryB_ : entryA_, [this, sideB, then = std::move(then)](bool ok) {
+        if (!ok)
+            return;
+        shownSide_ = sideB;
+        shownRoot_ = ctx_.canvas->root();
+        ctx_.canvas->whenLayoutReady([this, then] {
+            applyOverlay();
+            if (then)
+                then();
+        });
+    });
+}
+
+void DiffFeature::applyOverlay() {
+    const bool ours =
+        diff_ && shownSide_ && ctx_.canvas && ctx_.canvas->showingRoot() && ctx_.canvas->root() == shownRoot_;
+    if (!ours) {
+        views::applyDiffOverlay(*ctx_.scene, nullptr);
+        return;
+    }
+    const views::DiffOverlay overlay =
+        views::makeDiffOverlay(*diff_, *shownSide_, (*shownSide_ ? b_ : a_)->size());
+    views::applyDiffOverlay(*ctx_.scene, &overlay);
+}
+
+int DiffFeature::currentRow() const {
+    const QModelIndex current = table_->currentIndex();
+    return current.isValid() ? current.row() : -1;
+}
+
+void DiffFeature::step(int delta, std::function<void()> done) {
+    const int rows = model_->rowCount();
+    if (rows == 0) {
+        if (done)
+            done();
+        return;
+    }
+    const int row = currentRow() < 0 ? (delta > 0 ? 0 : rows - 1) : (currentRow() + delta + rows) % rows;
+    goTo(row, std::move(done));
+}
+
+void DiffFeature::goTo(int row, std::function<void()> done) {
+    if (row < 0 || row >= model_->rowCount())
+        return;
+    table_->setCurrentIndex(model_->index(row, 0));
+    const QModelIndex index = model_->index(row, 0);
+    const QVariant inA = index.data(views::DiffModel::NodeARole);
+    const QVariant inB = index.data(views::DiffModel::NodeBRole);
+    // The graph that has the node (or edge); a changed node stays in the graph shown.
+    const QString kind = index.data(views::DiffModel::KindRole).toString();
+    const bool onlyB = kind.endsWith(QLatin1String("added"));
+    const bool onlyA = kind.endsWith(QLatin1String("removed"));
+    const bool sideB = inB.isValid() && (onlyB || !inA.isValid() || (!onlyA && shownSide_.value_or(false)));
+    const NodeId id = NodeId((sideB ? inB : inA).toUInt());
+    auto select = [this, id, done = std::move(done)] {
+        ctx_.canvas->selectNode(id, true);
+        if (done)
+            done();
+    };
+    if (shownSide_ == sideB && ctx_.canvas->root() == shownRoot_)
+        select();
+    else
+        showSide(sideB, select);
+}
+
+} // namespace jointscope::gui

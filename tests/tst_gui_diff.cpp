@@ -1,0 +1,140 @@
+// The Graph Diff dock in the main window, offscreen: a folder of per-rank logs (tests/data/multirank, where
+// rank 1 adds tanh, *2 and a second all_reduce + wait to its second compile) opens on the first graph that
+// differs across ranks; Compare lists the differences, Next / Previous Difference select and centre each in
+// the graph that has it, and the canvas frames the differing nodes of the graph shown.
+#include "testutil.h"
+
+#include "CanvasFeature.h"
+#include "DiffFeature.h"
+#include "MainWindow.h"
+#include "canvas/GraphScene.h"
+#include "canvas/NodeItem.h"
+#include "models/DiffModel.h"
+
+#include <QAction>
+#include <QDockWidget>
+#include <QGraphicsItem>
+#include <QSettings>
+#include <QTemporaryDir>
+
+using namespace jointscope;
+using namespace jointscope::test;
+using jointscope::gui::MainWindow;
+
+namespace {
+
+// views/canvas/DiffOverlay.cpp's DiffFrame: the frame drawn around a differing node.
+constexpr int kDiffFrameType = QGraphicsItem::UserType + 50;
+
+QString selectedName(const MainWindow& window) {
+    for (QGraphicsItem* item : window.scene()->selectedItems())
+        if (item->type() == views::NodeItem::Type)
+            return QString::fromStdString(
+                window.canvasFeature()->root()->node(static_cast<views::NodeItem*>(item)->nodeId()).name);
+    return {};
+}
+
+int framedNodes(const MainWindow& window) {
+    int frames = 0;
+    for (QGraphicsItem* item : window.scene()->items())
+        frames += item->type() == kDiffFrameType;
+    return frames;
+}
+
+} // namespace
+
+class TestGuiDiff : public QObject {
+    Q_OBJECT
+    QTemporaryDir dir_;
+
+private slots:
+    void initTestCase() {
+        QVERIFY(dir_.isValid());
+        QCoreApplication::setOrganizationName(QStringLiteral("jointscope-test"));
+        QCoreApplication::setApplicationName(QStringLiteral("tst_gui_diff"));
+        QSettings::setDefaultFormat(QSettings::IniFormat);
+        QSettings::setPath(QSettings::IniFormat, QSettings::UserScope,
+                           dir_.filePath(QStringLiteral("config")));
+        qputenv("XDG_CONFIG_HOME", dir_.filePath(QStringLiteral("config")).toLocal8Bit());
+        qputenv("XDG_DATA_HOME", dir_.filePath(QStringLiteral("data")).toLocal8Bit());
+        qputenv("JOINTSCOPE_PROFILE_DB", dir_.filePath(QStringLiteral("profiles.sqlite")).toLocal8Bit());
+    }
+
+    void stepsThroughRankDifferences() {
+        MainWindow window(false);
+        window.show();
+        const std::string folderPath = sourcePath("tests/data/multirank");
+        QVERIFY(window.openFile(QString::fromStdString(folderPath)));
+        QTRY_VERIFY_WITH_TIMEOUT(!window.loading() && window.scene()->hasLayout() && !window.layoutBusy(),
+                                 60000);
+        gui::DiffFeature* diff = window.diffFeature();
+        QTRY_VERIFY_WITH_TIMEOUT(
+            diff->divergenceText().contains(QStringLiteral("1 compiles schedule different collectives")),
+            60000);
+
+        // Preset: the dynamo graph of compile 1/0, rank 0 against rank 1.
+        auto folder = GraphFile::open(folderPath);
+        QVERIFY(folder);
+        const auto [a, b] = diff->picked();
+        const GraphEntry& entryA = folder->graphs()[size_t(a)];
+        const GraphEntry& entryB = folder->graphs()[size_t(b)];
+        QCOMPARE(entryA.compileId, std::string("1/0"));
+        QCOMPARE(entryA.kind, std::string("dynamo_output_graph"));
+        QCOMPARE(entryA.rank, 0);
+        QCOMPARE(entryB.kind, entryA.kind);
+        QCOMPARE(entryB.compileId, entryA.compileId);
+        QCOMPARE(entryB.rank, 1);
+
+        // Compare with the inference graphs instead: 4 nodes only rank 1 has (tanh, mul, all_reduce_1,
+        // wait_tensor_1), no node only rank 0 has.
+        diff->pick(*folder->select("rank0:aot_inference_graph@1/0"),
+                   *folder->select("rank1:aot_inference_graph@1/0"));
+        bool compared = false;
+        diff->compare([&](bool ok) { compared = ok; });
+        QTRY_VERIFY_WITH_TIMEOUT(compared, 60000);
+        const GraphDiff* result = diff->model()->diff();
+        QVERIFY(result);
+        QCOMPARE(result->added, size_t(4));
+        QCOMPARE(result->removed, size_t(0));
+        QCOMPARE(diff->shownSide(), std::optional<bool>(false));
+        // Graph A shown: its changed nodes framed (the added ones are not in it).
+        QCOMPARE(window.canvasFeature()->root()->size(), size_t(13));
+        QCOMPARE(framedNodes(window), int(result->changed));
+
+        // Next: the first difference is added tanh, in graph B (17 nodes), selected.
+        bool centred = false;
+        diff->actions().next->trigger();
+        QTRY_COMPARE_WITH_TIMEOUT(diff->shownSide(), std::optional<bool>(true), 60000);
+        QTRY_COMPARE_WITH_TIMEOUT(selectedName(window), QStringLiteral("tanh"), 60000);
+        QCOMPARE(diff->currentRow(), 0);
+        QCOMPARE(window.canvasFeature()->root()->size(), size_t(17));
+        QCOMPARE(framedNodes(window), int(result->added + result->changed));
+
+        // Every further step selects the row's node in the graph the canvas then shows.
+        for (int row = 1; row < diff->model()->rowCount(); ++row) {
+            centred = false;
+            diff->step(1, [&] { centred = true; });
+            QTRY_VERIFY_WITH_TIMEOUT(centred, 60000);
+            QCOMPARE(diff->currentRow(), row);
+            const QModelIndex index = diff->model()->index(row, 0);
+            const bool sideB = *diff->shownSide();
+            const QVariant id = index.data(sideB ? views::DiffModel::NodeBRole : views::DiffModel::NodeARole);
+            QVERIFY(id.isValid());
+            QCOMPARE(selectedName(window),
+                     QString::fromStdString(window.canvasFeature()->root()->node(NodeId(id.toUInt())).name));
+        }
+        // Previous from the first row wraps to the last: an edge only rank 0's graph has, shown in A.
+        diff->goTo(0);
+        centred = false;
+        diff->step(-1, [&] { centred = true; });
+        QTRY_VERIFY_WITH_TIMEOUT(centred, 60000);
+        QCOMPARE(diff->currentRow(), diff->model()->rowCount() - 1);
+        QCOMPARE(diff->model()->index(diff->currentRow(), 0).data(views::DiffModel::KindRole).toString(),
+                 QStringLiteral("edge removed"));
+        QCOMPARE(diff->shownSide(), std::optional<bool>(false));
+        QCOMPARE(window.canvasFeature()->root()->size(), size_t(13));
+    }
+};
+
+QTEST_MAIN(TestGuiDiff)
+#include "tst_gui_diff.moc"

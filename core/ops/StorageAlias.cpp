@@ -16,6 +16,7 @@ struct AliasEntry {
 // Sorted by key. Views per the aten schemas' alias annotations (Tensor(a) -> Tensor(a)); reshape and friends
 // alias only when ATen finds a view; to / type_as return self when nothing changes.
 constexpr std::array kAliasOps = {
+    AliasEntry{"_c10d_functional.wait_tensor", StorageAlias::Always}, // returns the collective's output
     AliasEntry{"aten._conj", StorageAlias::Always},
     AliasEntry{"aten._reshape_alias", StorageAlias::Always},
     AliasEntry{"aten._unsafe_view", StorageAlias::Always},

@@ -69,7 +69,14 @@ class LiveStorages(TorchDispatchMode):
         return out
 
 
-def run_module(graph, inputs, tracker, steps):
+def _attribute(owner, target):
+    obj = owner
+    for part in target.split("."):
+        obj = getattr(obj, part)
+    return obj
+
+
+def run_module(graph, inputs, tracker, steps, owner=None):
     """Runs an fx.Graph as its generated code would, every value dropped after its last use. `inputs`: placeholder
     name -> value, popped (the caller keeps no reference). Appends (node name, live bytes) to steps after each
     call_function node. Returns the output node's values, flattened."""
@@ -86,9 +93,22 @@ def run_module(graph, inputs, tracker, steps):
         elif node.op == "call_function":
             args = fx.node.map_arg(node.args, lambda n: env[n])
             kwargs = fx.node.map_arg(node.kwargs, lambda n: env[n])
-            env[node] = node.target(*args, **kwargs)
+            if isinstance(node.target, getattr(torch._ops, "HigherOrderOperator", ())):
+                # a HOP (invoke_subgraph) runs its body outside the mode; what it returns is tracked here
+                from torch.utils._python_dispatch import _disable_current_modes
+
+                with _disable_current_modes():
+                    env[node] = node.target(*args, **kwargs)
+                for t in pytree.tree_flatten(env[node])[0]:
+                    if isinstance(t, torch.Tensor):
+                        tracker.track(t)
+            else:
+                env[node] = node.target(*args, **kwargs)
             del args, kwargs
             steps.append((node.name, tracker.live_bytes()))
+        elif node.op == "get_attr" and owner is not None:
+            env[node] = _attribute(owner, node.target)
+            tracker.exclude([env[node]])  # a constant of the module, not an activation
         elif node.op == "output":
             result = pytree.tree_flatten(fx.node.map_arg(node.args[0], lambda n: env[n]))[0]
         else:
@@ -106,7 +126,7 @@ def output_names(graph):
     return [a.name if isinstance(a, fx.Node) else None for a in pytree.tree_flatten(out.args[0])[0]]
 
 
-def run_partitioned(fw_graph, bw_graph, values):
+def run_partitioned(fw_graph, bw_graph, values, fw_owner=None, bw_owner=None, num_fwd_outputs=None):
     """Runs the forward on `values` (placeholder name -> real tensor, the forward's and the backward's graph
     inputs), then the backward on the forward's saved outputs plus `values`' tangents. Returns [(node, live
     bytes)] over both, and the live bytes between them."""
@@ -115,16 +135,22 @@ def run_partitioned(fw_graph, bw_graph, values):
     steps = []
     with tracker:
         fw_inputs = {n.name: values[n.name] for n in fw_graph.nodes if n.op == "placeholder"}
-        fw_out = run_module(fw_graph, fw_inputs, tracker, steps)
-        produced = dict(zip(output_names(fw_graph), fw_out))
-        del fw_out
-        bw_inputs = {}
-        for node in bw_graph.nodes:
-            if node.op == "placeholder":
-                bw_inputs[node.name] = produced[node.name] if node.name in produced else values[node.name]
-        del produced  # forward outputs the backward does not read are the caller's, not counted from here
+        fw_out = run_module(fw_graph, fw_inputs, tracker, steps, fw_owner)
+        bw_names = [n.name for n in bw_graph.nodes if n.op == "placeholder"]
+        if num_fwd_outputs is None:  # torch 1.13: the backward's inputs are named after the forward's outputs
+            produced = dict(zip(output_names(fw_graph), fw_out))
+            bw_inputs = {name: produced[name] if name in produced else values[name] for name in bw_names}
+            del produced
+        else:  # torch 2 passes (saved symbols, saved tensors, tangents...) by position, as its runtime does
+            saved = fw_out[num_fwd_outputs:]
+            ordered = [x for x in saved if not isinstance(x, torch.Tensor)] + [
+                x for x in saved if isinstance(x, torch.Tensor)]
+            rest = bw_names[len(ordered):]
+            bw_inputs = dict(zip(bw_names, ordered + [values[name] for name in rest]))
+            del saved, ordered
+        del fw_out  # forward outputs the backward does not read are the caller's, not counted from here
         between = tracker.live_bytes()
-        run_module(bw_graph, bw_inputs, tracker, steps)
+        run_module(bw_graph, bw_inputs, tracker, steps, bw_owner)
     return steps, between
 
 

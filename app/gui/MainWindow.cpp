@@ -2,6 +2,7 @@
 
 #include "CanvasFeature.h"
 #include "PartitionDocument.h"
+#include "MemoryFeature.h"
 #include "PartitionFeature.h"
 #include "RuntimeFeature.h"
 #include "ShardingDocument.h"
@@ -217,6 +218,7 @@ void MainWindow::createFeatures() {
 
     partition_ = new PartitionFeature(context, this);
     sharding_ = new ShardingFeature(context, this);
+    memory_ = new MemoryFeature(context, partition_->document(), this);
     runtime_ = new RuntimeFeature(
         context, [doc = partition_->document()] { return doc->decisionJson(); }, this);
     sessions_ = new SessionController(context, this, partition_, sharding_, this);
@@ -264,6 +266,7 @@ void MainWindow::placeFeatureDocks() {
     addDockWidget(Qt::RightDockWidgetArea, sharding_->dock());
     tabifyDockWidget(partition_->dock(), sharding_->dock());
     partition_->dock()->raise(); // the partition is what a joint graph opens on
+    addDockWidget(Qt::BottomDockWidgetArea, memory_->dock());
 }
 
 void MainWindow::createMenus() {
@@ -312,7 +315,8 @@ void MainWindow::createMenus() {
     QMenu* view = menuBar()->addMenu(tr("&View"));
     view->addActions({graphsDock_->toggleViewAction(), nodesDock_->toggleViewAction(),
                       inspectorDock_->toggleViewAction(), logDock_->toggleViewAction(),
-                      partition_->dock()->toggleViewAction(), runtime_->dock()->toggleViewAction()});
+                      partition_->dock()->toggleViewAction(), runtime_->dock()->toggleViewAction(),
+                      memory_->actions().showDock});
     view->addSeparator();
     view->addActions({canvas.fit, canvas.find, canvas.up, canvas.collapse, canvas.minimap,
                       canvas.searchResults, sharding_->dock()->toggleViewAction(),

@@ -40,6 +40,7 @@ namespace jointscope::gui {
 
 class CanvasFeature;
 class PartitionDocument;
+class MemoryFeature;
 class PartitionFeature;
 class RuntimeFeature;
 class ShardingDocument;
@@ -77,6 +78,7 @@ public:
     CanvasFeature* canvasFeature() const { return canvas_; }
     PartitionFeature* partitionFeature() const { return partition_; }
     ShardingFeature* shardingFeature() const { return sharding_; }
+    MemoryFeature* memoryFeature() const { return memory_; }
     RuntimeFeature* runtimeFeature() const { return runtime_; }
     PartitionDocument* partitionDocument() const;
     ShardingDocument* shardingDocument() const;
@@ -169,6 +171,7 @@ private:
     CanvasFeature* canvas_ = nullptr;
     PartitionFeature* partition_ = nullptr;
     ShardingFeature* sharding_ = nullptr;
+    MemoryFeature* memory_ = nullptr;
     RuntimeFeature* runtime_ = nullptr;
     SessionController* sessions_ = nullptr;
 };

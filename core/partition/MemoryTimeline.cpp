@@ -187,7 +187,7 @@ public:
             MemoryStep step;
             step.node = id;
             step.phase = m.phase;
-            step.recomputed = recomputed[id];
+            step.recomputed = m.phase == MemoryPhase::Backward && recomputed[id];
             step.liveBytes = pool_.live();
             step.allocatedBytes = step.liveBytes - before;
             for (NodeId v : releaseAfter[i])
@@ -227,6 +227,8 @@ private:
             return {};
         }
         const cost::OpTensors tensors = cost::gatherTensors(g_, id);
+        if (const Graph* body = invokedBody(n))
+            return hopStorages(n, *body, tensors);
         if (!n.args.empty() && n.args[0].kind() == ValueKind::NodeRef) {
             const NodeId base = n.args[0].asNode();
             const TensorMeta* in = tensors.input(base);
@@ -237,6 +239,49 @@ private:
         StorageList list;
         for (const TensorMeta& t : tensors.outputs)
             list.push_back(pool_.create(t.known() ? storageBytes(t) : 0, false));
+        return list;
+    }
+
+    // invoke_subgraph(body, identifier, *operands): the body graph, when the graph holds it.
+    const Graph* invokedBody(const Node& n) const {
+        if (n.target.kind != TargetKind::HigherOrder || n.target.op != "invoke_subgraph" ||
+            n.args.size() < 2 || n.args[0].kind() != ValueKind::NodeRef)
+            return nullptr;
+        const int32_t index = g_.node(n.args[0].asNode()).subgraph;
+        return index >= 0 ? g_.subgraph(index) : nullptr;
+    }
+
+    // A body output that is (a view of) one of its inputs hands back that operand's storage, as a partitioned
+    // region returns the weights and inputs its backward needs; the others are fresh.
+    StorageList hopStorages(const Node& n, const Graph& body, const cost::OpTensors& tensors) {
+        std::vector<int64_t> operandOf(body.size(), -1);
+        int64_t placeholders = 0;
+        for (NodeId id = 0; id < body.size(); ++id) {
+            const Node& b = body.node(id);
+            if (b.op == NodeOp::Placeholder) {
+                operandOf[id] = placeholders++;
+            } else if (isCall(b) && !b.args.empty() && b.args[0].kind() == ValueKind::NodeRef) {
+                const cost::OpTensors t = cost::gatherTensors(body, id);
+                const NodeId base = b.args[0].asNode();
+                if (sharesFirstArgumentStorage(b, t.input(base), t.outputs.empty() ? nullptr : &t.outputs[0]))
+                    operandOf[id] = operandOf[base];
+            }
+        }
+        const std::vector<const Value*> leaves = body.outputLeaves();
+        StorageList list;
+        for (size_t i = 0; i < tensors.outputs.size(); ++i) {
+            int64_t operand = -1;
+            if (i < leaves.size() && leaves[i]->kind() == ValueKind::NodeRef)
+                operand = operandOf[leaves[i]->asNode()];
+            const size_t arg = size_t(operand) + 2;
+            if (operand >= 0 && arg < n.args.size() && n.args[arg].kind() == ValueKind::NodeRef &&
+                !refs_[n.args[arg].asNode()].empty()) {
+                list.push_back(refs_[n.args[arg].asNode()][0]);
+                continue;
+            }
+            const TensorMeta& t = tensors.outputs[i];
+            list.push_back(pool_.create(t.known() ? storageBytes(t) : 0, false));
+        }
         return list;
     }
 

@@ -39,6 +39,12 @@ public:
                       double recomputeCost, std::shared_ptr<const partition::Partition> previous,
                       std::optional<std::vector<std::string>> torchSaved);
     void clear();
+    // Peak activation bytes of the decision and of torch's (memory timeline), shown in the summary by the next
+    // setPartition ("Peak memory", "Torch's peak memory"); nullopt: not known.
+    void setPeakBytes(std::optional<uint64_t> ours, std::optional<uint64_t> torchs) {
+        peakBytes_ = ours;
+        torchPeakBytes_ = torchs;
+    }
 
     // Top-level section row by title ("Summary", "Torch saves, jointscope does not", "jointscope saves, torch
     // does not", "Became saved", "No longer saved", "Became recomputed"); -1 when absent.
@@ -59,6 +65,7 @@ private:
     void addNodes(const QString& title, const std::vector<std::string>& names, const QString& detail);
 
     const Graph* shown_ = nullptr;
+    std::optional<uint64_t> peakBytes_, torchPeakBytes_;
 };
 
 } // namespace jointscope::views

@@ -1,8 +1,8 @@
 #include "MainWindow.h"
 
 #include "CanvasFeature.h"
-#include "PartitionDocument.h"
 #include "MemoryFeature.h"
+#include "PartitionDocument.h"
 #include "PartitionFeature.h"
 #include "RuntimeFeature.h"
 #include "ShardingDocument.h"
@@ -266,7 +266,9 @@ void MainWindow::placeFeatureDocks() {
     addDockWidget(Qt::RightDockWidgetArea, sharding_->dock());
     tabifyDockWidget(partition_->dock(), sharding_->dock());
     partition_->dock()->raise(); // the partition is what a joint graph opens on
-    addDockWidget(Qt::BottomDockWidgetArea, memory_->dock());
+    // Beside the Runtime dock, with the width a curve over hundreds of steps needs.
+    splitDockWidget(runtime_->dock(), memory_->dock(), Qt::Horizontal);
+    resizeDocks({runtime_->dock(), memory_->dock()}, {420, 760}, Qt::Horizontal);
 }
 
 void MainWindow::createMenus() {

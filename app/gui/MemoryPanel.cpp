@@ -50,6 +50,12 @@ MemoryPanel::MemoryPanel(views::MemoryTimelineModel* model, QWidget* parent)
     peak_->setName(tr("peak"));
     peak_->setMarkerSize(12);
     peak_->setColor(QColor(0xdc, 0x26, 0x26));
+    boundary_ = new QLineSeries(chart);
+    boundary_->setName(tr("backward starts"));
+    QPen boundaryPen(QColor(0x6b, 0x72, 0x80));
+    boundaryPen.setStyle(Qt::DotLine);
+    boundary_->setPen(boundaryPen);
+    chart->addSeries(boundary_);
     chart->addSeries(torchs_);
     chart->addSeries(ours_);
     chart->addSeries(peak_);
@@ -61,8 +67,9 @@ MemoryPanel::MemoryPanel(views::MemoryTimelineModel* model, QWidget* parent)
     y_->setLabelFormat(QStringLiteral("%.3g"));
     chart->addAxis(x_, Qt::AlignBottom);
     chart->addAxis(y_, Qt::AlignLeft);
-    for (QAbstractSeries* s : {static_cast<QAbstractSeries*>(torchs_), static_cast<QAbstractSeries*>(ours_),
-                               static_cast<QAbstractSeries*>(peak_)}) {
+    for (QAbstractSeries* s :
+         {static_cast<QAbstractSeries*>(boundary_), static_cast<QAbstractSeries*>(torchs_),
+          static_cast<QAbstractSeries*>(ours_), static_cast<QAbstractSeries*>(peak_)}) {
         s->attachAxis(x_);
         s->attachAxis(y_);
     }
@@ -118,7 +125,11 @@ void MemoryPanel::rebuild() {
     if (c.peakStep >= 0)
         peak_->append(QPointF(c.peakStep, double(c.peakBytes) / kMiB));
     x_->setRange(0, std::max(1, steps - 1));
-    y_->setRange(0, std::max(1e-6, double(top) / kMiB * 1.08));
+    const double yTop = std::max(1e-6, double(top) / kMiB * 1.08);
+    y_->setRange(0, yTop);
+    boundary_->clear();
+    if (c.forwardSteps > 0 && c.forwardSteps < c.size())
+        boundary_->append({QPointF(c.forwardSteps - 0.5, 0), QPointF(c.forwardSteps - 0.5, yTop)});
     if (c.peakStep < 0) {
         summary_->setText(tr("No memory timeline: partition a joint graph."));
         return;

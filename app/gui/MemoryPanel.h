@@ -46,6 +46,7 @@ private:
     QChartView* chart_;
     QLineSeries* ours_;
     QLineSeries* torchs_;
+    QLineSeries* boundary_; // between the forward's last step and the backward's first
     QScatterSeries* peak_;
     QValueAxis* x_;
     QValueAxis* y_;

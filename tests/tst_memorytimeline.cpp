@@ -38,7 +38,9 @@ Value ref(NodeId id) {
 // forward:  mm = x @ w; relu; view = relu.view(32) (an alias); sum = view.sum()   -> returns sum
 // backward: expand(tangent) -> view_1 (aliases of the tangent); mul = view_1 * relu; t = x.t() (an alias of
 //           an input); mm_1 = t @ mul (grad of w)                                 -> returns None, mm_1
-Graph tinyJoint() {
+// returnRelu: the forward also returns relu (as torch returns a mutated buffer's new value that it saves
+// too).
+Graph tinyJoint(bool returnRelu = false) {
     Graph g;
     const NodeId x = add(g, "primals_1", NodeOp::Placeholder, "primals_1", {}, f32({4, 8}));
     const NodeId w = add(g, "primals_2", NodeOp::Placeholder, "primals_2", {}, f32({8, 8}));
@@ -60,10 +62,12 @@ Graph tinyJoint() {
     const NodeId t = add(g, "t", NodeOp::CallFunction, "torch.ops.aten.t.default", {ref(x)}, f32({8, 4}));
     const NodeId mm1 =
         add(g, "mm_1", NodeOp::CallFunction, "torch.ops.aten.mm.default", {ref(t), ref(mul)}, f32({8, 8}));
-    Node out =
-        makeNode("output", NodeOp::Output, "output", {Value::tuple({ref(sum), Value::none(), ref(mm1)})});
-    g.addNode(std::move(out));
-    g.numFwdOutputs = 1;
+    std::vector<Value> results{ref(sum)};
+    if (returnRelu)
+        results.push_back(ref(relu));
+    results.insert(results.end(), {Value::none(), ref(mm1)});
+    g.addNode(makeNode("output", NodeOp::Output, "output", {Value::tuple(std::move(results))}));
+    g.numFwdOutputs = returnRelu ? 2 : 1;
     g.computeUsers();
     return g;
 }
@@ -101,8 +105,14 @@ class TestMemoryTimeline : public QObject {
     Q_OBJECT
 private slots:
     // relu saved: it lives until mul, its last backward use; the view of it adds nothing.
+    void savedValueLivesToItsLastBackwardUse_data() {
+        QTest::addColumn<bool>("returnRelu");
+        QTest::newRow("saved") << false;
+        QTest::newRow("saved and returned") << true; // held once, not released twice when the forward ends
+    }
     void savedValueLivesToItsLastBackwardUse() {
-        const Graph g = tinyJoint();
+        QFETCH(bool, returnRelu);
+        const Graph g = tinyJoint(returnRelu);
         const Ruleset rules = loadRuleset("torch-1.13").take();
         const std::vector<NodeId> saved{id(g, "primals_1"), id(g, "relu")}; // the input: 0 bytes
         Expected<MemoryTimeline> t = memoryTimeline(g, saved, {}, rules);

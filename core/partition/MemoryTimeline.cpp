@@ -194,9 +194,16 @@ public:
                 step.freedBytes += pool_.release(refs_[v]);
             timeline.steps.push_back(step);
         }
+        // One release per value: a value returned twice (a mutated buffer's new value that is also saved)
+        // still holds its storages once.
         StorageList held;
-        for (NodeId id : m.outputs)
+        std::vector<bool> returned(g_.size(), false);
+        for (NodeId id : m.outputs) {
+            if (returned[id])
+                continue;
+            returned[id] = true;
             held.insert(held.end(), refs_[id].begin(), refs_[id].end());
+        }
         return held;
     }
 

@@ -15,14 +15,6 @@ using namespace jointscope::test;
 
 namespace {
 
-TensorMeta f32(std::vector<int64_t> sizes) {
-    TensorMeta t;
-    t.dtype = DType::Float32;
-    for (int64_t s : sizes)
-        t.sizes.push_back(SymInt{s, {}});
-    return t;
-}
-
 NodeId add(Graph& g, std::string name, NodeOp op, std::string target, std::vector<Value> args,
            TensorMeta out) {
     Node n = makeNode(std::move(name), op, std::move(target), std::move(args));

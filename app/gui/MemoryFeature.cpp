@@ -23,6 +23,11 @@ MemoryFeature::MemoryFeature(const FeatureContext& context, PartitionDocument* d
     connect(document_, &PartitionDocument::finished, this,
             [this](std::shared_ptr<const PartitionResult> result) { show(result); });
     connect(document_, &PartitionDocument::failed, this, [this] { model_->clear(); });
+    // A new graph drops the result: the previous graph's curve must not stay up meanwhile.
+    connect(document_, &PartitionDocument::editsChanged, this, [this] {
+        if (!document_->result())
+            model_->clear();
+    });
     connect(panel_, &MemoryPanel::nodeActivated, this, &MemoryFeature::selectNode);
 }
 

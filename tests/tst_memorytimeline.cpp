@@ -157,6 +157,24 @@ private slots:
         Expected<MemoryTimeline> now = memoryTimeline(g, saved, {}, loadRuleset("torch-2.15").take());
         QVERIFY(now);
         check(g, *now, autograd);
+
+        // Had relu been a random op whose RNG state the forward saves (functionalize_rng_ops), the CPU
+        // generator's 5,056 B state is made with it and lives until the backward replays it.
+        const std::vector<NodeId> rngStates{id(g, "relu")};
+        Expected<MemoryTimeline> rng =
+            memoryTimeline(g, saved, {}, loadRuleset("torch-2.15").take(), rngStates);
+        QVERIFY(rng);
+        check(g, *rng,
+              {{"mm", 128},
+               {"relu", 256 + 5056},
+               {"view", 256 + 5056},
+               {"sum_1", 260 + 5056},
+               {"expand", 128 + 5056}, // mm and the state cross into the backward
+               {"view_1", 128 + 5056},
+               {"relu", 256 + 5056, true}, // the replay: mm and the state go after it
+               {"mul", 256},
+               {"t", 128},
+               {"mm_1", 384}});
     }
 
     void invalidDecisionIsRefused() {

@@ -8,6 +8,7 @@
 
 #include <algorithm>
 #include <cstdlib>
+#include <utility>
 
 namespace jointscope::partition {
 namespace {
@@ -129,9 +130,17 @@ std::vector<NodeId> mimicAutogradOrder(const Graph& g, const std::vector<NodeId>
     return result;
 }
 
+// The generator state torch.get_rng_state() returns: the CPU Mersenne Twister's 5,056 bytes; a CUDA Philox
+// generator's seed and offset, 16 bytes.
+uint64_t rngStateBytes(const Node& node) {
+    const TensorMeta* t = node.outputs.empty() ? nullptr : &node.outputs[0];
+    return t && t->device.type == "cuda" ? 16 : 5056;
+}
+
 class TimelineBuilder {
 public:
-    explicit TimelineBuilder(const Graph& g) : g_(g), refs_(g.size()) {
+    explicit TimelineBuilder(const Graph& g)
+        : g_(g), refs_(g.size()), savesRngState_(g.size(), false), rngState_(g.size()) {
         for (NodeId id = 0; id < g.size(); ++id)
             if (g.node(id).op == NodeOp::Placeholder || g.node(id).op == NodeOp::GetAttr)
                 refs_[id] = inputStorages(id);
@@ -184,6 +193,10 @@ public:
             const uint64_t before = pool_.live();
             pool_.acquire(refs_[id]);
             schedule(id);
+            if (m.phase == MemoryPhase::Forward && savesRngState_[id]) {
+                rngState_[id] = {pool_.create(rngStateBytes(g_.node(id)), false)};
+                pool_.acquire(rngState_[id]);
+            }
             MemoryStep step;
             step.node = id;
             step.phase = m.phase;
@@ -192,6 +205,9 @@ public:
             step.allocatedBytes = step.liveBytes - before;
             for (NodeId v : releaseAfter[i])
                 step.freedBytes += pool_.release(refs_[v]);
+            if (m.phase == MemoryPhase::Backward &&
+                !rngState_[id].empty()) // its replay was the state's last use
+                step.freedBytes += pool_.release(std::exchange(rngState_[id], {}));
             timeline.steps.push_back(step);
         }
         // One release per value: a value returned twice (a mutated buffer's new value that is also saved)
@@ -205,6 +221,13 @@ public:
             held.insert(held.end(), refs_[id].begin(), refs_[id].end());
         }
         return held;
+    }
+
+    // Recomputed random ops whose RNG state the forward saves (functionalize_rng_ops): the forward runs them
+    // as run_and_save_rng_state, which also returns the generator's state, held until the backward's replay.
+    void savesRngState(std::span<const NodeId> ids) {
+        for (NodeId id : ids)
+            savesRngState_[id] = true;
     }
 
     void acquire(const StorageList& list) { pool_.acquire(list); }
@@ -295,6 +318,8 @@ private:
     const Graph& g_;
     StoragePool pool_;
     std::vector<StorageList> refs_, inputRefs_;
+    std::vector<bool> savesRngState_;
+    std::vector<StorageList> rngState_;
 };
 
 std::vector<NodeId> callsIn(const Graph& g, const std::vector<bool>& kept) {
@@ -330,7 +355,8 @@ uint64_t storageBytes(const TensorMeta& tensor) {
 }
 
 Expected<MemoryTimeline> memoryTimeline(const Graph& joint, std::span<const NodeId> saved,
-                                        std::span<const NodeId> savedSym, const Ruleset& rules) {
+                                        std::span<const NodeId> savedSym, const Ruleset& rules,
+                                        std::span<const NodeId> rngStates) {
     Expected<FwdBwdGraphs> parts =
         extractForwardBackward(joint, std::vector<NodeId>(saved.begin(), saved.end()),
                                std::vector<NodeId>(savedSym.begin(), savedSym.end()),
@@ -362,6 +388,7 @@ Expected<MemoryTimeline> memoryTimeline(const Graph& joint, std::span<const Node
 
     MemoryTimeline timeline;
     TimelineBuilder builder(joint);
+    builder.savesRngState(rngStates);
     const StorageList held = builder.run(forward, recomputed, timeline);
     timeline.forwardSteps = timeline.steps.size();
     // The saved values cross into the backward as its inputs; everything else the forward returns is the
@@ -388,7 +415,7 @@ Expected<MemoryTimeline> memoryTimeline(const Graph& joint, std::span<const Node
 }
 
 Expected<MemoryTimeline> memoryTimeline(const Partition& partition, const Ruleset& rules) {
-    return memoryTimeline(partition.graph, partition.saved, partition.savedSym, rules);
+    return memoryTimeline(partition.graph, partition.saved, partition.savedSym, rules, partition.rngStates);
 }
 
 } // namespace jointscope::partition

@@ -39,8 +39,11 @@ struct MemoryTimeline {
 // The timeline of `joint` (dead code eliminated, as a Partition's graph) when the forward returns `saved` and
 // `savedSym` to the backward. Graph inputs (primals, tangents, seeds, get_attr constants) and every view of
 // them are not activations: they are not counted. Fails when the saved values do not make a valid partition.
+// `rngStates`: recomputed random ops whose generator state the forward saves (Partition::rngStates); the
+// state lives until the backward replays the op.
 Expected<MemoryTimeline> memoryTimeline(const Graph& joint, std::span<const NodeId> saved,
-                                        std::span<const NodeId> savedSym, const Ruleset& rules);
+                                        std::span<const NodeId> savedSym, const Ruleset& rules,
+                                        std::span<const NodeId> rngStates = {});
 Expected<MemoryTimeline> memoryTimeline(const Partition& partition, const Ruleset& rules);
 
 // The bytes of the storage a fresh tensor of `tensor`'s sizes and strides occupies (its strided extent).

@@ -12,6 +12,7 @@ partition fails is reported as a failure of that case.
 
 import contextlib
 import json
+import operator
 import os
 import sys
 import tempfile
@@ -63,6 +64,27 @@ def partition_like_compile(min_cut, one):
         return min_cut(_snapshot(one.joint_module), one.joint_inputs, **one.partition_kwargs)
 
 
+def joint_step_names(gm, joint_graph):
+    """For one of torch's modules: torch's RNG functionalization replaces a recomputed random op by
+    run_and_save_rng_state (forward) and run_with_rng_state (backward); those steps get the joint op's name (as
+    the oracle test maps them), and the getitems that only unpack run_and_save_rng_state's (state, result) pair
+    are dropped (they allocate nothing). Returns (rename, drop), by node name in gm."""
+    from jointscope_torch._capture import _joint_names, _rng_wrappers
+
+    wrappers = _rng_wrappers()
+    rename, drop = {}, set()
+    names = _joint_names(gm, joint_graph, wrappers)[0]
+    for node in gm.graph.nodes:
+        if node.op != "call_function":
+            continue
+        if node.target in wrappers:
+            rename[node.name] = names.get(node.name) or node.name
+        elif node.target is operator.getitem and isinstance(node.args[0], torch.fx.Node) and \
+                node.args[0].target in wrappers and wrappers[node.args[0].target][1]:
+            drop.add(node.name)  # unpacks run_and_save_rng_state's (state, result)
+    return rename, drop
+
+
 class Torch2MemoryTimeline(unittest.TestCase):
     def test_zoo(self):
         min_cut = _torch_partitioners()[0]
@@ -86,6 +108,12 @@ class Torch2MemoryTimeline(unittest.TestCase):
                         steps, between = run_partitioned(fw.graph, bw.graph,
                                                          real_values(one.joint_module, one.joint_inputs), fw, bw,
                                                          one.num_fwd_outputs)
+                        forward_count = sum(1 for n in fw.graph.nodes if n.op == "call_function")
+                        renamed = []
+                        for module, part in ((fw, steps[:forward_count]), (bw, steps[forward_count:])):
+                            rename, drop = joint_step_names(module, one.joint_module.graph)
+                            renamed += [(rename.get(n, n), b) for n, b in part if n not in drop]
+                        steps = renamed
                         decision = os.path.join(tmp, "%s.%d.decision.json" % (name, index))
                         with open(decision, "w", encoding="utf-8") as f:
                             json.dump({"saved": torch_min_cut["saved"],

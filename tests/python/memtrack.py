@@ -61,11 +61,16 @@ class LiveStorages(TorchDispatchMode):
             self._prune(ptr)
         return sum(nbytes for ptr, (nbytes, _) in self.storages.items() if ptr not in self.excluded)
 
-    def __torch_dispatch__(self, func, types, args=(), kwargs=None):
-        out = func(*args, **(kwargs or {}))
-        for t in pytree.tree_flatten(out)[0]:
+    def track_all(self, value):
+        """Tracks every tensor in value (a function of its own: no loop variable outlives it and keeps the last
+        tensor alive)."""
+        for t in pytree.tree_flatten(value)[0]:
             if isinstance(t, torch.Tensor):
                 self.track(t)
+
+    def __torch_dispatch__(self, func, types, args=(), kwargs=None):
+        out = func(*args, **(kwargs or {}))
+        self.track_all(out)
         return out
 
 
@@ -99,9 +104,7 @@ def run_module(graph, inputs, tracker, steps, owner=None):
 
                 with _disable_current_modes():
                     env[node] = node.target(*args, **kwargs)
-                for t in pytree.tree_flatten(env[node])[0]:
-                    if isinstance(t, torch.Tensor):
-                        tracker.track(t)
+                tracker.track_all(env[node])
             else:
                 env[node] = node.target(*args, **kwargs)
             del args, kwargs

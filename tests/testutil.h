@@ -225,6 +225,15 @@ inline Node makeNode(std::string name, NodeOp op, std::string target, std::vecto
     return n;
 }
 
+// A float32 tensor of the given sizes (no strides), for hand-built graphs.
+inline TensorMeta f32(std::vector<int64_t> sizes) {
+    TensorMeta t;
+    t.dtype = DType::Float32;
+    for (int64_t s : sizes)
+        t.sizes.push_back({s, {}});
+    return t;
+}
+
 inline QString q(const std::string& s) {
     return QString::fromStdString(s);
 }

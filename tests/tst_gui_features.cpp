@@ -6,8 +6,11 @@
 
 #include "CanvasFeature.h"
 #include "FeatureContext.h"
+#include "MemoryFeature.h"
+#include "MemoryPanel.h"
 #include "PartitionDocument.h"
 #include "PartitionFeature.h"
+#include "PartitionPanel.h"
 #include "ShardingDocument.h"
 #include "ShardingFeature.h"
 #include "ShardingPanel.h"
@@ -16,10 +19,15 @@
 #include "canvas/NodeItem.h"
 #include "io/TraceLog.h"
 #include "models/InspectorModel.h"
+#include "models/MemoryTimelineModel.h"
+#include "models/NodeFormat.h"
+#include "models/PartitionModel.h"
 #include "models/ShardingModel.h"
 #include "sharding/Placement.h"
 
 #include <QAction>
+#include <QChartView>
+#include <QDockWidget>
 #include <QGraphicsItem>
 #include <QMainWindow>
 #include <QSignalSpy>
@@ -125,6 +133,53 @@ private slots:
         QVERIFY(doc->edits().empty());
         QVERIFY(h.log.last().contains(QStringLiteral("select one on the canvas")));
         doc->waitForIdle();
+    }
+
+    // The Memory dock follows the partition document: the MLP's curve (peak 9,792 B at sum_2, as torch measured
+    // it running fw.txt / bw.txt) with torch's decision overlaid, the peaks in the Partition summary, a click on
+    // the curve selects the node on the canvas, and a pin (then its undo) changes the curve.
+    void memoryFeatureFollowsTheDecision() {
+        Harness h;
+        auto* partition = new gui::PartitionFeature(h.context, &h.window);
+        auto* memory = new gui::MemoryFeature(h.context, partition->document(), &h.window);
+        h.window.addDockWidget(Qt::BottomDockWidgetArea, memory->dock());
+        gui::PartitionDocument* doc = partition->document();
+        partition->setGraph(h.root, QString(), 0);
+        h.canvas->setRoot(h.root);
+        h.window.resize(1400, 900);
+        h.window.show();
+        QTRY_VERIFY_WITH_TIMEOUT(
+            h.scene->hasLayout() && !h.canvas->layoutBusy() && !doc->busy() && doc->result(), 60000);
+        views::MemoryTimelineModel* model = memory->model();
+        QCOMPARE(model->rowCount(), 23);
+        QCOMPARE(model->ours().peakBytes, uint64_t(9792));
+        QVERIFY(model->torchs()); // reference.json's decision, the same as ours on this graph
+        QCOMPARE(model->torchs()->peakBytes, uint64_t(9792));
+        QVERIFY(memory->panel()->summary().contains(QStringLiteral("sum_2")));
+        auto* summary = partition->panel()->findChild<views::PartitionModel*>();
+        QVERIFY(summary);
+        QCOMPARE(summary->summaryValue(QStringLiteral("Peak memory")), views::formatBytes(9792));
+        QCOMPARE(summary->summaryValue(QStringLiteral("Torch's peak memory")), views::formatBytes(9792));
+
+        // A click on the curve at the peak step selects sum_2 on the canvas.
+        QChartView* chart = memory->panel()->chartView();
+        QTRY_VERIFY(chart->isVisible() && chart->width() > 100);
+        const int peak = model->ours().peakStep;
+        QTest::mouseClick(chart->viewport(), Qt::LeftButton, {}, memory->panel()->viewportPointOfStep(peak));
+        QCOMPARE(h.scene->selectedNode(), h.id("sum_2"));
+        // And one at the forward's first step selects t.
+        QTest::mouseClick(chart->viewport(), Qt::LeftButton, {}, memory->panel()->viewportPointOfStep(0));
+        QCOMPARE(h.scene->selectedNode(), h.id("t"));
+
+        // Pinning gelu (saved) removes its recompute: one step fewer; undo brings it back.
+        doc->setPolicy("gelu", Policy::MustSave);
+        QTRY_VERIFY_WITH_TIMEOUT(!doc->busy() && model->rowCount() == 22, 60000);
+        h.undo.undo();
+        QTRY_VERIFY_WITH_TIMEOUT(!doc->busy() && model->rowCount() == 23, 60000);
+        doc->waitForIdle();
+        // Another graph: the MLP's curve goes at once, before anything is solved.
+        doc->setGraph(std::make_shared<const Graph>(loadSharedGraph("graphs/torch-1.13/convnet/joint.txt")));
+        QCOMPARE(model->rowCount(), 0);
     }
 
     void shardingFeatureSharesTheUndoStack() {

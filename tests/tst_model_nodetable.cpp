@@ -16,14 +16,6 @@ using namespace jointscope::test;
 
 namespace {
 
-TensorMeta f32(std::vector<int64_t> dims) {
-    TensorMeta t;
-    t.dtype = DType::Float32;
-    for (int64_t d : dims)
-        t.sizes.push_back({d, {}});
-    return t;
-}
-
 // x (primal) -> a = sin(x) (forward); t (tangent); b = mul(a, t) (backward); output(a, b).
 Graph tinyJoint() {
     Graph g;

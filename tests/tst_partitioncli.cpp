@@ -52,6 +52,26 @@ private slots:
         }
     }
 
+    // peak_bytes and the timeline: the peaks torch measured running the shared graphs' fw.txt / bw.txt
+    // (tests/python/test_memory_timeline.py), and the text line.
+    void peakBytesAsTorchMeasured() {
+        const std::pair<const char*, uint64_t> peaks[] = {
+            {"mlp", 9792}, {"gpt_block2", 448000}, {"convnet", 51176}};
+        for (const auto& [model, peak] : peaks) {
+            const Run run = runCli({"partition", shared113(model), "--json"});
+            QCOMPARE(run.exitCode, 0);
+            const Json j = parseOut(run);
+            QCOMPARE(j.at("peak_bytes").get<uint64_t>(), peak);
+            const Json& t = j.at("memory_timeline");
+            QCOMPARE(t.at("nodes").size(), t.at("live_bytes").size());
+            QCOMPARE(t.at("live_bytes").at(t.at("peak_step").get<size_t>()).get<uint64_t>(), peak);
+        }
+        const Run text = runCli({"partition", shared113("mlp")});
+        QVERIFY2(text.out.find("peak activation memory 9792 bytes at sum_2 (step 20 of 23)") !=
+                     std::string::npos,
+                 text.out.c_str());
+    }
+
     void outWritesGraphsAndDecision() {
         QTemporaryDir dir;
         const Run run =

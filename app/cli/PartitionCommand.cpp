@@ -182,6 +182,15 @@ int runPartition(const ParsedArgs& args) {
     for (NodeId id : p.saved)
         std::printf(" %s", p.graph.node(id).name.c_str());
     std::printf("\n");
+    if (decision.contains("memory_timeline")) {
+        const Json& t = decision["memory_timeline"];
+        if (!t["peak_node"].is_null())
+            std::printf("peak activation memory %llu bytes at %s (step %zu of %zu); %llu bytes saved between "
+                        "forward and backward\n",
+                        (unsigned long long)decision["peak_bytes"].get<uint64_t>(),
+                        t["peak_node"].get<std::string>().c_str(), t["peak_step"].get<size_t>(), t["nodes"].size(),
+                        (unsigned long long)t["saved_bytes"].get<uint64_t>());
+    }
     if (explained) {
         const NodeExplanation e = explainNode(p, *explained);
         std::printf("%s: %s — %s", p.graph.node(*explained).name.c_str(), e.decision.c_str(), e.rule.c_str());

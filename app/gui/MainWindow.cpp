@@ -3,6 +3,7 @@
 #include "CanvasFeature.h"
 #include "DiffFeature.h"
 #include "HelpMenu.h"
+#include "MemoryFeature.h"
 #include "PartitionDocument.h"
 #include "PartitionFeature.h"
 #include "RuntimeFeature.h"
@@ -222,6 +223,7 @@ void MainWindow::createFeatures() {
 
     partition_ = new PartitionFeature(context, this);
     sharding_ = new ShardingFeature(context, this);
+    memory_ = new MemoryFeature(context, partition_->document(), this);
     runtime_ = new RuntimeFeature(
         context, [doc = partition_->document()] { return doc->decisionJson(); }, this);
     diff_ = new DiffFeature(context, this);
@@ -273,6 +275,9 @@ void MainWindow::placeFeatureDocks() {
     addDockWidget(Qt::RightDockWidgetArea, diff_->dock());
     tabifyDockWidget(sharding_->dock(), diff_->dock());
     partition_->dock()->raise(); // the partition is what a joint graph opens on
+    // Beside the Runtime dock, with the width a curve over hundreds of steps needs.
+    splitDockWidget(runtime_->dock(), memory_->dock(), Qt::Horizontal);
+    resizeDocks({runtime_->dock(), memory_->dock()}, {420, 760}, Qt::Horizontal);
 }
 
 void MainWindow::createMenus() {
@@ -327,7 +332,8 @@ void MainWindow::createMenus() {
     QMenu* view = menuBar()->addMenu(tr("&View"));
     view->addActions({graphsDock_->toggleViewAction(), nodesDock_->toggleViewAction(),
                       inspectorDock_->toggleViewAction(), logDock_->toggleViewAction(),
-                      partition_->dock()->toggleViewAction(), runtime_->dock()->toggleViewAction()});
+                      partition_->dock()->toggleViewAction(), runtime_->dock()->toggleViewAction(),
+                      memory_->actions().showDock});
     view->addSeparator();
     view->addActions({canvas.fit, canvas.find, canvas.up, canvas.collapse, canvas.ladder, canvas.minimap,
                       canvas.searchResults, sharding_->dock()->toggleViewAction(),

@@ -41,6 +41,7 @@ namespace jointscope::gui {
 class CanvasFeature;
 class DiffFeature;
 class PartitionDocument;
+class MemoryFeature;
 class PartitionFeature;
 class RuntimeFeature;
 class ShardingDocument;
@@ -78,6 +79,7 @@ public:
     CanvasFeature* canvasFeature() const { return canvas_; }
     PartitionFeature* partitionFeature() const { return partition_; }
     ShardingFeature* shardingFeature() const { return sharding_; }
+    MemoryFeature* memoryFeature() const { return memory_; }
     RuntimeFeature* runtimeFeature() const { return runtime_; }
     DiffFeature* diffFeature() const { return diff_; }
     PartitionDocument* partitionDocument() const;
@@ -171,6 +173,7 @@ private:
     CanvasFeature* canvas_ = nullptr;
     PartitionFeature* partition_ = nullptr;
     ShardingFeature* sharding_ = nullptr;
+    MemoryFeature* memory_ = nullptr;
     RuntimeFeature* runtime_ = nullptr;
     DiffFeature* diff_ = nullptr;
     SessionController* sessions_ = nullptr;

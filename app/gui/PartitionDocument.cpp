@@ -181,6 +181,29 @@ void PartitionDocument::restore(const EngineOptions& options, const PolicyEdits&
     solve();
 }
 
+namespace {
+
+// The memory timeline of the result's decision and, when the file records one, of torch's own.
+void addMemoryTimelines(PartitionResult& r, const Graph& joint) {
+    if (Expected<MemoryTimeline> t = memoryTimeline(*r.partition, *r.rules))
+        r.memory = t.take();
+    for (const PartitionDecision& d : joint.decisions) {
+        if (d.name != "torch_min_cut")
+            continue;
+        std::vector<std::string> saved = d.saved;
+        saved.insert(saved.end(), d.savedSym.begin(), d.savedSym.end());
+        Expected<Partition> torchs = evaluateSaved(Graph(joint), *r.rules, saved, /*extract=*/false);
+        if (!torchs)
+            return;
+        if (Expected<MemoryTimeline> t = memoryTimeline(*torchs, *r.rules))
+            r.torchMemory = t.take();
+        r.torchPartition = std::make_shared<const Partition>(torchs.take());
+        return;
+    }
+}
+
+} // namespace
+
 void PartitionDocument::solve() {
     if (!graph_)
         return;
@@ -214,6 +237,7 @@ void PartitionDocument::solve() {
                 r->pinConflicts = pinConflicts(*p, po.overrides);
                 r->partition = std::make_shared<const Partition>(p.take());
                 r->rules = std::make_shared<const Ruleset>(rules.take());
+                addMemoryTimelines(*r, *graph);
                 r->options = options;
                 r->edits = edits;
                 out = std::move(r);

@@ -7,6 +7,7 @@
 #include "io/Session.h"
 #include "models/BackgroundJob.h"
 #include "ops/Ruleset.h"
+#include "partition/MemoryTimeline.h"
 #include "partition/Partitioner.h"
 #include "partition/PinConflicts.h"
 
@@ -44,6 +45,10 @@ struct PartitionResult {
     PolicyEdits edits;
     double recomputeCost = 0; // FLOPs of the recomputed forward nodes (cost::countFlops)
     std::vector<partition::PinConflict> pinConflicts; // the edits the decision contradicts
+    std::optional<partition::MemoryTimeline> memory; // live activation bytes of this decision (ids: partition)
+    // torch's recorded min-cut decision evaluated on the same graph, and its timeline (ids: torchPartition)
+    std::shared_ptr<const partition::Partition> torchPartition;
+    std::optional<partition::MemoryTimeline> torchMemory;
 };
 
 // A session file (*.jointscope, read and written by core's io/Session.h): what to open and how it was edited.

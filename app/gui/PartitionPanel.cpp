@@ -231,6 +231,9 @@ void PartitionPanel::onFinished() {
     const auto result = doc_->result();
     const auto previous = doc_->previous();
     model_->setPinConflicts(result ? result->pinConflicts : std::vector<partition::PinConflict>{});
+    if (result) // the memory timeline's peaks (views/models keep no engine logic)
+        model_->setPeakBytes(result->memory ? std::optional(result->memory->peakBytes) : std::nullopt,
+                             result->torchMemory ? std::optional(result->torchMemory->peakBytes) : std::nullopt);
     model_->setPartition(doc_->graph(), result ? result->partition : nullptr,
                          result ? result->recomputeCost : 0, previous ? previous->partition : nullptr,
                          doc_->torchSaved());

@@ -32,7 +32,8 @@ namespace {
 // "torch-2.15" -> {2, 15}; {-1, -1} for other names.
 std::pair<int, int> rulesetVersion(std::string_view name) {
     int major = -1, minor = -1;
-    if (name.starts_with("torch-") && std::sscanf(std::string(name.substr(6)).c_str(), "%d.%d", &major, &minor) == 2)
+    if (name.starts_with("torch-") &&
+        std::sscanf(std::string(name.substr(6)).c_str(), "%d.%d", &major, &minor) == 2)
         return {major, minor};
     return {-1, -1};
 }
@@ -40,7 +41,8 @@ std::pair<int, int> rulesetVersion(std::string_view name) {
 } // namespace
 
 std::vector<BuiltinRuleset> builtinRulesets() {
-    std::vector<BuiltinRuleset> all(detail::kBuiltinRulesets, detail::kBuiltinRulesets + detail::kBuiltinRulesetCount);
+    std::vector<BuiltinRuleset> all(detail::kBuiltinRulesets,
+                                    detail::kBuiltinRulesets + detail::kBuiltinRulesetCount);
     std::sort(all.begin(), all.end(), [](const BuiltinRuleset& a, const BuiltinRuleset& b) {
         return rulesetVersion(a.name) < rulesetVersion(b.name);
     });
@@ -113,9 +115,11 @@ Expected<Ruleset> parseRuleset(std::string_view jsonText, std::string_view fileN
         readSwitch(switches, "bwd_outputs_required_in_backward", rules.bwdOutputsRequiredInBackward);
         readSwitch(switches, "lift_fresh_recomputable", rules.liftFreshRecomputable);
         readSwitch(switches, "cat_fuses_producers", rules.catFusesProducers);
-        readSwitch(switches, "cse_keeps_backward_dependencies_apart", rules.cseKeepsBackwardDependenciesApart);
+        readSwitch(switches, "cse_keeps_backward_dependencies_apart",
+                   rules.cseKeepsBackwardDependenciesApart);
         readSwitch(switches, "tangents_closure", rules.tangentsClosure);
         readSwitch(switches, "default_partition_by_placement", rules.defaultPartitionByPlacement);
+        readSwitch(switches, "backward_mimics_autograd_order", rules.backwardMimicsAutogradOrder);
         rules.torchVersion = doc.value("torch_version", "");
 
         const Json& ops = doc.contains("ops") ? doc.at("ops") : empty;
@@ -128,8 +132,9 @@ Expected<Ruleset> parseRuleset(std::string_view jsonText, std::string_view fileN
         readOpSet(ops, "rng", rules.rng);
         if (doc.contains("rng_dropout_p"))
             for (const auto& [op, arg] : doc.at("rng_dropout_p").items())
-                rules.rngDropoutArg[op] = {arg.at("index").get<int>(),
-                                           arg.at("default").is_number() ? arg.at("default").get<double>() : -1.0};
+                rules.rngDropoutArg[op] = {arg.at("index").get<int>(), arg.at("default").is_number()
+                                                                           ? arg.at("default").get<double>()
+                                                                           : -1.0};
         readOpSet(ops, "recomputable", rules.fusible);
         readOpSet(ops, "random", rules.fusible);
 

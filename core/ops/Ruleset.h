@@ -61,10 +61,15 @@ struct Ruleset {
     bool bwdOutputsRequiredInBackward = true; // classify_nodes adds the backward outputs to required_bw
     bool liftFreshRecomputable = true;        // lift_fresh(_copy).default is never banned
     bool catFusesProducers = true;            // is_fusible(a, cat) holds for any a ("memory fusion" into cat)
-    bool cseKeepsBackwardDependenciesApart = false; // fx_graph_cse's extra_node_key: backward dependency or not
+    bool cseKeepsBackwardDependenciesApart =
+        false;                                // fx_graph_cse's extra_node_key: backward dependency or not
     bool defaultPartitionByPlacement = false; // default_partition takes the forward by node placement (tags)
-    bool tangentsClosure = false; // backward outputs outside the tangents' closure may be saved (x_out -> sink)
-    std::string torchVersion;     // the torch the ruleset was generated from ("2.15.0"); empty for hand-made
+    bool tangentsClosure =
+        false; // backward outputs outside the tangents' closure may be saved (x_out -> sink)
+    // reordering_to_mimic_autograd_engine: the backward runs each node right after what it needs (recomputed
+    // nodes at their first use), getitems raised to their producer; off: the joint graph's order.
+    bool backwardMimicsAutogradOrder = false;
+    std::string torchVersion; // the torch the ruleset was generated from ("2.15.0"); empty for hand-made
 
     OpSet recomputable;
     OpSet views;

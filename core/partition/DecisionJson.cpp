@@ -74,12 +74,38 @@ Json decisionJson(const Partition& p, const Ruleset& rules, const PartitionOptio
     for (const auto& [removed, kept] : p.merged)
         merged[removed] = kept;
     j["cse_merged"] = merged;
+    if (Expected<MemoryTimeline> timeline = memoryTimeline(p, rules)) {
+        j["peak_bytes"] = timeline->peakBytes;
+        j["memory_timeline"] = memoryTimelineJson(g, *timeline);
+    } else {
+        j["peak_bytes"] = nullptr;
+    }
     j["warnings"] = p.warnings;
     Json nodes = Json::object();
     for (const auto* list : {&p.saved, &p.savedSym, &p.recomputed})
         for (NodeId id : *list)
             nodes[g.node(id).name] = nodeIdentity(g.node(id));
     j["nodes"] = nodes;
+    return j;
+}
+
+Json memoryTimelineJson(const Graph& graph, const MemoryTimeline& timeline) {
+    Json j = Json::object();
+    j["forward_steps"] = timeline.forwardSteps;
+    j["saved_bytes"] = timeline.savedBytes;
+    j["peak_step"] = timeline.peakStep;
+    j["peak_node"] = timeline.peak() ? Json(graph.node(timeline.peak()->node).name) : Json(nullptr);
+    Json nodes = Json::array(), live = Json::array(), recomputed = Json::array();
+    for (size_t i = 0; i < timeline.steps.size(); ++i) {
+        const MemoryStep& step = timeline.steps[i];
+        nodes.push_back(graph.node(step.node).name);
+        live.push_back(step.liveBytes);
+        if (step.recomputed)
+            recomputed.push_back(i);
+    }
+    j["nodes"] = std::move(nodes);
+    j["live_bytes"] = std::move(live);
+    j["recomputed_steps"] = std::move(recomputed);
     return j;
 }
 

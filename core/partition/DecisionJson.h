@@ -2,6 +2,7 @@
 // exports the same document, so both are written here.
 #pragma once
 
+#include "partition/MemoryTimeline.h"
 #include "partition/Partitioner.h"
 
 #include <nlohmann/json.hpp>
@@ -17,5 +18,9 @@ nlohmann::ordered_json explanationJson(const Partition& partition, NodeId id);
 // cut_value / cse_merged and the identity (target, shape, dtype) of every node it names.
 nlohmann::ordered_json decisionJson(const Partition& partition, const Ruleset& rules,
                                     const PartitionOptions& options);
+
+// The memory timeline, compact: forward_steps, saved_bytes, peak_step, peak_node, and per step the node name
+// and live bytes in two parallel arrays, plus the indices of the steps that recompute a forward node.
+nlohmann::ordered_json memoryTimelineJson(const Graph& graph, const MemoryTimeline& timeline);
 
 } // namespace jointscope::partition

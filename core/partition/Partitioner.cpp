@@ -438,7 +438,13 @@ Expected<Partition> evaluateSaved(Graph joint, const Ruleset& rules, const std::
     p.graph = std::move(prepared.graph);
     p.deadNodes = std::move(prepared.deadNodes);
     p.merged = std::move(prepared.merged);
-    Expected<NodeInfo> info = classifyNodes(p.graph, rules, {});
+    // The graph's own recompute tags, as torch sees them: they say which recomputed random ops get their RNG
+    // state saved (rngStates), even though nothing is decided here.
+    Expected<std::vector<Policy>> tags =
+        initialTags(p.graph, rules, PartitionOptions{}, p.merged, p.warnings);
+    if (!tags)
+        return tags.error();
+    Expected<NodeInfo> info = classifyNodes(p.graph, rules, tags.take());
     if (!info)
         return info.error();
     p.info = info.take();

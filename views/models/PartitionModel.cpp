@@ -83,6 +83,10 @@ void PartitionModel::setPartition(const Graph* shown, std::shared_ptr<const Part
         add(summary, tr("Saved symbols"), QString::number(p.savedSym.size()));
         add(summary, tr("Recomputed"), count(p.recomputed.size(), "node"));
         add(summary, tr("Recompute cost"), formatFlops(recomputeCost));
+        if (peakBytes_)
+            add(summary, tr("Peak memory"), formatBytes(*peakBytes_));
+        if (torchPeakBytes_)
+            add(summary, tr("Torch's peak memory"), formatBytes(*torchPeakBytes_));
         add(summary, tr("Banned"), QString::number(p.cut ? p.cut->banned.size() : 0));
         add(summary, tr("Decided by"), toQString(escalationName(p.escalation)));
         add(summary, tr("Memory budget"), QString::number(p.memoryBudget, 'g', 3));

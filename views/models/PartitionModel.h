@@ -45,6 +45,13 @@ public:
         pinConflicts_ = std::move(conflicts);
     }
 
+    // Peak activation bytes of the decision and of torch's (memory timeline), shown in the summary by the next
+    // setPartition ("Peak memory", "Torch's peak memory"); nullopt: not known.
+    void setPeakBytes(std::optional<uint64_t> ours, std::optional<uint64_t> torchs) {
+        peakBytes_ = ours;
+        torchPeakBytes_ = torchs;
+    }
+
     // Top-level section row by title ("Summary", "Pins the solve overrode", "Torch saves, jointscope does
     // not", "jointscope saves, torch does not", "Became saved", "No longer saved", "Became recomputed"); -1
     // when absent.
@@ -67,6 +74,7 @@ private:
 
     const Graph* shown_ = nullptr;
     std::vector<partition::PinConflict> pinConflicts_;
+    std::optional<uint64_t> peakBytes_, torchPeakBytes_;
 };
 
 } // namespace jointscope::views

@@ -1,0 +1,52 @@
+#include "MemoryFeature.h"
+
+#include "CanvasFeature.h"
+#include "MemoryPanel.h"
+#include "PartitionDocument.h"
+#include "models/MemoryTimelineModel.h"
+
+#include <QDockWidget>
+#include <QMainWindow>
+#include <QStatusBar>
+
+namespace jointscope::gui {
+
+MemoryFeature::MemoryFeature(const FeatureContext& context, PartitionDocument* document, QObject* parent)
+    : QObject(parent), ctx_(context), document_(document), model_(new views::MemoryTimelineModel(this)) {
+    dock_ = new QDockWidget(tr("Memory Timeline"), ctx_.window);
+    dock_->setObjectName(QStringLiteral("memoryDock"));
+    panel_ = new MemoryPanel(model_, dock_);
+    dock_->setWidget(panel_);
+    actions_.showDock = dock_->toggleViewAction();
+    actions_.showDock->setToolTip(
+        tr("Live activation bytes over the forward and backward of the decision shown"));
+    connect(document_, &PartitionDocument::finished, this,
+            [this](std::shared_ptr<const PartitionResult> result) { show(result); });
+    connect(document_, &PartitionDocument::failed, this, [this] { model_->clear(); });
+    // A new graph drops the result: the previous graph's curve must not stay up meanwhile.
+    connect(document_, &PartitionDocument::editsChanged, this, [this] {
+        if (!document_->result())
+            model_->clear();
+    });
+    connect(panel_, &MemoryPanel::nodeActivated, this, &MemoryFeature::selectNode);
+}
+
+void MemoryFeature::show(const std::shared_ptr<const PartitionResult>& result) {
+    if (!result || !result->memory) {
+        model_->clear();
+        return;
+    }
+    std::optional<views::MemoryCurve> torchs;
+    if (result->torchMemory && result->torchPartition)
+        torchs = views::MemoryCurve::from(result->torchPartition->graph, *result->torchMemory);
+    model_->setCurves(views::MemoryCurve::from(result->partition->graph, *result->memory), std::move(torchs));
+}
+
+void MemoryFeature::selectNode(const QString& name) {
+    if (ctx_.canvas && ctx_.canvas->selectNodeByName(name))
+        return;
+    if (ctx_.window)
+        ctx_.window->statusBar()->showMessage(tr("%1 is not on the canvas shown").arg(name), 3000);
+}
+
+} // namespace jointscope::gui

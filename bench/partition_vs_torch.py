@@ -31,20 +31,46 @@ from jointscope_torch import _capture, _serialize, capture_joint  # noqa: E402
 from jointscope_torch.models import gpt_stack  # noqa: E402
 
 
+def is_cached(path, nodes):
+    """Whether `path` holds an export of a graph of `nodes` nodes by this torch."""
+    try:
+        with open(path) as f:
+            graph = json.load(f)["graph"]
+        return len(graph["nodes"]) == nodes and graph["attributes"].get("torch_version") == torch.__version__
+    except (OSError, ValueError, KeyError):
+        return False
+
+
+def exports_folder(cli, out, name):
+    """The folder for cached exports, created: `out`, else <build dir>/name, the build dir being
+    JOINTSCOPE_BUILD_DIR, else the CLI's folder, or the one above it when that is app/."""
+    cli_dir = os.path.dirname(cli)  # <build>/app/jointscope-cli in a CMake build
+    build_dir = os.environ.get("JOINTSCOPE_BUILD_DIR") or (
+        os.path.dirname(cli_dir) if os.path.basename(cli_dir) == "app" else cli_dir)
+    folder = out or os.path.join(build_dir, name)
+    os.makedirs(folder, exist_ok=True)
+    print("torch %s, %d cores; exports in %s" % (torch.__version__, os.cpu_count(), folder), file=sys.stderr)
+    return folder
+
+
+def same_saved(label, torch_saved, ours):
+    """Whether the saved lists are identical; on stderr what differs when not."""
+    if ours == torch_saved:
+        return True
+    missing = [n for n in torch_saved if n not in ours]
+    extra = [n for n in ours if n not in torch_saved]
+    print("%s: saved lists differ: missing %s, extra %s" % (label, missing[:20], extra[:20]), file=sys.stderr)
+    return False
+
+
 def export_cached(layers, folder):
     """Captures the stack; writes its JSON unless an identical capture is cached. (capture, path)."""
     model, args = gpt_stack(layers=layers)
     capture = capture_joint(model, args, min_cut=False, default_partition=False)
     name = "gpt_%d_layers" % layers
     path = os.path.join(folder, name + ".json")
-    nodes = len(capture.joint_module.graph.nodes)
-    try:
-        with open(path) as f:
-            graph = json.load(f)["graph"]
-        if len(graph["nodes"]) == nodes and graph["attributes"].get("torch_version") == torch.__version__:
-            return capture, path
-    except (OSError, ValueError, KeyError):
-        pass
+    if is_cached(path, len(capture.joint_module.graph.nodes)):
+        return capture, path
     attributes = {"torch_version": torch.__version__, "kind": "aot_joint_graph", "capture": capture.api}
     graph = _serialize.graph_to_json(capture.joint_module, name=name, num_fwd_outputs=capture.num_fwd_outputs,
                                      attributes=attributes, decisions=[], devices=_capture._node_devices(capture))
@@ -94,12 +120,7 @@ def main():
                     "dir being JOINTSCOPE_BUILD_DIR, else the CLI's folder, or the one above it when that is app/)")
     args = ap.parse_args()
     cli = os.path.abspath(args.cli)
-    cli_dir = os.path.dirname(cli)  # <build>/app/jointscope-cli in a CMake build
-    build_dir = os.environ.get("JOINTSCOPE_BUILD_DIR") or (
-        os.path.dirname(cli_dir) if os.path.basename(cli_dir) == "app" else cli_dir)
-    out = args.out or os.path.join(build_dir, "partition-bench")
-    os.makedirs(out, exist_ok=True)
-    print("torch %s, %d cores; exports in %s" % (torch.__version__, os.cpu_count(), out), file=sys.stderr)
+    out = exports_folder(cli, args.out, "partition-bench")
     print("| graph | nodes | saved | torch 1.13 min-cut | jointscope engine (warm) | ratio "
           "| engine (cold) | `jointscope-cli` cold wall | ratio | identical |")
     print("|---|---:|---:|---:|---:|---:|---:|---:|---:|---|")
@@ -109,16 +130,11 @@ def main():
         nodes = len(capture.joint_module.graph.nodes)
         torch_s, torch_saved = torch_min_cut(capture, 3)
         cold_s, wall_s, warm_s, ours, _ruleset = jointscope(cli, path, 5)
-        same = ours == torch_saved
+        same = same_saved("%d layers" % layers, torch_saved, ours)
         identical = identical and same
         print("| GPT, %d layers | %s | %s | %.3f s | %.2f ms | **%.0f×** | %.2f ms | %.1f ms | %.0f× | %s |" % (
             layers, format(nodes, ","), format(len(ours), ","), torch_s, warm_s * 1e3, torch_s / warm_s,
             cold_s * 1e3, wall_s * 1e3, torch_s / wall_s, "yes" if same else "NO"), flush=True)
-        if not same:
-            missing = [n for n in torch_saved if n not in ours]
-            extra = [n for n in ours if n not in torch_saved]
-            print("%d layers: saved lists differ: missing %s, extra %s" % (layers, missing[:20], extra[:20]),
-                  file=sys.stderr)
     sys.exit(0 if identical else 1)
 
 

@@ -18,7 +18,6 @@ Usage: ~/.cache/jointscope/torch-2.15/bin/python bench/partition_vs_torch2.py --
 Exports are cached in DIR (default <build>/partition-bench-torch2) while torch's version and node count match.
 """
 import argparse
-import json
 import os
 import statistics
 import sys
@@ -29,7 +28,8 @@ import torch  # noqa: E402
 
 from jointscope_torch import _capture, capture_joint, export_joint  # noqa: E402
 from jointscope_torch.models import CheckpointedStack, Llama3Block, RMSNorm, gpt_stack  # noqa: E402
-from partition_vs_torch import jointscope  # noqa: E402  (the same CLI timing, here with the CLI's own ruleset)
+# The same CLI timing (here with the CLI's own ruleset), export cache and comparison.
+from partition_vs_torch import exports_folder, is_cached, jointscope, same_saved  # noqa: E402
 
 
 def build(name):
@@ -49,14 +49,8 @@ def capture(name, folder):
     model, args = build(name)
     cap = capture_joint(model, args, min_cut=False, default_partition=False)
     path = os.path.join(folder, name + ".json")
-    nodes = len(cap.joint_module.graph.nodes)
-    try:
-        with open(path) as f:
-            graph = json.load(f)["graph"]
-        if len(graph["nodes"]) == nodes and graph["attributes"].get("torch_version") == torch.__version__:
-            return cap, path
-    except (OSError, ValueError, KeyError):
-        pass
+    if is_cached(path, len(cap.joint_module.graph.nodes)):
+        return cap, path
     model, args = build(name)
     export_joint(model, args, path, name=name, min_cut=False, default_partition=False)
     return cap, path
@@ -86,11 +80,7 @@ def main():
     ap.add_argument("--out", help="folder for the cached exports")
     args = ap.parse_args()
     cli = os.path.abspath(args.cli)
-    cli_dir = os.path.dirname(cli)
-    build_dir = os.path.dirname(cli_dir) if os.path.basename(cli_dir) == "app" else cli_dir
-    out = args.out or os.path.join(build_dir, "partition-bench-torch2")
-    os.makedirs(out, exist_ok=True)
-    print("torch %s, %d cores; exports in %s" % (torch.__version__, os.cpu_count(), out), file=sys.stderr)
+    out = exports_folder(cli, args.out, "partition-bench-torch2")
     print("| graph | nodes | saved | torch %s min-cut | jointscope engine (warm) | ratio | engine (cold) "
           "| `jointscope-cli` cold wall | ratio | ruleset | identical |" % torch.__version__.split("+")[0])
     print("|---|---:|---:|---:|---:|---:|---:|---:|---:|---|---|")
@@ -100,15 +90,11 @@ def main():
         nodes = len(cap.joint_module.graph.nodes)
         torch_s, torch_saved = torch_min_cut(cap, 3)
         cold_s, wall_s, warm_s, ours, ruleset = jointscope(cli, path, 5, ruleset_args=())
-        same = ours == torch_saved
+        same = same_saved(name, torch_saved, ours)
         identical = identical and same
         print("| %s | %s | %s | %.3f s | %.2f ms | **%.0f×** | %.2f ms | %.1f ms | **%.0f×** | %s | %s |" % (
             name, format(nodes, ","), format(len(ours), ","), torch_s, warm_s * 1e3, torch_s / warm_s,
             cold_s * 1e3, wall_s * 1e3, torch_s / wall_s, ruleset, "yes" if same else "NO"), flush=True)
-        if not same:
-            missing = [n for n in torch_saved if n not in ours]
-            extra = [n for n in ours if n not in torch_saved]
-            print("%s: saved lists differ: missing %s, extra %s" % (name, missing[:20], extra[:20]), file=sys.stderr)
     sys.exit(0 if identical else 1)
 
 

@@ -78,18 +78,24 @@ def export_cached(layers, folder):
     return capture, path
 
 
-def torch_min_cut(capture, repeats):
-    """Median seconds of torch's min-cut over `repeats` fresh copies, and its saved list."""
-    min_cut, _ = _capture._torch_partitioners()
+def median_decision(run, repeats):
+    """Median "seconds" of `repeats` decisions run() returns, and their "saved" list (which must not change)."""
     times, saved = [], None
     for _ in range(repeats):
-        decision = _capture._run_partitioner("torch_min_cut", min_cut, capture.joint_module, capture.joint_inputs, {},
-                                             capture.num_fwd_outputs)
+        decision = run()
         times.append(decision["seconds"])
         if saved is not None and decision["saved"] != saved:
             raise RuntimeError("torch's min-cut gave different saved lists on copies of one graph")
         saved = decision["saved"]
     return statistics.median(times), saved
+
+
+def torch_min_cut(capture, repeats):
+    """Median seconds of torch's min-cut over `repeats` fresh copies, and its saved list."""
+    min_cut, _ = _capture._torch_partitioners()
+    return median_decision(lambda: _capture._run_partitioner("torch_min_cut", min_cut, capture.joint_module,
+                                                             capture.joint_inputs, {}, capture.num_fwd_outputs),
+                           repeats)
 
 
 def jointscope(cli, path, repeats, ruleset_args=("--ruleset", "torch-1.13")):

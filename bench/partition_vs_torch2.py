@@ -19,7 +19,6 @@ Exports are cached in DIR (default <build>/partition-bench-torch2) while torch's
 """
 import argparse
 import os
-import statistics
 import sys
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "python"))
@@ -29,7 +28,7 @@ import torch  # noqa: E402
 from jointscope_torch import _capture, capture_joint, export_joint  # noqa: E402
 from jointscope_torch.models import CheckpointedStack, Llama3Block, RMSNorm, gpt_stack  # noqa: E402
 # The same CLI timing (here with the CLI's own ruleset), export cache and comparison.
-from partition_vs_torch import exports_folder, is_cached, jointscope, same_saved  # noqa: E402
+from partition_vs_torch import exports_folder, is_cached, jointscope, median_decision, same_saved  # noqa: E402
 
 
 def build(name):
@@ -60,17 +59,13 @@ def torch_min_cut(cap, repeats):
     """Median seconds of torch's min-cut over fresh copies of the captured joint graph, and its saved list."""
     from torch._functorch.partitioners import min_cut_rematerialization_partition
 
-    times, saved = [], None
-    for _ in range(repeats):
-        work = _capture._snapshot(cap.joint_module)
-        _fw, _bw, decision = _capture._run_partitioner("torch_min_cut", min_cut_rematerialization_partition, work,
-                                                       cap.joint_inputs, cap.partition_kwargs, cap.num_fwd_outputs,
-                                                       cap.settings)
-        times.append(decision["seconds"])
-        if saved is not None and decision["saved"] != saved:
-            raise RuntimeError("torch's min-cut gave different saved lists on copies of one graph")
-        saved = decision["saved"]
-    return statistics.median(times), saved
+    def run():
+        _fw, _bw, decision = _capture._run_partitioner(
+            "torch_min_cut", min_cut_rematerialization_partition, _capture._snapshot(cap.joint_module),
+            cap.joint_inputs, cap.partition_kwargs, cap.num_fwd_outputs, cap.settings)
+        return decision
+
+    return median_decision(run, repeats)
 
 
 def main():

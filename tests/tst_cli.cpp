@@ -12,16 +12,7 @@
 #include <fstream>
 
 namespace fs = std::filesystem;
-using jointscope::test::addBadGraphRows;
-using jointscope::test::addBadInputColumns;
-using jointscope::test::BadGraphInput;
-using jointscope::test::fetchBadInput;
-using jointscope::test::q;
-using jointscope::test::readFile;
-using jointscope::test::sharedPath;
-using jointscope::test::Run;
-using jointscope::test::runCli;
-using jointscope::test::writeFile;
+using namespace jointscope::test;
 
 namespace {
 

@@ -13,17 +13,10 @@ const QColor kRecomputed(0x93, 0x33, 0xea);
 const QColor kBanned(0xb9, 0x1c, 0x1c);
 const QColor kPin(0x0f, 0x17, 0x2a);
 
-QFont badgeFont() {
-    QFont font;
-    font.setPointSizeF(7);
-    font.setWeight(QFont::DemiBold);
-    return font;
-}
-
 // A pill on the box's top edge; `right` anchors it at the right end, else at the left; returns its width.
 double drawBadge(QPainter* painter, const QRectF& box, double offset, bool right, const QString& text,
                  const QColor& fill) {
-    const QFontMetricsF metrics(badgeFont());
+    const QFontMetricsF metrics(NodeItem::badgeFont(7));
     const double w = metrics.horizontalAdvance(text) + 8;
     const double h = 13;
     const double x = right ? box.right() - w - offset : box.left() + offset;
@@ -32,7 +25,7 @@ double drawBadge(QPainter* painter, const QRectF& box, double offset, bool right
     painter->setBrush(fill);
     painter->drawRoundedRect(pill, 4, 4);
     painter->setPen(Qt::white);
-    painter->setFont(badgeFont());
+    painter->setFont(NodeItem::badgeFont(7));
     painter->drawText(pill, Qt::AlignCenter, text);
     return w;
 }

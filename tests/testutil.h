@@ -203,6 +203,15 @@ inline uint64_t countAotNodes(const std::string& payload) {
     return (flattened ? *flattened : params) + assignments + 1;
 }
 
+// A float32 tensor of concrete `sizes` for hand-built graphs.
+inline TensorMeta f32Tensor(const std::vector<int64_t>& sizes) {
+    TensorMeta t;
+    t.dtype = DType::Float32;
+    for (int64_t s : sizes)
+        t.sizes.push_back(SymInt{s, {}});
+    return t;
+}
+
 // A node for hand-built graphs: call_function targets parsed as FX prints them, others kept as names.
 inline Node makeNode(std::string name, NodeOp op, std::string target, std::vector<Value> args = {}) {
     Node n;

@@ -16,28 +16,20 @@ using namespace jointscope::test;
 
 namespace {
 
-TensorMeta f32(std::vector<int64_t> dims) {
-    TensorMeta t;
-    t.dtype = DType::Float32;
-    for (int64_t d : dims)
-        t.sizes.push_back({d, {}});
-    return t;
-}
-
 // x (primal) -> a = sin(x) (forward); t (tangent); b = mul(a, t) (backward); output(a, b).
 Graph tinyJoint() {
     Graph g;
     Node x = makeNode("primals_1", NodeOp::Placeholder, "primals_1");
     x.outputKind = OutputKind::Tensor;
-    x.outputs = {f32({4, 8})};
+    x.outputs = {f32Tensor({4, 8})};
     const NodeId xi = g.addNode(x);
     Node t = makeNode("tangents_1", NodeOp::Placeholder, "tangents_1");
     t.outputKind = OutputKind::Tensor;
-    t.outputs = {f32({4, 8})};
+    t.outputs = {f32Tensor({4, 8})};
     const NodeId ti = g.addNode(t);
     Node a = makeNode("sin", NodeOp::CallFunction, "torch.ops.aten.sin.default", {Value::nodeRef(xi)});
     a.outputKind = OutputKind::Tensor;
-    a.outputs = {f32({4, 8})};
+    a.outputs = {f32Tensor({4, 8})};
     const NodeId ai = g.addNode(a);
     Node b = makeNode("mul", NodeOp::CallFunction, "torch.ops.aten.mul.Tensor", {Value::nodeRef(ai), Value::nodeRef(ti)});
     const NodeId bi = g.addNode(b);

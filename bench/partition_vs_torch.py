@@ -21,6 +21,7 @@ import statistics
 import subprocess
 import sys
 import time
+import types
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.join(HERE, "..", "python"))
@@ -91,11 +92,17 @@ def median_decision(run, repeats):
 
 
 def torch_min_cut(capture, repeats):
-    """Median seconds of torch's min-cut over `repeats` fresh copies, and its saved list."""
+    """Median seconds of torch's min-cut over `repeats` fresh copies of the captured joint graph, called as torch
+    calls it (the joint inputs and the kwargs torch passed), and its saved list."""
     min_cut, _ = _capture._torch_partitioners()
-    return median_decision(lambda: _capture._run_partitioner("torch_min_cut", min_cut, capture.joint_module,
-                                                             capture.joint_inputs, {}, capture.num_fwd_outputs),
-                           repeats)
+
+    def run():
+        _fw, _bw, decision = _capture._run_partitioner(
+            "torch_min_cut", min_cut, _capture._snapshot(capture.joint_module), capture.joint_inputs,
+            capture.partition_kwargs, capture.num_fwd_outputs, capture.settings)
+        return decision
+
+    return median_decision(run, repeats)
 
 
 def jointscope(cli, path, repeats, ruleset_args=("--ruleset", "torch-1.13")):
@@ -118,6 +125,16 @@ def jointscope(cli, path, repeats, ruleset_args=("--ruleset", "torch-1.13")):
     return statistics.median(engine), statistics.median(wall), warm["seconds"], saved, warm["ruleset"]
 
 
+def compare(cli, label, capture, path, torch_partition, ruleset_args):
+    """torch's min-cut (median of 3, by `torch_partition`) against jointscope-cli (5 cold processes and a warm
+    one) on one capture: the numbers of its markdown row, and whether the saved lists are identical."""
+    torch_s, torch_saved = torch_partition(capture, 3)
+    cold_s, wall_s, warm_s, ours, ruleset = jointscope(cli, path, 5, ruleset_args)
+    return types.SimpleNamespace(nodes=format(len(capture.joint_module.graph.nodes), ","),
+                                 saved=format(len(ours), ","), torch_s=torch_s, cold_s=cold_s, wall_s=wall_s,
+                                 warm_s=warm_s, ruleset=ruleset, same=same_saved(label, torch_saved, ours))
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--cli", required=True, help="path of jointscope-cli")
@@ -133,14 +150,11 @@ def main():
     identical = True
     for layers in args.layers:
         capture, path = export_cached(layers, out)
-        nodes = len(capture.joint_module.graph.nodes)
-        torch_s, torch_saved = torch_min_cut(capture, 3)
-        cold_s, wall_s, warm_s, ours, _ruleset = jointscope(cli, path, 5)
-        same = same_saved("%d layers" % layers, torch_saved, ours)
-        identical = identical and same
+        r = compare(cli, "%d layers" % layers, capture, path, torch_min_cut, ("--ruleset", "torch-1.13"))
+        identical = identical and r.same
         print("| GPT, %d layers | %s | %s | %.3f s | %.2f ms | **%.0f×** | %.2f ms | %.1f ms | %.0f× | %s |" % (
-            layers, format(nodes, ","), format(len(ours), ","), torch_s, warm_s * 1e3, torch_s / warm_s,
-            cold_s * 1e3, wall_s * 1e3, torch_s / wall_s, "yes" if same else "NO"), flush=True)
+            layers, r.nodes, r.saved, r.torch_s, r.warm_s * 1e3, r.torch_s / r.warm_s, r.cold_s * 1e3,
+            r.wall_s * 1e3, r.torch_s / r.wall_s, "yes" if r.same else "NO"), flush=True)
     sys.exit(0 if identical else 1)
 
 

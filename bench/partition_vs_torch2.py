@@ -25,10 +25,10 @@ sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."
 
 import torch  # noqa: E402
 
-from jointscope_torch import _capture, capture_joint, export_joint  # noqa: E402
+from jointscope_torch import capture_joint, export_joint  # noqa: E402
 from jointscope_torch.models import CheckpointedStack, Llama3Block, RMSNorm, gpt_stack  # noqa: E402
-# The same CLI timing (here with the CLI's own ruleset), export cache and comparison.
-from partition_vs_torch import exports_folder, is_cached, jointscope, median_decision, same_saved  # noqa: E402
+# The same export cache and comparison (here with the CLI's own ruleset).
+from partition_vs_torch import compare, exports_folder, is_cached, torch_min_cut  # noqa: E402
 
 
 def build(name):
@@ -55,19 +55,6 @@ def capture(name, folder):
     return cap, path
 
 
-def torch_min_cut(cap, repeats):
-    """Median seconds of torch's min-cut over fresh copies of the captured joint graph, and its saved list."""
-    from torch._functorch.partitioners import min_cut_rematerialization_partition
-
-    def run():
-        _fw, _bw, decision = _capture._run_partitioner(
-            "torch_min_cut", min_cut_rematerialization_partition, _capture._snapshot(cap.joint_module),
-            cap.joint_inputs, cap.partition_kwargs, cap.num_fwd_outputs, cap.settings)
-        return decision
-
-    return median_decision(run, repeats)
-
-
 def main():
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--cli", required=True, help="path of jointscope-cli")
@@ -82,14 +69,11 @@ def main():
     identical = True
     for name in args.graphs:
         cap, path = capture(name, out)
-        nodes = len(cap.joint_module.graph.nodes)
-        torch_s, torch_saved = torch_min_cut(cap, 3)
-        cold_s, wall_s, warm_s, ours, ruleset = jointscope(cli, path, 5, ruleset_args=())
-        same = same_saved(name, torch_saved, ours)
-        identical = identical and same
+        r = compare(cli, name, cap, path, torch_min_cut, ())
+        identical = identical and r.same
         print("| %s | %s | %s | %.3f s | %.2f ms | **%.0f×** | %.2f ms | %.1f ms | **%.0f×** | %s | %s |" % (
-            name, format(nodes, ","), format(len(ours), ","), torch_s, warm_s * 1e3, torch_s / warm_s,
-            cold_s * 1e3, wall_s * 1e3, torch_s / wall_s, ruleset, "yes" if same else "NO"), flush=True)
+            name, r.nodes, r.saved, r.torch_s, r.warm_s * 1e3, r.torch_s / r.warm_s, r.cold_s * 1e3,
+            r.wall_s * 1e3, r.torch_s / r.wall_s, r.ruleset, "yes" if r.same else "NO"), flush=True)
     sys.exit(0 if identical else 1)
 
 

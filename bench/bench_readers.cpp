@@ -29,6 +29,20 @@ std::string tracePath(const std::string& name) {
     return std::string(JOINTSCOPE_SHARED_DIR) + "/graphs/torch-trace/" + name;
 }
 
+// The trace log `name` of the shared data; empty, with the benchmark skipped, when it is missing.
+std::string readTraceOrSkip(benchmark::State& state, const std::string& name) {
+    std::string text = readFile(tracePath(name));
+    if (text.empty())
+        state.SkipWithError(("missing " + tracePath(name)).c_str());
+    return text;
+}
+
+// The input's size in MB, and the bytes read per second over all iterations.
+void countBytes(benchmark::State& state, size_t bytes) {
+    state.counters["MB"] = static_cast<double>(bytes) / 1e6;
+    state.SetBytesProcessed(static_cast<int64_t>(state.iterations() * bytes));
+}
+
 // The node count the generator counted independently (len(graph.nodes)).
 uint64_t expectedNodes(const std::string& name) {
     std::ifstream in(generatedPath(name) + ".nodes");
@@ -73,8 +87,7 @@ void BM_ReadFx(benchmark::State& state, const std::string& name) {
         benchmark::DoNotOptimize(parsed);
     }
     state.counters["nodes"] = static_cast<double>(graph.size());
-    state.counters["MB"] = static_cast<double>(text.size()) / 1e6;
-    state.SetBytesProcessed(static_cast<int64_t>(state.iterations() * text.size()));
+    countBytes(state, text.size());
     state.SetItemsProcessed(static_cast<int64_t>(state.iterations() * graph.size()));
 }
 
@@ -92,8 +105,7 @@ void benchWriter(benchmark::State& state, const std::string& name, Writer writer
         benchmark::DoNotOptimize(out);
     }
     state.counters["nodes"] = static_cast<double>(graph.size());
-    state.counters["MB"] = static_cast<double>(written) / 1e6;
-    state.SetBytesProcessed(static_cast<int64_t>(state.iterations() * written));
+    countBytes(state, written);
 }
 
 void BM_WriteFx(benchmark::State& state, const std::string& name) {
@@ -120,16 +132,13 @@ void BM_ReadJson(benchmark::State& state, const std::string& name) {
         benchmark::DoNotOptimize(parsed);
     }
     state.counters["nodes"] = static_cast<double>(graph.size());
-    state.counters["MB"] = static_cast<double>(json.size()) / 1e6;
-    state.SetBytesProcessed(static_cast<int64_t>(state.iterations() * json.size()));
+    countBytes(state, json.size());
 }
 
 void BM_IndexTraceLog(benchmark::State& state, const std::string& name) {
-    const std::string text = readFile(tracePath(name));
-    if (text.empty()) {
-        state.SkipWithError(("missing " + tracePath(name)).c_str());
+    const std::string text = readTraceOrSkip(state, name);
+    if (text.empty())
         return;
-    }
     size_t graphs = 0;
     for (auto _ : state) {
         GraphIndex index = indexTraceLog(text, name);
@@ -137,17 +146,14 @@ void BM_IndexTraceLog(benchmark::State& state, const std::string& name) {
         benchmark::DoNotOptimize(index);
     }
     state.counters["graphs"] = static_cast<double>(graphs);
-    state.counters["MB"] = static_cast<double>(text.size()) / 1e6;
-    state.SetBytesProcessed(static_cast<int64_t>(state.iterations() * text.size()));
+    countBytes(state, text.size());
 }
 
 // Index, then parse every payload: what opening a log and clicking through all graphs costs.
 void BM_IndexTraceLogAndLoadAll(benchmark::State& state, const std::string& name) {
-    const std::string text = readFile(tracePath(name));
-    if (text.empty()) {
-        state.SkipWithError(("missing " + tracePath(name)).c_str());
+    const std::string text = readTraceOrSkip(state, name);
+    if (text.empty())
         return;
-    }
     size_t nodes = 0;
     size_t failed = 0;
     for (auto _ : state) {

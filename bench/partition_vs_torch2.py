@@ -18,18 +18,17 @@ Usage: ~/.cache/jointscope/torch-2.15/bin/python bench/partition_vs_torch2.py --
 Exports are cached in DIR (default <build>/partition-bench-torch2) while torch's version and node count match.
 """
 import argparse
-import json
 import os
-import statistics
 import sys
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "python"))
 
 import torch  # noqa: E402
 
-from jointscope_torch import _capture, capture_joint, export_joint  # noqa: E402
+from jointscope_torch import capture_joint, export_joint  # noqa: E402
 from jointscope_torch.models import CheckpointedStack, Llama3Block, RMSNorm, gpt_stack  # noqa: E402
-from partition_vs_torch import jointscope  # noqa: E402  (the same CLI timing, here with the CLI's own ruleset)
+# The same export cache and comparison (here with the CLI's own ruleset).
+from partition_vs_torch import compare, exports_folder, is_cached, torch_min_cut  # noqa: E402
 
 
 def build(name):
@@ -49,34 +48,11 @@ def capture(name, folder):
     model, args = build(name)
     cap = capture_joint(model, args, min_cut=False, default_partition=False)
     path = os.path.join(folder, name + ".json")
-    nodes = len(cap.joint_module.graph.nodes)
-    try:
-        with open(path) as f:
-            graph = json.load(f)["graph"]
-        if len(graph["nodes"]) == nodes and graph["attributes"].get("torch_version") == torch.__version__:
-            return cap, path
-    except (OSError, ValueError, KeyError):
-        pass
+    if is_cached(path, len(cap.joint_module.graph.nodes)):
+        return cap, path
     model, args = build(name)
     export_joint(model, args, path, name=name, min_cut=False, default_partition=False)
     return cap, path
-
-
-def torch_min_cut(cap, repeats):
-    """Median seconds of torch's min-cut over fresh copies of the captured joint graph, and its saved list."""
-    from torch._functorch.partitioners import min_cut_rematerialization_partition
-
-    times, saved = [], None
-    for _ in range(repeats):
-        work = _capture._snapshot(cap.joint_module)
-        _fw, _bw, decision = _capture._run_partitioner("torch_min_cut", min_cut_rematerialization_partition, work,
-                                                       cap.joint_inputs, cap.partition_kwargs, cap.num_fwd_outputs,
-                                                       cap.settings)
-        times.append(decision["seconds"])
-        if saved is not None and decision["saved"] != saved:
-            raise RuntimeError("torch's min-cut gave different saved lists on copies of one graph")
-        saved = decision["saved"]
-    return statistics.median(times), saved
 
 
 def main():
@@ -86,29 +62,18 @@ def main():
     ap.add_argument("--out", help="folder for the cached exports")
     args = ap.parse_args()
     cli = os.path.abspath(args.cli)
-    cli_dir = os.path.dirname(cli)
-    build_dir = os.path.dirname(cli_dir) if os.path.basename(cli_dir) == "app" else cli_dir
-    out = args.out or os.path.join(build_dir, "partition-bench-torch2")
-    os.makedirs(out, exist_ok=True)
-    print("torch %s, %d cores; exports in %s" % (torch.__version__, os.cpu_count(), out), file=sys.stderr)
+    out = exports_folder(cli, args.out, "partition-bench-torch2")
     print("| graph | nodes | saved | torch %s min-cut | jointscope engine (warm) | ratio | engine (cold) "
           "| `jointscope-cli` cold wall | ratio | ruleset | identical |" % torch.__version__.split("+")[0])
     print("|---|---:|---:|---:|---:|---:|---:|---:|---:|---|---|")
     identical = True
     for name in args.graphs:
         cap, path = capture(name, out)
-        nodes = len(cap.joint_module.graph.nodes)
-        torch_s, torch_saved = torch_min_cut(cap, 3)
-        cold_s, wall_s, warm_s, ours, ruleset = jointscope(cli, path, 5, ruleset_args=())
-        same = ours == torch_saved
-        identical = identical and same
+        r = compare(cli, name, cap, path, torch_min_cut, ())
+        identical = identical and r.same
         print("| %s | %s | %s | %.3f s | %.2f ms | **%.0f×** | %.2f ms | %.1f ms | **%.0f×** | %s | %s |" % (
-            name, format(nodes, ","), format(len(ours), ","), torch_s, warm_s * 1e3, torch_s / warm_s,
-            cold_s * 1e3, wall_s * 1e3, torch_s / wall_s, ruleset, "yes" if same else "NO"), flush=True)
-        if not same:
-            missing = [n for n in torch_saved if n not in ours]
-            extra = [n for n in ours if n not in torch_saved]
-            print("%s: saved lists differ: missing %s, extra %s" % (name, missing[:20], extra[:20]), file=sys.stderr)
+            name, r.nodes, r.saved, r.torch_s, r.warm_s * 1e3, r.torch_s / r.warm_s, r.cold_s * 1e3,
+            r.wall_s * 1e3, r.torch_s / r.wall_s, r.ruleset, "yes" if r.same else "NO"), flush=True)
     sys.exit(0 if identical else 1)
 
 

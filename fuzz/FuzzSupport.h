@@ -3,6 +3,7 @@
 
 #include "io/FxReader.h"
 #include "io/GraphEntry.h"
+#include "io/TraceLog.h"
 
 #include <cstdint>
 #include <cstdio>
@@ -40,6 +41,19 @@ inline void loadEveryPayload(const std::vector<GraphEntry>& graphs, const char* 
             std::abort();
         }
     }
+}
+
+// A log format's target: its sniffer on the first 4 KiB, its indexer on the whole input, every problem the
+// index reports located and every payload read (what opening a log does).
+inline int fuzzLogIndex(const uint8_t* data, size_t size, bool (*looksLike)(std::string_view),
+                        GraphIndex (*indexLog)(std::string_view, const std::string&), const char* fileName) {
+    const std::string_view text = asText(data, size);
+    looksLike(text.substr(0, 4096));
+    const GraphIndex index = indexLog(text, fileName);
+    for (const Diagnostic& problem : index.problems)
+        checkLocated(problem, "index problem");
+    loadEveryPayload(index.graphs, fileName);
+    return 0;
 }
 
 } // namespace jointscope::fuzz

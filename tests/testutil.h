@@ -51,6 +51,17 @@ inline QStringList expectedDeviceSpecs() {
     return specs;
 }
 
+// The models captured from torch 1.13 with every file (joint, forward, backward, meta sidecar, reference
+// decisions): ../shared/graphs/torch-1.13/MODEL.
+inline constexpr const char* kTorch113Models[] = {"mlp", "gpt_block2", "convnet"};
+
+// A QString column `column` with one row per kTorch113Models entry, for a test's _data function.
+inline void addTorch113ModelRows(const char* column) {
+    QTest::addColumn<QString>(column);
+    for (const char* model : kTorch113Models)
+        QTest::newRow(model) << QString(model);
+}
+
 inline std::string sharedPath(const std::string& relative) {
     return std::string(JOINTSCOPE_SHARED_DIR) + "/" + relative;
 }
@@ -215,6 +226,15 @@ inline uint64_t countAotNodes(const std::string& payload) {
     return (flattened ? *flattened : params) + assignments + 1;
 }
 
+// A float32 tensor of concrete `sizes` for hand-built graphs.
+inline TensorMeta f32Tensor(const std::vector<int64_t>& sizes) {
+    TensorMeta t;
+    t.dtype = DType::Float32;
+    for (int64_t s : sizes)
+        t.sizes.push_back(SymInt{s, {}});
+    return t;
+}
+
 // A node for hand-built graphs: call_function targets parsed as FX prints them, others kept as names.
 inline Node makeNode(std::string name, NodeOp op, std::string target, std::vector<Value> args = {}) {
     Node n;
@@ -321,6 +341,37 @@ inline std::vector<BadGraphInput> badGraphInputs() {
         {"json: 20000 nested parens in a size", json(tensor("\"" + deep + "\"")), 3, 2,
          "nesting deeper than 256 levels"},
     };
+}
+
+// Writes `bytes` to `path` as they are (binary, truncating).
+inline void writeFile(const std::string& path, const std::string& bytes) {
+    std::ofstream out(path, std::ios::binary);
+    out.write(bytes.data(), static_cast<std::streamsize>(bytes.size()));
+}
+
+// The columns of a bad-input test's data: the file's bytes, the line and column its error must point at,
+// and part of the message it must carry.
+inline void addBadInputColumns() {
+    QTest::addColumn<QByteArray>("bytes");
+    QTest::addColumn<int>("line");
+    QTest::addColumn<int>("col");
+    QTest::addColumn<QString>("message");
+}
+
+// badGraphInputs() as rows of those columns.
+inline void addBadGraphRows() {
+    for (const BadGraphInput& bad : badGraphInputs())
+        QTest::newRow(bad.name.c_str())
+            << QByteArray::fromStdString(bad.bytes) << bad.line << bad.col << q(bad.message);
+}
+
+// The current row of a bad-input test.
+inline BadGraphInput fetchBadInput() {
+    QFETCH(QByteArray, bytes);
+    QFETCH(int, line);
+    QFETCH(int, col);
+    QFETCH(QString, message);
+    return {QTest::currentDataTag(), bytes.toStdString(), line, col, message.toStdString()};
 }
 
 } // namespace jointscope::test

@@ -12,18 +12,9 @@
 #include <fstream>
 
 namespace fs = std::filesystem;
-using jointscope::test::q;
-using jointscope::test::readFile;
-using jointscope::test::sharedPath;
-using jointscope::test::Run;
-using jointscope::test::runCli;
+using namespace jointscope::test;
 
 namespace {
-
-void writeFile(const std::string& path, const std::string& bytes) {
-    std::ofstream out(path, std::ios::binary);
-    out.write(bytes.data(), static_cast<std::streamsize>(bytes.size()));
-}
 
 std::string trim(const std::string& s) {
     const size_t b = s.find_first_not_of(" \t\r");
@@ -415,31 +406,24 @@ private slots:
 
     // docs/formats.md "Bad input": every class exits 2 with a file:line:col message, for info and convert.
     void badGraphsExitTwo_data() {
-        QTest::addColumn<QByteArray>("bytes");
-        QTest::addColumn<int>("line");
-        QTest::addColumn<int>("col");
-        QTest::addColumn<QString>("message");
-        for (const jointscope::test::BadGraphInput& bad : jointscope::test::badGraphInputs())
-            QTest::newRow(bad.name.c_str())
-                << QByteArray::fromStdString(bad.bytes) << bad.line << bad.col << q(bad.message);
+        addBadInputColumns();
+        addBadGraphRows();
     }
 
     void badGraphsExitTwo() {
-        QFETCH(QByteArray, bytes);
-        QFETCH(int, line);
-        QFETCH(int, col);
-        QFETCH(QString, message);
+        const BadGraphInput bad = fetchBadInput();
         QTemporaryDir dir;
         const std::string path = dir.filePath("bad.graph").toStdString();
-        writeFile(path, bytes.toStdString());
-        const std::string where = path + ":" + std::to_string(line) + ":" + std::to_string(col) + ": error: ";
+        writeFile(path, bad.bytes);
+        const std::string where =
+            path + ":" + std::to_string(bad.line) + ":" + std::to_string(bad.col) + ": error: ";
         for (const QStringList& args :
              {QStringList{"info", q(path)}, QStringList{"info", "--json", q(path)},
               QStringList{"convert", q(path), "--to", "json", "-o", dir.filePath("o.json")}}) {
             Run run = runCli(args);
             QCOMPARE(run.exitCode, 2);
             QVERIFY2(run.err.rfind(where, 0) == 0, run.err.c_str());
-            QVERIFY2(run.err.find(message.toStdString()) != std::string::npos, run.err.c_str());
+            QVERIFY2(run.err.find(bad.message) != std::string::npos, run.err.c_str());
         }
     }
 

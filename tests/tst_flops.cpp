@@ -22,10 +22,7 @@ TensorMeta tensorOf(std::vector<SymInt> sizes) {
 }
 
 TensorMeta tensorOf(const std::vector<int64_t>& sizes) {
-    std::vector<SymInt> dims;
-    for (int64_t s : sizes)
-        dims.push_back(SymInt{s, {}});
-    return tensorOf(std::move(dims));
+    return f32Tensor(sizes);
 }
 
 Value ref(NodeId id) {

@@ -17,15 +17,20 @@ namespace fs = std::filesystem;
 
 namespace {
 
-const char* kModels[] = {"mlp", "gpt_block2", "convnet"};
-
 std::string modelPath(const std::string& model, const std::string& file) {
     return test::sharedPath("graphs/torch-1.13/" + model + "/" + file);
 }
 
-void writeFile(const std::string& path, const std::string& bytes) {
-    std::ofstream out(path, std::ios::binary);
-    out.write(bytes.data(), static_cast<std::streamsize>(bytes.size()));
+// A captured model's joint graph as GraphFile loads it (meta sidecar and reference decisions applied).
+Expected<Graph> loadJoint(const QString& model) {
+    Expected<GraphFile> file = GraphFile::open(modelPath(model.toStdString(), "joint.txt"));
+    if (!file)
+        return file.error();
+    return file->load(0);
+}
+
+nlohmann::json modelJson(const QString& model, const std::string& file) {
+    return nlohmann::json::parse(test::readFile(modelPath(model.toStdString(), file)));
 }
 
 // 1-based line of the first occurrence of needle in text (independent of the code under test).
@@ -96,20 +101,13 @@ private slots:
         QVERIFY(g->size() > 0);
     }
 
-    void metaSidecarApplied_data() {
-        QTest::addColumn<QString>("model");
-        for (const char* model : kModels)
-            QTest::newRow(model) << QString(model);
-    }
+    void metaSidecarApplied_data() { test::addTorch113ModelRows("model"); }
 
     void metaSidecarApplied() {
         QFETCH(QString, model);
-        Expected<GraphFile> file = GraphFile::open(modelPath(model.toStdString(), "joint.txt"));
-        JS_VERIFY_EXPECTED(file);
-        Expected<Graph> g = file->load(0);
+        Expected<Graph> g = loadJoint(model);
         JS_VERIFY_EXPECTED(g);
-        const auto meta =
-            nlohmann::json::parse(test::readFile(modelPath(model.toStdString(), "joint.meta.json")));
+        const auto meta = modelJson(model, "joint.meta.json");
         QCOMPARE(g->numFwdOutputs.value_or(-1), meta["num_fwd_outputs"].get<int64_t>());
         QCOMPARE(attribute(*g, "torch_version"), meta["torch"].get<std::string>());
         size_t withShape = 0;
@@ -141,12 +139,9 @@ private slots:
 
     void referenceDecisionsAttached() {
         QFETCH(QString, model);
-        Expected<GraphFile> file = GraphFile::open(modelPath(model.toStdString(), "joint.txt"));
-        JS_VERIFY_EXPECTED(file);
-        Expected<Graph> g = file->load(0);
+        Expected<Graph> g = loadJoint(model);
         JS_VERIFY_EXPECTED(g);
-        const auto ref =
-            nlohmann::json::parse(test::readFile(modelPath(model.toStdString(), "reference.json")));
+        const auto ref = modelJson(model, "reference.json");
         QCOMPARE(g->size(), ref["joint_nodes"].get<size_t>());
         QCOMPARE(g->decisions.size(), size_t(2));
         const PartitionDecision& minCut = g->decisions[0];
@@ -252,7 +247,7 @@ private slots:
         Graph g = *GraphFile::open(modelPath("gpt_block2", "joint.txt"))->load(0);
         g.attributes.emplace_back("kind", "aot_joint_graph");
         g.attributes.emplace_back("compile_id", "1/2");
-        writeFile(jsonPath, writeJsonGraph(g));
+        test::writeFile(jsonPath, writeJsonGraph(g));
         Expected<GraphFile> file = GraphFile::open(jsonPath);
         JS_VERIFY_EXPECTED(file);
         QCOMPARE(file->format(), FileFormat::Json);
@@ -310,10 +305,7 @@ private slots:
     }
 
     void refusesBadFiles_data() {
-        QTest::addColumn<QByteArray>("bytes");
-        QTest::addColumn<int>("line");
-        QTest::addColumn<int>("col");
-        QTest::addColumn<QString>("message");
+        test::addBadInputColumns();
         QTest::newRow("empty") << QByteArray() << 1 << 1 << "empty";
         QTest::newRow("blank") << QByteArray("\n  \n\t\n") << 1 << 1 << "empty";
         QTest::newRow("nul") << QByteArray("class A:\n  ab\0cd\n", 17) << 2 << 5 << "binary";
@@ -328,20 +320,16 @@ private slots:
     }
 
     void refusesBadFiles() {
-        QFETCH(QByteArray, bytes);
-        QFETCH(int, line);
-        QFETCH(int, col);
-        QFETCH(QString, message);
+        const test::BadGraphInput bad = test::fetchBadInput();
         QTemporaryDir dir;
         const std::string path = dir.filePath("bad.txt").toStdString();
-        writeFile(path, bytes.toStdString());
+        test::writeFile(path, bad.bytes);
         Expected<GraphFile> file = GraphFile::open(path);
         QVERIFY(!file);
         QCOMPARE(file.error().loc.file, path);
-        QCOMPARE(int(file.error().loc.line), line);
-        QCOMPARE(int(file.error().loc.col), col);
-        QVERIFY2(file.error().message.find(message.toStdString()) != std::string::npos,
-                 file.error().format().c_str());
+        QCOMPARE(int(file.error().loc.line), bad.line);
+        QCOMPARE(int(file.error().loc.col), bad.col);
+        QVERIFY2(file.error().message.find(bad.message) != std::string::npos, file.error().format().c_str());
     }
 
     // Files that open (the format is clear) but hold a graph no engine may see: load() refuses it, located.
@@ -375,28 +363,20 @@ private slots:
     }
 
     void refusesBadGraphsOnLoad_data() {
-        QTest::addColumn<QByteArray>("bytes");
-        QTest::addColumn<int>("line");
-        QTest::addColumn<int>("col");
-        QTest::addColumn<QString>("message");
-        for (const test::BadGraphInput& bad : test::badGraphInputs())
-            QTest::newRow(bad.name.c_str())
-                << QByteArray::fromStdString(bad.bytes) << bad.line << bad.col << test::q(bad.message);
+        test::addBadInputColumns();
+        test::addBadGraphRows();
     }
 
     void refusesBadGraphsOnLoad() {
-        QFETCH(QByteArray, bytes);
-        QFETCH(int, line);
-        QFETCH(int, col);
-        QFETCH(QString, message);
-        Expected<GraphFile> file = GraphFile::fromText(bytes.toStdString(), "bad.graph");
+        const test::BadGraphInput bad = test::fetchBadInput();
+        Expected<GraphFile> file = GraphFile::fromText(bad.bytes, "bad.graph");
         JS_VERIFY_EXPECTED(file);
         Expected<Graph> graph = file->load(0);
         QVERIFY(!graph);
         QCOMPARE(graph.error().loc.file, std::string("bad.graph"));
-        QCOMPARE(int(graph.error().loc.line), line);
-        QCOMPARE(int(graph.error().loc.col), col);
-        QVERIFY2(graph.error().message.find(message.toStdString()) != std::string::npos,
+        QCOMPARE(int(graph.error().loc.line), bad.line);
+        QCOMPARE(int(graph.error().loc.col), bad.col);
+        QVERIFY2(graph.error().message.find(bad.message) != std::string::npos,
                  graph.error().format().c_str());
     }
 
@@ -405,7 +385,7 @@ private slots:
         // untouched.
         QTemporaryDir dir;
         const std::string graphPath = dir.filePath("joint.txt").toStdString();
-        writeFile(graphPath, test::readFile(modelPath("mlp", "joint.txt")));
+        test::writeFile(graphPath, test::readFile(modelPath("mlp", "joint.txt")));
         for (const auto& [shape, message] : std::vector<std::pair<std::string, std::string>>{
                  {"[-4, 16]", "shape: negative size -4 in dimension 0"},
                  {"[4611686018427387904, 16]", "element count overflows"},
@@ -413,7 +393,7 @@ private slots:
             const std::string meta = "{\"torch\": \"1.13.0a0\", \"nodes\": [\n"
                                      " {\"name\": \"t\", \"op\": \"call_function\", \"shape\": " +
                                      shape + ", \"dtype\": \"torch.float32\"}]}\n";
-            writeFile(dir.filePath("joint.meta.json").toStdString(), meta);
+            test::writeFile(dir.filePath("joint.meta.json").toStdString(), meta);
             Expected<GraphFile> file = GraphFile::open(graphPath);
             JS_VERIFY_EXPECTED(file);
             Expected<Graph> graph = file->load(0);
@@ -428,7 +408,7 @@ private slots:
     void refusesHugeAndMissingFiles() {
         QTemporaryDir dir;
         const std::string path = dir.filePath("huge.txt").toStdString();
-        writeFile(path, "x");
+        test::writeFile(path, "x");
         fs::resize_file(path, (uint64_t(2) << 30) + 1); // sparse: no disk used
         Expected<GraphFile> huge = GraphFile::open(path);
         QVERIFY(!huge);

@@ -9,10 +9,7 @@
 
 using namespace jointscope;
 using namespace jointscope::views;
-using jointscope::test::loadFirstGraph;
-using jointscope::test::readFile;
-using jointscope::test::sharedPath;
-using jointscope::test::splitLines;
+using namespace jointscope::test;
 
 namespace {
 

@@ -197,7 +197,7 @@ const char* kValidHead =
 
 std::vector<std::string> sharedSingleGraphFiles() {
     std::vector<std::string> files;
-    for (const char* model : {"mlp", "gpt_block2", "convnet"})
+    for (const char* model : test::kTorch113Models)
         for (const char* name : {"joint.txt", "fw.txt", "bw.txt"})
             files.push_back(test::sharedPath(std::string("graphs/torch-1.13/") + model + "/" + name));
     for (const auto& entry : std::filesystem::directory_iterator(test::sharedPath("graphs/snippets")))

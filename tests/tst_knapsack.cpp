@@ -92,49 +92,58 @@ private slots:
             QCOMPARE(parseKnapsackSolver(knapsackSolverName(s)), std::optional(s));
     }
 
-    // Ratios 10, 10, 16: greedy takes item 2 (0.125), then item 0 (0.625); item 1 (ratio tie with 0, later
-    // index) no longer fits: runtime 7. The optimum saves items 0 and 1: runtime 10.
-    void greedyFollowsTorchRatioOrderAndIsSuboptimal() {
-        const std::vector<double> memory = {0.5, 0.5, 0.125}, runtimes = {5, 5, 2};
-        const KnapsackResult g = greedyKnapsack(memory, runtimes, 1.0);
-        QCOMPARE(g.saved, (Indices{2, 0}));
-        QCOMPARE(g.recomputed, (Indices{1}));
-        QCOMPARE(g.expectedRuntime, 7.0);
-
-        const KnapsackResult d = dpKnapsack(memory, runtimes, 1.0);
-        QCOMPARE(d.saved, (Indices{0, 1}));
-        QCOMPARE(d.recomputed, (Indices{2}));
-        QCOMPARE(d.expectedRuntime, 10.0);
-    }
-
-    // Ratios 10, 16, 8 -> order 1, 0, 2: item 1 fits (0.25), item 0 would reach 0.75 > 0.625, item 2 reaches
-    // 0.625.
-    void greedyPacksInRatioOrder() {
-        const std::vector<double> memory = {0.5, 0.25, 0.375}, runtimes = {5, 4, 3};
-        const KnapsackResult g = greedyKnapsack(memory, runtimes, 0.625);
-        QCOMPARE(g.saved, (Indices{1, 2}));
-        QCOMPARE(g.recomputed, (Indices{0}));
-        QCOMPARE(g.expectedRuntime, 7.0);
-    }
-
-    // Two equal items, room for one: row 2 only takes its item where the candidate is strictly larger, so the
-    // backtrack keeps the first item (saved [0]) and recomputes the second.
-    void dpBreaksTiesTowardsEarlierItems() {
-        const std::vector<double> memory = {0.25, 0.25}, runtimes = {3, 3};
-        const KnapsackResult d = dpKnapsack(memory, runtimes, 0.25);
-        QCOMPARE(d.saved, (Indices{0}));
-        QCOMPARE(d.recomputed, (Indices{1}));
-        QCOMPARE(d.expectedRuntime, 3.0);
-    }
-
-    // Backtracking from the last item: recomputed lists indices from high to low, saved from low to high.
-    void dpOrdersLikeTorch() {
-        const std::vector<double> memory = {0.25, 0.5, 0.25, 0.5, 0.25}, runtimes = {1, 10, 1, 10, 1};
+    // Hand-worked cases: the solver, the items (memory, runtime) and the capacity, and what torch's solver
+    // saves and recomputes, with the runtime it saves.
+    void handWorked_data() {
+        QTest::addColumn<bool>("dp");
+        QTest::addColumn<std::vector<double>>("memory");
+        QTest::addColumn<std::vector<double>>("runtimes");
+        QTest::addColumn<double>("capacity");
+        QTest::addColumn<Indices>("saved");
+        QTest::addColumn<Indices>("recomputed");
+        QTest::addColumn<double>("runtime");
+        // Ratios 10, 10, 16: greedy takes item 2 (0.125), then item 0 (0.625); item 1 (ratio tie with 0,
+        // later index) no longer fits: runtime 7. The optimum saves items 0 and 1: runtime 10.
+        const std::vector<double> tieMemory = {0.5, 0.5, 0.125}, tieRuntimes = {5, 5, 2};
+        QTest::newRow("greedy follows torch's ratio order")
+            << false << tieMemory << tieRuntimes << 1.0 << Indices{2, 0} << Indices{1} << 7.0;
+        QTest::newRow("dp finds the optimum greedy misses")
+            << true << tieMemory << tieRuntimes << 1.0 << Indices{0, 1} << Indices{2} << 10.0;
+        // Ratios 10, 16, 8 -> order 1, 0, 2: item 1 fits (0.25), item 0 would reach 0.75 > 0.625, item 2
+        // reaches 0.625.
+        QTest::newRow("greedy packs in ratio order")
+            << false << std::vector<double>{0.5, 0.25, 0.375} << std::vector<double>{5, 4, 3} << 0.625
+            << Indices{1, 2} << Indices{0} << 7.0;
+        // Two equal items, room for one: row 2 only takes its item where the candidate is strictly larger, so
+        // the backtrack keeps the first item (saved [0]) and recomputes the second.
+        QTest::newRow("dp breaks ties towards earlier items")
+            << true << std::vector<double>{0.25, 0.25} << std::vector<double>{3, 3} << 0.25 << Indices{0}
+            << Indices{1} << 3.0;
+        // Backtracking from the last item: recomputed lists indices from high to low, saved from low to high.
         // Capacity 1.0: both heavy items (20) beat any mix with light ones.
-        const KnapsackResult d = dpKnapsack(memory, runtimes, 1.0);
-        QCOMPARE(d.saved, (Indices{1, 3}));
-        QCOMPARE(d.recomputed, (Indices{4, 2, 0}));
-        QCOMPARE(d.expectedRuntime, 20.0);
+        QTest::newRow("dp orders like torch")
+            << true << std::vector<double>{0.25, 0.5, 0.25, 0.5, 0.25} << std::vector<double>{1, 10, 1, 10, 1}
+            << 1.0 << Indices{1, 3} << Indices{4, 2, 0} << 20.0;
+        // A weight that quantizes to 0 is free for the DP even at capacity 0.
+        QTest::newRow("dp takes a weight quantized to 0 for free")
+            << true << std::vector<double>{0.00004, 0.5} << std::vector<double>{1, 2} << 0.0 << Indices{0}
+            << Indices{1} << 1.0;
+        // The DP table is float32 as in torch: 2^24 + 1 == 2^24 in float32, so adding the second item does
+        // not strictly improve the cell and torch recomputes it although it fits.
+        QTest::newRow("dp adds in float32")
+            << true << std::vector<double>{0.5, 0.5} << std::vector<double>{16777216.0, 1.0} << 1.0
+            << Indices{0} << Indices{1} << 16777216.0;
+    }
+    void handWorked() {
+        QFETCH(bool, dp);
+        QFETCH(std::vector<double>, memory);
+        QFETCH(std::vector<double>, runtimes);
+        QFETCH(double, capacity);
+        const KnapsackResult r =
+            dp ? dpKnapsack(memory, runtimes, capacity) : greedyKnapsack(memory, runtimes, capacity);
+        QTEST(r.saved, "saved");
+        QTEST(r.recomputed, "recomputed");
+        QTEST(r.expectedRuntime, "runtime");
     }
 
     // torch quantizes with Python's round (ties to even): 0.00025 * 10000 == 2.5 rounds to 2, which fits the
@@ -144,26 +153,16 @@ private slots:
         const std::vector<double> memory = {0.00025}, runtimes = {1};
         const KnapsackResult d = dpKnapsack(memory, runtimes, 0.0002);
         QCOMPARE(d.saved, (Indices{0}));
-        // A weight that quantizes to 0 is free for the DP even at capacity 0; greedy compares real memory.
+        // A weight that quantizes to 0 is free for the DP (handWorked), not for greedy, which compares real
+        // memory.
         const std::vector<double> tiny = {0.00004, 0.5}, runs = {1, 2};
-        const KnapsackResult free = dpKnapsack(tiny, runs, 0.0);
-        QCOMPARE(free.saved, (Indices{0}));
-        QCOMPARE(free.recomputed, (Indices{1}));
-        QCOMPARE(free.expectedRuntime, 1.0);
         const KnapsackResult g = greedyKnapsack(tiny, runs, 0.0);
         QVERIFY(g.saved.empty());
         QCOMPARE(g.recomputed, (Indices{0, 1}));
     }
 
-    // The DP table is float32 as in torch: 2^24 + 1 == 2^24 in float32, so adding the second item does not
-    // strictly improve the cell and torch recomputes it although it fits.
-    void dpAddsInFloat32() {
-        const std::vector<double> memory = {0.5, 0.5}, runtimes = {16777216.0, 1.0};
-        const KnapsackResult d = dpKnapsack(memory, runtimes, 1.0);
-        QCOMPARE(d.saved, (Indices{0}));
-        QCOMPARE(d.recomputed, (Indices{1}));
-        QCOMPARE(d.expectedRuntime, 16777216.0);
-        // Runtimes are rounded to float32 first: 0.1f as a double.
+    // The DP adds in float32 (handWorked); runtimes are rounded to float32 first: 0.1f as a double.
+    void dpRoundsRuntimesToFloat32() {
         const std::vector<double> one = {0.5}, point1 = {0.1};
         QCOMPARE(dpKnapsack(one, point1, 1.0).expectedRuntime, static_cast<double>(0.1f));
     }

@@ -21,15 +21,15 @@ Graph tinyJoint() {
     Graph g;
     Node x = makeNode("primals_1", NodeOp::Placeholder, "primals_1");
     x.outputKind = OutputKind::Tensor;
-    x.outputs = {f32({4, 8})};
+    x.outputs = {f32Tensor({4, 8})};
     const NodeId xi = g.addNode(x);
     Node t = makeNode("tangents_1", NodeOp::Placeholder, "tangents_1");
     t.outputKind = OutputKind::Tensor;
-    t.outputs = {f32({4, 8})};
+    t.outputs = {f32Tensor({4, 8})};
     const NodeId ti = g.addNode(t);
     Node a = makeNode("sin", NodeOp::CallFunction, "torch.ops.aten.sin.default", {Value::nodeRef(xi)});
     a.outputKind = OutputKind::Tensor;
-    a.outputs = {f32({4, 8})};
+    a.outputs = {f32Tensor({4, 8})};
     const NodeId ai = g.addNode(a);
     Node b = makeNode("mul", NodeOp::CallFunction, "torch.ops.aten.mul.Tensor", {Value::nodeRef(ai), Value::nodeRef(ti)});
     const NodeId bi = g.addNode(b);

@@ -22,8 +22,6 @@ using namespace jointscope::partition;
 
 namespace {
 
-const char* const kModels[] = {"mlp", "gpt_block2", "convnet"};
-
 Graph loadJoint(const char* model) {
     return loadSharedGraph(std::string("graphs/torch-1.13/") + model + "/joint.txt");
 }
@@ -72,7 +70,7 @@ class TestPartitionModel : public QObject {
     Q_OBJECT
 private slots:
     void summaryMatchesTorch() {
-        for (const char* model : kModels) {
+        for (const char* model : test::kTorch113Models) {
             const Graph shown = loadJoint(model);
             const auto ref = reference(model);
             const std::vector<std::string> torchSaved = list(ref.at("min_cut_saved"));
@@ -132,7 +130,7 @@ private slots:
 
     void editDiffBetweenSolves() {
         // default_partition -> min-cut: the change is torch's two recorded saved lists' difference.
-        for (const char* model : kModels) {
+        for (const char* model : test::kTorch113Models) {
             const Graph shown = loadJoint(model);
             const auto ref = reference(model);
             PartitionModel m;

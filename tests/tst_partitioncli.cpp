@@ -36,7 +36,7 @@ class TestPartitionCli : public QObject {
 
 private slots:
     void minCutJsonMatchesTorch113() {
-        for (const char* model : {"mlp", "gpt_block2", "convnet"}) {
+        for (const char* model : kTorch113Models) {
             const Json reference = Json::parse(readFile(shared113(model, "reference.json").toStdString()));
             const Run run = runCli({"partition", shared113(model), "--ruleset", "torch-1.13", "--json"});
             QCOMPARE(run.exitCode, 0);

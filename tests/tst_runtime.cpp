@@ -16,8 +16,6 @@ using Json = nlohmann::json;
 
 namespace {
 
-const char* const kGraphs[] = {"mlp", "gpt_block2", "convnet"};
-
 std::string jointPath(const std::string& name) {
     return sharedPath("graphs/torch-1.13/" + name + "/joint.txt");
 }
@@ -86,11 +84,7 @@ private slots:
 
     // torch's own min-cut (recorded in reference.json, which the loader attaches) computes the joint's
     // outputs and gradients bit for bit on the CPU.
-    void validateTorchMinCut_data() {
-        QTest::addColumn<QString>("graph");
-        for (const char* g : kGraphs)
-            QTest::newRow(g) << QString(g);
-    }
+    void validateTorchMinCut_data() { test::addTorch113ModelRows("graph"); }
     void validateTorchMinCut() {
         QFETCH(QString, graph);
         const std::string name = graph.toStdString();

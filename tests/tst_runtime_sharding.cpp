@@ -273,11 +273,7 @@ class TestRuntimeSharding : public QObject {
     Q_OBJECT
 
 private slots:
-    void everyStrategyIsValid_data() {
-        QTest::addColumn<QString>("graph");
-        for (const char* g : {"mlp", "gpt_block2", "convnet"})
-            QTest::newRow(g) << QString(g);
-    }
+    void everyStrategyIsValid_data() { test::addTorch113ModelRows("graph"); }
     void everyStrategyIsValid() {
         QFETCH(QString, graph);
         Tally tally;

@@ -16,19 +16,20 @@ OptionSpec metaOption() {
 OptionSpec jsonOption() {
     return {"--json", "", "", "machine-readable JSON output"};
 }
-OptionSpec noSandboxOption() {
-    return {
-        "--no-sandbox", "", "",
-        "run without the OS guard (Landlock: no writes but the outputs, no TCP); only for graphs you trust, "
-        "on kernels without Landlock"};
-}
-OptionSpec noOpAllowlistOption() {
-    return {"--no-op-allowlist", "", "",
-            "run ops the allowlist refuses (file, storage and process-wide ops), still inside the OS guard "
-            "(for testing it; not with --no-sandbox)"};
-}
-OptionSpec debugOption() {
-    return {"--debug", "", "", "LibTorch errors with their C++ backtrace; no fault guard"};
+std::vector<OptionSpec> withRuntimeOptions(std::vector<OptionSpec> own) {
+    own.insert(
+        own.end(),
+        {{"--device", "", "D", "cpu (default), cuda or cuda:N"},
+         {"--seed", "", "N", "seed of the generated inputs and of random ops (default 0)"},
+         {"--bind", "", "S=N", "size of a symbolic dimension (repeatable; default 16)"},
+         {"--no-sandbox", "", "",
+          "run without the OS guard (Landlock: no writes but the outputs, no TCP); only for graphs you "
+          "trust, on kernels without Landlock"},
+         {"--no-op-allowlist", "", "",
+          "run ops the allowlist refuses (file, storage and process-wide ops), still inside the OS guard "
+          "(for testing it; not with --no-sandbox)"},
+         {"--debug", "", "", "LibTorch errors with their C++ backtrace; no fault guard"}});
+    return own;
 }
 
 int usageError(const Command& command, const std::string& message) {
@@ -77,6 +78,22 @@ void printHelp(const Command& command, std::FILE* out) {
     }
 }
 
+Diagnostic atInputFile(const ParsedArgs& args, Diagnostic diagnostic) {
+    if (diagnostic.loc.file.empty() && !args.positional.empty())
+        diagnostic.loc.file = args.positional[0];
+    return diagnostic;
+}
+
+int readIntOption(const Command& command, const ParsedArgs& args, std::string_view option, int low, int high,
+                  int& into) {
+    const TypedOption<int64_t> n = integerOption(args, option, low, high);
+    if (!n.error.empty())
+        return usageError(command, n.error);
+    if (n.value)
+        into = static_cast<int>(*n.value);
+    return kExitOk;
+}
+
 bool writeOutputFile(const std::string& path, const std::string& text) {
     std::ofstream out(path, std::ios::binary | std::ios::trunc);
     out.write(text.data(), static_cast<std::streamsize>(text.size()));
@@ -86,15 +103,25 @@ bool writeOutputFile(const std::string& path, const std::string& text) {
     return bool(out);
 }
 
-int loadOneGraph(const Command& command, const ParsedArgs& args, Graph& graph, GraphEntry* entry,
-                 FileFormat* format) {
-    Expected<GraphFile> file = openGraphFile(args);
-    if (!file)
-        return inputError(file.error());
+int openChosenGraph(const Command& command, const ParsedArgs& args, std::optional<GraphFile>& file,
+                    std::optional<size_t>& index) {
+    Expected<GraphFile> opened = openGraphFile(args);
+    if (!opened)
+        return inputError(opened.error());
     std::string error;
-    std::optional<size_t> index = chooseGraph(*file, args, error);
+    index = chooseGraph(*opened, args, error);
     if (!error.empty())
         return usageError(command, error);
+    file.emplace(opened.take());
+    return kExitOk;
+}
+
+int loadOneGraph(const Command& command, const ParsedArgs& args, Graph& graph, GraphEntry* entry,
+                 FileFormat* format) {
+    std::optional<GraphFile> file;
+    std::optional<size_t> index;
+    if (int code = openChosenGraph(command, args, file, index); code != kExitOk)
+        return code;
     if (!index)
         return usageError(command, file->fileName() + " holds " + std::to_string(file->graphs().size()) +
                                        " graphs: choose one with --graph");

@@ -71,15 +71,22 @@ const Command& runCommand();
 OptionSpec graphOption();
 OptionSpec metaOption();
 OptionSpec jsonOption();
-// Options of the commands that run graphs on LibTorch (validate, profile, run): docs/runtime.md, "Safety".
-OptionSpec noSandboxOption();
-OptionSpec noOpAllowlistOption();
-OptionSpec debugOption();
+// A command's own options, then those every command that runs graphs on LibTorch (validate, profile, run)
+// accepts: what readRuntimeOptions reads, and the guard's (docs/runtime.md, "Safety").
+std::vector<OptionSpec> withRuntimeOptions(std::vector<OptionSpec> own);
 
 // Prints "jointscope-cli: error: message" and the synopsis of command; returns kExitUsage.
 int usageError(const Command& command, const std::string& message);
 // Prints a located diagnostic (file:line:col: error: ...) to stderr; returns kExitBadInput.
 int inputError(const Diagnostic& diagnostic);
+// `diagnostic` located at FILE (the first positional) when it names no file: what the engine says about the
+// graph it was given.
+Diagnostic atInputFile(const ParsedArgs& args, Diagnostic diagnostic);
+
+// A whole-number option in [low, high] into `into`, which keeps its value when the option is absent; kExitOk
+// or the usage error's code.
+int readIntOption(const Command& command, const ParsedArgs& args, std::string_view option, int low, int high,
+                  int& into);
 
 // Opens FILE with --meta applied.
 Expected<GraphFile> openGraphFile(const ParsedArgs& args);
@@ -87,6 +94,10 @@ Expected<GraphFile> openGraphFile(const ParsedArgs& args);
 // The graph index chosen by --graph, or the only graph of the file; nullopt when the file holds several and
 // none was chosen. An unknown --graph spec sets `error`.
 std::optional<size_t> chooseGraph(const GraphFile& file, const ParsedArgs& args, std::string& error);
+
+// openGraphFile, then chooseGraph; kExitOk, or the code after printing the input / usage error.
+int openChosenGraph(const Command& command, const ParsedArgs& args, std::optional<GraphFile>& file,
+                    std::optional<size_t>& index);
 
 void printHelp(const Command& command, std::FILE* out);
 

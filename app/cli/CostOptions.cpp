@@ -1,6 +1,7 @@
 #include "CostOptions.h"
 
 #include "cost/DeviceInfo.h"
+#include "support/EnumNames.h"
 
 #include <algorithm>
 #include <filesystem>
@@ -28,13 +29,10 @@ std::vector<OptionSpec> costOptions(bool withModel) {
 namespace {
 
 std::optional<CostModelKind> parseKind(std::string_view text) {
-    if (text == "flops")
-        return CostModelKind::Flops;
-    if (text == "roofline")
-        return CostModelKind::Roofline;
-    if (text == "profiled")
-        return CostModelKind::Profiled;
-    return std::nullopt;
+    static constexpr EnumName<CostModelKind> kNames[] = {{CostModelKind::Flops, "flops"},
+                                                         {CostModelKind::Roofline, "roofline"},
+                                                         {CostModelKind::Profiled, "profiled"}};
+    return valueNamed(kNames, text);
 }
 
 std::string graphTorchVersion(const Graph& graph) {

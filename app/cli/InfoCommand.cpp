@@ -182,13 +182,10 @@ int printGraphList(const GraphFile& file, bool asJson) {
 }
 
 int runInfo(const ParsedArgs& args) {
-    Expected<GraphFile> file = openGraphFile(args);
-    if (!file)
-        return inputError(file.error());
-    std::string error;
-    std::optional<size_t> index = chooseGraph(*file, args, error);
-    if (!error.empty())
-        return usageError(infoCommand(), error);
+    std::optional<GraphFile> file;
+    std::optional<size_t> index;
+    if (int code = openChosenGraph(infoCommand(), args, file, index); code != kExitOk)
+        return code;
     const bool asJson = args.has("--json");
     const bool singleGraphFormat = file->format() == FileFormat::FxText || file->format() == FileFormat::Json;
     if (index && (args.has("--graph") || singleGraphFormat))

@@ -43,64 +43,58 @@ std::vector<OptionSpec> partitionOptions() {
     return options;
 }
 
-// --cost-model and its device / database: the knapsack's runtime estimator (FLOP counts when none).
-int readEstimator(const Command& command, const ParsedArgs& args, const Graph& graph, CostSetup& costs,
-                  PartitionOptions& options) {
-    if (int code = readCostOptions(command, args, graph, CostModelKind::Flops, costs); code != kExitOk)
-        return code;
-    for (const std::string& w : costs.warnings)
-        std::fprintf(stderr, "jointscope-cli: warning: %s\n", w.c_str());
-    options.estimator = costs.estimator.get();
-    return kExitOk;
-}
+// What partition and pareto run the engine on: the joint graph, its ruleset (the graph's with --ruleset auto,
+// unless named), the engine's options, and the knapsack's runtime estimator (--cost-model and its device /
+// database; FLOP counts when none).
+struct EngineSetup {
+    Graph graph;
+    Ruleset rules;
+    RulesetChoice choice;
+    PartitionOptions options;
+    CostSetup costs;
+};
 
-// The options shared by partition and pareto, parsed; returns kExitOk or a usage / input error code. The
-// ruleset is the graph's (--ruleset auto) unless named.
-int readEngineOptions(const Command& command, const ParsedArgs& args, const Graph& graph, Ruleset& rules,
-                      RulesetChoice& choice, PartitionOptions& options) {
-    Expected<Ruleset> loaded = loadRulesetFor(args.valueOr("--ruleset", "auto"), graph, &choice);
+// Fills `e` from the command line; returns kExitOk or a usage / input error code.
+int setUpEngine(const Command& command, const ParsedArgs& args, EngineSetup& e) {
+    if (int code = loadJointGraph(command, args, e.graph); code != kExitOk)
+        return code;
+    Expected<Ruleset> loaded = loadRulesetFor(args.valueOr("--ruleset", "auto"), e.graph, &e.choice);
     if (!loaded)
         return inputError(loaded.error());
-    rules = loaded.take();
+    e.rules = loaded.take();
     if (std::optional<std::string> s = args.value("--strategy")) {
         const std::optional<Strategy> strategy = parseStrategy(*s);
         if (!strategy)
             return usageError(command, "unknown --strategy '" + *s + "' (min-cut or default)");
-        options.strategy = *strategy;
+        e.options.strategy = *strategy;
     }
-    if (int code = readBudgetOptions(command, args, options); code != kExitOk)
+    if (int code = readBudgetOptions(command, args, e.options); code != kExitOk)
         return code;
     if (std::optional<std::string> p = args.value("--policy")) {
         Expected<std::vector<std::pair<std::string, Policy>>> policy = readPolicyFile(*p);
         if (!policy)
             return inputError(policy.error());
-        options.overrides = policy.take();
+        e.options.overrides = policy.take();
     }
+    if (int code = readCostOptions(command, args, e.graph, CostModelKind::Flops, e.costs); code != kExitOk)
+        return code;
+    for (const std::string& w : e.costs.warnings)
+        std::fprintf(stderr, "jointscope-cli: warning: %s\n", w.c_str());
+    e.options.estimator = e.costs.estimator.get();
     return kExitOk;
 }
 
 int runPartition(const ParsedArgs& args) {
     const Command& command = partitionCommand();
-    Graph graph;
-    if (int code = loadJointGraph(command, args, graph); code != kExitOk)
+    EngineSetup setup;
+    if (int code = setUpEngine(command, args, setup); code != kExitOk)
         return code;
-    Ruleset rules;
-    RulesetChoice choice;
-    PartitionOptions options;
-    if (int code = readEngineOptions(command, args, graph, rules, choice, options); code != kExitOk)
-        return code;
-    CostSetup costs;
-    if (int code = readEstimator(command, args, graph, costs, options); code != kExitOk)
-        return code;
+    auto& [graph, rules, choice, options, costs] = setup;
     const std::optional<std::string> outDir = args.value("--out");
     options.extract = outDir.has_value(); // the graphs are only written, never printed
     int repeat = 1;
-    if (args.has("--repeat")) {
-        const TypedOption<int64_t> n = integerOption(args, "--repeat", 1, 1000);
-        if (!n.error.empty())
-            return usageError(command, n.error);
-        repeat = int(*n.value);
-    }
+    if (int code = readIntOption(command, args, "--repeat", 1, 1000, repeat); code != kExitOk)
+        return code;
     // --repeat: time the engine in one warm process (the graph is copied outside the timed part).
     std::vector<double> seconds;
     for (int i = 1; i < repeat; ++i) {
@@ -118,12 +112,8 @@ int runPartition(const ParsedArgs& args) {
     } else {
         partition = partitionJoint(std::move(graph), rules, options);
     }
-    if (!partition) {
-        Diagnostic d = partition.error();
-        if (d.loc.file.empty())
-            d.loc.file = args.positional[0];
-        return inputError(d);
-    }
+    if (!partition)
+        return inputError(atInputFile(args, partition.error()));
     Partition& p = *partition;
     seconds.push_back(p.seconds);
     std::sort(seconds.begin(), seconds.end());
@@ -208,34 +198,19 @@ int runPartition(const ParsedArgs& args) {
 
 int runPareto(const ParsedArgs& args) {
     const Command& command = paretoCommand();
-    Graph graph;
-    if (int code = loadJointGraph(command, args, graph); code != kExitOk)
-        return code;
-    Ruleset rules;
-    RulesetChoice choice;
-    PartitionOptions options;
-    if (int code = readEngineOptions(command, args, graph, rules, choice, options); code != kExitOk)
-        return code;
     int points = 100;
-    if (args.has("--points")) {
-        const TypedOption<int64_t> count = integerOption(args, "--points", 2, 10000);
-        if (!count.error.empty())
-            return usageError(command, count.error);
-        points = int(*count.value);
-    }
-    CostSetup costs;
-    if (int code = readEstimator(command, args, graph, costs, options); code != kExitOk)
+    if (int code = readIntOption(command, args, "--points", 2, 10000, points); code != kExitOk)
         return code;
+    EngineSetup setup;
+    if (int code = setUpEngine(command, args, setup); code != kExitOk)
+        return code;
+    auto& [graph, rules, choice, options, costs] = setup;
     const std::string graphName = graph.name;
     const auto start = std::chrono::steady_clock::now();
     Expected<std::vector<ParetoPoint>> curve = paretoCurve(std::move(graph), rules, options, points);
     const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-    if (!curve) {
-        Diagnostic d = curve.error();
-        if (d.loc.file.empty())
-            d.loc.file = args.positional[0];
-        return inputError(d);
-    }
+    if (!curve)
+        return inputError(atInputFile(args, curve.error()));
     if (args.has("--json")) {
         Json j = Json::object();
         j["format"] = "jointscope-pareto";

@@ -17,15 +17,6 @@ namespace {
 
 using Json = nlohmann::ordered_json;
 
-int positiveInt(const Command& command, const ParsedArgs& args, std::string_view option, int fallback,
-                int& out) {
-    const TypedOption<int64_t> n = integerOption(args, option, 0, 100000);
-    if (!n.error.empty())
-        return usageError(command, n.error);
-    out = n.value ? static_cast<int>(*n.value) : fallback;
-    return kExitOk;
-}
-
 // Set by SIGTERM: the run stops before its next node and still prints what it measured (the GUI's Cancel
 // keeps those). A signal handler reaches no object, only a variable of static storage.
 volatile std::sig_atomic_t stopRequested = 0;
@@ -39,9 +30,9 @@ int runProfile(const ParsedArgs& args) {
     runtime::ProfileOptions options;
     if (int code = readRuntimeOptions(command, args, options.run); code != kExitOk)
         return code;
-    if (int code = positiveInt(command, args, "--reps", 10, options.reps); code != kExitOk)
+    if (int code = readIntOption(command, args, "--reps", 0, 100000, options.reps); code != kExitOk)
         return code;
-    if (int code = positiveInt(command, args, "--warmup", 3, options.warmup); code != kExitOk)
+    if (int code = readIntOption(command, args, "--warmup", 0, 100000, options.warmup); code != kExitOk)
         return code;
     if (options.reps < 1)
         return usageError(command, "--reps must be at least 1");
@@ -84,12 +75,8 @@ int runProfile(const ParsedArgs& args) {
     };
 
     Expected<runtime::ProfileReport> report = runtime::profileGraph(graph, options, args.has("--replay"));
-    if (!report) {
-        Diagnostic d = report.error();
-        if (d.loc.file.empty())
-            d.loc.file = args.positional[0];
-        return inputError(d);
-    }
+    if (!report)
+        return inputError(atInputFile(args, report.error()));
     const runtime::ProfileReport& r = *report;
     if (!r.storeErrors.empty()) {
         // A measurement that was not stored is lost: fail rather than report it as measured.
@@ -181,24 +168,19 @@ const Command& profileCommand() {
         "Time every op of a graph on real kernels (median of N runs), cached by signature in the profile DB "
         "(a row timed over fewer runs is measured again). SIGTERM stops before the next op and prints what "
         "was measured.",
-        {graphOption(),
-         metaOption(),
-         {"--device", "", "D", "cpu (default), cuda or cuda:N"},
-         {"--reps", "", "N", "timed runs per op signature (default 10)"},
-         {"--warmup", "", "N", "untimed runs first (default 3)"},
-         {"--db", "", "PATH",
-          "profile DB (default: $JOINTSCOPE_PROFILE_DB, else ~/.cache/jointscope/profiles.sqlite)"},
-         {"--no-db", "", "", "measure everything, store nothing"},
-         {"--remeasure", "", "", "measure every op again and replace its profile DB row"},
-         {"--flush-l2", "", "", "CUDA: flush the L2 cache before each timed run"},
-         {"--replay", "", "", "also time the whole graph end to end"},
-         {"--seed", "", "N", "seed of the generated inputs (default 0)"},
-         {"--bind", "", "S=N", "size of a symbolic dimension (repeatable; default 16)"},
-         {"--progress", "", "", "print 'progress DONE/TOTAL' lines on stderr"},
-         jsonOption(),
-         noSandboxOption(),
-         noOpAllowlistOption(),
-         debugOption()},
+                withRuntimeOptions(
+            {graphOption(),
+             metaOption(),
+             {"--reps", "", "N", "timed runs per op signature (default 10)"},
+             {"--warmup", "", "N", "untimed runs first (default 3)"},
+             {"--db", "", "PATH",
+              "profile DB (default: $JOINTSCOPE_PROFILE_DB, else ~/.cache/jointscope/profiles.sqlite)"},
+             {"--no-db", "", "", "measure everything, store nothing"},
+             {"--remeasure", "", "", "measure every op again and replace its profile DB row"},
+             {"--flush-l2", "", "", "CUDA: flush the L2 cache before each timed run"},
+             {"--replay", "", "", "also time the whole graph end to end"},
+             {"--progress", "", "", "print 'progress DONE/TOTAL' lines on stderr"},
+             jsonOption()}),
         1,
         1,
         JOINTSCOPE_RUNTIME_RUN(&runProfile),

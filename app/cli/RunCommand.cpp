@@ -40,12 +40,8 @@ int runRun(const ParsedArgs& args) {
     if (int code = enterSandbox(args, {*out}, kExitBadInput, run); code != kExitOk)
         return code;
     Expected<size_t> outputs = runtime::runToSafetensors(graph, run, *out);
-    if (!outputs) {
-        Diagnostic d = outputs.error();
-        if (d.loc.file.empty())
-            d.loc.file = args.positional[0];
-        return inputError(d);
-    }
+    if (!outputs)
+        return inputError(atInputFile(args, outputs.error()));
     std::printf("%s: ran %zu nodes on %s (seed %llu), %zu outputs; inputs and outputs written to %s\n",
                 args.positional[0].c_str(), graph.size(), run.device.c_str(),
                 static_cast<unsigned long long>(run.seed), *outputs, out->c_str());
@@ -60,15 +56,9 @@ const Command& runCommand() {
         "run",
         "run FILE [--graph G] --save OUT.safetensors [--device cpu|cuda:N] [--seed N] [--bind S=N]",
         "Run a graph once on generated inputs; write its inputs and outputs (safetensors) for comparison.",
-        {graphOption(),
-         metaOption(),
-         {"--save", "-o", "OUT", "safetensors file: input:NAME and output:I tensors"},
-         {"--device", "", "D", "cpu (default), cuda or cuda:N"},
-         {"--seed", "", "N", "seed of the generated inputs and of random ops (default 0)"},
-         {"--bind", "", "S=N", "size of a symbolic dimension (repeatable; default 16)"},
-         noSandboxOption(),
-         noOpAllowlistOption(),
-         debugOption()},
+        withRuntimeOptions({graphOption(),
+                            metaOption(),
+                            {"--save", "-o", "OUT", "safetensors file: input:NAME and output:I tensors"}}),
         1,
         1,
         JOINTSCOPE_RUNTIME_RUN(&runRun),

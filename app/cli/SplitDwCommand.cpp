@@ -29,12 +29,8 @@ int runSplitDw(const ParsedArgs& args) {
     if (int code = loadOneGraph(command, args, graph); code != kExitOk)
         return code;
     Expected<partition::DiDwSplit> split = partition::splitDiDw(graph, n);
-    if (!split) {
-        Diagnostic d = split.error();
-        if (d.loc.file.empty())
-            d.loc.file = args.positional[0];
-        return inputError(d);
-    }
+    if (!split)
+        return inputError(atInputFile(args, split.error()));
     std::error_code ec;
     std::filesystem::create_directories(*outDir, ec);
     const std::filesystem::path dir(*outDir);

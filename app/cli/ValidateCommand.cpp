@@ -97,9 +97,7 @@ int runValidate(const ParsedArgs& args) {
         p = partition::evaluateSaved(joint, *rules, chosen.saved, /*extract=*/true);
     }
     if (!p) {
-        Diagnostic d = p.error();
-        if (d.loc.file.empty())
-            d.loc.file = args.positional[0];
+        Diagnostic d = atInputFile(args, p.error());
         d.message = "invalid partition (" + chosen.source + "): " + d.message;
         std::fprintf(stderr, "%s\n", d.format().c_str());
         return kExitInvalidPartition;
@@ -111,10 +109,7 @@ int runValidate(const ParsedArgs& args) {
     Expected<runtime::ValidationReport> report =
         runtime::validatePartition(joint, p->forward, p->backward, *joint.numFwdOutputs, run);
     if (!report) {
-        Diagnostic d = report.error();
-        if (d.loc.file.empty())
-            d.loc.file = args.positional[0];
-        std::fprintf(stderr, "%s\n", d.format().c_str());
+        std::fprintf(stderr, "%s\n", atInputFile(args, report.error()).format().c_str());
         return kExitCannotRun;
     }
     const runtime::Comparison* bad = report->firstMismatch();
@@ -189,22 +184,18 @@ const Command& validateCommand() {
         "validate FILE [--graph G] [--partition D.json] [--device cpu|cuda:N] [--seed N] [--bind S=N] "
         "[--json]",
         "Run the joint graph and its forward + backward on real kernels; compare outputs and gradients.",
-        {graphOption(),
-         metaOption(),
-         {"--partition", "", "D.json",
-          "the decision to check (what partition --json prints; only saved / saved_sym are read); default: "
-          "torch's own decision recorded in the file, else the engine's min-cut"},
-         {"--ruleset", "", "R",
-          "torch-2 or torch-1.13 (default: by the torch version that recorded the graph)"},
-         {"--num-fwd-outputs", "", "N",
-          "the first N outputs are forward outputs (when the file does not say)"},
-         {"--device", "", "D", "cpu (default), cuda or cuda:N"},
-         {"--seed", "", "N", "seed of the generated inputs and of random ops (default 0)"},
-         {"--bind", "", "S=N", "size of a symbolic dimension (repeatable; default 16)"},
-         jsonOption(),
-         noSandboxOption(),
-         noOpAllowlistOption(),
-         debugOption()},
+        withRuntimeOptions(
+            {graphOption(),
+             metaOption(),
+             {"--partition", "", "D.json",
+              "the decision to check (what partition --json prints; only saved / saved_sym are "
+              "read); default: torch's own decision recorded in the file, else the engine's "
+              "min-cut"},
+             {"--ruleset", "", "R",
+              "torch-2 or torch-1.13 (default: by the torch version that recorded the graph)"},
+             {"--num-fwd-outputs", "", "N",
+              "the first N outputs are forward outputs (when the file does not say)"},
+             jsonOption()}),
         1,
         1,
         JOINTSCOPE_RUNTIME_RUN(&runValidate),

@@ -17,6 +17,7 @@
 #include "models/InspectorModel.h"
 #include "models/NodeFormat.h"
 #include "models/NodeTableModel.h"
+#include "panels/ResultTable.h"
 #include "panels/RuntimePanel.h"
 
 #include <QAction>
@@ -134,16 +135,9 @@ void MainWindow::createDocks() {
     nodeProxy_->setFilterCaseSensitivity(Qt::CaseInsensitive);
     nodeTable_ = new QTableView(this);
     nodeTable_->setModel(nodeProxy_);
-    nodeTable_->setSortingEnabled(true);
     // Graph order until a header is clicked: sorting 100k names on every open took most of the UI-thread
     // event that shows a new graph (bench/gui_open show_ms).
-    nodeTable_->sortByColumn(-1, Qt::AscendingOrder);
-    nodeTable_->setSelectionBehavior(QAbstractItemView::SelectRows);
-    nodeTable_->setSelectionMode(QAbstractItemView::SingleSelection);
-    nodeTable_->verticalHeader()->setVisible(false);
-    nodeTable_->verticalHeader()->setDefaultSectionSize(20);
-    nodeTable_->horizontalHeader()->setStretchLastSection(true);
-    nodeTable_->setWordWrap(false);
+    views::styleResultTable(nodeTable_, -1, Qt::AscendingOrder);
     auto* nodeFilter = new QLineEdit(this);
     nodeFilter->setPlaceholderText(tr("Filter nodes (name, op, target)"));
     nodeFilter->setClearButtonEnabled(true);

@@ -37,6 +37,20 @@ PartitionOptions engineOptions(const EngineOptions& options, const PolicyEdits& 
     return po;
 }
 
+// What a background engine run reads, copied off the document: the work runs on another thread.
+struct EngineInput {
+    std::shared_ptr<const Graph> graph;
+    EngineOptions options;
+    PolicyEdits edits;
+    std::string rulesetName;
+};
+
+// The graph as FX text under `name`.
+std::string namedFx(Graph graph, const char* name) {
+    graph.name = name;
+    return writeFxText(graph);
+}
+
 } // namespace
 
 // Sets or clears the policy of one node.
@@ -207,11 +221,9 @@ void addMemoryTimelines(PartitionResult& r, const Graph& joint) {
 void PartitionDocument::solve() {
     if (!graph_)
         return;
-    const std::shared_ptr<const Graph> graph = graph_;
-    const EngineOptions options = options_;
-    const PolicyEdits edits = edits_;
-    const std::string rulesetName = effectiveRuleset().toStdString();
-    auto work = [graph, options, edits, rulesetName](views::JobControl&) {
+    const EngineInput in{graph_, options_, edits_, effectiveRuleset().toStdString()};
+    auto work = [in](views::JobControl&) {
+        const auto& [graph, options, edits, rulesetName] = in;
         std::shared_ptr<const PartitionResult> out;
         QString error;
         std::vector<std::string> errorNodes;
@@ -280,12 +292,10 @@ void PartitionDocument::cancel() {
 void PartitionDocument::computePareto(int points) {
     if (!graph_)
         return;
-    const std::shared_ptr<const Graph> graph = graph_;
-    const EngineOptions options = options_;
-    const PolicyEdits edits = edits_;
-    const std::string rulesetName = effectiveRuleset().toStdString();
+    const EngineInput in{graph_, options_, edits_, effectiveRuleset().toStdString()};
     using Curve = std::pair<std::vector<ParetoPoint>, QString>; // the points, or why not
-    auto work = [graph, options, edits, rulesetName, points](views::JobControl&) -> Curve {
+    auto work = [in, points](views::JobControl&) -> Curve {
+        const auto& [graph, options, edits, rulesetName] = in;
         std::vector<ParetoPoint> curve;
         QString error;
         Expected<Ruleset> rules = loadRuleset(rulesetName);
@@ -303,7 +313,7 @@ void PartitionDocument::computePareto(int points) {
         }
         return {std::move(curve), error};
     };
-    paretoJob_.run(std::move(work), [this, budget = options.memoryBudget](Curve c) {
+    paretoJob_.run(std::move(work), [this, budget = options_.memoryBudget](Curve c) {
         if (c.second.isEmpty())
             emit paretoReady(c.first, budget);
         else
@@ -334,19 +344,11 @@ std::string PartitionDocument::policyJson() const {
 }
 
 std::string PartitionDocument::forwardFx() const {
-    if (!result_)
-        return {};
-    Graph g = result_->partition->forward;
-    g.name = "forward";
-    return writeFxText(g);
+    return result_ ? namedFx(result_->partition->forward, "forward") : std::string();
 }
 
 std::string PartitionDocument::backwardFx() const {
-    if (!result_)
-        return {};
-    Graph g = result_->partition->backward;
-    g.name = "backward";
-    return writeFxText(g);
+    return result_ ? namedFx(result_->partition->backward, "backward") : std::string();
 }
 
 SessionFile PartitionDocument::sessionFile(const QJsonObject& view) const {

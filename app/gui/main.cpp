@@ -37,6 +37,18 @@ QString bundledExample() {
     return candidates.front();
 }
 
+constexpr bool kHidden = true;
+
+// A command-line option NAME (with a value called `valueName` when not empty), hidden from --help when
+// `hidden`.
+QCommandLineOption option(const char* name, const char* help, const char* valueName = "",
+                          bool hidden = false) {
+    QCommandLineOption o(QString::fromLatin1(name), QString::fromUtf8(help), QString::fromLatin1(valueName));
+    if (hidden)
+        o.setFlags(QCommandLineOption::HiddenFromHelp);
+    return o;
+}
+
 } // namespace
 
 // --script-pins N: once the graph is shown, pins its first N call_function nodes MUST_SAVE, one every 25 ms,
@@ -89,52 +101,36 @@ int main(int argc, char* argv[]) {
     parser.addPositionalArgument(
         QStringLiteral("FILE"),
         QStringLiteral("FX text, TORCH_TRACE log, TORCH_LOGS paste or jointscope JSON"));
-    QCommandLineOption screenshot(QStringLiteral("screenshot"),
-                                  QStringLiteral("Save the window to OUT.png once laid out, then quit."),
-                                  QStringLiteral("OUT.png"));
-    QCommandLineOption enter(QStringLiteral("enter"),
-                             QStringLiteral("Open the HOP body read by get_attr node NAME."),
-                             QStringLiteral("NAME"));
-    QCommandLineOption select(QStringLiteral("select"), QStringLiteral("Select and centre on node NAME."),
-                              QStringLiteral("NAME"));
-    screenshot.setFlags(QCommandLineOption::HiddenFromHelp);
-    // Scripted runs of Tools › Profile Graph / Validate Partition (the screenshot waits for the result).
-    QCommandLineOption profile(QStringLiteral("profile"),
-                               QStringLiteral("Profile the graph once laid out, with REPS reps."),
-                               QStringLiteral("REPS"));
-    QCommandLineOption validate(QStringLiteral("validate"),
-                                QStringLiteral("Validate the partition once laid out."));
-    profile.setFlags(QCommandLineOption::HiddenFromHelp);
-    validate.setFlags(QCommandLineOption::HiddenFromHelp);
-    // Scripted sharding: solve on MESH ("2x2", "2x2:dp,tp") once laid out; the screenshot waits for it.
-    QCommandLineOption shard(QStringLiteral("shard"),
-                             QStringLiteral("Solve the sharding on MESH[:NAMES] once laid out."),
-                             QStringLiteral("MESH"));
+    const QCommandLineOption enter = option("enter", "Open the HOP body read by get_attr node NAME.", "NAME");
+    const QCommandLineOption select = option("select", "Select and centre on node NAME.", "NAME");
+    // Scripted runs, hidden from --help: a screenshot once laid out; Tools › Profile Graph / Validate
+    // Partition and sharding on MESH ("2x2", "2x2:dp,tp") once laid out (the screenshot waits for their
+    // results).
+    const QCommandLineOption screenshot =
+        option("screenshot", "Save the window to OUT.png once laid out, then quit.", "OUT.png", kHidden);
+    const QCommandLineOption profile =
+        option("profile", "Profile the graph once laid out, with REPS reps.", "REPS", kHidden);
+    const QCommandLineOption validate =
+        option("validate", "Validate the partition once laid out.", "", kHidden);
+    const QCommandLineOption shard =
+        option("shard", "Solve the sharding on MESH[:NAMES] once laid out.", "MESH");
     // With --shard: load autoparallel's plan into the Compare tab once solved (the screenshot shows it).
-    QCommandLineOption comparePlan(QStringLiteral("compare-plan"),
-                                   QStringLiteral("With --shard: compare with autoparallel's plan in PLAN."),
-                                   QStringLiteral("PLAN"));
-    comparePlan.setFlags(QCommandLineOption::HiddenFromHelp);
+    const QCommandLineOption comparePlan =
+        option("compare-plan", "With --shard: compare with autoparallel's plan in PLAN.", "PLAN", kHidden);
     // Crash-recovery scripting (tests): answer the restore question; pin N nodes one by one, printing
     // "autosaved K" once the K-th edit is on disk; write the session once the restore question is settled.
-    QCommandLineOption restoreAnswer(QStringLiteral("restore-answer"),
-                                     QStringLiteral("Answer the restore question: yes or no."),
-                                     QStringLiteral("ANSWER"));
-    QCommandLineOption scriptPins(QStringLiteral("script-pins"),
-                                  QStringLiteral("Pin the first N call nodes MUST_SAVE, one every 25 ms."),
-                                  QStringLiteral("N"));
-    QCommandLineOption dumpSession(QStringLiteral("dump-session"),
-                                   QStringLiteral("Save the session to OUT once shown, then quit."),
-                                   QStringLiteral("OUT"));
+    const QCommandLineOption restoreAnswer =
+        option("restore-answer", "Answer the restore question: yes or no.", "ANSWER", kHidden);
+    const QCommandLineOption scriptPins =
+        option("script-pins", "Pin the first N call nodes MUST_SAVE, one every 25 ms.", "N", kHidden);
+    const QCommandLineOption dumpSession =
+        option("dump-session", "Save the session to OUT once shown, then quit.", "OUT", kHidden);
     // Screenshots of a large graph laid out whole (View › Collapse Groups off once the first view is up).
-    QCommandLineOption expandAll(QStringLiteral("expand-all"),
-                                 QStringLiteral("Show every node, not the collapsed view, once laid out."));
+    const QCommandLineOption expandAll =
+        option("expand-all", "Show every node, not the collapsed view, once laid out.", "", kHidden);
     // Scripted Tools › Compare Graphs: "auto" (the preset pair) or "A,B" entry indexes, then the first
     // difference selected; the screenshot waits for it.
-    QCommandLineOption diff(QStringLiteral("diff"), QStringLiteral("Compare two graphs of the file."),
-                            QStringLiteral("A,B|auto"));
-    for (QCommandLineOption* o : {&restoreAnswer, &scriptPins, &dumpSession, &expandAll, &diff})
-        o->setFlags(QCommandLineOption::HiddenFromHelp);
+    const QCommandLineOption diff = option("diff", "Compare two graphs of the file.", "A,B|auto", kHidden);
     parser.addOptions({screenshot, enter, select, profile, validate, shard, comparePlan, restoreAnswer,
                        scriptPins, dumpSession, expandAll, diff});
     parser.process(app);

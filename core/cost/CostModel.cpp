@@ -1,19 +1,15 @@
 #include "cost/CostModel.h"
 
+#include "support/EnumNames.h"
+
 #include <algorithm>
 
 namespace jointscope::cost {
 
 std::string_view costSourceName(CostSource source) {
-    switch (source) {
-    case CostSource::Free:
-        return "free";
-    case CostSource::Roofline:
-        return "roofline";
-    case CostSource::Profiled:
-        return "profiled";
-    }
-    return "free";
+    static constexpr EnumName<CostSource> kNames[] = {
+        {CostSource::Free, "free"}, {CostSource::Roofline, "roofline"}, {CostSource::Profiled, "profiled"}};
+    return nameOf(kNames, source, "free");
 }
 
 RooflineModel::RooflineModel(DeviceSpec device, Efficiency efficiency, double launchOverheadUs,

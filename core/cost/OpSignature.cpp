@@ -94,14 +94,6 @@ private:
         out_ += text;
     }
 
-    void writeItems(const std::vector<Value>& items) {
-        for (size_t i = 0; i < items.size(); ++i) {
-            if (i)
-                out_ += ", ";
-            writeValue(items[i]);
-        }
-    }
-
     // What a node passes to its reader: its tensor, the symbolic value of a SymInt, the tensors of a tuple,
     // the content of a HOP body. Never its name.
     void writeNodeRef(NodeId id) {
@@ -176,82 +168,11 @@ private:
         out_ += buf;
     }
 
-    void writeValue(const Value& v) {
-        switch (v.kind()) {
-        case ValueKind::None:
-            out_ += "None";
-            return;
-        case ValueKind::Bool:
-            out_ += v.asBool() ? "True" : "False";
-            return;
-        case ValueKind::Int:
-            appendInt(out_, v.asInt());
-            return;
-        case ValueKind::Float:
-            appendPythonFloat(out_, v.asFloat());
-            return;
-        case ValueKind::String:
-            appendPythonString(out_, v.text());
-            return;
-        case ValueKind::NodeRef:
-            writeNodeRef(v.asNode());
-            return;
-        case ValueKind::List:
-            out_ += '[';
-            writeItems(v.items());
-            out_ += ']';
-            return;
-        case ValueKind::Tuple:
-            out_ += '(';
-            writeItems(v.items());
-            out_ += v.items().size() == 1 ? ",)" : ")";
-            return;
-        case ValueKind::Dict:
-            out_ += '{';
-            for (size_t i = 0; i + 1 < v.items().size(); i += 2) {
-                if (i)
-                    out_ += ", ";
-                writeValue(v.items()[i]);
-                out_ += ": ";
-                writeValue(v.items()[i + 1]);
-            }
-            out_ += '}';
-            return;
-        case ValueKind::Slice:
-            out_ += "slice(";
-            writeItems(v.items());
-            out_ += ')';
-            return;
-        case ValueKind::DType:
-            out_ += "torch.";
-            out_ += torchName(v.asDType());
-            return;
-        case ValueKind::Device:
-            out_ += "device(";
-            appendPythonString(out_, v.text());
-            if (v.deviceIndex() >= 0) {
-                out_ += ", ";
-                appendInt(out_, v.deviceIndex());
-            }
-            out_ += ')';
-            return;
-        case ValueKind::Layout:
-        case ValueKind::MemoryFormat:
-            out_ += "torch.";
-            out_ += v.text();
-            return;
-        case ValueKind::SymExpr:
-        case ValueKind::Opaque:
-            out_ += v.text();
-            return;
-        case ValueKind::Ellipsis:
-            out_ += "...";
-            return;
-        }
-    }
+    void writeValue(const Value& v) { appendPythonValue(out_, v, style_); }
 
     const Graph& graph_;
     std::string& out_;
+    const PythonValueStyle style_{[this](NodeId id) { writeNodeRef(id); }, /*shortDevice=*/true};
 };
 
 } // namespace

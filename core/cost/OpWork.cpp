@@ -1,6 +1,7 @@
 #include "cost/OpWork.h"
 
 #include "cost/RuntimeEstimator.h"
+#include "support/EnumNames.h"
 
 #include <algorithm>
 #include <array>
@@ -10,37 +11,23 @@
 namespace jointscope::cost {
 
 std::string_view opClassName(OpClass c) {
-    switch (c) {
-    case OpClass::Free:
-        return "free";
-    case OpClass::Matmul:
-        return "matmul";
-    case OpClass::Convolution:
-        return "convolution";
-    case OpClass::Attention:
-        return "attention";
-    case OpClass::Pointwise:
-        return "pointwise";
-    case OpClass::Reduction:
-        return "reduction";
-    case OpClass::Softmax:
-        return "softmax";
-    case OpClass::Normalization:
-        return "normalization";
-    case OpClass::Copy:
-        return "copy";
-    case OpClass::Gather:
-        return "gather";
-    case OpClass::Pool:
-        return "pool";
-    case OpClass::Loss:
-        return "loss";
-    case OpClass::Creation:
-        return "creation";
-    case OpClass::Unknown:
-        return "unknown";
-    }
-    return "unknown";
+    static constexpr EnumName<OpClass> kNames[] = {
+        {OpClass::Free, "free"},
+        {OpClass::Matmul, "matmul"},
+        {OpClass::Convolution, "convolution"},
+        {OpClass::Attention, "attention"},
+        {OpClass::Pointwise, "pointwise"},
+        {OpClass::Reduction, "reduction"},
+        {OpClass::Softmax, "softmax"},
+        {OpClass::Normalization, "normalization"},
+        {OpClass::Copy, "copy"},
+        {OpClass::Gather, "gather"},
+        {OpClass::Pool, "pool"},
+        {OpClass::Loss, "loss"},
+        {OpClass::Creation, "creation"},
+        {OpClass::Unknown, "unknown"},
+    };
+    return nameOf(kNames, c, "unknown");
 }
 
 bool usesTensorCores(OpClass c) {

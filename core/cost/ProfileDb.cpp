@@ -12,6 +12,7 @@
 #include <cmath>
 #include <cstdlib>
 #include <filesystem>
+#include <functional>
 #include <limits>
 #include <thread>
 
@@ -82,6 +83,23 @@ void bindText(sqlite3_stmt* stmt, int index, std::string_view text) {
     sqlite3_bind_text(stmt, index, text.data(), static_cast<int>(text.size()), SQLITE_TRANSIENT);
 }
 
+// Prepares `sql`, binds its parameters with `bind` and runs it once; false, with SQLite's message in
+// `lastError`, when it cannot.
+bool writeOnce(sqlite3* db, const char* sql, std::string& lastError,
+               const std::function<void(sqlite3_stmt*)>& bind) {
+    sqlite3_stmt* stmt = nullptr;
+    if (sqlite3_prepare_v2(db, sql, -1, &stmt, nullptr) != SQLITE_OK) {
+        lastError = sqlite3_errmsg(db);
+        return false;
+    }
+    bind(stmt);
+    const bool ok = sqlite3_step(stmt) == SQLITE_DONE;
+    if (!ok)
+        lastError = sqlite3_errmsg(db);
+    sqlite3_finalize(stmt);
+    return ok;
+}
+
 // Reads the stats columns starting at `first` (median, min, max, mean, reps, measured_at).
 OpStats readStats(sqlite3_stmt* stmt, int first) {
     OpStats s;
@@ -141,6 +159,23 @@ std::string typeName(const Json& j) {
     return j.type_name();
 }
 
+// An error at entry `index` of the top-level array `list` ("records[3].median_us: ..."): at the entry's
+// field, else at the entry, else (an entry that is not an object has no '{' to point at) at the list's key.
+Diagnostic entryError(std::string_view text, const Json& root, const std::string& file, std::string_view list,
+                      const Json& entry, size_t index, std::string_view field, const std::string& message) {
+    size_t offset = keyOffset(text, nthObjectOffset(text, 0), list);
+    size_t ordinal = 0;
+    if (entry.is_object() && json_support::detail::objectOrdinal(root, &entry, ordinal)) {
+        offset = nthObjectOffset(text, ordinal);
+        if (!field.empty())
+            offset = keyOffset(text, offset, field);
+    }
+    std::string where = std::string(list) + "[" + std::to_string(index) + "]";
+    if (!field.empty())
+        where += "." + std::string(field);
+    return makeError(json_support::locationOf(text, offset, file), where + ": " + message);
+}
+
 // Checks one record of an imported document; the error names records[index] and the field, at the field.
 class RecordReader {
 public:
@@ -162,15 +197,22 @@ public:
                              "min_us, max_us, mean_us, reps, measured_at)");
         ProfileRecord r;
         std::optional<Diagnostic> problem;
-        auto readText = [&](const char* field, std::string& into, bool required) {
+        // The field, or null when it is absent (a problem when it is required) or a problem came first.
+        auto find = [&](const char* field, bool required) -> const Json* {
             if (problem)
-                return;
+                return nullptr;
             auto it = record.find(field);
             if (it == record.end()) {
                 if (required)
                     problem = error("", std::string("missing field '") + field + "'");
-                return;
+                return nullptr;
             }
+            return &*it;
+        };
+        auto readText = [&](const char* field, std::string& into, bool required) {
+            const Json* it = find(field, required);
+            if (!it)
+                return;
             if (!it->is_string()) {
                 problem = error(field, "must be a string, got " + typeName(*it));
                 return;
@@ -181,14 +223,9 @@ public:
         };
         // NaN is exported as null (JSON has no NaN); only the spread statistics may be missing that way.
         auto readNumber = [&](const char* field, double& into, bool required) {
-            if (problem)
+            const Json* it = find(field, required);
+            if (!it)
                 return;
-            auto it = record.find(field);
-            if (it == record.end()) {
-                if (required)
-                    problem = error("", std::string("missing field '") + field + "'");
-                return;
-            }
             if (it->is_null() && !required) {
                 into = std::numeric_limits<double>::quiet_NaN();
                 return;
@@ -221,23 +258,8 @@ public:
 
 private:
     Diagnostic error(std::string_view field, const std::string& message) const {
-        size_t ordinal = 0;
-        size_t offset = 0;
-        if (record_->is_object() && json_support::detail::objectOrdinal(root_, record_, ordinal)) {
-            offset = nthObjectOffset(text_, ordinal);
-            if (!field.empty())
-                offset = keyOffset(text_, offset, field);
-        } else {
-            offset = recordsOffset();
-        }
-        std::string where = "records[" + std::to_string(index_) + "]";
-        if (!field.empty())
-            where += "." + std::string(field);
-        return makeError(json_support::locationOf(text_, offset, fileName_), where + ": " + message);
+        return entryError(text_, root_, fileName_, "records", *record_, index_, field, message);
     }
-
-    // A record that is not an object has no '{' to point at: point at the "records" key instead.
-    size_t recordsOffset() const { return keyOffset(text_, nthObjectOffset(text_, 0), "records"); }
 
     std::string_view text_;
     const Json& root_;
@@ -640,24 +662,17 @@ std::string ProfileDb::exportJson(std::optional<std::string_view> device) const 
 }
 
 bool ProfileDb::storeCollective(const CollectiveFit& fit) {
-    sqlite3_stmt* stmt = nullptr;
-    if (sqlite3_prepare_v2(db_,
-                           "INSERT OR REPLACE INTO collective_fits(backend, mesh, dim, collective, entry) "
-                           "VALUES (?1, ?2, ?3, ?4, ?5)",
-                           -1, &stmt, nullptr) != SQLITE_OK) {
-        lastError_ = sqlite3_errmsg(db_);
-        return false;
-    }
-    bindText(stmt, 1, fit.backend);
-    bindText(stmt, 2, meshText(fit.mesh));
-    sqlite3_bind_int64(stmt, 3, fit.dim);
-    bindText(stmt, 4, fit.collective);
-    bindText(stmt, 5, collectiveJson(fit).dump(-1, ' ', false, Json::error_handler_t::replace));
-    const bool ok = sqlite3_step(stmt) == SQLITE_DONE;
-    if (!ok)
-        lastError_ = sqlite3_errmsg(db_);
-    sqlite3_finalize(stmt);
-    return ok;
+    return writeOnce(db_,
+                     "INSERT OR REPLACE INTO collective_fits(backend, mesh, dim, collective, entry) "
+                     "VALUES (?1, ?2, ?3, ?4, ?5)",
+                     lastError_, [&](sqlite3_stmt* stmt) {
+                         bindText(stmt, 1, fit.backend);
+                         bindText(stmt, 2, meshText(fit.mesh));
+                         sqlite3_bind_int64(stmt, 3, fit.dim);
+                         bindText(stmt, 4, fit.collective);
+                         bindText(stmt, 5,
+                                  collectiveJson(fit).dump(-1, ' ', false, Json::error_handler_t::replace));
+                     });
 }
 
 std::vector<CollectiveFit> ProfileDb::collectives() const {
@@ -679,24 +694,16 @@ std::vector<CollectiveFit> ProfileDb::collectives() const {
 }
 
 bool ProfileDb::storePeaks(const DevicePeaks& peaks) {
-    sqlite3_stmt* stmt = nullptr;
-    if (sqlite3_prepare_v2(db_,
-                           "INSERT OR REPLACE INTO device_peaks(device, fp32_gflops, fp64_gflops, gb_per_s, "
-                           "measured_at) VALUES (?1, ?2, ?3, ?4, ?5)",
-                           -1, &stmt, nullptr) != SQLITE_OK) {
-        lastError_ = sqlite3_errmsg(db_);
-        return false;
-    }
-    bindText(stmt, 1, peaks.device);
-    sqlite3_bind_double(stmt, 2, peaks.fp32Gflops);
-    sqlite3_bind_double(stmt, 3, peaks.fp64Gflops);
-    sqlite3_bind_double(stmt, 4, peaks.gbPerSecond);
-    bindText(stmt, 5, peaks.measuredAt);
-    const bool ok = sqlite3_step(stmt) == SQLITE_DONE;
-    if (!ok)
-        lastError_ = sqlite3_errmsg(db_);
-    sqlite3_finalize(stmt);
-    return ok;
+    return writeOnce(db_,
+                     "INSERT OR REPLACE INTO device_peaks(device, fp32_gflops, fp64_gflops, gb_per_s, "
+                     "measured_at) VALUES (?1, ?2, ?3, ?4, ?5)",
+                     lastError_, [&](sqlite3_stmt* stmt) {
+                         bindText(stmt, 1, peaks.device);
+                         sqlite3_bind_double(stmt, 2, peaks.fp32Gflops);
+                         sqlite3_bind_double(stmt, 3, peaks.fp64Gflops);
+                         sqlite3_bind_double(stmt, 4, peaks.gbPerSecond);
+                         bindText(stmt, 5, peaks.measuredAt);
+                     });
 }
 
 std::vector<DevicePeaks> ProfileDb::allPeaks() const {
@@ -763,27 +770,16 @@ Expected<size_t> ProfileDb::importJson(std::string_view text, std::string_view f
     if (auto list = root.find("devices"); list != root.end()) {
         if (!list->is_array())
             return topError("devices", "expected \"devices\" to be an array");
-        // Located at the entry, or at its field, like a bad record.
-        auto entryError = [&](const Json& d, size_t i, std::string_view field, const std::string& message) {
-            size_t ordinal = 0;
-            size_t offset = keyOffset(text, nthObjectOffset(text, 0), "devices");
-            if (d.is_object() && json_support::detail::objectOrdinal(root, &d, ordinal)) {
-                offset = nthObjectOffset(text, ordinal);
-                if (!field.empty())
-                    offset = keyOffset(text, offset, field);
-            }
-            std::string where = "devices[" + std::to_string(i) + "]";
-            if (!field.empty())
-                where += "." + std::string(field);
-            return makeError(json_support::locationOf(text, offset, file), where + ": " + message);
+        auto deviceError = [&](const Json& d, size_t i, std::string_view field, const std::string& message) {
+            return entryError(text, root, file, "devices", d, i, field, message);
         };
         for (size_t i = 0; i < list->size(); ++i) {
             const Json& d = (*list)[i];
             if (!d.is_object())
-                return entryError(d, i, "", "must be an object, got " + typeName(d));
+                return deviceError(d, i, "", "must be an object, got " + typeName(d));
             auto name = d.find("device");
             if (name == d.end() || !name->is_string() || name->get<std::string>().empty())
-                return entryError(d, i, name == d.end() ? "" : "device", "expected a non-empty device name");
+                return deviceError(d, i, name == d.end() ? "" : "device", "expected a non-empty device name");
             DevicePeaks p;
             p.device = name->get<std::string>();
             for (auto [field, into] :
@@ -791,9 +787,9 @@ Expected<size_t> ProfileDb::importJson(std::string_view text, std::string_view f
                   std::pair{"gb_per_s", &p.gbPerSecond}}) {
                 auto it = d.find(field);
                 if (it == d.end())
-                    return entryError(d, i, "", std::string("missing field '") + field + "'");
+                    return deviceError(d, i, "", std::string("missing field '") + field + "'");
                 if (!it->is_number() || !(it->get<double>() > 0))
-                    return entryError(d, i, field, "must be a positive number, got " + it->dump());
+                    return deviceError(d, i, field, "must be a positive number, got " + it->dump());
                 *into = it->get<double>();
             }
             if (auto at = d.find("measured_at"); at != d.end() && at->is_string())
@@ -809,20 +805,10 @@ Expected<size_t> ProfileDb::importJson(std::string_view text, std::string_view f
             return topError("collectives", "expected \"collectives\" to be an array");
         for (size_t i = 0; i < list->size(); ++i) {
             const Json& e = (*list)[i];
-            auto entryError = [&](std::string_view field, const std::string& message) {
-                size_t ordinal = 0;
-                size_t offset = keyOffset(text, nthObjectOffset(text, 0), "collectives");
-                if (e.is_object() && json_support::detail::objectOrdinal(root, &e, ordinal)) {
-                    offset = nthObjectOffset(text, ordinal);
-                    if (!field.empty())
-                        offset = keyOffset(text, offset, field);
-                }
-                std::string where = "collectives[" + std::to_string(i) + "]";
-                if (!field.empty())
-                    where += "." + std::string(field);
-                return makeError(json_support::locationOf(text, offset, file), where + ": " + message);
-            };
-            Expected<CollectiveFit> fit = readCollective(e, entryError);
+            Expected<CollectiveFit> fit =
+                readCollective(e, [&](std::string_view field, const std::string& message) {
+                    return entryError(text, root, file, "collectives", e, i, field, message);
+                });
             if (!fit)
                 return fit.error();
             fits.push_back(fit.take());

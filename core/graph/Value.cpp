@@ -4,58 +4,41 @@
 
 namespace jointscope {
 
+Value::Value(ValueKind kind, int64_t i, std::string text, std::vector<Value> items)
+    : kind_(kind), int_(i), text_(std::move(text)), items_(std::move(items)) {}
+
 Value Value::boolean(bool b) {
-    Value v;
-    v.kind_ = ValueKind::Bool;
-    v.int_ = b ? 1 : 0;
-    return v;
+    return Value(ValueKind::Bool, b ? 1 : 0);
 }
 
 Value Value::integer(int64_t i) {
-    Value v;
-    v.kind_ = ValueKind::Int;
-    v.int_ = i;
-    return v;
+    return Value(ValueKind::Int, i);
 }
 
 Value Value::real(double f) {
-    Value v;
-    v.kind_ = ValueKind::Float;
+    Value v(ValueKind::Float, 0);
     v.float_ = f;
     return v;
 }
 
 Value Value::string(std::string s) {
-    Value v;
-    v.kind_ = ValueKind::String;
-    v.text_ = std::move(s);
-    return v;
+    return Value(ValueKind::String, 0, std::move(s));
 }
 
 Value Value::nodeRef(NodeId id) {
-    Value v;
-    v.kind_ = ValueKind::NodeRef;
-    v.int_ = id;
-    return v;
+    return Value(ValueKind::NodeRef, id);
 }
 
 Value Value::list(std::vector<Value> items) {
-    Value v;
-    v.kind_ = ValueKind::List;
-    v.items_ = std::move(items);
-    return v;
+    return Value(ValueKind::List, 0, {}, std::move(items));
 }
 
 Value Value::tuple(std::vector<Value> items) {
-    Value v;
-    v.kind_ = ValueKind::Tuple;
-    v.items_ = std::move(items);
-    return v;
+    return Value(ValueKind::Tuple, 0, {}, std::move(items));
 }
 
 Value Value::dict(std::vector<std::pair<Value, Value>> entries) {
-    Value v;
-    v.kind_ = ValueKind::Dict;
+    Value v(ValueKind::Dict, 0);
     v.items_.reserve(entries.size() * 2);
     for (auto& [key, value] : entries) {
         v.items_.push_back(std::move(key));
@@ -65,59 +48,35 @@ Value Value::dict(std::vector<std::pair<Value, Value>> entries) {
 }
 
 Value Value::slice(Value start, Value stop, Value step) {
-    Value v;
-    v.kind_ = ValueKind::Slice;
-    v.items_ = {std::move(start), std::move(stop), std::move(step)};
-    return v;
+    return Value(ValueKind::Slice, 0, {}, {std::move(start), std::move(stop), std::move(step)});
 }
 
 Value Value::dtype(DType d) {
-    Value v;
-    v.kind_ = ValueKind::DType;
-    v.int_ = static_cast<int64_t>(d);
-    return v;
+    return Value(ValueKind::DType, static_cast<int64_t>(d));
 }
 
 Value Value::device(std::string type, int64_t index) {
-    Value v;
-    v.kind_ = ValueKind::Device;
-    v.text_ = std::move(type);
-    v.int_ = index;
-    return v;
+    return Value(ValueKind::Device, index, std::move(type));
 }
 
 Value Value::layout(std::string name) {
-    Value v;
-    v.kind_ = ValueKind::Layout;
-    v.text_ = std::move(name);
-    return v;
+    return Value(ValueKind::Layout, 0, std::move(name));
 }
 
 Value Value::memoryFormat(std::string name) {
-    Value v;
-    v.kind_ = ValueKind::MemoryFormat;
-    v.text_ = std::move(name);
-    return v;
+    return Value(ValueKind::MemoryFormat, 0, std::move(name));
 }
 
 Value Value::symExpr(std::string expr) {
-    Value v;
-    v.kind_ = ValueKind::SymExpr;
-    v.text_ = std::move(expr);
-    return v;
+    return Value(ValueKind::SymExpr, 0, std::move(expr));
 }
 
 Value Value::ellipsis() {
-    Value v;
-    v.kind_ = ValueKind::Ellipsis;
-    return v;
+    return Value(ValueKind::Ellipsis, 0);
 }
 
 Value Value::opaque(std::string text) {
-    Value v;
-    v.kind_ = ValueKind::Opaque;
-    v.text_ = std::move(text);
-    return v;
+    return Value(ValueKind::Opaque, 0, std::move(text));
 }
 
 bool operator==(const Value& a, const Value& b) {

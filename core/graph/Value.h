@@ -82,6 +82,8 @@ public:
     friend bool operator==(const Value& a, const Value& b);
 
 private:
+    Value(ValueKind kind, int64_t i, std::string text = {}, std::vector<Value> items = {});
+
     ValueKind kind_ = ValueKind::None;
     int64_t int_ = 0;
     double float_ = 0.0;

@@ -345,9 +345,48 @@ private:
     }
     uint32_t fileLine(const Token& t) const { return options_.firstLine + t.line - 1; }
 
+    // --- Scratch buffers (one per nesting level of argument lists and sequences) ---
+    std::vector<Value>& takeScratch() {
+        if (scratchDepth_ == scratchItems_.size())
+            scratchItems_.emplace_back();
+        std::vector<Value>& buffer = scratchItems_[scratchDepth_++];
+        buffer.clear();
+        return buffer;
+    }
+    // Gives back the innermost buffer; when `ok`, its values are moved to the end of `into` first.
+    bool releaseScratch(std::vector<Value>& into, bool ok) {
+        std::vector<Value>& buffer = scratchItems_[--scratchDepth_];
+        if (ok) {
+            into.reserve(into.size() + buffer.size());
+            for (Value& v : buffer)
+                into.push_back(std::move(v));
+        }
+        buffer.clear();
+        return ok;
+    }
+
     // --- Lines ---
     bool loadLine();
     void consumeLine() { lineLoaded_ = false; }
+    // The ':' ending a class or def header (`colonWhere` names what it follows), then the end of its line.
+    bool endHeader(std::string_view colonWhere, std::string_view lineEnd) {
+        if (!expectOp(":", colonWhere))
+            return false;
+        skipComments();
+        if (tok().kind != TokenKind::Newline && tok().kind != TokenKind::End)
+            return expected(tok(), lineEnd);
+        consumeLine();
+        return true;
+    }
+    // A block's first line sets its indentation (`indent`, 0 until then); every later line keeps it.
+    bool keepsIndent(uint32_t& indent) {
+        if (indent == 0)
+            indent = line_.indent;
+        else if (line_.indent != indent)
+            return fail(line_.first(), line_.indent > indent ? "unexpected indentation"
+                                                             : "unindent does not match any outer level");
+        return true;
+    }
     bool skipBlankAndCommentLines();
     bool isImportLine() const { return line_.first().isName("import") || line_.first().isName("from"); }
     bool isWrapRegistration() const {
@@ -579,12 +618,8 @@ bool FxParser::parseClass(Graph& graph, uint32_t depth) {
         }
         take();
     }
-    if (!expectOp(":", "after the class header"))
+    if (!endHeader("after the class header", "end of line after the class header"))
         return false;
-    skipComments();
-    if (tok().kind != TokenKind::Newline && tok().kind != TokenKind::End)
-        return expected(tok(), "end of line after the class header");
-    consumeLine();
 
     bool hasForward = false;
     uint32_t bodyIndent = 0;
@@ -593,11 +628,8 @@ bool FxParser::parseClass(Graph& graph, uint32_t depth) {
             return false;
         if (line_.isEnd() || line_.indent <= classIndent)
             break;
-        if (bodyIndent == 0)
-            bodyIndent = line_.indent;
-        else if (line_.indent != bodyIndent)
-            return fail(line_.first(), line_.indent > bodyIndent ? "unexpected indentation"
-                                                                 : "unindent does not match any outer level");
+        if (!keepsIndent(bodyIndent))
+            return false;
         const Token& first = line_.first();
         if (first.isName("def")) {
             if (hasForward)
@@ -649,12 +681,8 @@ bool FxParser::parseForward(Graph& graph, size_t reserveHint) {
         while (!tok().isOp(":") && !atStatementEnd())
             take();
     }
-    if (!expectOp(":", "after the parameter list"))
+    if (!endHeader("after the parameter list", "end of line after the def header"))
         return false;
-    skipComments();
-    if (tok().kind != TokenKind::Newline && tok().kind != TokenKind::End)
-        return expected(tok(), "end of line after the def header");
-    consumeLine();
 
     if (!parseBody(defIndent))
         return false;
@@ -833,11 +861,8 @@ bool FxParser::parseBody(uint32_t defIndent) {
         s.inTraceGroup = false;
         if (line_.indent <= defIndent)
             break;
-        if (bodyIndent == 0)
-            bodyIndent = line_.indent;
-        else if (line_.indent != bodyIndent)
-            return fail(line_.first(), line_.indent > bodyIndent ? "unexpected indentation"
-                                                                 : "unindent does not match any outer level");
+        if (!keepsIndent(bodyIndent))
+            return false;
         if (s.returned)
             return fail(line_.first(), "unexpected statement after 'return'");
         if (!parseStatement())
@@ -1330,10 +1355,7 @@ RhsResult FxParser::parseRhs(Node& node) {
 bool FxParser::parseCallArgs(std::vector<Value>& args, std::vector<std::pair<std::string, Value>>& kwargs) {
     if (!expectOp("("))
         return false;
-    if (scratchDepth_ == scratchItems_.size())
-        scratchItems_.emplace_back();
-    std::vector<Value>& positional = scratchItems_[scratchDepth_++];
-    positional.clear();
+    std::vector<Value>& positional = takeScratch();
     bool ok = true;
     while (ok) {
         skipComments();
@@ -1357,14 +1379,7 @@ bool FxParser::parseCallArgs(std::vector<Value>& args, std::vector<std::pair<std
             break;
         ok = expectOp(",", "or ')' in the argument list");
     }
-    if (ok) {
-        args.reserve(args.size() + positional.size());
-        for (Value& v : positional)
-            args.push_back(std::move(v));
-    }
-    positional.clear();
-    --scratchDepth_;
-    return ok;
+    return releaseScratch(args, ok);
 }
 
 // ---------------------------------------------------------------------------------------------------------
@@ -1481,10 +1496,7 @@ AtomResult FxParser::parseAtom(Value& out) {
 
 // Items up to `close` (already past the opening bracket); comments (descriptors) are skipped.
 bool FxParser::parseSequence(std::string_view close, std::vector<Value>& items, bool* sawComma) {
-    if (scratchDepth_ == scratchItems_.size())
-        scratchItems_.emplace_back();
-    std::vector<Value>& buffer = scratchItems_[scratchDepth_++];
-    buffer.clear();
+    std::vector<Value>& buffer = takeScratch();
     // Only the returned sequence itself keeps its comments (the AOT output descriptors).
     std::vector<std::string>* comments = collectItemComments_ ? &itemComments_ : nullptr;
     collectItemComments_ = false;
@@ -1512,14 +1524,7 @@ bool FxParser::parseSequence(std::string_view close, std::vector<Value>& items, 
         ok = expectOp(",", "or '" + std::string(close) + "'");
         *sawComma = true;
     }
-    if (ok) {
-        items.reserve(items.size() + buffer.size());
-        for (Value& v : buffer)
-            items.push_back(std::move(v));
-    }
-    buffer.clear();
-    --scratchDepth_;
-    return ok;
+    return releaseScratch(items, ok);
 }
 
 bool FxParser::parseDict(Value& out) {

@@ -3,6 +3,7 @@
 
 #include "io/FxAnnotation.h"
 
+#include <algorithm>
 #include <charconv>
 #include <cmath>
 #include <cstdio>
@@ -85,82 +86,18 @@ private:
         return out_;
     }
 
-    void writeValue(const Graph& graph, const Value& v) {
-        switch (v.kind()) {
-        case ValueKind::None:
-            out_ += "None";
-            return;
-        case ValueKind::Bool:
-            out_ += v.asBool() ? "True" : "False";
-            return;
-        case ValueKind::Int:
-            out_ += std::to_string(v.asInt());
-            return;
-        case ValueKind::Float:
-            appendPythonFloat(out_, v.asFloat());
-            return;
-        case ValueKind::String:
-            appendPythonString(out_, v.text());
-            return;
-        case ValueKind::NodeRef:
-            out_ += v.asNode() < graph.size() ? graph.node(v.asNode()).name : std::string("<missing node>");
-            return;
-        case ValueKind::List:
-        case ValueKind::Tuple: {
-            const bool list = v.kind() == ValueKind::List;
-            out_ += list ? '[' : '(';
-            writeItems(graph, v.items());
-            if (!list && v.items().size() == 1)
-                out_ += ',';
-            out_ += list ? ']' : ')';
-            return;
-        }
-        case ValueKind::Dict:
-            out_ += '{';
-            for (size_t i = 0; i + 1 < v.items().size(); i += 2) {
-                if (i)
-                    out_ += ", ";
-                writeValue(graph, v.items()[i]);
-                out_ += ": ";
-                writeValue(graph, v.items()[i + 1]);
-            }
-            out_ += '}';
-            return;
-        case ValueKind::Slice:
-            out_ += "slice(";
-            writeItems(graph, v.items());
-            out_ += ')';
-            return;
-        case ValueKind::DType:
-            out_ += "torch." + std::string(torchName(v.asDType()));
-            return;
-        case ValueKind::Device:
-            out_ += "device(type=";
-            appendPythonString(out_, v.text());
-            if (v.deviceIndex() >= 0)
-                out_ += ", index=" + std::to_string(v.deviceIndex());
-            out_ += ')';
-            return;
-        case ValueKind::Layout:
-        case ValueKind::MemoryFormat:
-            out_ += "torch." + v.text();
-            return;
-        case ValueKind::SymExpr:
-        case ValueKind::Opaque:
-            out_ += v.text();
-            return;
-        case ValueKind::Ellipsis:
-            out_ += "...";
-            return;
-        }
-    }
+    void writeValue(const Graph& graph, const Value& v) { appendPythonValue(out_, v, styleFor(graph)); }
 
     void writeItems(const Graph& graph, const std::vector<Value>& items, size_t first = 0) {
-        for (size_t i = first; i < items.size(); ++i) {
-            if (i > first)
-                out_ += ", ";
-            writeValue(graph, items[i]);
-        }
+        appendPythonItems(out_, std::span(items).subspan(std::min(first, items.size())), styleFor(graph));
+    }
+
+    // A node reference is the node's name.
+    PythonValueStyle styleFor(const Graph& graph) {
+        return {[this, &graph](NodeId id) {
+                    out_ += id < graph.size() ? graph.node(id).name : std::string("<missing node>");
+                },
+                false};
     }
 
     void writeCallArgs(const Graph& graph, const Node& node, size_t firstArg) {
@@ -400,6 +337,87 @@ void appendPythonFloat(std::string& out, double v) {
 }
 
 // Python's repr(str): single quotes unless the text has ' and no ".
+void appendPythonItems(std::string& out, std::span<const Value> items, const PythonValueStyle& style) {
+    for (size_t i = 0; i < items.size(); ++i) {
+        if (i)
+            out += ", ";
+        appendPythonValue(out, items[i], style);
+    }
+}
+
+void appendPythonValue(std::string& out, const Value& v, const PythonValueStyle& style) {
+    auto enclosed = [&](std::string_view open, std::string_view close) {
+        out += open;
+        appendPythonItems(out, v.items(), style);
+        out += close;
+    };
+    switch (v.kind()) {
+    case ValueKind::None:
+        out += "None";
+        return;
+    case ValueKind::Bool:
+        out += v.asBool() ? "True" : "False";
+        return;
+    case ValueKind::Int:
+        out += std::to_string(v.asInt());
+        return;
+    case ValueKind::Float:
+        appendPythonFloat(out, v.asFloat());
+        return;
+    case ValueKind::String:
+        appendPythonString(out, v.text());
+        return;
+    case ValueKind::NodeRef:
+        style.nodeRef(v.asNode());
+        return;
+    case ValueKind::List:
+        enclosed("[", "]");
+        return;
+    case ValueKind::Tuple:
+        enclosed("(", v.items().size() == 1 ? ",)" : ")");
+        return;
+    case ValueKind::Dict:
+        out += '{';
+        for (size_t i = 0; i + 1 < v.items().size(); i += 2) {
+            if (i)
+                out += ", ";
+            appendPythonValue(out, v.items()[i], style);
+            out += ": ";
+            appendPythonValue(out, v.items()[i + 1], style);
+        }
+        out += '}';
+        return;
+    case ValueKind::Slice:
+        enclosed("slice(", ")");
+        return;
+    case ValueKind::DType:
+        out += "torch.";
+        out += torchName(v.asDType());
+        return;
+    case ValueKind::Device:
+        out += style.shortDevice ? "device(" : "device(type=";
+        appendPythonString(out, v.text());
+        if (v.deviceIndex() >= 0) {
+            out += style.shortDevice ? ", " : ", index=";
+            out += std::to_string(v.deviceIndex());
+        }
+        out += ')';
+        return;
+    case ValueKind::Layout:
+    case ValueKind::MemoryFormat:
+        out += "torch.";
+        out += v.text();
+        return;
+    case ValueKind::SymExpr:
+    case ValueKind::Opaque:
+        out += v.text();
+        return;
+    case ValueKind::Ellipsis:
+        out += "...";
+        return;
+    }
+}
+
 void appendPythonString(std::string& out, std::string_view s) {
     const bool doubleQuote = s.find('\'') != std::string_view::npos && s.find('"') == std::string_view::npos;
     const char quote = doubleQuote ? '"' : '\'';

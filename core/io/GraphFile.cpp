@@ -1,6 +1,8 @@
 // The facade every front end opens files through: read safely, detect the format, list and load graphs.
 #include "io/GraphFile.h"
 
+#include "support/EnumNames.h"
+#include "support/Utf8.h"
 #include "io/FxReader.h"
 #include "io/JsonFormat.h"
 #include "io/JsonSupport.h"
@@ -102,17 +104,11 @@ std::optional<Diagnostic> applySidecarFile(Graph& graph, const std::string& path
 } // namespace
 
 std::string_view formatName(FileFormat format) {
-    switch (format) {
-    case FileFormat::FxText:
-        return "fx";
-    case FileFormat::TraceLog:
-        return "trace-log";
-    case FileFormat::LogPaste:
-        return "log-paste";
-    case FileFormat::Json:
-        return "json";
-    }
-    return "fx";
+    static constexpr EnumName<FileFormat> kNames[] = {{FileFormat::FxText, "fx"},
+                                                      {FileFormat::TraceLog, "trace-log"},
+                                                      {FileFormat::LogPaste, "log-paste"},
+                                                      {FileFormat::Json, "json"}};
+    return nameOf(kNames, format, "fx");
 }
 
 struct GraphFile::ParsedJson {

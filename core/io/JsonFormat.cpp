@@ -4,6 +4,7 @@
 #include "graph/SymbolicExpr.h"
 #include "io/GraphCheck.h"
 #include "io/JsonSupport.h"
+#include "support/EnumNames.h"
 #include "support/Utf8.h"
 
 #include <array>
@@ -494,23 +495,12 @@ public:
     std::string text() const { return std::string(self().string()); }
     // nlohmann's names, which messages have always used.
     std::string_view typeName() const {
-        switch (self().kind()) {
-        case JsonKind::Null:
-            return "null";
-        case JsonKind::Bool:
-            return "boolean";
-        case JsonKind::Int:
-        case JsonKind::Unsigned:
-        case JsonKind::Float:
-            return "number";
-        case JsonKind::String:
-            return "string";
-        case JsonKind::Array:
-            return "array";
-        case JsonKind::Object:
-            break;
-        }
-        return "object";
+        static constexpr EnumName<JsonKind> kNames[] = {
+            {JsonKind::Null, "null"},       {JsonKind::Bool, "boolean"},  {JsonKind::Int, "number"},
+            {JsonKind::Unsigned, "number"}, {JsonKind::Float, "number"},  {JsonKind::String, "string"},
+            {JsonKind::Array, "array"},     {JsonKind::Object, "object"},
+        };
+        return nameOf(kNames, self().kind(), "object");
     }
 
 private:

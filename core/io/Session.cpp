@@ -122,24 +122,18 @@ private:
         return it == object.end() ? nullptr : &*it;
     }
 
-    // The member `key` of `parent` when it is an object; null when absent (or after a refusal).
-    const Json* object(const Json& parent, std::string_view key) {
-        const Json* j = find(parent, key);
-        if (!j || !ok_)
-            return nullptr;
-        if (!j->is_object()) {
-            fail(&parent, key, "\"" + std::string(key) + "\" is " + j->dump() + ", not an object");
-            return nullptr;
-        }
-        return j;
-    }
+    // The member `key` of `parent` when it is an object (an array); null when absent (or after a refusal).
+    const Json* object(const Json& parent, std::string_view key) { return container(parent, key, false); }
+    const Json* array(const Json& parent, std::string_view key) { return container(parent, key, true); }
 
-    const Json* array(const Json& parent, std::string_view key) {
+    const Json* container(const Json& parent, std::string_view key, bool isArray) {
         const Json* j = find(parent, key);
         if (!j || !ok_)
             return nullptr;
-        if (!j->is_array()) {
-            fail(&parent, key, "\"" + std::string(key) + "\" is " + j->dump() + ", not an array");
+        if (isArray ? !j->is_array() : !j->is_object()) {
+            fail(&parent, key,
+                 "\"" + std::string(key) + "\" is " + j->dump() +
+                     (isArray ? ", not an array" : ", not an object"));
             return nullptr;
         }
         return j;

@@ -12,50 +12,31 @@ extern const char kOpSchemaTorchVersion[];
 
 namespace {
 
+// A parameter kind: its one-letter code in the generated schema table, and how torch spells its type.
+struct KindSpelling {
+    char code;
+    ParamKind kind;
+    std::string_view name;
+    std::string_view optionalName;
+};
+constexpr KindSpelling kKindSpellings[] = {
+    {'T', ParamKind::Tensor, "Tensor", "Tensor?"}, {'L', ParamKind::TensorList, "Tensor[]", "Tensor[]?"},
+    {'I', ParamKind::Int, "int", "int?"},          {'J', ParamKind::IntList, "int[]", "int[]?"},
+    {'S', ParamKind::Scalar, "Scalar", "Scalar?"}, {'F', ParamKind::Float, "float", "float?"},
+    {'B', ParamKind::Bool, "bool", "bool?"},       {'s', ParamKind::String, "str", "str?"},
+};
+
 ParamKind kindOf(char code) {
-    switch (code) {
-    case 'T':
-        return ParamKind::Tensor;
-    case 'L':
-        return ParamKind::TensorList;
-    case 'I':
-        return ParamKind::Int;
-    case 'J':
-        return ParamKind::IntList;
-    case 'S':
-        return ParamKind::Scalar;
-    case 'F':
-        return ParamKind::Float;
-    case 'B':
-        return ParamKind::Bool;
-    case 's':
-        return ParamKind::String;
-    default:
-        return ParamKind::Other;
-    }
+    for (const KindSpelling& k : kKindSpellings)
+        if (k.code == code)
+            return k.kind;
+    return ParamKind::Other;
 }
 
 std::string_view kindName(const OpParam& p) {
-    switch (p.kind) {
-    case ParamKind::Tensor:
-        return p.optional ? "Tensor?" : "Tensor";
-    case ParamKind::TensorList:
-        return p.optional ? "Tensor[]?" : "Tensor[]";
-    case ParamKind::Int:
-        return p.optional ? "int?" : "int";
-    case ParamKind::IntList:
-        return p.optional ? "int[]?" : "int[]";
-    case ParamKind::Scalar:
-        return p.optional ? "Scalar?" : "Scalar";
-    case ParamKind::Float:
-        return p.optional ? "float?" : "float";
-    case ParamKind::Bool:
-        return p.optional ? "bool?" : "bool";
-    case ParamKind::String:
-        return p.optional ? "str?" : "str";
-    case ParamKind::Other:
-        break;
-    }
+    for (const KindSpelling& k : kKindSpellings)
+        if (k.kind == p.kind)
+            return p.optional ? k.optionalName : k.name;
     return "Any";
 }
 

@@ -1,5 +1,7 @@
 #include "partition/Knapsack.h"
 
+#include "support/EnumNames.h"
+
 #include <algorithm>
 #include <cassert>
 #include <cmath>
@@ -215,26 +217,17 @@ Expected<KnapsackResult> ilpKnapsack(std::span<const double> memory, std::span<c
 #endif
 }
 
+namespace {
+constexpr EnumName<KnapsackSolver> kSolverNames[] = {
+    {KnapsackSolver::Greedy, "greedy"}, {KnapsackSolver::Dp, "dp"}, {KnapsackSolver::Ilp, "ilp"}};
+} // namespace
+
 std::optional<KnapsackSolver> parseKnapsackSolver(std::string_view name) {
-    if (name == "greedy")
-        return KnapsackSolver::Greedy;
-    if (name == "dp")
-        return KnapsackSolver::Dp;
-    if (name == "ilp")
-        return KnapsackSolver::Ilp;
-    return std::nullopt;
+    return valueNamed(kSolverNames, name);
 }
 
 std::string_view knapsackSolverName(KnapsackSolver solver) {
-    switch (solver) {
-    case KnapsackSolver::Greedy:
-        return "greedy";
-    case KnapsackSolver::Dp:
-        return "dp";
-    case KnapsackSolver::Ilp:
-        return "ilp";
-    }
-    return "?";
+    return nameOf(kSolverNames, solver);
 }
 
 // Mirrors partitioners.py: _optimize_runtime_with_given_memory

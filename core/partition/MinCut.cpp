@@ -1,6 +1,7 @@
 #include "partition/MinCut.h"
 
 #include "partition/JointGraph.h"
+#include "support/EnumNames.h"
 #include "support/Saturating.h"
 
 #include <algorithm>
@@ -51,64 +52,44 @@ void markLeafOutputs(const Graph& graph, NodeId id, NodeInfo& info, const char* 
 
 } // namespace
 
+namespace {
+// "None", "False" and "True" are the old-style meta["recompute"] values.
+constexpr EnumName<Policy> kPolicyNames[] = {
+    {Policy::None, ""},
+    {Policy::MustSave, "MUST_SAVE"},
+    {Policy::PreferSave, "PREFER_SAVE"},
+    {Policy::MustRecompute, "MUST_RECOMPUTE"},
+    {Policy::PreferRecompute, "PREFER_RECOMPUTE"},
+    {Policy::None, "None"},
+    {Policy::None, "False"},
+    {Policy::PreferRecompute, "True"},
+};
+} // namespace
+
 std::optional<Policy> parsePolicy(std::string_view text) {
     if (text.rfind("CheckpointPolicy.", 0) == 0)
         text.remove_prefix(17);
-    if (text == "MUST_SAVE")
-        return Policy::MustSave;
-    if (text == "PREFER_SAVE")
-        return Policy::PreferSave;
-    if (text == "MUST_RECOMPUTE")
-        return Policy::MustRecompute;
-    if (text == "PREFER_RECOMPUTE")
-        return Policy::PreferRecompute;
-    if (text.empty() || text == "None" || text == "False")
-        return Policy::None;
-    if (text == "True") // old-style meta["recompute"] = True
-        return Policy::PreferRecompute;
-    return std::nullopt;
+    return valueNamed(kPolicyNames, text);
 }
 
 std::string_view policyName(Policy policy) {
-    switch (policy) {
-    case Policy::None:
-        return "";
-    case Policy::MustSave:
-        return "MUST_SAVE";
-    case Policy::PreferSave:
-        return "PREFER_SAVE";
-    case Policy::MustRecompute:
-        return "MUST_RECOMPUTE";
-    case Policy::PreferRecompute:
-        return "PREFER_RECOMPUTE";
-    }
-    return "";
+    return nameOf(kPolicyNames, policy, "");
 }
 
 std::string_view banReasonText(BanReason reason) {
-    switch (reason) {
-    case BanReason::None:
-        return "";
-    case BanReason::Input:
-        return "graph input (primals are saved, never recomputed)";
-    case BanReason::MustSave:
-        return "MUST_SAVE policy";
-    case BanReason::NotInAllowlist:
-        return "op not in the recomputable allowlist";
-    case BanReason::RandomOrComputeIntensive:
-        return "random or compute-intensive op";
-    case BanReason::MaterializedBackward:
-        return "materialized in backward by a non-fusible user";
-    case BanReason::FarFromBackward:
-        return "farther than max_dist_from_bw from the backward";
-    case BanReason::Reduction:
-        return "reduction: output * 4 < inputs";
-    case BanReason::UsedFarApart:
-        return "fusible use after the first unfusible use (used far apart)";
-    case BanReason::LongFusibleChain:
-        return "end of a fusible chain longer than 100 nodes";
-    }
-    return "";
+    static constexpr EnumName<BanReason> kTexts[] = {
+        {BanReason::None, ""},
+        {BanReason::Input, "graph input (primals are saved, never recomputed)"},
+        {BanReason::MustSave, "MUST_SAVE policy"},
+        {BanReason::NotInAllowlist, "op not in the recomputable allowlist"},
+        {BanReason::RandomOrComputeIntensive, "random or compute-intensive op"},
+        {BanReason::MaterializedBackward, "materialized in backward by a non-fusible user"},
+        {BanReason::FarFromBackward, "farther than max_dist_from_bw from the backward"},
+        {BanReason::Reduction, "reduction: output * 4 < inputs"},
+        {BanReason::UsedFarApart, "fusible use after the first unfusible use (used far apart)"},
+        {BanReason::LongFusibleChain, "end of a fusible chain longer than 100 nodes"},
+    };
+    return nameOf(kTexts, reason, "");
 }
 
 MinCutOptions MinCutOptions::fromRuleset(const Ruleset& rules) {

@@ -3,6 +3,7 @@
 #include "partition/DefaultPartition.h"
 #include "partition/Extract.h"
 #include "partition/JointGraph.h"
+#include "support/EnumNames.h"
 
 #include <nlohmann/json.hpp>
 
@@ -318,32 +319,26 @@ bool hasMustRecompute(const std::vector<Policy>& tags) {
 
 } // namespace
 
+namespace {
+constexpr EnumName<Strategy> kStrategyNames[] = {
+    {Strategy::MinCut, "min-cut"}, {Strategy::MinCut, "mincut"}, {Strategy::Default, "default"}};
+constexpr EnumName<Escalation> kEscalationNames[] = {
+    {Escalation::RuntimeOptimized, "runtime-optimized min-cut"},
+    {Escalation::MoreAggressive, "more aggressive min-cut"},
+    {Escalation::Aggressive, "aggressive min-cut"},
+    {Escalation::Knapsack, "knapsack over banned nodes"},
+    {Escalation::InputsOnly, "inputs only"},
+    {Escalation::Default, "default partition"},
+    {Escalation::Edited, "edited"},
+};
+} // namespace
+
 std::optional<Strategy> parseStrategy(std::string_view text) {
-    if (text == "min-cut" || text == "mincut")
-        return Strategy::MinCut;
-    if (text == "default")
-        return Strategy::Default;
-    return std::nullopt;
+    return valueNamed(kStrategyNames, text);
 }
 
 std::string_view escalationName(Escalation e) {
-    switch (e) {
-    case Escalation::RuntimeOptimized:
-        return "runtime-optimized min-cut";
-    case Escalation::MoreAggressive:
-        return "more aggressive min-cut";
-    case Escalation::Aggressive:
-        return "aggressive min-cut";
-    case Escalation::Knapsack:
-        return "knapsack over banned nodes";
-    case Escalation::InputsOnly:
-        return "inputs only";
-    case Escalation::Default:
-        return "default partition";
-    case Escalation::Edited:
-        return "edited";
-    }
-    return "";
+    return nameOf(kEscalationNames, e, "");
 }
 
 Expected<Partition> partitionJoint(Graph joint, const Ruleset& rules, const PartitionOptions& options) {

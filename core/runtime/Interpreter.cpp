@@ -352,6 +352,23 @@ c10::IValue cloneValue(const c10::IValue& value) {
     return value;
 }
 
+Expected<RunStart> startRun(std::initializer_list<const Graph*> checked, const Graph& inputsOf,
+                            const RunOptions& options) {
+    if (options.flags.opAllowlist)
+        for (const Graph* g : checked)
+            if (std::optional<Diagnostic> refused = refusedOp(*g))
+                return *refused;
+    Expected<RunDevice> device = openDevice(options.device);
+    if (!device)
+        return device.error();
+    const c10::Device where(device->spec);
+    SymbolBindings symbols = options.symbols;
+    Expected<InputMap> inputs = generateInputs(inputsOf, where, options.seed, symbols);
+    if (!inputs)
+        return inputs.error();
+    return RunStart{std::move(*device), where, std::move(symbols), std::move(*inputs)};
+}
+
 Expected<InputMap> generateInputs(const Graph& graph, c10::Device device, uint64_t seed,
                                   SymbolBindings& symbols) {
     // Bind the plain symbols that sizes use first: other expressions are evaluated against them.

@@ -80,6 +80,18 @@ private:
 Expected<InputMap> generateInputs(const Graph& graph, c10::Device device, uint64_t seed,
                                   SymbolBindings& symbols);
 
+// What every run starts from: the device opened, and generated inputs with the symbol sizes they settled.
+struct RunStart {
+    RunDevice device;
+    c10::Device where;
+    SymbolBindings symbols;
+    InputMap inputs;
+};
+// Refuses `checked` graphs that call an op outside the allowlist (unless options turn it off), opens the
+// device and generates the inputs of `inputsOf` from options' seed and symbols.
+Expected<RunStart> startRun(std::initializer_list<const Graph*> checked, const Graph& inputsOf,
+                            const RunOptions& options);
+
 // A tensor on `device` with meta's dtype, sizes and strides (uninitialized). Sizes and strides are checked
 // first (checkedBytes), so LibTorch never sees a negative or overflowing shape.
 Expected<at::Tensor> emptyLike(const TensorMeta& meta, c10::Device device, const SymbolBindings& symbols);

@@ -206,25 +206,21 @@ Expected<RunDevice> initializeDevice(const std::string& spec) {
 namespace {
 
 Expected<ProfileReport> profileUnguarded(const Graph& graph, const ProfileOptions& options, bool replay) {
-    if (options.run.flags.opAllowlist)
-        if (std::optional<Diagnostic> refused = refusedOp(graph))
-            return *refused;
-    Expected<RunDevice> device = openDevice(options.run.device);
-    if (!device)
-        return device.error();
-    const c10::Device where(device->spec);
-    SymbolBindings symbols = options.run.symbols;
-    Expected<InputMap> inputs = generateInputs(graph, where, options.run.seed, symbols);
-    if (!inputs)
-        return inputs.error();
+    Expected<RunStart> start = startRun({&graph}, graph, options.run);
+    if (!start)
+        return start.error();
+    const RunDevice& device = start->device;
+    const c10::Device where = start->where;
+    SymbolBindings& symbols = start->symbols;
+    const InputMap& inputs = start->inputs;
 
     ProfileReport report;
-    report.device = device->name;
+    report.device = device.name;
     report.torchVersion = torchVersion();
     at::manual_seed(options.run.seed);
     Interpreter interp(graph, where, symbols, options.run.flags);
     std::vector<std::string> runErrors;
-    (void)interp.run(*inputs, /*keepValues=*/true, &runErrors);
+    (void)interp.run(inputs, /*keepValues=*/true, &runErrors);
 
     Timer timer(where, options.flushL2);
     const int reps = std::max(1, options.reps);
@@ -268,7 +264,7 @@ Expected<ProfileReport> profileUnguarded(const Graph& graph, const ProfileOption
         auto [it, fresh] = bySignature.try_emplace(t.signature);
         Known& known = it->second;
         if (fresh) {
-            const cost::ProfileKey key{device->name, report.torchVersion, t.signature};
+            const cost::ProfileKey key{device.name, report.torchVersion, t.signature};
             std::optional<cost::OpStats> hit =
                 options.db && !options.remeasure ? options.db->lookup(key) : std::nullopt;
             if (hit && hit->reps >= reps) {
@@ -302,7 +298,7 @@ Expected<ProfileReport> profileUnguarded(const Graph& graph, const ProfileOption
         bool failed = false;
         for (int i = 0; i < warmup + reps && !failed; ++i) {
             Interpreter again(graph, where, symbols, options.run.flags);
-            const double t = timer.timeUs([&] { failed = !again.run(*inputs); });
+            const double t = timer.timeUs([&] { failed = !again.run(inputs); });
             if (i >= warmup)
                 us.push_back(t);
         }

@@ -3,6 +3,7 @@
 #include "runtime/Runtime.h"
 
 #include "partition/Extract.h"
+#include "support/EnumNames.h"
 
 #include <ATen/ATen.h>
 
@@ -26,11 +27,9 @@ Tolerance toleranceFor(c10::ScalarType t) {
     case c10::ScalarType::BFloat16:
         return {1.6e-2, 1e-5};
     case c10::ScalarType::Float:
-        return {1.3e-6, 1e-5};
-    case c10::ScalarType::Double:
-        return {1e-7, 1e-7};
     case c10::ScalarType::ComplexFloat:
         return {1.3e-6, 1e-5};
+    case c10::ScalarType::Double:
     case c10::ScalarType::ComplexDouble:
         return {1e-7, 1e-7};
     default:
@@ -167,18 +166,12 @@ namespace {
 
 Expected<ValidationReport> validateUnguarded(const Graph& joint, const Graph& forward, const Graph& backward,
                                              int64_t numFwdOutputs, const RunOptions& options) {
-    for (const Graph* g : {&joint, &forward, &backward})
-        if (options.flags.opAllowlist)
-            if (std::optional<Diagnostic> refused = refusedOp(*g))
-                return *refused;
-    Expected<RunDevice> device = openDevice(options.device);
-    if (!device)
-        return device.error();
-    const c10::Device where(device->spec);
-    SymbolBindings symbols = options.symbols;
-    Expected<InputMap> inputs = generateInputs(joint, where, options.seed, symbols);
-    if (!inputs)
-        return inputs.error();
+    Expected<RunStart> start = startRun({&joint, &forward, &backward}, joint, options);
+    if (!start)
+        return start.error();
+    const c10::Device where = start->where;
+    SymbolBindings& symbols = start->symbols;
+    const InputMap& inputs = start->inputs;
 
     // The joint and the forward start from the same random state; the backward continues the forward's, as it
     // does in training, so a random op the backward draws again gives different values and is caught.
@@ -198,10 +191,10 @@ Expected<ValidationReport> validateUnguarded(const Graph& joint, const Graph& fo
 
     std::string missing;
     Expected<std::vector<c10::IValue>> reference =
-        runGraph(joint, clonedInputs(joint, *inputs, nullptr, missing), "joint graph");
+        runGraph(joint, clonedInputs(joint, inputs, nullptr, missing), "joint graph");
     if (!reference)
         return reference.error();
-    InputMap fwdInputs = clonedInputs(forward, *inputs, nullptr, missing);
+    InputMap fwdInputs = clonedInputs(forward, inputs, nullptr, missing);
     if (!missing.empty())
         return makeError({}, "the forward graph reads '" + missing +
                                  "', which is not an input of the joint graph");
@@ -211,19 +204,11 @@ Expected<ValidationReport> validateUnguarded(const Graph& joint, const Graph& fo
 
     // The forward returns its outputs, then the saved values: hand those to the backward by name.
     InputMap saved;
-    if (std::optional<NodeId> out = forward.outputNode()) {
-        std::vector<Value> leaves;
-        for (const Value& v : forward.node(*out).args) {
-            if (v.isSequence())
-                leaves.insert(leaves.end(), v.items().begin(), v.items().end());
-            else
-                leaves.push_back(v);
-        }
-        for (size_t i = static_cast<size_t>(numFwdOutputs); i < leaves.size() && i < fwdOut->size(); ++i)
-            if (leaves[i].kind() == ValueKind::NodeRef)
-                saved[forward.node(leaves[i].asNode()).name] = (*fwdOut)[i];
-    }
-    InputMap bwdInputs = clonedInputs(backward, *inputs, &saved, missing);
+    const std::vector<const Value*> leaves = forward.outputLeaves();
+    for (size_t i = static_cast<size_t>(numFwdOutputs); i < leaves.size() && i < fwdOut->size(); ++i)
+        if (leaves[i]->kind() == ValueKind::NodeRef)
+            saved[forward.node(leaves[i]->asNode()).name] = (*fwdOut)[i];
+    InputMap bwdInputs = clonedInputs(backward, inputs, &saved, missing);
     if (!missing.empty())
         return makeError({}, "the backward graph reads '" + missing + "', which the forward does not save");
     Expected<std::vector<c10::IValue>> bwdOut = runGraph(backward, bwdInputs, "backward graph");
@@ -244,7 +229,7 @@ Expected<ValidationReport> validateUnguarded(const Graph& joint, const Graph& fo
 
     ValidationReport report;
     report.forwardOutputs = outs.forward.size();
-    const bool bitwise = !device->cuda;
+    const bool bitwise = !start->device.cuda;
     report.tolerance =
         bitwise ? "bitwise (CPU kernels are deterministic for equal inputs)"
                 : "torch.testing.assert_close defaults per dtype (float32: rtol 1.3e-6, atol 1e-5; "
@@ -277,30 +262,14 @@ namespace jointscope::runtime {
 namespace {
 
 std::optional<std::string> safetensorsDType(c10::ScalarType t) {
-    switch (t) {
-    case c10::ScalarType::Double:
-        return "F64";
-    case c10::ScalarType::Float:
-        return "F32";
-    case c10::ScalarType::Half:
-        return "F16";
-    case c10::ScalarType::BFloat16:
-        return "BF16";
-    case c10::ScalarType::Long:
-        return "I64";
-    case c10::ScalarType::Int:
-        return "I32";
-    case c10::ScalarType::Short:
-        return "I16";
-    case c10::ScalarType::Char:
-        return "I8";
-    case c10::ScalarType::Byte:
-        return "U8";
-    case c10::ScalarType::Bool:
-        return "BOOL";
-    default:
-        return std::nullopt;
-    }
+    using c10::ScalarType;
+    static constexpr EnumName<ScalarType> kNames[] = {
+        {ScalarType::Double, "F64"},    {ScalarType::Float, "F32"}, {ScalarType::Half, "F16"},
+        {ScalarType::BFloat16, "BF16"}, {ScalarType::Long, "I64"},  {ScalarType::Int, "I32"},
+        {ScalarType::Short, "I16"},     {ScalarType::Char, "I8"},   {ScalarType::Byte, "U8"},
+        {ScalarType::Bool, "BOOL"}};
+    const std::string_view name = nameOf(kNames, t, "");
+    return name.empty() ? std::nullopt : std::optional<std::string>(name);
 }
 
 std::string jsonString(const std::string& s) {
@@ -318,19 +287,14 @@ std::string jsonString(const std::string& s) {
 namespace {
 
 Expected<size_t> runUnguarded(const Graph& graph, const RunOptions& options, const std::string& path) {
-    if (options.flags.opAllowlist)
-        if (std::optional<Diagnostic> refused = refusedOp(graph))
-            return *refused;
-    Expected<RunDevice> device = openDevice(options.device);
-    if (!device)
-        return device.error();
-    const c10::Device where(device->spec);
-    SymbolBindings symbols = options.symbols;
-    Expected<InputMap> inputs = generateInputs(graph, where, options.seed, symbols);
-    if (!inputs)
-        return inputs.error();
+    Expected<RunStart> start = startRun({&graph}, graph, options);
+    if (!start)
+        return start.error();
+    const c10::Device where = start->where;
+    SymbolBindings& symbols = start->symbols;
+    const InputMap& inputs = start->inputs;
     InputMap copies;
-    for (const auto& [name, value] : *inputs)
+    for (const auto& [name, value] : inputs)
         copies[name] = cloneValue(value);
     at::manual_seed(options.seed);
     Interpreter interp(graph, where, symbols, options.flags);
@@ -341,7 +305,7 @@ Expected<size_t> runUnguarded(const Graph& graph, const RunOptions& options, con
     std::vector<std::pair<std::string, at::Tensor>> tensors;
     for (const Node& n : graph.nodes())
         if (n.op == NodeOp::Placeholder)
-            if (auto it = inputs->find(n.name); it != inputs->end() && it->second.isTensor())
+            if (auto it = inputs.find(n.name); it != inputs.end() && it->second.isTensor())
                 tensors.emplace_back("input:" + n.name, it->second.toTensor());
     for (size_t i = 0; i < outputs->size(); ++i)
         if ((*outputs)[i].isTensor() && (*outputs)[i].toTensor().defined())

@@ -3,6 +3,7 @@
 #include "cost/OpTensors.h"
 #include "cost/OpWork.h"
 #include "sharding/CommModel.h"
+#include "support/EnumNames.h"
 
 #include <algorithm>
 #include <cstdio>
@@ -14,17 +15,11 @@
 namespace jointscope::sharding {
 
 std::string_view collectiveName(Collective c) {
-    switch (c) {
-    case Collective::AllGather:
-        return "all_gather";
-    case Collective::ReduceScatter:
-        return "reduce_scatter";
-    case Collective::AllReduce:
-        return "all_reduce";
-    case Collective::AllToAll:
-        return "all_to_all";
-    }
-    return "?";
+    static constexpr EnumName<Collective> kNames[] = {{Collective::AllGather, "all_gather"},
+                                                      {Collective::ReduceScatter, "reduce_scatter"},
+                                                      {Collective::AllReduce, "all_reduce"},
+                                                      {Collective::AllToAll, "all_to_all"}};
+    return nameOf(kNames, c);
 }
 
 double collectiveUs(Collective c, double bytes, const DeviceMesh& mesh, size_t meshDim) {

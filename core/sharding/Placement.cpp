@@ -1,19 +1,19 @@
 #include "sharding/Placement.h"
 
+#include "support/EnumNames.h"
+
 #include <cctype>
 
 namespace jointscope::sharding {
 
+namespace {
+// "" is torch's default reduce op, a sum.
+constexpr EnumName<ReduceOp> kReduceNames[] = {
+    {ReduceOp::Sum, "sum"}, {ReduceOp::Avg, "avg"}, {ReduceOp::Max, "max"}, {ReduceOp::Sum, ""}};
+} // namespace
+
 std::string_view reduceOpName(ReduceOp op) {
-    switch (op) {
-    case ReduceOp::Sum:
-        return "sum";
-    case ReduceOp::Avg:
-        return "avg";
-    case ReduceOp::Max:
-        return "max";
-    }
-    return "sum";
+    return nameOf(kReduceNames, op, "sum");
 }
 
 std::string Placement::str() const {
@@ -94,13 +94,7 @@ std::optional<ReduceOp> parseReduce(std::string_view s) {
         s.remove_prefix(10);
     if (s.size() >= 2 && (s.front() == '\'' || s.front() == '"'))
         s = s.substr(1, s.size() - 2);
-    if (s.empty() || s == "sum")
-        return ReduceOp::Sum;
-    if (s == "avg")
-        return ReduceOp::Avg;
-    if (s == "max")
-        return ReduceOp::Max;
-    return std::nullopt;
+    return valueNamed(kReduceNames, s);
 }
 
 } // namespace

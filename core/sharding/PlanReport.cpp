@@ -70,18 +70,10 @@ std::vector<Placements> outputChoices(const ShardingProblem& problem, NodeId id)
     return out;
 }
 
-std::string_view collectiveLabel(Collective c) {
-    switch (c) {
-    case Collective::AllGather:
-        return "all-gather";
-    case Collective::ReduceScatter:
-        return "reduce-scatter";
-    case Collective::AllReduce:
-        return "all-reduce";
-    case Collective::AllToAll:
-        return "all-to-all";
-    }
-    return "?";
+std::string collectiveLabel(Collective c) {
+    std::string label(collectiveName(c));
+    std::replace(label.begin(), label.end(), '_', '-');
+    return label;
 }
 
 } // namespace jointscope::sharding

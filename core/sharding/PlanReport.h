@@ -45,7 +45,8 @@ PlanReport reportPlan(const Graph& graph, const ShardingProblem& problem, const 
 // The output placements node `id` can take (the distinct first outputs of its options), in option order.
 std::vector<Placements> outputChoices(const ShardingProblem& problem, NodeId id);
 
-// The collective's short human name: "all-gather", "reduce-scatter", "all-reduce", "all-to-all".
-std::string_view collectiveLabel(Collective c);
+// The collective's short human name: "all-gather", "reduce-scatter", "all-reduce", "all-to-all" (its
+// collectiveName with dashes).
+std::string collectiveLabel(Collective c);
 
 } // namespace jointscope::sharding

@@ -28,12 +28,15 @@ class CausalSelfAttention(nn.Module):
         self.qkv = nn.Linear(dim, 3 * dim, device=device)
         self.proj = nn.Linear(dim, dim, device=device)
 
-    def forward(self, x):
+    def heads_of(self, x):
+        """q, k and v of x, each (batch, heads, tokens, head dim)."""
         b, t, c = x.shape
         q, k, v = self.qkv(x).split(c, dim=2)
-        q = q.view(b, t, self.heads, c // self.heads).transpose(1, 2)
-        k = k.view(b, t, self.heads, c // self.heads).transpose(1, 2)
-        v = v.view(b, t, self.heads, c // self.heads).transpose(1, 2)
+        return [z.view(b, t, self.heads, c // self.heads).transpose(1, 2) for z in (q, k, v)]
+
+    def forward(self, x):
+        b, t, c = x.shape
+        q, k, v = self.heads_of(x)
         att = (q @ k.transpose(-2, -1)) * (1.0 / math.sqrt(c // self.heads))
         mask = torch.ones(t, t, dtype=torch.bool, device=x.device).tril()
         att = att.masked_fill(~mask, float("-inf")).softmax(dim=-1)
@@ -198,22 +201,16 @@ def oracle_models():
 # collectives) are reached only when a torch 2 case is built or run.
 
 
-class SDPAAttention(nn.Module):
+class SDPAAttention(CausalSelfAttention):
     """Causal self-attention through F.scaled_dot_product_attention (torch >= 2.0)."""
 
     def __init__(self, dim, heads, dropout=0.0, device=None):
-        super().__init__()
-        self.heads = heads
+        super().__init__(dim, heads, device=device)
         self.dropout = dropout
-        self.qkv = nn.Linear(dim, 3 * dim, device=device)
-        self.proj = nn.Linear(dim, dim, device=device)
 
     def forward(self, x):
         b, t, c = x.shape
-        q, k, v = self.qkv(x).split(c, dim=2)
-        q = q.view(b, t, self.heads, c // self.heads).transpose(1, 2)
-        k = k.view(b, t, self.heads, c // self.heads).transpose(1, 2)
-        v = v.view(b, t, self.heads, c // self.heads).transpose(1, 2)
+        q, k, v = self.heads_of(x)
         y = F.scaled_dot_product_attention(q, k, v, dropout_p=self.dropout if self.training else 0.0, is_causal=True)
         return self.proj(y.transpose(1, 2).reshape(b, t, c))
 

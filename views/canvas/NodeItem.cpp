@@ -15,10 +15,7 @@ NodeItem::NodeItem(NodeId id, NodeRole role, QString title, QString subtitle, QS
 }
 
 QFont NodeItem::titleFont() {
-    QFont font;
-    font.setPointSizeF(9);
-    font.setWeight(QFont::DemiBold);
-    return font;
+    return badgeFont(9);
 }
 
 QFont NodeItem::subtitleFont() {
@@ -27,18 +24,19 @@ QFont NodeItem::subtitleFont() {
     return font;
 }
 
+QFont NodeItem::badgeFont(qreal pointSize) {
+    QFont font;
+    font.setPointSizeF(pointSize);
+    font.setWeight(QFont::DemiBold);
+    return font;
+}
+
 void NodeItem::setMatched(bool matched) {
-    if (matched_ == matched)
-        return;
-    matched_ = matched;
-    update();
+    change(matched_, matched);
 }
 
 void NodeItem::setHeatColor(const QColor& color) {
-    if (heat_ == color)
-        return;
-    heat_ = color;
-    update();
+    change(heat_, color);
 }
 
 void NodeItem::setMismatch(bool mismatch) {

@@ -52,8 +52,17 @@ public:
 
     static QFont titleFont();
     static QFont subtitleFont();
+    // The small demi-bold font of the badges and strips that overlays draw on nodes.
+    static QFont badgeFont(qreal pointSize);
 
 private:
+    // Sets a look-affecting field, repainting when it changes.
+    template <typename T> void change(T& field, const T& value) {
+        if (field == value)
+            return;
+        field = value;
+        update();
+    }
     QRectF box() const;
     void paintPartition(QPainter* painter, double lod) const;
     void layOutBadges(); // NodeItemPartition.cpp; call before a change of the badges' geometry shows

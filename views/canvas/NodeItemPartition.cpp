@@ -17,13 +17,6 @@ const QColor kMismatch(0xdc, 0x26, 0x26);
 constexpr double kBadgeHeight = 13;
 constexpr double kBadgeGap = 3;
 
-QFont badgeFont() {
-    QFont font;
-    font.setPointSizeF(7);
-    font.setWeight(QFont::DemiBold);
-    return font;
-}
-
 } // namespace
 
 void NodeItem::setPartitionMark(const NodePartitionMark& mark) {
@@ -52,7 +45,7 @@ void NodeItem::layOutBadges() {
     // One row from the left end: a row wider than the box runs past its right end rather than over itself.
     if (row.empty() && badges_.empty())
         return; // most nodes: nothing to measure (an overlay update visits every node)
-    const QFontMetricsF metrics(badgeFont());
+    const QFontMetricsF metrics(badgeFont(7));
     const QRectF b = box();
     double x = b.left() + 4;
     for (NodeBadge& badge : row) {
@@ -84,7 +77,7 @@ void NodeItem::paintPartition(QPainter* painter, double lod) const {
     }
     if (lod < kLabelLevelOfDetail)
         return; // badges are unreadable far away; the rings carry the decision
-    painter->setFont(badgeFont());
+    painter->setFont(badgeFont(7));
     for (const NodeBadge& badge : badges_) {
         painter->setPen(Qt::NoPen);
         painter->setBrush(badge.fill);

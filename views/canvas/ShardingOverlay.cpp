@@ -25,13 +25,6 @@ const QColor kPartial(0xf9, 0x73, 0x16);
 const QColor kReplicate(0x9c, 0xa3, 0xaf);
 const QColor kRedistribute(0xea, 0x58, 0x0c);
 
-QFont stripFont() {
-    QFont font;
-    font.setPointSizeF(6.5);
-    font.setWeight(QFont::DemiBold);
-    return font;
-}
-
 QString meshName(const std::vector<std::string>& names, size_t i) {
     return i < names.size() && !names[i].empty() ? QString::fromStdString(names[i])
                                                  : QStringLiteral("d%1").arg(i);
@@ -88,7 +81,7 @@ public:
             painter->drawRect(seg.adjusted(i ? 0.5 : 0, 0, i + 1 < n ? -0.5 : 0, 0));
             if (lod >= NodeItem::kLabelLevelOfDetail) {
                 painter->setPen(Qt::white);
-                painter->setFont(stripFont());
+                painter->setFont(NodeItem::badgeFont(6.5));
                 painter->drawText(seg, Qt::AlignCenter, shortText(mark_.output[i]));
                 painter->setPen(Qt::NoPen);
             }
@@ -121,7 +114,7 @@ public:
     enum { Type = UserType + 41 };
 
     RedistributionMark(const QPainterPath& path, QString label) : path_(path), label_(std::move(label)) {
-        const QFontMetricsF metrics(stripFont());
+        const QFontMetricsF metrics(NodeItem::badgeFont(6.5));
         const QPointF mid = path_.pointAtPercent(0.5);
         const double w = metrics.horizontalAdvance(label_) + 8;
         pill_ = QRectF(mid.x() - w / 2, mid.y() - 7, w, 14);
@@ -142,7 +135,7 @@ public:
         painter->setBrush(QColor(0xff, 0xf7, 0xed));
         painter->drawRoundedRect(pill_, 4, 4);
         painter->setPen(QColor(0x7c, 0x2d, 0x12));
-        painter->setFont(stripFont());
+        painter->setFont(NodeItem::badgeFont(6.5));
         painter->drawText(pill_, Qt::AlignCenter, label_);
     }
 

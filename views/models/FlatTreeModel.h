@@ -1,6 +1,7 @@
 // A tree model built in one go and then only read, kept as one vector: item 0 is the invisible root, each
 // item knows its parent, its row under it and its children, and an index carries its item's position in the
-// vector. Derived models add their own fields through `Fields` and give columnCount, data and headerData.
+// vector. Derived models add their own fields through `Fields` and give their column count, itemData and
+// headerData.
 #pragma once
 
 #include <QAbstractItemModel>
@@ -12,7 +13,8 @@ namespace jointscope::views {
 
 template <typename Fields> class FlatTreeModel : public QAbstractItemModel {
 public:
-    explicit FlatTreeModel(QObject* parent = nullptr) : QAbstractItemModel(parent), items_(1) {}
+    explicit FlatTreeModel(int columns, QObject* parent = nullptr)
+        : QAbstractItemModel(parent), items_(1), columns_(columns) {}
 
     QModelIndex index(int row, int column, const QModelIndex& parent = {}) const override {
         const size_t p = itemId(parent);
@@ -38,6 +40,13 @@ public:
         return p < items_.size() ? int(items_[p].children.size()) : 0;
     }
 
+    int columnCount(const QModelIndex& = {}) const override { return columns_; }
+
+    QVariant data(const QModelIndex& index, int role = Qt::DisplayRole) const override {
+        const Item* item = itemAt(index);
+        return item ? itemData(*item, index.column(), role) : QVariant();
+    }
+
 protected:
     struct Item : Fields {
         int parent = -1;
@@ -57,6 +66,9 @@ protected:
         return id;
     }
 
+    // What `item` shows in `column` for `role`.
+    virtual QVariant itemData(const Item& item, int column, int role) const = 0;
+
     // Only the root left (inside begin / endResetModel).
     void clearItems() { items_.assign(1, Item{}); }
 
@@ -73,6 +85,8 @@ protected:
     std::vector<Item> items_; // items_[0] is the invisible root
 
 private:
+    int columns_;
+
     static size_t itemId(const QModelIndex& index) {
         return index.isValid() ? size_t(index.internalId()) : 0;
     }

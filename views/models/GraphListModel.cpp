@@ -1,5 +1,7 @@
 #include "models/GraphListModel.h"
 
+#include "models/ColumnTitles.h"
+
 #include <QBrush>
 #include <QColor>
 #include <QFont>
@@ -144,23 +146,7 @@ QVariant GraphListModel::data(const QModelIndex& index, int role) const {
 }
 
 QVariant GraphListModel::headerData(int section, Qt::Orientation orientation, int role) const {
-    if (orientation != Qt::Horizontal || role != Qt::DisplayRole)
-        return {};
-    switch (Column(section)) {
-    case TitleColumn:
-        return tr("Graph");
-    case KindColumn:
-        return tr("Kind");
-    case NodesColumn:
-        return tr("Nodes");
-    case LineColumn:
-        return tr("Line");
-    case RankColumn:
-        return tr("Rank");
-    case ColumnCount:
-        break;
-    }
-    return {};
+    return columnTitle({tr("Graph"), tr("Kind"), tr("Nodes"), tr("Line"), tr("Rank")}, section, orientation, role);
 }
 
 } // namespace jointscope::views

@@ -1,12 +1,13 @@
 #include "models/InspectorModel.h"
 
+#include "models/ColumnTitles.h"
 #include "models/NodeFormat.h"
 
 #include <QFont>
 
 namespace jointscope::views {
 
-InspectorModel::InspectorModel(QObject* parent) : FlatTreeModel(parent) {}
+InspectorModel::InspectorModel(QObject* parent) : FlatTreeModel(ColumnCount, parent) {}
 
 void InspectorModel::setNode(const Graph* graph, NodeId node) {
     beginResetModel();
@@ -172,23 +173,15 @@ void InspectorModel::buildPartition() {
     add(section, tr("bytes"), QStringLiteral("%1 (%2)").arg(facts->bytes).arg(formatBytes(facts->bytes)));
 }
 
-int InspectorModel::columnCount(const QModelIndex&) const {
-    return ColumnCount;
-}
-
-QVariant InspectorModel::data(const QModelIndex& index, int role) const {
-    const Item* found = itemAt(index);
-    if (!found)
-        return {};
-    const Item& item = *found;
+QVariant InspectorModel::itemData(const Item& item, int column, int role) const {
     switch (role) {
     case Qt::DisplayRole:
     case Qt::ToolTipRole:
-        return index.column() == KeyColumn ? item.key : item.value;
+        return column == KeyColumn ? item.key : item.value;
     case NodeRefRole:
         return item.ref == kNoNode ? QVariant() : QVariant::fromValue(uint(item.ref));
     case Qt::FontRole:
-        if (item.parent == 0 || (item.ref != kNoNode && index.column() == ValueColumn)) {
+        if (item.parent == 0 || (item.ref != kNoNode && column == ValueColumn)) {
             QFont font;
             font.setBold(item.parent == 0);
             font.setUnderline(item.ref != kNoNode);
@@ -201,9 +194,7 @@ QVariant InspectorModel::data(const QModelIndex& index, int role) const {
 }
 
 QVariant InspectorModel::headerData(int section, Qt::Orientation orientation, int role) const {
-    if (orientation != Qt::Horizontal || role != Qt::DisplayRole)
-        return {};
-    return section == KeyColumn ? tr("Property") : tr("Value");
+    return columnTitle({tr("Property"), tr("Value")}, section, orientation, role);
 }
 
 } // namespace jointscope::views

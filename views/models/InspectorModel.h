@@ -56,11 +56,10 @@ public:
     // absent.
     int sectionRow(const QString& title) const;
 
-    int columnCount(const QModelIndex& parent = {}) const override;
-    QVariant data(const QModelIndex& index, int role = Qt::DisplayRole) const override;
     QVariant headerData(int section, Qt::Orientation orientation, int role = Qt::DisplayRole) const override;
 
 private:
+    QVariant itemData(const Item& item, int column, int role) const override;
     int add(int parent, QString key, QString value = {}, NodeId ref = kNoNode) {
         return addItem(parent, {std::move(key), std::move(value), ref});
     }

@@ -35,21 +35,16 @@ NodeId EdgeWalker::step(const Graph& graph, NodeId current, WalkStep step) {
         pivot_ = kNoNode; // the selection moved by other means: forget the walked edge
     NodeId target = kNoNode;
     switch (step) {
-    case WalkStep::Producer: {
-        const auto producers = producersOf(graph, current);
-        if (!producers.empty()) {
-            target = producers.front();
-            pivot_ = current;
-            pivotIsProducer_ = false;
-        }
-        break;
-    }
+    case WalkStep::Producer:
     case WalkStep::Consumer: {
-        const auto consumers = consumersOf(graph, current);
-        if (!consumers.empty()) {
-            target = consumers.front();
+        // Walking to a producer makes `current` the pivot as a consumer, and the other way round.
+        const bool toProducer = step == WalkStep::Producer;
+        const std::vector<NodeId> next =
+            toProducer ? producersOf(graph, current) : consumersOf(graph, current);
+        if (!next.empty()) {
+            target = next.front();
             pivot_ = current;
-            pivotIsProducer_ = true;
+            pivotIsProducer_ = !toProducer;
         }
         break;
     }

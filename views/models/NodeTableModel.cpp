@@ -1,5 +1,7 @@
 #include "models/NodeTableModel.h"
 
+#include "models/ColumnTitles.h"
+
 #include <QBrush>
 
 namespace jointscope::views {
@@ -67,19 +69,8 @@ QVariant NodeTableModel::data(const QModelIndex& index, int role) const {
 }
 
 QVariant NodeTableModel::headerData(int section, Qt::Orientation orientation, int role) const {
-    if (orientation != Qt::Horizontal || role != Qt::DisplayRole)
-        return {};
-    switch (Column(section)) {
-    case NameColumn: return tr("Name");
-    case OpColumn: return tr("Op");
-    case TargetColumn: return tr("Target");
-    case ShapeColumn: return tr("Shape");
-    case DTypeColumn: return tr("DType");
-    case BytesColumn: return tr("Bytes");
-    case PassColumn: return tr("Pass");
-    case ColumnCount: break;
-    }
-    return {};
+    return columnTitle({tr("Name"), tr("Op"), tr("Target"), tr("Shape"), tr("DType"), tr("Bytes"), tr("Pass")},
+                       section, orientation, role);
 }
 
 } // namespace jointscope::views

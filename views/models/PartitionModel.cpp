@@ -1,5 +1,6 @@
 #include "models/PartitionModel.h"
 
+#include "models/ColumnTitles.h"
 #include "models/NodeFormat.h"
 
 #include <QFont>
@@ -45,7 +46,7 @@ QString count(size_t n, const char* noun) {
 
 } // namespace
 
-PartitionModel::PartitionModel(QObject* parent) : FlatTreeModel(parent) {}
+PartitionModel::PartitionModel(QObject* parent) : FlatTreeModel(ColumnCount, parent) {}
 
 void PartitionModel::clear() {
     beginResetModel();
@@ -150,22 +151,14 @@ QString PartitionModel::summaryValue(const QString& key) const {
     return {};
 }
 
-int PartitionModel::columnCount(const QModelIndex&) const {
-    return ColumnCount;
-}
-
-QVariant PartitionModel::data(const QModelIndex& index, int role) const {
-    const Item* found = itemAt(index);
-    if (!found)
-        return {};
-    const Item& item = *found;
+QVariant PartitionModel::itemData(const Item& item, int column, int role) const {
     switch (role) {
     case Qt::DisplayRole:
-        return index.column() == KeyColumn ? item.key : item.value;
+        return column == KeyColumn ? item.key : item.value;
     case Qt::ToolTipRole:
         return item.names ? tr("Click to locate %1 on the canvas").arg(item.key) : QVariant();
     case Qt::FontRole:
-        if (item.parent == 0 && index.column() == KeyColumn) {
+        if (item.parent == 0 && column == KeyColumn) {
             QFont bold;
             bold.setBold(true);
             return bold;
@@ -181,9 +174,7 @@ QVariant PartitionModel::data(const QModelIndex& index, int role) const {
 }
 
 QVariant PartitionModel::headerData(int section, Qt::Orientation orientation, int role) const {
-    if (orientation != Qt::Horizontal || role != Qt::DisplayRole)
-        return {};
-    return section == KeyColumn ? tr("Partition") : tr("Value");
+    return columnTitle({tr("Partition"), tr("Value")}, section, orientation, role);
 }
 
 } // namespace jointscope::views

@@ -61,11 +61,10 @@ public:
     // Value of a summary row by key ("Saved", "Recomputed", ...); empty when absent.
     QString summaryValue(const QString& key) const;
 
-    int columnCount(const QModelIndex& parent = {}) const override;
-    QVariant data(const QModelIndex& index, int role = Qt::DisplayRole) const override;
     QVariant headerData(int section, Qt::Orientation orientation, int role = Qt::DisplayRole) const override;
 
 private:
+    QVariant itemData(const Item& item, int column, int role) const override;
     int add(int parent, QString key, QString value = {}) {
         return addItem(parent, {std::move(key), std::move(value)});
     }

@@ -1,10 +1,12 @@
 #include "models/ProfileModel.h"
 
+#include "models/ColumnTitles.h"
+
 #include <QJsonArray>
 
 namespace jointscope::views {
 
-ProfileModel::ProfileModel(QObject* parent) : QAbstractTableModel(parent) {}
+ProfileModel::ProfileModel(QObject* parent) : RowTableModel(ColumnCount, parent) {}
 
 void ProfileModel::clear() {
     beginResetModel();
@@ -73,38 +75,27 @@ QString ProfileModel::summary() const {
     return text;
 }
 
-int ProfileModel::rowCount(const QModelIndex& parent) const {
-    return parent.isValid() ? 0 : int(rows_.size());
-}
-
-int ProfileModel::columnCount(const QModelIndex& parent) const {
-    return parent.isValid() ? 0 : ColumnCount;
-}
-
-QVariant ProfileModel::data(const QModelIndex& index, int role) const {
-    if (!index.isValid() || size_t(index.row()) >= rows_.size())
-        return {};
-    const Row& row = rows_[size_t(index.row())];
+QVariant ProfileModel::rowData(const Row& row, int column, int role) const {
     const double share = row.timeUs && totals_.sumUs > 0 ? *row.timeUs / totals_.sumUs : -1.0;
     if (role == NodeIdRole)
         return QVariant::fromValue(uint(row.node));
     if (role == SortRole) {
-        switch (index.column()) {
+        switch (column) {
         case TimeColumn:
             return row.timeUs ? *row.timeUs : -1.0;
         case ShareColumn:
             return share;
         default:
-            return data(index, Qt::DisplayRole);
+            return rowData(row, column, Qt::DisplayRole);
         }
     }
-    if (role == Qt::TextAlignmentRole && (index.column() == TimeColumn || index.column() == ShareColumn))
+    if (role == Qt::TextAlignmentRole && (column == TimeColumn || column == ShareColumn))
         return int(Qt::AlignRight | Qt::AlignVCenter);
     if (role == Qt::ToolTipRole && !row.error.isEmpty())
         return row.error;
     if (role != Qt::DisplayRole)
         return {};
-    switch (index.column()) {
+    switch (column) {
     case NameColumn:
         return row.name;
     case OpColumn:
@@ -125,22 +116,8 @@ QVariant ProfileModel::data(const QModelIndex& index, int role) const {
 }
 
 QVariant ProfileModel::headerData(int section, Qt::Orientation orientation, int role) const {
-    if (orientation != Qt::Horizontal || role != Qt::DisplayRole)
-        return {};
-    switch (section) {
-    case NameColumn:
-        return tr("Node");
-    case OpColumn:
-        return tr("Op");
-    case TimeColumn:
-        return tr("Time (µs)");
-    case ShareColumn:
-        return tr("Share");
-    case StatusColumn:
-        return tr("Status");
-    default:
-        return {};
-    }
+    return columnTitle({tr("Node"), tr("Op"), tr("Time (µs)"), tr("Share"), tr("Status")}, section,
+                       orientation, role);
 }
 
 } // namespace jointscope::views

@@ -2,8 +2,8 @@
 #pragma once
 
 #include "graph/Graph.h"
+#include "models/RowTableModel.h"
 
-#include <QAbstractTableModel>
 #include <QJsonObject>
 
 #include <optional>
@@ -11,7 +11,17 @@
 
 namespace jointscope::views {
 
-class ProfileModel : public QAbstractTableModel {
+struct ProfileRow {
+    QString name;
+    QString op;
+    NodeId node = kNoNode;
+    std::optional<double> timeUs;
+    bool cached = false; // the time came from the profile DB
+    QString skipped;     // why it was not run (view, getitem, placeholder, ...)
+    QString error;       // the op threw; the run went on
+};
+
+class ProfileModel : public RowTableModel<ProfileRow> {
     Q_OBJECT
 public:
     enum Column { NameColumn, OpColumn, TimeColumn, ShareColumn, StatusColumn, ColumnCount };
@@ -20,15 +30,7 @@ public:
             Qt::UserRole + 1, // NodeId of the row in the graph given to setResult (kNoNode if absent)
         SortRole,             // numeric for time and share (unmeasured rows sort below 0), text elsewhere
     };
-    struct Row {
-        QString name;
-        QString op;
-        NodeId node = kNoNode;
-        std::optional<double> timeUs;
-        bool cached = false; // the time came from the profile DB
-        QString skipped;     // why it was not run (view, getitem, placeholder, ...)
-        QString error;       // the op threw; the run went on
-    };
+    using Row = ProfileRow;
     struct Totals {
         int timed = 0;    // rows with a time
         int measured = 0; // ... measured in this run
@@ -45,7 +47,6 @@ public:
     bool setResult(const QJsonObject& result, const Graph* graph);
     void clear();
 
-    const std::vector<Row>& rows() const { return rows_; }
     const Totals& totals() const { return totals_; }
     QString device() const { return device_; }
     bool cancelled() const { return cancelled_; }
@@ -53,13 +54,11 @@ public:
     std::vector<double> nodeTimes(size_t graphSize) const;
     QString summary() const; // "311 nodes: 88 timed (88 measured, 0 cached), 223 skipped; Σ 3.61 ms on CPU"
 
-    int rowCount(const QModelIndex& parent = {}) const override;
-    int columnCount(const QModelIndex& parent = {}) const override;
-    QVariant data(const QModelIndex& index, int role = Qt::DisplayRole) const override;
     QVariant headerData(int section, Qt::Orientation orientation, int role = Qt::DisplayRole) const override;
 
 private:
-    std::vector<Row> rows_;
+    QVariant rowData(const Row& row, int column, int role) const override;
+
     Totals totals_;
     QString device_;
     bool cancelled_ = false;

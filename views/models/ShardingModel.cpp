@@ -1,5 +1,6 @@
 #include "models/ShardingModel.h"
 
+#include "models/ColumnTitles.h"
 #include "models/NodeFormat.h"
 
 #include <QFont>
@@ -8,7 +9,7 @@ namespace jointscope::views {
 
 using namespace jointscope::sharding;
 
-ShardingModel::ShardingModel(QObject* parent) : FlatTreeModel(parent) {
+ShardingModel::ShardingModel(QObject* parent) : FlatTreeModel(ColumnCount, parent) {
     static_assert(ShardingRow::kColumns == ColumnCount);
 }
 
@@ -151,16 +152,7 @@ QModelIndex ShardingModel::totalIndex(const QString& key, int column) const {
     return {};
 }
 
-int ShardingModel::columnCount(const QModelIndex&) const {
-    return ColumnCount;
-}
-
-QVariant ShardingModel::data(const QModelIndex& index, int role) const {
-    const Item* found = itemAt(index);
-    if (!found)
-        return {};
-    const Item& item = *found;
-    const int column = index.column();
+QVariant ShardingModel::itemData(const Item& item, int column, int role) const {
     switch (role) {
     case Qt::DisplayRole:
     case Qt::ToolTipRole:
@@ -184,32 +176,9 @@ QVariant ShardingModel::data(const QModelIndex& index, int role) const {
 }
 
 QVariant ShardingModel::headerData(int section, Qt::Orientation orientation, int role) const {
-    if (orientation != Qt::Horizontal || role != Qt::DisplayRole)
-        return {};
-    switch (section) {
-    case NodeColumn:
-        return tr("Node");
-    case OpColumn:
-        return tr("Op");
-    case OutputColumn:
-        return tr("Output");
-    case InputsColumn:
-        return tr("Inputs");
-    case ComputeColumn:
-        return tr("Compute");
-    case CommColumn:
-        return tr("Comm");
-    case TotalColumn:
-        return tr("Total");
-    case PinnedColumn:
-        return tr("Pinned by");
-    case StoredOutputColumn:
-        return tr("Stored output");
-    case StoredTotalColumn:
-        return tr("Stored total");
-    default:
-        return {};
-    }
+    return columnTitle({tr("Node"), tr("Output"), tr("Inputs"), tr("Total"), tr("Compute"), tr("Comm"),
+                        tr("Pinned by"), tr("Op"), tr("Stored output"), tr("Stored total")},
+                       section, orientation, role);
 }
 
 } // namespace jointscope::views

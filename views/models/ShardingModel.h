@@ -70,11 +70,10 @@ public:
     QModelIndex totalIndex(const QString& key, int column = TotalColumn) const;
     int differenceCount() const { return differences_; }
 
-    int columnCount(const QModelIndex& parent = {}) const override;
-    QVariant data(const QModelIndex& index, int role = Qt::DisplayRole) const override;
     QVariant headerData(int section, Qt::Orientation orientation, int role = Qt::DisplayRole) const override;
 
 private:
+    QVariant itemData(const Item& item, int column, int role) const override;
     int add(int parent) { return addItem(parent); }
     void setCost(Item& item, int column, double us);
     void rebuild();

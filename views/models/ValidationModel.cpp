@@ -1,5 +1,7 @@
 #include "models/ValidationModel.h"
 
+#include "models/ColumnTitles.h"
+
 #include <QBrush>
 #include <QColor>
 #include <QJsonArray>
@@ -19,7 +21,7 @@ QString producerIn(const QString& label) {
 
 } // namespace
 
-ValidationModel::ValidationModel(QObject* parent) : QAbstractTableModel(parent) {}
+ValidationModel::ValidationModel(QObject* parent) : RowTableModel(ColumnCount, parent) {}
 
 void ValidationModel::clear() {
     beginResetModel();
@@ -95,35 +97,24 @@ QString ValidationModel::summary() const {
     return text;
 }
 
-int ValidationModel::rowCount(const QModelIndex& parent) const {
-    return parent.isValid() ? 0 : int(rows_.size());
-}
-
-int ValidationModel::columnCount(const QModelIndex& parent) const {
-    return parent.isValid() ? 0 : ColumnCount;
-}
-
-QVariant ValidationModel::data(const QModelIndex& index, int role) const {
-    if (!index.isValid() || size_t(index.row()) >= rows_.size())
-        return {};
-    const Row& row = rows_[size_t(index.row())];
+QVariant ValidationModel::rowData(const Row& row, int column, int role) const {
     switch (role) {
     case NodeIdRole:
         return QVariant::fromValue(uint(row.node));
     case MismatchRole:
         return isMismatch(row.status);
     case SortRole:
-        if (index.column() == MaxAbsColumn)
+        if (column == MaxAbsColumn)
             return row.maxAbsError.value_or(-1.0);
-        if (index.column() == MaxRelColumn)
+        if (column == MaxRelColumn)
             return row.maxRelError.value_or(-1.0);
-        return data(index, Qt::DisplayRole);
+        return rowData(row, column, Qt::DisplayRole);
     case Qt::ForegroundRole:
-        if (index.column() == StatusColumn && isMismatch(row.status))
+        if (column == StatusColumn && isMismatch(row.status))
             return QBrush(QColor(0xdc, 0x26, 0x26));
         return {};
     case Qt::DisplayRole:
-        switch (index.column()) {
+        switch (column) {
         case OutputColumn:
             return row.label;
         case StatusColumn:
@@ -143,22 +134,9 @@ QVariant ValidationModel::data(const QModelIndex& index, int role) const {
 }
 
 QVariant ValidationModel::headerData(int section, Qt::Orientation orientation, int role) const {
-    if (orientation != Qt::Horizontal || role != Qt::DisplayRole)
-        return {};
-    switch (section) {
-    case OutputColumn:
-        return tr("Output / gradient");
-    case StatusColumn:
-        return tr("Status");
-    case MaxAbsColumn:
-        return tr("Max abs error");
-    case MaxRelColumn:
-        return tr("Max rel error");
-    case DetailColumn:
-        return tr("Detail");
-    default:
-        return {};
-    }
+    return columnTitle(
+        {tr("Output / gradient"), tr("Status"), tr("Max abs error"), tr("Max rel error"), tr("Detail")},
+        section, orientation, role);
 }
 
 } // namespace jointscope::views

@@ -4,8 +4,8 @@
 #pragma once
 
 #include "graph/Graph.h"
+#include "models/RowTableModel.h"
 
-#include <QAbstractTableModel>
 #include <QJsonObject>
 
 #include <optional>
@@ -13,7 +13,18 @@
 
 namespace jointscope::views {
 
-class ValidationModel : public QAbstractTableModel {
+struct ValidationRow {
+    QString label;    // "output 0 (addmm_1)", "grad of primals_1 (t_9)"
+    QString status;   // bitwise | close | differs | none | mismatch
+    QString nodeName; // the producer named in the label's parentheses
+    NodeId node = kNoNode;
+    std::optional<double> maxAbsError;
+    std::optional<double> maxRelError;
+    QString detail;
+    bool firstMismatch = false;
+};
+
+class ValidationModel : public RowTableModel<ValidationRow> {
     Q_OBJECT
 public:
     enum Column { OutputColumn, StatusColumn, MaxAbsColumn, MaxRelColumn, DetailColumn, ColumnCount };
@@ -22,16 +33,7 @@ public:
         SortRole,                      // numeric for errors (none: -1), text elsewhere
         MismatchRole,                  // bool: the two computations disagree on this output
     };
-    struct Row {
-        QString label;    // "output 0 (addmm_1)", "grad of primals_1 (t_9)"
-        QString status;   // bitwise | close | differs | none | mismatch
-        QString nodeName; // the producer named in the label's parentheses
-        NodeId node = kNoNode;
-        std::optional<double> maxAbsError;
-        std::optional<double> maxRelError;
-        QString detail;
-        bool firstMismatch = false;
-    };
+    using Row = ValidationRow;
 
     explicit ValidationModel(QObject* parent = nullptr);
 
@@ -39,7 +41,6 @@ public:
     void clear();
 
     static bool isMismatch(const QString& status) { return status == u"differs" || status == u"mismatch"; }
-    const std::vector<Row>& rows() const { return rows_; }
     bool ok() const { return ok_; }
     QString firstMismatch() const { return firstMismatch_; }
     QString decisionSource() const { return decisionSource_; }
@@ -48,13 +49,11 @@ public:
     std::vector<NodeId> mismatchedNodes() const;
     QString summary() const;
 
-    int rowCount(const QModelIndex& parent = {}) const override;
-    int columnCount(const QModelIndex& parent = {}) const override;
-    QVariant data(const QModelIndex& index, int role = Qt::DisplayRole) const override;
     QVariant headerData(int section, Qt::Orientation orientation, int role = Qt::DisplayRole) const override;
 
 private:
-    std::vector<Row> rows_;
+    QVariant rowData(const Row& row, int column, int role) const override;
+
     bool ok_ = false;
     QString firstMismatch_;
     QString decisionSource_;

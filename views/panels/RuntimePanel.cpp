@@ -5,6 +5,7 @@
 #include "models/CliJob.h"
 #include "models/ProfileModel.h"
 #include "models/ValidationModel.h"
+#include "panels/ResultTable.h"
 
 #include <QCheckBox>
 #include <QComboBox>
@@ -38,15 +39,8 @@ QTableView* makeTable(QAbstractItemModel* model, int sortRole, int sortColumn, Q
     proxy->setSortRole(sortRole);
     auto* table = new QTableView(parent);
     table->setModel(proxy);
-    table->setSortingEnabled(true);
-    table->sortByColumn(sortColumn, order);
-    table->setSelectionBehavior(QAbstractItemView::SelectRows);
-    table->setSelectionMode(QAbstractItemView::SingleSelection);
+    styleResultTable(table, sortColumn, order);
     table->setEditTriggers(QAbstractItemView::NoEditTriggers);
-    table->verticalHeader()->setVisible(false);
-    table->verticalHeader()->setDefaultSectionSize(20);
-    table->horizontalHeader()->setStretchLastSection(true);
-    table->setWordWrap(false);
     return table;
 }
 

@@ -185,7 +185,7 @@ private slots:
 
         // An op mismatch.
         Graph joint = *GraphFile::open(modelPath("mlp", "joint.txt"),
-                                       OpenOptions{.metaPath = {}, .autoSidecars = false})
+                                       OpenOptions{.metaPath = {}, .autoSidecars = false, .jsonParsed = {}})
                            ->load(0);
         const std::string bad = "{\"torch\": \"1.13\", \"nodes\": [\n"
                                 "{\"name\": \"t\", \"op\": \"call_function\"},\n"
@@ -339,7 +339,7 @@ private slots:
         const std::string jsonPath = dir.filePath("g.json").toStdString();
         Graph g = *GraphFile::open(modelPath("mlp", "joint.txt"))->load(0);
         g.attributes.emplace_back("kind", "aot_joint_graph");
-        writeFile(jsonPath, writeJsonGraph(g));
+        test::writeFile(jsonPath, writeJsonGraph(g));
         int parses = 0;
         OpenOptions options;
         options.jsonParsed = [&parses] { ++parses; };

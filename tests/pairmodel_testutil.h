@@ -4,6 +4,8 @@
 
 #include "sharding/PairModel.h"
 
+#include <QTest>
+
 #include <algorithm>
 #include <functional>
 #include <random>
@@ -99,6 +101,16 @@ inline double bruteForceOptimum(const PairModel& m) {
     };
     visit(0);
     return best;
+}
+
+// Calls `check(trial, model, optimum)` on `trials` random models drawn from `seed`, each with its enumerated
+// optimum (kForbidden: infeasible); stops at the first trial that fails the test.
+template <typename Check> void forEachRandomModel(uint32_t seed, int trials, Check check) {
+    std::mt19937 rng(seed);
+    for (int trial = 0; trial < trials && !QTest::currentTestFailed(); ++trial) {
+        const PairModel model = randomModel(rng);
+        check(trial, model, bruteForceOptimum(model));
+    }
 }
 
 } // namespace jointscope::test

@@ -2,6 +2,7 @@
 // rank 1 adds tanh, *2 and a second all_reduce + wait to its second compile) opens on the first graph that
 // differs across ranks; Compare lists the differences, Next / Previous Difference select and centre each in
 // the graph that has it, and the canvas frames the differing nodes of the graph shown.
+#include "guitestutil.h"
 #include "testutil.h"
 
 #include "CanvasFeature.h"
@@ -50,14 +51,7 @@ class TestGuiDiff : public QObject {
 private slots:
     void initTestCase() {
         QVERIFY(dir_.isValid());
-        QCoreApplication::setOrganizationName(QStringLiteral("jointscope-test"));
-        QCoreApplication::setApplicationName(QStringLiteral("tst_gui_diff"));
-        QSettings::setDefaultFormat(QSettings::IniFormat);
-        QSettings::setPath(QSettings::IniFormat, QSettings::UserScope,
-                           dir_.filePath(QStringLiteral("config")));
-        qputenv("XDG_CONFIG_HOME", dir_.filePath(QStringLiteral("config")).toLocal8Bit());
-        qputenv("XDG_DATA_HOME", dir_.filePath(QStringLiteral("data")).toLocal8Bit());
-        qputenv("JOINTSCOPE_PROFILE_DB", dir_.filePath(QStringLiteral("profiles.sqlite")).toLocal8Bit());
+        test::isolateUserDirs(dir_, QStringLiteral("tst_gui_diff"));
     }
 
     void stepsThroughRankDifferences() {

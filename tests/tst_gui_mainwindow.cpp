@@ -2,6 +2,7 @@
 // edges of a real joint graph, the canvas context menu, and the offer to restore the autosaved session after
 // an unclean exit. Expected nodes come from reading torch-1.13/mlp/joint.txt by hand. Settings and the
 // autosave live in a temporary directory, never the user's.
+#include "guitestutil.h"
 #include "testutil.h"
 
 #include "CanvasFeature.h"
@@ -150,15 +151,7 @@ class TestMainWindow : public QObject {
 private slots:
     void initTestCase() {
         QVERIFY(dir_.isValid());
-        QCoreApplication::setOrganizationName(QStringLiteral("jointscope-test"));
-        QCoreApplication::setApplicationName(QStringLiteral("tst_gui_mainwindow"));
-        // Before the first QSettings: the window's settings and its autosave go to the temporary directory.
-        QSettings::setDefaultFormat(QSettings::IniFormat);
-        QSettings::setPath(QSettings::IniFormat, QSettings::UserScope,
-                           dir_.filePath(QStringLiteral("config")));
-        qputenv("XDG_CONFIG_HOME", dir_.filePath(QStringLiteral("config")).toLocal8Bit());
-        qputenv("XDG_DATA_HOME", dir_.filePath(QStringLiteral("data")).toLocal8Bit());
-        qputenv("JOINTSCOPE_PROFILE_DB", dir_.filePath(QStringLiteral("profiles.sqlite")).toLocal8Bit());
+        test::isolateUserDirs(dir_, QStringLiteral("tst_gui_mainwindow"));
         QVERIFY(QStandardPaths::writableLocation(QStandardPaths::AppDataLocation).startsWith(dir_.path()));
     }
 

@@ -2,6 +2,7 @@
 // forgets the plan of a graph no longer shown; the Pareto chart is big enough for its axis titles; node
 // badges never overlap; the Help menu lists every published shortcut; a pin the solve contradicts is flagged
 // in the Partition summary and on the canvas. Settings live in a temporary directory, never the user's.
+#include "guitestutil.h"
 #include "testutil.h"
 
 #include "CanvasFeature.h"
@@ -89,13 +90,7 @@ class TestPolish : public QObject {
 private slots:
     void initTestCase() {
         QVERIFY(dir_.isValid());
-        QCoreApplication::setOrganizationName(QStringLiteral("jointscope-test"));
-        QCoreApplication::setApplicationName(QStringLiteral("tst_gui_polish"));
-        QSettings::setDefaultFormat(QSettings::IniFormat);
-        QSettings::setPath(QSettings::IniFormat, QSettings::UserScope,
-                           dir_.filePath(QStringLiteral("config")));
-        qputenv("XDG_CONFIG_HOME", dir_.filePath(QStringLiteral("config")).toLocal8Bit());
-        qputenv("XDG_DATA_HOME", dir_.filePath(QStringLiteral("data")).toLocal8Bit());
+        test::isolateUserDirs(dir_, QStringLiteral("tst_gui_polish"));
     }
 
     // Issue 15: "the Sharding dock keeps the previous graph's plan after opening another".

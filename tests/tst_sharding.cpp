@@ -309,11 +309,8 @@ private slots:
 #ifndef JOINTSCOPE_HAVE_CBC
         QSKIP("built without CBC");
 #else
-        std::mt19937 rng(20261123);
         int reducedModels = 0, eliminatedModels = 0, infeasibleModels = 0;
-        for (int trial = 0; trial < 300; ++trial) {
-            const PairModel original = randomModel(rng);
-            const double best = bruteForceOptimum(original);
+        forEachRandomModel(20261123, 300, [&](int trial, const PairModel& original, double best) {
             PairModel reduced = original;
             const size_t before = reduced.aliveOptions();
             eliminateDominated(reduced);
@@ -326,14 +323,14 @@ private slots:
             if (best == PairModel::kForbidden) {
                 QVERIFY2(!solved.feasible, qPrintable(QString("trial %1").arg(trial)));
                 ++infeasibleModels;
-                continue;
+                return;
             }
             QVERIFY2(solved.feasible && solved.optimal, qPrintable(QString("trial %1").arg(trial)));
             const double got = assignmentCost(original, reduced.choices(x, solved.binary));
             QVERIFY2(
                 std::fabs(got - best) < 1e-7,
                 qPrintable(QString("trial %1: %2 against the optimum %3").arg(trial).arg(got).arg(best)));
-        }
+        });
         // The trials exercise every path.
         QVERIFY2(reducedModels > 30, qPrintable(QString::number(reducedModels)));
         QVERIFY2(eliminatedModels > 100, qPrintable(QString::number(eliminatedModels)));

@@ -45,11 +45,8 @@ private slots:
 #ifndef JOINTSCOPE_HAVE_CBC
         QSKIP("built without CBC");
 #else
-        std::mt19937 rng(20261125);
         int feasible = 0, closed = 0, infeasible = 0;
-        for (int trial = 0; trial < 300; ++trial) {
-            const PairModel m = randomModel(rng);
-            const double best = bruteForceOptimum(m);
+        forEachRandomModel(20261125, 300, [&](int trial, const PairModel& m, double best) {
             GenerationOptions options;
             options.gap = 0;
             options.timeLimitSeconds = 2;
@@ -62,7 +59,7 @@ private slots:
             if (best == PairModel::kForbidden) {
                 QVERIFY2(!r.feasible, qPrintable(where));
                 ++infeasible;
-                continue;
+                return;
             }
             QVERIFY2(r.feasible, qPrintable(where));
             ++feasible;
@@ -70,7 +67,7 @@ private slots:
             QVERIFY2(atMost(best, r.cost), qPrintable(where));
             QVERIFY2(atMost(r.lowerBound, best), qPrintable(where));
             closed += r.cost - r.lowerBound <= 1e-6 * (1.0 + std::fabs(r.cost));
-        }
+        });
         QVERIFY2(infeasible > 0, qPrintable(QString::number(infeasible)));
         QVERIFY2(closed >= feasible * 9 / 10, qPrintable(QString("%1 of %2").arg(closed).arg(feasible)));
 #endif

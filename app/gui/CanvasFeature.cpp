@@ -418,10 +418,14 @@ void CanvasFeature::onLayoutFinished(quint64 ticket, std::shared_ptr<const layou
     layoutLabel_->setText(result->provisional
                               ? tr("layout: %1, refining…").arg(algorithmName(result->algorithm))
                               : tr("layout: %1").arg(algorithmName(result->algorithm)));
+    // The refinement builds new items: the node the user (or a waiting step) selected stays selected.
+    const NodeId selected = refinement ? ctx_.scene->selectedNode() : kNoNode;
     if (collapsedView)
         ctx_.scene->applyCollapsedLayout(*result);
     else
         ctx_.scene->applyLayout(*result);
+    if (selected != kNoNode)
+        ctx_.scene->selectNode(selected);
     emit layoutApplied();
     if (!refinement)
         ctx_.view->showStart();

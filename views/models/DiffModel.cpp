@@ -1,5 +1,7 @@
 #include "models/DiffModel.h"
 
+#include "models/ColumnTitles.h"
+
 #include <QColor>
 
 namespace jointscope::views {
@@ -119,19 +121,8 @@ QVariant DiffModel::data(const QModelIndex& index, int role) const {
 }
 
 QVariant DiffModel::headerData(int section, Qt::Orientation orientation, int role) const {
-    if (orientation != Qt::Horizontal || role != Qt::DisplayRole)
-        return {};
-    switch (section) {
-    case KindColumn:
-        return tr("Difference");
-    case NodeAColumn:
-        return tr("Node in A");
-    case NodeBColumn:
-        return tr("Node in B");
-    case DetailColumn:
-        return tr("Details");
-    }
-    return {};
+    return columnTitle({tr("Difference"), tr("Node in A"), tr("Node in B"), tr("Details")}, section,
+                       orientation, role);
 }
 
 } // namespace jointscope::views

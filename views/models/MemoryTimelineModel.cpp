@@ -1,5 +1,6 @@
 #include "models/MemoryTimelineModel.h"
 
+#include "models/ColumnTitles.h"
 #include "models/NodeFormat.h"
 
 #include <QFont>
@@ -97,22 +98,8 @@ QVariant MemoryTimelineModel::data(const QModelIndex& index, int role) const {
 }
 
 QVariant MemoryTimelineModel::headerData(int section, Qt::Orientation orientation, int role) const {
-    if (orientation != Qt::Horizontal || role != Qt::DisplayRole)
-        return {};
-    switch (section) {
-    case StepColumn:
-        return tr("Step");
-    case PhaseColumn:
-        return tr("Phase");
-    case NodeColumn:
-        return tr("Node");
-    case LiveColumn:
-        return tr("Live");
-    case TorchColumn:
-        return tr("Torch's decision");
-    default:
-        return {};
-    }
+    return columnTitle({tr("Step"), tr("Phase"), tr("Node"), tr("Live"), tr("Torch's decision")}, section,
+                       orientation, role);
 }
 
 } // namespace jointscope::views

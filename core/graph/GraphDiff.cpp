@@ -1,5 +1,7 @@
 #include "graph/GraphDiff.h"
 
+#include "support/EnumNames.h"
+
 #include <algorithm>
 #include <cstdio>
 #include <map>
@@ -279,15 +281,9 @@ private:
 } // namespace
 
 std::string_view diffKindName(DiffKind kind) {
-    switch (kind) {
-    case DiffKind::Added:
-        return "added";
-    case DiffKind::Removed:
-        return "removed";
-    case DiffKind::Changed:
-        return "changed";
-    }
-    return "changed";
+    static constexpr EnumName<DiffKind> kNames[] = {
+        {DiffKind::Added, "added"}, {DiffKind::Removed, "removed"}, {DiffKind::Changed, "changed"}};
+    return nameOf(kNames, kind, "changed");
 }
 
 GraphDiff diffGraphs(const Graph& a, const Graph& b) {

@@ -2,6 +2,7 @@
 
 #include "graph/ColourRefinement.h"
 #include "graph/GraphStats.h"
+#include "support/EnumNames.h"
 
 #include <algorithm>
 #include <array>
@@ -422,29 +423,18 @@ void placeLateForward(const Graph& graph, const std::vector<NodeId>& late, Layer
 } // namespace
 
 std::string_view segmentKindName(SegmentKind kind) {
-    switch (kind) {
-    case SegmentKind::Embedding:
-        return "embedding";
-    case SegmentKind::Layer:
-        return "layer";
-    case SegmentKind::Head:
-        return "head";
-    case SegmentKind::Loss:
-        return "loss";
-    }
-    return "layer";
+    static constexpr EnumName<SegmentKind> kNames[] = {{SegmentKind::Embedding, "embedding"},
+                                                       {SegmentKind::Layer, "layer"},
+                                                       {SegmentKind::Head, "head"},
+                                                       {SegmentKind::Loss, "loss"}};
+    return nameOf(kNames, kind, "layer");
 }
 
 std::string_view layerSourceName(LayerSource source) {
-    switch (source) {
-    case LayerSource::None:
-        return "none";
-    case LayerSource::ModuleStack:
-        return "nn_module_stack";
-    case LayerSource::Repeats:
-        return "repeats";
-    }
-    return "none";
+    static constexpr EnumName<LayerSource> kNames[] = {{LayerSource::None, "none"},
+                                                       {LayerSource::ModuleStack, "nn_module_stack"},
+                                                       {LayerSource::Repeats, "repeats"}};
+    return nameOf(kNames, source, "none");
 }
 
 LayerSplit findLayers(const Graph& graph, const LayerOptions& options) {

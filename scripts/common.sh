@@ -13,6 +13,7 @@ JS_PACKAGES=(
   coinor-libcbc-dev libsqlite3-dev nlohmann-json3-dev libsimdjson-dev libboost-graph-dev
   libgtest-dev libbenchmark-dev
   xvfb xauth
+  ccache
   python3-venv
 )
 
@@ -55,11 +56,21 @@ js_torch2_env() {
   "$py" -c "$probe" || { echo "jointscope: ERROR: $py does not import torch $JS_TORCH2_VERSION" >&2; return 1; }
 }
 
+# ccache keeps compiled objects across clones (CI builds a fresh clone on a machine that built before). The
+# base directory and no hashed working directory make its keys independent of where the clone lies.
+js_launcher_args() {
+  command -v ccache >/dev/null || return 0
+  local launcher="/usr/bin/env;CCACHE_BASEDIR=$(dirname "$JS_ROOT");CCACHE_NOHASHDIR=1;ccache"
+  printf '%s\n' "-DCMAKE_C_COMPILER_LAUNCHER=$launcher" "-DCMAKE_CXX_COMPILER_LAUNCHER=$launcher"
+}
+
 js_build() {
   local gen=()
   command -v ninja >/dev/null && gen=(-G Ninja)
   if [[ ! -f "$JS_BUILD/CMakeCache.txt" ]]; then
-    cmake -S "$JS_ROOT" -B "$JS_BUILD" "${gen[@]}" -DCMAKE_BUILD_TYPE=RelWithDebInfo \
+    local launcher
+    mapfile -t launcher < <(js_launcher_args)
+    cmake -S "$JS_ROOT" -B "$JS_BUILD" "${gen[@]}" "${launcher[@]}" -DCMAKE_BUILD_TYPE=RelWithDebInfo \
       -DJOINTSCOPE_TORCH2_PYTHON="$JS_TORCH2_ENV/bin/python" "$@"
   fi
   cmake --build "$JS_BUILD" --parallel "$(nproc)"
@@ -78,6 +89,9 @@ js_build_torch2() {
                 # TorchConfig finds c10 with default paths first: Debian's 1.13 libc10 must not win.
                 "-Dc10_LIBRARY=$prefix/../../lib/libc10.so")
     command -v ninja >/dev/null && args+=(-G Ninja)
+    local launcher
+    mapfile -t launcher < <(js_launcher_args)
+    args+=("${launcher[@]}")
     if [[ -x /usr/local/cuda/bin/nvcc ]]; then
       args+=(-DCUDAToolkit_ROOT=/usr/local/cuda -DCMAKE_CUDA_COMPILER=/usr/local/cuda/bin/nvcc)
     fi

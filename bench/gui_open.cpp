@@ -25,6 +25,7 @@
 #include <QAction>
 #include <QApplication>
 #include <QElapsedTimer>
+#include <QEventLoop>
 #include <QFile>
 #include <QGraphicsItem>
 #include <QLabel>
@@ -82,12 +83,19 @@ private:
     qint64 maxGap_ = 0;
 };
 
+// Sleeps until an event comes (the probe ticks every 5 ms) and handles what is due. The deadline form of
+// QCoreApplication::processEvents drops WaitForMoreEvents and would spin a core the workers need.
+void waitForEvents() {
+    QEventLoop loop;
+    loop.processEvents(QEventLoop::AllEvents | QEventLoop::WaitForMoreEvents);
+}
+
 // Runs the event loop until `done` is set; a hang says where and exits.
 void waitFor(const bool& done, const char* what) {
     QElapsedTimer clock;
     clock.start();
     while (!done) {
-        QCoreApplication::processEvents(QEventLoop::AllEvents | QEventLoop::WaitForMoreEvents, 5);
+        waitForEvents();
         if (clock.elapsed() > 120000) {
             std::fprintf(stderr, "gui_open: no %s after 120 s\n", what);
             std::exit(1);
@@ -100,7 +108,7 @@ void spin(int ms) {
     QElapsedTimer clock;
     clock.start();
     while (clock.elapsed() < ms)
-        QCoreApplication::processEvents(QEventLoop::AllEvents | QEventLoop::WaitForMoreEvents, 5);
+        waitForEvents();
 }
 
 } // namespace
@@ -164,7 +172,7 @@ int main(int argc, char* argv[]) {
         probe.takeMs();
         if (firstLayout.contains(QStringLiteral("refining"))) {
             while (window.layoutBusy() && clock.elapsed() < 300000)
-                QCoreApplication::processEvents(QEventLoop::AllEvents | QEventLoop::WaitForMoreEvents, 5);
+                waitForEvents();
             refinedSeconds = double(clock.nsecsElapsed()) / 1e9;
             refineStall = probe.takeMs();
         }

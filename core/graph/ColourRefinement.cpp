@@ -1,29 +1,48 @@
 #include "graph/ColourRefinement.h"
 
 #include <algorithm>
+#include <charconv>
 #include <cstdio>
 #include <map>
 #include <unordered_map>
 
 namespace jointscope {
 
+namespace {
+
+// Appends without a temporary string: a 100k-node graph builds a key per node while the user waits.
+void appendInteger(std::string& key, int64_t value) {
+    char buf[24];
+    const auto result = std::to_chars(buf, buf + sizeof buf, value);
+    key.append(buf, result.ptr);
+}
+
+} // namespace
+
 void appendTensorKey(std::string& key, const TensorMeta& t) {
-    key += std::to_string(static_cast<int>(t.dtype)) + "[";
-    for (const SymInt& s : t.sizes)
-        key += (s.isSymbolic() ? s.expr : std::to_string(s.value)) + ",";
-    key += "]";
+    appendInteger(key, static_cast<int>(t.dtype));
+    key += '[';
+    for (const SymInt& s : t.sizes) {
+        if (s.isSymbolic())
+            key += s.expr;
+        else
+            appendInteger(key, s.value);
+        key += ',';
+    }
+    key += ']';
 }
 
 void appendValueKey(std::string& key, const Value& v) {
-    key += std::to_string(static_cast<int>(v.kind())) + ":";
+    appendInteger(key, static_cast<int>(v.kind()));
+    key += ':';
     switch (v.kind()) {
     case ValueKind::NodeRef:
-        key += "%";
+        key += '%';
         break;
     case ValueKind::Bool:
     case ValueKind::Int:
     case ValueKind::DType:
-        key += std::to_string(v.asInt());
+        appendInteger(key, v.asInt());
         break;
     case ValueKind::Float: {
         char buf[32];
@@ -32,28 +51,39 @@ void appendValueKey(std::string& key, const Value& v) {
         break;
     }
     default:
-        key += v.text() + "/" + std::to_string(v.deviceIndex());
+        key += v.text();
+        key += '/';
+        appendInteger(key, v.deviceIndex());
         break;
     }
     if (!v.items().empty()) {
-        key += "(";
+        key += '(';
         for (const Value& item : v.items())
-            appendValueKey(key, item), key += ",";
-        key += ")";
+            appendValueKey(key, item), key += ',';
+        key += ')';
     }
 }
 
 std::string structuralKey(const Node& n) {
-    std::string key = std::to_string(static_cast<int>(n.op)) + "|" +
-                      (n.op == NodeOp::Placeholder ? std::string() : n.target.text) + "|" +
-                      std::to_string(static_cast<int>(n.outputKind)) + "|";
+    std::string key;
+    key.reserve(128);
+    appendInteger(key, static_cast<int>(n.op));
+    key += '|';
+    if (n.op != NodeOp::Placeholder)
+        key += n.target.text;
+    key += '|';
+    appendInteger(key, static_cast<int>(n.outputKind));
+    key += '|';
     for (const TensorMeta& t : n.outputs)
         appendTensorKey(key, t);
-    key += "|";
+    key += '|';
     for (const Value& v : n.args)
         appendValueKey(key, v);
-    for (const auto& [name, v] : n.kwargs)
-        key += name + "=", appendValueKey(key, v);
+    for (const auto& [name, v] : n.kwargs) {
+        key += name;
+        key += '=';
+        appendValueKey(key, v);
+    }
     return key;
 }
 

@@ -136,7 +136,7 @@ Tandem longestTandem(const std::vector<int32_t>& c, size_t minPeriod) {
     // Gaps to the next few occurrences, not only the next: a colour may occur several times in one layer.
     constexpr size_t kReach = 16;
     std::unordered_map<int32_t, std::vector<size_t>> recent;
-    std::unordered_map<size_t, size_t> gaps;
+    std::vector<size_t> gaps(n / 2 + 1, 0); // occurrences of each gap; every gap counted is at most n / 2
     for (size_t i = 0; i < n; ++i) {
         std::vector<size_t>& seen = recent[c[i]];
         for (size_t p : seen)
@@ -146,7 +146,10 @@ Tandem longestTandem(const std::vector<int32_t>& c, size_t minPeriod) {
             seen.erase(seen.begin());
         seen.push_back(i);
     }
-    std::vector<std::pair<size_t, size_t>> candidates(gaps.begin(), gaps.end()); // (period, occurrences)
+    std::vector<std::pair<size_t, size_t>> candidates; // (period, occurrences)
+    for (size_t gap = 0; gap < gaps.size(); ++gap)
+        if (gaps[gap] > 0)
+            candidates.emplace_back(gap, gaps[gap]);
     std::sort(candidates.begin(), candidates.end(), [](const auto& a, const auto& b) {
         return a.second != b.second ? a.second > b.second : a.first < b.first;
     });
@@ -157,15 +160,20 @@ Tandem longestTandem(const std::vector<int32_t>& c, size_t minPeriod) {
         // A run goes on through a few mismatches (nodes of the first copy that read the embedding or the
         // inputs instead of the previous copy).
         const size_t tolerance = std::max<size_t>(2, period / 10);
-        std::vector<size_t> misses; // mismatch positions in the current run, the last `period` only
+        // Mismatch positions in the current run, the last `period` only: misses[oldest..]. They ascend, so
+        // the ones that leave the window are always the oldest (a long period tolerates thousands of them).
+        std::vector<size_t> misses;
+        size_t oldest = 0;
         size_t runStart = 0, bestRun = 0, bestEnd = 0;
         for (size_t i = 0; i + period < n; ++i) {
             if (c[i] != c[i + period]) {
                 misses.push_back(i);
-                std::erase_if(misses, [&](size_t m) { return m + period <= i; });
-                if (misses.size() > tolerance || i == runStart) {
+                while (misses[oldest] + period <= i)
+                    ++oldest;
+                if (misses.size() - oldest > tolerance || i == runStart) {
                     runStart = i + 1;
                     misses.clear();
+                    oldest = 0;
                     continue;
                 }
             }

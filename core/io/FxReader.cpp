@@ -283,6 +283,7 @@ struct Scope {
     Graph& graph;
     std::vector<Node> pending;
     bool flushed = false;
+    size_t reserveHint = 0; // lines of the source: about one node each
     NameTable byName;
     std::vector<Param> params;
     std::vector<Param> declarations;
@@ -301,6 +302,11 @@ struct Scope {
     void flush() {
         if (flushed)
             return;
+        // The line count undercounts nodes when placeholders are unpacked many to a line (torch 1.13's
+        // "primals_1, primals_2, ... = fx_pytree.tree_flatten_spec(...)"): growing past it would move every
+        // node once more.
+        if (reserveHint)
+            graph.reserve(reserveHint + pending.size());
         for (Node& n : pending)
             graph.addNode(std::move(n));
         pending = {};
@@ -667,6 +673,7 @@ void FxParser::resolveSubgraphs(Graph& graph) {
 bool FxParser::parseForward(Graph& graph, size_t reserveHint) {
     Scope scope(graph);
     scope_ = &scope;
+    scope.reserveHint = reserveHint;
     if (reserveHint) {
         graph.reserve(reserveHint);
         scope.byName.reserve(reserveHint);

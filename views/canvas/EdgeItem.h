@@ -6,6 +6,9 @@
 
 #include <QGraphicsPathItem>
 
+#include <optional>
+#include <vector>
+
 namespace jointscope::views {
 
 class EdgeItem : public QGraphicsPathItem {
@@ -26,6 +29,15 @@ public:
     static QString tensorToolTip(const Node& producer, const Node& consumer);
 
     QPainterPath shape() const override; // a band along the curve, not the area it encloses
+
+    // A stretch of a route that comes within a rectangle, and how far along the route it starts.
+    struct Run {
+        QPainterPath path;
+        qreal start = 0;
+    };
+    // The stretches of `path` (a move then cubics, as routes are built) whose curves come within `rect`:
+    // stroking only them paints the same pixels inside `rect`. nullopt for a path of another shape.
+    static std::optional<std::vector<Run>> visibleRuns(const QPainterPath& path, const QRectF& rect);
 
     void paint(QPainter* painter, const QStyleOptionGraphicsItem* option, QWidget* widget) override;
     QRectF boundingRect() const override;

@@ -1,6 +1,7 @@
 // Scene of one graph: node boxes and edges placed by a LayoutResult.
 #pragma once
 
+#include "canvas/GroupFacts.h"
 #include "canvas/HeatScale.h"
 #include "canvas/PartitionOverlay.h"
 #include "graph/Graph.h"
@@ -77,6 +78,9 @@ private:
     void applyRuntimeOverlays(NodeItem* item) const;
     // Facts and heat of the collapsed group boxes (GroupFacts) under the current overlays.
     void applyGroupOverlays();
+    void applyGroupOverlays(const std::vector<GroupFacts>& facts);
+    // Facts of every group of the view shown under the current overlays: one pass over the graph.
+    std::vector<GroupFacts> overlayGroupFacts() const;
 
     const Graph* graph_ = nullptr;
     std::vector<NodeRole> roles_;

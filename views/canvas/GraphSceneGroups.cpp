@@ -63,7 +63,8 @@ void GraphScene::applyCollapsedLayout(const layout::LayoutResult& result) {
     nodes_.assign(graph->size(), nullptr);
     incident_.assign(graph->size(), {});
 
-    const std::vector<GroupFacts> facts = computeGroupFacts(*graph, tree, nullptr, {});
+    // One pass over the graph for the boxes' op counts and their overlays (applyGroupOverlays below).
+    const std::vector<GroupFacts> facts = overlayGroupFacts();
     std::vector<QRectF> frameRects(tree.groups.size());
     auto growFrames = [&](int32_t group, const QRectF& rect) {
         for (int32_t g = group; g > 0; g = tree.groups[size_t(g)].parent)
@@ -155,17 +156,27 @@ void GraphScene::applyCollapsedLayout(const layout::LayoutResult& result) {
             incident_[mapped.to].push_back(edge);
     }
     setSceneRect(itemsBoundingRect().adjusted(-40, -40, 40, 40));
-    applyGroupOverlays();
+    applyGroupOverlays(facts);
+}
+
+std::vector<GroupFacts> GraphScene::overlayGroupFacts() const {
+    const bool heatShown = graph_ == overlayGraph_ && !heat_.empty();
+    static const std::vector<double> kNoTimes;
+    return computeGroupFacts(*graph_, *view_->tree, partition_.get(), heatShown ? heat_ : kNoTimes);
 }
 
 void GraphScene::applyGroupOverlays() {
     groupHeatScale_ = {};
     if (!graph_ || !view_ || groups_.empty())
         return;
+    applyGroupOverlays(overlayGroupFacts());
+}
+
+void GraphScene::applyGroupOverlays(const std::vector<GroupFacts>& facts) {
+    groupHeatScale_ = {};
+    if (!graph_ || !view_ || groups_.empty())
+        return;
     const bool heatShown = graph_ == overlayGraph_ && !heat_.empty();
-    static const std::vector<double> kNoTimes;
-    const std::vector<GroupFacts> facts =
-        computeGroupFacts(*graph_, *view_->tree, partition_.get(), heatShown ? heat_ : kNoTimes);
     // A group's time is the sum of its members': on the op scale every layer would be the hottest colour,
     // so boxes get their own scale over the boxes shown.
     std::vector<double> times;

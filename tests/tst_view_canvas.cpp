@@ -2,6 +2,7 @@
 // a group expands it and on its frame collapses it; PNGs of each state go to the build tree (look at them).
 #include "testutil.h"
 
+#include "canvas/EdgeItem.h"
 #include "canvas/GraphScene.h"
 #include "canvas/GraphView.h"
 #include "canvas/GroupItem.h"
@@ -12,8 +13,13 @@
 
 #include <QApplication>
 #include <QDir>
+#include <QImage>
+#include <QPainter>
 #include <QSignalSpy>
+#include <QStyleOptionGraphicsItem>
 #include <QTemporaryDir>
+
+#include <cmath>
 
 using namespace jointscope;
 using namespace jointscope::views;
@@ -43,6 +49,63 @@ template <typename T> T* firstItem(GraphScene& scene) {
         if (item->type() == T::Type)
             return static_cast<T*>(item);
     return nullptr;
+}
+
+// A long edge: `segments` cubics down the y axis, each bending `bend` to the side and back.
+layout::EdgeRoute longRoute(int segments, double bend) {
+    layout::EdgeRoute route;
+    route.from = 0;
+    route.to = 1;
+    route.points.push_back({0, 0});
+    for (int i = 0; i < segments; ++i) {
+        const double y = 1000.0 * i;
+        route.points.push_back({bend, y + 333.3});
+        route.points.push_back({-bend, y + 666.7});
+        route.points.push_back({0, y + 1000.0});
+    }
+    return route;
+}
+
+// The edge as the canvas paints it (clipped to the image) and its whole path stroked with the same pen,
+// both looking at `area`.
+std::pair<QImage, QImage> paintedBothWays(EdgeItem& edge, const QRectF& area) {
+    QImage clipped(200, 200, QImage::Format_ARGB32_Premultiplied), whole = clipped;
+    const QTransform toImage = QTransform::fromTranslate(-area.left(), -area.top());
+    for (QImage* image : {&clipped, &whole}) {
+        image->fill(Qt::white);
+        QPainter painter(image);
+        painter.setRenderHint(QPainter::Antialiasing);
+        painter.setTransform(toImage);
+        if (image == &clipped) {
+            QStyleOptionGraphicsItem option;
+            edge.paint(&painter, &option, nullptr);
+        } else {
+            painter.setPen(edge.pen());
+            painter.drawPath(edge.path());
+        }
+    }
+    return {clipped, whole};
+}
+
+// Pixels whose colour differs by more than `tolerance` in a channel.
+int differingPixels(const QImage& a, const QImage& b, int tolerance) {
+    int count = 0;
+    for (int y = 0; y < a.height(); ++y)
+        for (int x = 0; x < a.width(); ++x) {
+            const QRgb p = a.pixel(x, y), q = b.pixel(x, y);
+            if (std::abs(qRed(p) - qRed(q)) > tolerance || std::abs(qGreen(p) - qGreen(q)) > tolerance ||
+                std::abs(qBlue(p) - qBlue(q)) > tolerance)
+                ++count;
+        }
+    return count;
+}
+
+int darkPixels(const QImage& image) {
+    int count = 0;
+    for (int y = 0; y < image.height(); ++y)
+        for (int x = 0; x < image.width(); ++x)
+            count += qGray(image.pixel(x, y)) < 200 ? 1 : 0;
+    return count;
 }
 
 } // namespace
@@ -148,6 +211,67 @@ private slots:
         QCOMPARE(activated.size(), 1);
         QCOMPARE(activated.front().at(0).toInt(), id);
         QCOMPARE(activated.front().at(1).toBool(), false);
+    }
+
+    // Only the stretches of a long edge near the visible area are stroked; they are the curve there.
+    void edgeRunsKeepTheVisibleCurve() {
+        EdgeItem edge(longRoute(20, 300));
+        const QRectF rect(-150, 9400, 300, 200);
+        const auto runs = EdgeItem::visibleRuns(edge.path(), rect);
+        QVERIFY(runs && !runs->empty());
+        QPainterPath shown;
+        for (const EdgeItem::Run& run : *runs)
+            shown.addPath(run.path);
+        QVERIFY(shown.controlPointRect().height() < 1000); // not the 20,000 units of the whole edge
+        // Every point of the edge inside the rectangle is on a run.
+        int inside = 0;
+        for (int i = 0; i <= 20000; ++i) {
+            const QPointF p = edge.path().pointAtPercent(i / 20000.0);
+            if (!rect.contains(p))
+                continue;
+            ++inside;
+            double nearest = 1e9;
+            for (int j = 0; j <= 4000; ++j) {
+                const QPointF q = shown.pointAtPercent(j / 4000.0);
+                nearest = std::min(nearest, std::hypot(p.x() - q.x(), p.y() - q.y()));
+            }
+            QVERIFY2(
+                nearest < 1.0,
+                qPrintable(QStringLiteral("(%1, %2) is %3 off the runs").arg(p.x()).arg(p.y()).arg(nearest)));
+        }
+        QVERIFY(inside > 5);
+        // A curve inside the rectangle is one run, itself.
+        const auto all = EdgeItem::visibleRuns(edge.path(), QRectF(-1000, -1000, 2000, 30000));
+        QVERIFY(all && all->size() == 1);
+        QCOMPARE(all->front().path.elementCount(), edge.path().elementCount());
+        QCOMPARE(all->front().start, 0.0);
+        // A straight edge (a hull without width) is kept; its run starts where it enters, a length along it.
+        EdgeItem straight(longRoute(10, 0));
+        const auto line = EdgeItem::visibleRuns(straight.path(), QRectF(-10, 4500, 20, 100));
+        QVERIFY(line && line->size() == 1);
+        const QPointF entry = line->front().path.elementAt(0);
+        QVERIFY(entry.y() <= 4500 && entry.y() > 4000);
+        QVERIFY(std::abs(line->front().start - entry.y()) < 1e-6);
+        // Nothing near: no run.
+        const auto none = EdgeItem::visibleRuns(edge.path(), QRectF(5000, 5000, 10, 10));
+        QVERIFY(none && none->empty());
+    }
+
+    // What the canvas paints of a long edge is what stroking the whole of it paints, solid or dashed.
+    void longEdgePaintsAsWhole() {
+        EdgeItem edge(longRoute(20, 300));
+        const QRectF area(-100, 9900, 200, 200);
+        auto [clipped, whole] = paintedBothWays(edge, area);
+        QVERIFY(darkPixels(whole) > 100);
+        QVERIFY2(differingPixels(clipped, whole, 48) <= 4,
+                 qPrintable(QString::number(differingPixels(clipped, whole, 48))));
+        // The cut pen is dashed: the pattern keeps its phase where the stroked stretch starts.
+        EdgeItem cut(longRoute(10, 0));
+        cut.setCut(true);
+        auto [clippedCut, wholeCut] = paintedBothWays(cut, QRectF(-100, 4470, 200, 200));
+        QVERIFY(darkPixels(wholeCut) > 100);
+        QVERIFY2(differingPixels(clippedCut, wholeCut, 48) <= 4,
+                 qPrintable(QString::number(differingPixels(clippedCut, wholeCut, 48))));
     }
 
 private:

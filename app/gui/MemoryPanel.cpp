@@ -109,7 +109,6 @@ void MemoryPanel::rebuild() {
     QList<QPointF> points;
     for (int i = 0; i < c.size(); ++i)
         points.append(QPointF(i, double(c.liveBytes[size_t(i)]) / kMiB));
-    ours_->replace(points);
     QList<QPointF> torchPoints;
     uint64_t top = c.peakBytes;
     int steps = c.size();
@@ -119,14 +118,17 @@ void MemoryPanel::rebuild() {
         top = std::max(top, t->peakBytes);
         steps = std::max(steps, t->size());
     }
+    // Axes first: each range change lays out every series again, thousands of points each after a solve of
+    // a big graph; the old (or no) points are what they lay out now.
+    x_->setRange(0, std::max(1, steps - 1));
+    const double yTop = std::max(1e-6, double(top) / kMiB * 1.08);
+    y_->setRange(0, yTop);
+    ours_->replace(points);
     torchs_->replace(torchPoints);
     torchs_->setVisible(!torchPoints.isEmpty());
     peak_->clear();
     if (c.peakStep >= 0)
         peak_->append(QPointF(c.peakStep, double(c.peakBytes) / kMiB));
-    x_->setRange(0, std::max(1, steps - 1));
-    const double yTop = std::max(1e-6, double(top) / kMiB * 1.08);
-    y_->setRange(0, yTop);
     boundary_->clear();
     if (c.forwardSteps > 0 && c.forwardSteps < c.size())
         boundary_->append({QPointF(c.forwardSteps - 0.5, 0), QPointF(c.forwardSteps - 0.5, yTop)});

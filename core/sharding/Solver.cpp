@@ -188,12 +188,10 @@ PairModel classModel(const Graph& graph, const ShardingProblem& problem, const N
         e.keyB = inputKeys(cv, ec.input, shared);
         e.keysA = e.keysB = shared.size();
         e.sharedKeys = true;
-        e.cost.resize(e.keysA * e.keysB);
-        const TensorMeta tensor = producedTensor(graph, u, element);
-        for (size_t q = 0; q < e.keysA; ++q)
-            for (size_t p = 0; p < e.keysB; ++p)
-                e.cost[q * e.keysB + p] =
-                    ec.copies * redistributions.us(shared.placement(q), shared.placement(p), tensor);
+        std::vector<const Placements*> layouts;
+        for (size_t k = 0; k < shared.size(); ++k)
+            layouts.push_back(&shared.placement(k));
+        e.cost = redistributions.table(layouts, layouts, producedTensor(graph, u, element), ec.copies);
         pm.edges.push_back(std::move(e));
     }
     if (options.forwardBackwardConsistency) {

@@ -171,6 +171,29 @@ private slots:
 #endif
     }
 
+    // Auto: the exact path on a small graph over three mesh dimensions, the decomposed one over four, where
+    // options per node run to a thousand and more (SolveOptions::Method); either way the plan's cost is its
+    // recomputation under the model and the bound lies below it.
+    void autoDecomposesOnFourDimensions() {
+#ifndef JOINTSCOPE_HAVE_CBC
+        QSKIP("built without CBC");
+#else
+        const Graph g = sharedGraph("mlp");
+        const cost::RooflineModel model(*cost::findDevice("h100"));
+        for (const std::vector<int64_t>& shape :
+             {std::vector<int64_t>{2, 2, 2}, std::vector<int64_t>{2, 2, 2, 2}}) {
+            const ShardingProblem p = buildStrategies(g, mesh(shape));
+            Expected<Plan> plan = solvePlacement(g, p, SolveOptions{}, model);
+            JS_VERIFY_EXPECTED(plan);
+            QCOMPARE(plan->decomposed, shape.size() == 4);
+            QVERIFY(std::fabs(evaluatePlan(g, p, plan->choice, model).totalUs() - plan->cost.totalUs()) <
+                    1e-6);
+            QVERIFY(atMost(plan->lowerBound, plan->cost.totalUs()));
+            QVERIFY(plan->gap() <= 0.01 + 1e-12);
+        }
+#endif
+    }
+
     // shard --json reports the bound and the gap; the text says "cost X, lower bound Y, gap Z %".
     void cliReportsBoundAndGap() {
 #ifndef JOINTSCOPE_HAVE_CBC

@@ -15,6 +15,8 @@ Usage: python3 bench/shard_scaling.py --cli build/app/jointscope-cli [--rounds 0
 --meshes 8x8,4x4x4,2x4x8,2x2x4x4 runs the mesh suite instead (issue 17): LLaMA-3-8B-shaped layers (dim 4096,
 hidden 14336), batch 8 x 4096 tokens, 1 and 32 layers (--layers), on each mesh with the default solver (exact
 on 2-D meshes, decomposed on 3-D and 4-D ones), and prints the plan's cost, its certified lower bound and gap.
+--baseline-cli runs a second build on each row right after the first (before / after under one load); --solver
+passes shard --solver to both.
 """
 import argparse
 import json
@@ -49,23 +51,28 @@ def capture(out, name, dim, heads, hidden, layers, batch, seq):
 
 
 def mesh_suite(args, out):
-    print("| layers | mesh | solver | groups | wall s | solve s | cost µs | lower bound µs | gap % |")
-    print("|---:|---|---|---:|---:|---:|---:|---:|---:|")
+    print("| layers | mesh | build | solver | groups | wall s | solve s | cost µs | lower bound µs | gap % |")
+    print("|---:|---|---|---|---:|---:|---:|---:|---:|---:|")
+    clis = [("new", args.cli)] + ([("baseline", args.baseline_cli)] if args.baseline_cli else [])
     for layers in [int(n) for n in args.layers.split(",")]:
         path = capture(out, "llama8b_seq4096_%d" % layers, 4096, 32, 14336, layers, 8, 4096)
         for mesh in args.meshes.split(","):
-            start = time.perf_counter()
-            proc = subprocess.run([args.cli, "shard", path, "--mesh", mesh, "--json",
-                                   "--time-limit", str(args.time_limit)], capture_output=True, text=True)
-            wall = time.perf_counter() - start
-            if proc.returncode != 0:
-                print("| %d | %s | failed: %s |" % (layers, mesh, proc.stderr.strip()[:200]))
-                continue
-            r = json.loads(proc.stdout)
-            print("| %d | %s | %s | %d | %.2f | %.2f | %.0f | %.0f | %.2f |" % (
-                layers, mesh, r["solver"], r["variable_groups"], wall, r["seconds"], r["total_cost"],
-                r["lower_bound"], 100 * r["gap"]))
-            sys.stdout.flush()
+            # Each build on the row in turn, so that both see the same load.
+            for build, cli in clis:
+                command = [cli, "shard", path, "--mesh", mesh, "--json", "--time-limit", str(args.time_limit)]
+                if args.solver:
+                    command += ["--solver", args.solver]
+                start = time.perf_counter()
+                proc = subprocess.run(command, capture_output=True, text=True)
+                wall = time.perf_counter() - start
+                if proc.returncode != 0:
+                    print("| %d | %s | %s | failed: %s |" % (layers, mesh, build, proc.stderr.strip()[:200]))
+                    continue
+                r = json.loads(proc.stdout)
+                print("| %d | %s | %s | %s | %d | %.2f | %.2f | %.0f | %.0f | %.2f |" % (
+                    layers, mesh, build, r["solver"], r["variable_groups"], wall, r["seconds"],
+                    r["total_cost"], r["lower_bound"], 100 * r["gap"]))
+                sys.stdout.flush()
 
 
 def main():
@@ -78,6 +85,9 @@ def main():
     ap.add_argument("--meshes", default=None, help="run the mesh suite on these meshes (comma-separated)")
     ap.add_argument("--layers", default="1,32", help="mesh suite: layer counts")
     ap.add_argument("--time-limit", type=float, default=60)
+    ap.add_argument("--solver", default=None, help="mesh suite: shard --solver (default: the CLI's own)")
+    ap.add_argument("--baseline-cli", default=None,
+                    help="mesh suite: another build run on each row right after --cli (before / after at one load)")
     args = ap.parse_args()
     out = args.out or tempfile.mkdtemp(prefix="shard_scaling_")
     if args.meshes:

@@ -5,6 +5,7 @@
 #include "testutil.h"
 
 #include "cost/DeviceSpec.h"
+#include "sharding/Cost.h"
 #include "sharding/PairBound.h"
 #include "sharding/Solver.h"
 
@@ -39,6 +40,54 @@ class TestShardingMesh : public QObject {
     Q_OBJECT
 
 private slots:
+    // The ILP's edge tables (one search per source over a dense space of layouts) agree with redistribute(),
+    // a search of its own per pair over the layouts its two ends suggest, on 3-D and 4-D meshes with partial
+    // reductions of every kind; scaled by the copies of the edge.
+    void redistributionTablesMatchSingleSearches() {
+        TensorMeta t;
+        t.dtype = DType::BFloat16;
+        t.sizes = {SymInt{16, {}}, SymInt{64, {}}, SymInt{4096, {}}};
+        const std::vector<Placement> each = {Placement::replicate(),
+                                             Placement::shard(0),
+                                             Placement::shard(1),
+                                             Placement::shard(2),
+                                             Placement::partial(ReduceOp::Sum),
+                                             Placement::partial(ReduceOp::Avg),
+                                             Placement::partial(ReduceOp::Max)};
+        for (const std::vector<int64_t>& shape :
+             {std::vector<int64_t>{2, 4, 2}, std::vector<int64_t>{2, 2, 4, 4}}) {
+            const DeviceMesh m = mesh(shape);
+            std::mt19937 rng(17);
+            std::uniform_int_distribution<size_t> pick(0, each.size() - 1);
+            std::vector<Placements> layouts;
+            for (int i = 0; i < 60; ++i) {
+                Placements p;
+                for (size_t d = 0; d < shape.size(); ++d)
+                    p.push_back(each[pick(rng)]);
+                layouts.push_back(p);
+            }
+            // Sum partials only on one side: the table's space still holds what the other side needs.
+            layouts.push_back(Placements(shape.size(), Placement::partial(ReduceOp::Sum)));
+            std::vector<const Placements*> from, to;
+            for (const Placements& p : layouts)
+                from.push_back(&p), to.push_back(&p);
+            RedistributionCache cache(m);
+            const std::vector<double> table = cache.table(from, to, t, 3.0);
+            int nonzero = 0;
+            for (size_t q = 0; q < layouts.size(); ++q)
+                for (size_t p = 0; p < layouts.size(); ++p) {
+                    const double single = 3.0 * redistribute(layouts[q], layouts[p], t, m).us;
+                    QVERIFY2(std::fabs(table[q * layouts.size() + p] - single) <= 1e-9 * (1.0 + single),
+                             qPrintable(QString::fromStdString(toString(layouts[q]) + " -> " +
+                                                               toString(layouts[p]))));
+                    QVERIFY(std::fabs(cache.us(layouts[q], layouts[p], t) * 3.0 - single) <=
+                            1e-9 * (1.0 + single));
+                    nonzero += single > 0;
+                }
+            QVERIFY(nonzero > static_cast<int>(layouts.size()));
+        }
+    }
+
     // The bound never passes the enumerated optimum and the plan's cost is its true cost, so the reported
     // gap always covers the distance to the optimum; with no gap allowed, most small models close it.
     void generationBoundsTheOptimum() {
@@ -119,6 +168,29 @@ private slots:
         QVERIFY2(atMost(plan->lowerBound, optimum), qPrintable(where));
         QVERIFY2(plan->gap() <= 0.01 + 1e-12, qPrintable(where));
         QVERIFY2(atMost(cost - optimum, cost - plan->lowerBound), qPrintable(where));
+#endif
+    }
+
+    // Auto: the exact path on a small graph over three mesh dimensions, the decomposed one over four, where
+    // options per node run to a thousand and more (SolveOptions::Method); either way the plan's cost is its
+    // recomputation under the model and the bound lies below it.
+    void autoDecomposesOnFourDimensions() {
+#ifndef JOINTSCOPE_HAVE_CBC
+        QSKIP("built without CBC");
+#else
+        const Graph g = sharedGraph("mlp");
+        const cost::RooflineModel model(*cost::findDevice("h100"));
+        for (const std::vector<int64_t>& shape :
+             {std::vector<int64_t>{2, 2, 2}, std::vector<int64_t>{2, 2, 2, 2}}) {
+            const ShardingProblem p = buildStrategies(g, mesh(shape));
+            Expected<Plan> plan = solvePlacement(g, p, SolveOptions{}, model);
+            JS_VERIFY_EXPECTED(plan);
+            QCOMPARE(plan->decomposed, shape.size() == 4);
+            QVERIFY(std::fabs(evaluatePlan(g, p, plan->choice, model).totalUs() - plan->cost.totalUs()) <
+                    1e-6);
+            QVERIFY(atMost(plan->lowerBound, plan->cost.totalUs()));
+            QVERIFY(plan->gap() <= 0.01 + 1e-12);
+        }
 #endif
     }
 

@@ -297,7 +297,7 @@ const Command& shardCommand() {
          {"--time-limit", "", "S", "give up on the ILP after S seconds (default 60)"},
          {"--solver", "", "M",
           "exact (the whole LP), decomposed (column generation to a certified gap) or auto (default: "
-          "decomposed on meshes of 3 or more dimensions for graphs above 500 nodes)"},
+          "decomposed on meshes of 4 or more dimensions, and of 3 for graphs above 500 nodes)"},
          {"--gap", "", "PCT",
           "decomposed: stop once the plan is within PCT % of the lower bound (default 1)"},
          {"--cost-model", "", "M",

@@ -241,6 +241,11 @@ void ShardingPanel::refresh() {
                  .arg(r->report.transitions.size())
                  .arg(r->seconds, 0, 'f', 2)
                  .arg(r->plan.optimal ? QString() : tr(", not proven optimal"));
+    // The certificate the CLI prints: how far from the optimum the plan may be.
+    lines << tr("lower bound %1, gap %2 % (%3 solve)")
+                 .arg(views::formatMicros(r->plan.lowerBound))
+                 .arg(100 * r->plan.gap(), 0, 'f', 2)
+                 .arg(r->plan.decomposed ? tr("decomposed") : tr("exact"));
     status_->setText(lines.join(QStringLiteral("<br>")));
     if (const auto c = doc_->storedComparison(); stored && c)
         compareStatus_->setText(

@@ -8,6 +8,7 @@
 #include <algorithm>
 #include <cstdio>
 #include <functional>
+#include <limits>
 #include <optional>
 #include <queue>
 #include <unordered_map>
@@ -92,6 +93,37 @@ LayoutCode layoutCode(const Placements& p) {
     for (size_t i = 0; i < p.size(); ++i)
         code |= placementCode(p[i]) << (8 * i);
     return code;
+}
+
+// A tensor of `full` bytes laid out as `p`: the bytes on one device.
+double localBytes(const Placements& p, double full, const DeviceMesh& mesh) {
+    double b = full;
+    for (size_t i = 0; i < p.size() && i < mesh.shape.size(); ++i)
+        if (p[i].isShard())
+            b /= static_cast<double>(mesh.shape[i]);
+    return b;
+}
+
+// Mesh dimension i of `current` changing to b: its collective, or a free step.
+RedistributeStep oneStep(const Placements& current, size_t i, const Placement& b, double full,
+                         const DeviceMesh& mesh) {
+    const Placement& a = current[i];
+    const double local = localBytes(current, full, mesh);
+    std::optional<Collective> c;
+    double bytes = local;
+    if (a.isShard() && (b.isReplicate() || b.isPartial())) {
+        c = Collective::AllGather;
+        bytes = local * static_cast<double>(mesh.shape[i]);
+    } else if (a.isShard() && b.isShard()) {
+        c = Collective::AllToAll;
+    } else if (a.isPartial() && b.isShard()) {
+        c = Collective::ReduceScatter;
+    } else if (a.isPartial()) {
+        c = Collective::AllReduce;
+    }
+    if (!c)
+        return {i, Collective::AllGather, 0, 0};
+    return {i, *c, bytes, collectiveUs(*c, bytes, mesh, i)};
 }
 
 // Redistribution as torch's min-cost planner sees it (use_min_cost_redistribution_plan): a shortest path over
@@ -190,33 +222,8 @@ private:
         bool settled = false;
     };
 
-    double localBytes(const Placements& p) const {
-        double b = full_;
-        for (size_t i = 0; i < p.size() && i < mesh_.shape.size(); ++i)
-            if (p[i].isShard())
-                b /= static_cast<double>(mesh_.shape[i]);
-        return b;
-    }
-
-    // Mesh dimension i of `current` changing to b: its collective, or a free step.
     RedistributeStep stepTo(const Placements& current, size_t i, const Placement& b) const {
-        const Placement& a = current[i];
-        const double local = localBytes(current);
-        std::optional<Collective> c;
-        double bytes = local;
-        if (a.isShard() && (b.isReplicate() || b.isPartial())) {
-            c = Collective::AllGather;
-            bytes = local * static_cast<double>(mesh_.shape[i]);
-        } else if (a.isShard() && b.isShard()) {
-            c = Collective::AllToAll;
-        } else if (a.isPartial() && b.isShard()) {
-            c = Collective::ReduceScatter;
-        } else if (a.isPartial()) {
-            c = Collective::AllReduce;
-        }
-        if (!c)
-            return {i, Collective::AllGather, 0, 0};
-        return {i, *c, bytes, collectiveUs(*c, bytes, mesh_, i)};
+        return oneStep(current, i, b, full_, mesh_);
     }
 
     const DeviceMesh& mesh_;
@@ -225,7 +232,105 @@ private:
     std::unordered_map<LayoutCode, State> states_;
 };
 
+// Partial reductions a layout list uses, one bit per ReduceOp.
+uint8_t partialMask(const std::vector<const Placements*>& layouts) {
+    uint8_t mask = 0;
+    for (const Placements* p : layouts)
+        for (const Placement& x : *p)
+            if (x.isPartial())
+                mask |= static_cast<uint8_t>(1u << static_cast<unsigned>(x.reduce));
+    return mask;
+}
+
 } // namespace
+
+// Every layout of one tensor whose placements per mesh dimension come from one list (R, S(0) .. S(rank - 1),
+// the partial reductions in play), numbered in mixed radix, with every one-collective step as an arc: a
+// search from each of many sources then touches arrays only. Partials no end has are left out as in
+// redistribute() (a partial on the way never helps), so the costs are its costs.
+class LayoutSpace {
+public:
+    LayoutSpace(double full, size_t rank, uint8_t partials, const DeviceMesh& mesh) : ndim_(mesh.ndim()) {
+        choices_.push_back(Placement::replicate());
+        for (size_t d = 0; d < rank; ++d)
+            choices_.push_back(Placement::shard(static_cast<int32_t>(d)));
+        for (ReduceOp op : {ReduceOp::Sum, ReduceOp::Avg, ReduceOp::Max})
+            if (partials & (1u << static_cast<unsigned>(op)))
+                choices_.push_back(Placement::partial(op));
+        size_t states = 1;
+        for (size_t i = 0; i < ndim_; ++i)
+            states *= choices_.size();
+        arcStart_.reserve(states + 1);
+        Placements current(ndim_);
+        for (size_t s = 0; s < states; ++s) {
+            arcStart_.push_back(static_cast<int32_t>(arcTo_.size()));
+            size_t rest = s;
+            for (size_t i = 0; i < ndim_; ++i, rest /= choices_.size())
+                current[i] = choices_[rest % choices_.size()];
+            size_t stride = 1;
+            for (size_t i = 0; i < ndim_; stride *= choices_.size(), ++i) {
+                const size_t own = (s / stride) % choices_.size();
+                for (size_t c = 0; c < choices_.size(); ++c) {
+                    if (c == own || !innermostShard(current, i, choices_[c]))
+                        continue;
+                    arcTo_.push_back(static_cast<int32_t>(s + (c - own) * stride));
+                    arcUs_.push_back(oneStep(current, i, choices_[c], full, mesh).us);
+                }
+            }
+        }
+        arcStart_.push_back(static_cast<int32_t>(arcTo_.size()));
+    }
+
+    // The layout's number; -1 when a placement is not in the list.
+    int32_t index(const Placements& p) const {
+        if (p.size() != ndim_)
+            return -1;
+        int32_t code = 0, stride = 1;
+        for (size_t i = 0; i < ndim_; stride *= static_cast<int32_t>(choices_.size()), ++i) {
+            const auto it = std::find(choices_.begin(), choices_.end(), p[i]);
+            if (it == choices_.end())
+                return -1;
+            code += static_cast<int32_t>(it - choices_.begin()) * stride;
+        }
+        return code;
+    }
+
+    // The cheapest cost from `source` to every layout (Dijkstra); infinity where none reaches.
+    const std::vector<double>& costsFrom(int32_t source) {
+        auto [it, fresh] = rows_.try_emplace(source);
+        if (!fresh)
+            return it->second;
+        std::vector<double>& dist = it->second;
+        dist.assign(arcStart_.size() - 1, std::numeric_limits<double>::infinity());
+        std::vector<char> settled(dist.size(), 0);
+        using Item = std::pair<double, int32_t>;
+        std::priority_queue<Item, std::vector<Item>, std::greater<>> queue;
+        dist[source] = 0;
+        queue.push({0.0, source});
+        while (!queue.empty()) {
+            const auto [d, s] = queue.top();
+            queue.pop();
+            if (settled[s])
+                continue;
+            settled[s] = 1;
+            for (int32_t a = arcStart_[s]; a < arcStart_[s + 1]; ++a) {
+                const double next = d + arcUs_[a];
+                if (next < dist[arcTo_[a]]) {
+                    dist[arcTo_[a]] = next;
+                    queue.push({next, arcTo_[a]});
+                }
+            }
+        }
+        return dist;
+    }
+
+private:
+    size_t ndim_;
+    std::vector<Placement> choices_;
+    std::vector<int32_t> arcStart_, arcTo_; // arcs out of state s: [arcStart_[s], arcStart_[s + 1])
+    std::vector<double> arcUs_;
+    std::unordered_map<int32_t, std::vector<double>> rows_; // by source
+};
 
 Redistribution redistribute(const Placements& from, const Placements& to, const TensorMeta& global,
                             const DeviceMesh& mesh) {
@@ -236,9 +341,60 @@ Redistribution redistribute(const Placements& from, const Placements& to, const 
     return planner.plan(from, to);
 }
 
+RedistributionCache::RedistributionCache(const DeviceMesh& mesh) : mesh_(mesh) {}
+RedistributionCache::~RedistributionCache() = default;
+
+LayoutSpace* RedistributionCache::space(const TensorMeta& global,
+                                        const std::vector<const Placements*>& layouts) {
+    const size_t rank = global.sizes.size();
+    for (const Placements* p : layouts) {
+        if (p->size() != mesh_.ndim())
+            return nullptr;
+        for (const Placement& x : *p)
+            if (x.isShard() && (x.dim < 0 || static_cast<size_t>(x.dim) >= rank))
+                return nullptr;
+    }
+    auto [it, fresh] = spaces_.try_emplace({tensorBytes(global), rank, partialMask(layouts)});
+    if (fresh)
+        it->second =
+            std::make_unique<LayoutSpace>(std::get<0>(it->first), rank, std::get<2>(it->first), mesh_);
+    return it->second.get();
+}
+
+std::vector<double> RedistributionCache::table(const std::vector<const Placements*>& from,
+                                               const std::vector<const Placements*>& to,
+                                               const TensorMeta& global, double scale) {
+    std::vector<double> out(from.size() * to.size(), 0.0);
+    std::vector<const Placements*> all = from;
+    all.insert(all.end(), to.begin(), to.end());
+    LayoutSpace* s = space(global, all);
+    if (!s) {
+        for (size_t q = 0; q < from.size(); ++q)
+            for (size_t p = 0; p < to.size(); ++p)
+                out[q * to.size() + p] = scale * us(*from[q], *to[p], global);
+        return out;
+    }
+    std::vector<int32_t> target;
+    for (const Placements* p : to)
+        target.push_back(s->index(*p));
+    for (size_t q = 0; q < from.size(); ++q) {
+        const std::vector<double>& dist = s->costsFrom(s->index(*from[q]));
+        for (size_t p = 0; p < to.size(); ++p) {
+            const double d = dist[target[p]];
+            // Unreachable reads 0, as us() has it.
+            out[q * to.size() + p] = d < std::numeric_limits<double>::infinity() ? scale * d : 0.0;
+        }
+    }
+    return out;
+}
+
 double RedistributionCache::us(const Placements& from, const Placements& to, const TensorMeta& global) {
     if (from == to || from.size() != to.size())
         return 0;
+    if (LayoutSpace* s = space(global, {&from, &to})) {
+        const double d = s->costsFrom(s->index(from))[s->index(to)];
+        return d < std::numeric_limits<double>::infinity() ? d : 0.0;
+    }
     const Key key{tensorBytes(global), global.sizes.size(), layoutCode(from)};
     auto it = searched_.find(key);
     if (it == searched_.end()) {

@@ -10,6 +10,7 @@
 
 #include <algorithm>
 #include <map>
+#include <memory>
 #include <string>
 #include <string_view>
 #include <tuple>
@@ -47,17 +48,34 @@ struct Redistribution {
 // follow the layout reached so far.
 Redistribution redistribute(const Placements& from, const Placements& to, const TensorMeta& global,
                             const DeviceMesh& mesh);
+class LayoutSpace;
+
 // redistribute(...).us memoized: one search per tensor size, rank and source layout serves every target (the
-// tensors of a transformer come in few sizes).
+// tensors of a transformer come in few sizes). The searches run over a dense space of layouts built once per
+// tensor size, rank and partial reductions in play (on a 4-D mesh a source reaches over a thousand layouts,
+// and an edge's table needs a search from each of hundreds of sources).
 class RedistributionCache {
 public:
-    explicit RedistributionCache(const DeviceMesh& mesh) : mesh_(mesh) {}
+    explicit RedistributionCache(const DeviceMesh& mesh);
+    ~RedistributionCache();
+    RedistributionCache(const RedistributionCache&) = delete;
+    RedistributionCache& operator=(const RedistributionCache&) = delete;
+
     double us(const Placements& from, const Placements& to, const TensorMeta& global);
+    // Every pair's cost over one tensor, times `scale`: result[q * to.size() + p] = scale * us(*from[q],
+    // *to[p], global).
+    std::vector<double> table(const std::vector<const Placements*>& from,
+                              const std::vector<const Placements*>& to, const TensorMeta& global,
+                              double scale = 1);
 
 private:
     using Key = std::tuple<double, size_t, uint64_t>; // bytes, rank, source layout
+    // The space a pair's search runs in (null: a layout it cannot hold, for the single search), made once.
+    LayoutSpace* space(const TensorMeta& global, const std::vector<const Placements*>& layouts);
     const DeviceMesh& mesh_;
-    std::map<Key, std::unordered_map<uint64_t, double>> searched_;
+    std::map<Key, std::unordered_map<uint64_t, double>> searched_; // layouts no space holds
+    std::map<std::tuple<double, size_t, uint8_t>, std::unique_ptr<LayoutSpace>>
+        spaces_; // bytes, rank, partials
 };
 
 // A tensor's shape on one device under `p`.

@@ -7,6 +7,7 @@
 #include <cmath>
 #include <cstdio>
 #include <limits>
+#include <utility>
 
 namespace jointscope::sharding {
 
@@ -360,25 +361,55 @@ private:
         return r;
     }
 
-    // min over the other side of cost + its rest, per key of this side.
-    static std::vector<double> transform(const PairModel::Edge& e, const std::vector<double>& ra,
-                                         const std::vector<double>& rb, bool forA, double tau) {
-        std::vector<double> m(forA ? e.keysA : e.keysB, kInf);
-        auto each = [&](auto&& visit) {
-            for (size_t k = 0; k < e.keysA; ++k)
-                for (size_t l = 0; ra[k] < kInf && l < e.keysB; ++l)
-                    if (rb[l] < kInf && e.at(k, l) < kInf)
-                        visit(forA ? k : l, e.at(k, l) + (forA ? rb[l] : ra[k]));
-        };
-        each([&](size_t slot, double x) { m[slot] = std::min(m[slot], x); });
+    // Per key of each side, the min over the other side of cost + its rest: one pass over the table's
+    // finite rows and columns for both sides' mins, and one more for the soft-min's sums (single-precision
+    // weights: they only steer the ascent; the bound is the hard one, valid for any potentials).
+    static std::pair<std::vector<double>, std::vector<double>> transforms(const PairModel::Edge& e,
+                                                                          const std::vector<double>& ra,
+                                                                          const std::vector<double>& rb,
+                                                                          double tau) {
+        std::vector<int32_t> rows, cols;
+        for (size_t k = 0; k < e.keysA; ++k)
+            if (ra[k] < kInf)
+                rows.push_back(static_cast<int32_t>(k));
+        for (size_t l = 0; l < e.keysB; ++l)
+            if (rb[l] < kInf)
+                cols.push_back(static_cast<int32_t>(l));
+        std::vector<double> ma(e.keysA, kInf), mb(e.keysB, kInf);
+        for (int32_t k : rows) {
+            const double* row = &e.cost[static_cast<size_t>(k) * e.keysB];
+            double best = kInf;
+            for (int32_t l : cols)
+                if (const double c = row[l]; c < kInf) {
+                    best = std::min(best, c + rb[l]);
+                    mb[l] = std::min(mb[l], c + ra[k]);
+                }
+            ma[k] = best;
+        }
         if (tau <= 0)
-            return m;
-        std::vector<double> sum(m.size(), 0.0);
-        each([&](size_t slot, double x) { sum[slot] += softWeight(x - m[slot], tau); });
-        for (size_t k = 0; k < m.size(); ++k)
-            if (m[k] < kInf)
-                m[k] -= tau * std::log(sum[k]);
-        return m;
+            return {std::move(ma), std::move(mb)};
+        const auto weight = [tau](double excess) {
+            const double t = excess / tau;
+            return t > 40 ? 0.0f : std::exp(static_cast<float>(-t));
+        };
+        std::vector<double> sa(e.keysA, 0.0), sb(e.keysB, 0.0);
+        for (int32_t k : rows) {
+            const double* row = &e.cost[static_cast<size_t>(k) * e.keysB];
+            double sum = 0;
+            for (int32_t l : cols)
+                if (const double c = row[l]; c < kInf) {
+                    sum += weight(c + rb[l] - ma[k]);
+                    sb[l] += weight(c + ra[k] - mb[l]);
+                }
+            sa[k] = sum;
+        }
+        for (size_t k = 0; k < e.keysA; ++k)
+            if (ma[k] < kInf)
+                ma[k] -= tau * std::log(sa[k]);
+        for (size_t l = 0; l < e.keysB; ++l)
+            if (mb[l] < kInf)
+                mb[l] -= tau * std::log(sb[l]);
+        return {std::move(ma), std::move(mb)};
     }
 
     // Sets one side's potentials, keeping the Lagrangian in step; options with no partner left go.
@@ -404,8 +435,9 @@ private:
         Potentials& p = alpha_[i];
         const std::vector<double> ra = rest(e.a, e.keyA, e.keysA, p.a, tau);
         const std::vector<double> rb = rest(e.b, e.keyB, e.keysB, p.b, tau);
-        assign(e.a, e.keyA, p.a, ra, transform(e, ra, rb, true, tau));
-        assign(e.b, e.keyB, p.b, rb, transform(e, ra, rb, false, tau));
+        const auto [ma, mb] = transforms(e, ra, rb, tau);
+        assign(e.a, e.keyA, p.a, ra, ma);
+        assign(e.b, e.keyB, p.b, rb, mb);
     }
 
     const PairModel& model_;

@@ -188,12 +188,10 @@ PairModel classModel(const Graph& graph, const ShardingProblem& problem, const N
         e.keyB = inputKeys(cv, ec.input, shared);
         e.keysA = e.keysB = shared.size();
         e.sharedKeys = true;
-        e.cost.resize(e.keysA * e.keysB);
-        const TensorMeta tensor = producedTensor(graph, u, element);
-        for (size_t q = 0; q < e.keysA; ++q)
-            for (size_t p = 0; p < e.keysB; ++p)
-                e.cost[q * e.keysB + p] =
-                    ec.copies * redistributions.us(shared.placement(q), shared.placement(p), tensor);
+        std::vector<const Placements*> layouts;
+        for (size_t k = 0; k < shared.size(); ++k)
+            layouts.push_back(&shared.placement(k));
+        e.cost = redistributions.table(layouts, layouts, producedTensor(graph, u, element), ec.copies);
         pm.edges.push_back(std::move(e));
     }
     if (options.forwardBackwardConsistency) {
@@ -235,9 +233,10 @@ std::string fmt(double us) {
     return rounds > 0 ? clusterRepeatedNodes(graph, problem, pinKey, rounds) : singletonClasses(problem);
 }
 
-// Auto decomposes large graphs on meshes of 3+ dimensions only: on one LLaMA block over 4x4x4 the exact
-// solve proves its optimum sooner than the bound closes (docs/benchmarks.md, issue 17), while 32 layers
-// never leave CBC's branching.
+// Auto decomposes large graphs on meshes of 3+ dimensions, and every graph on meshes of 4+: on one LLaMA
+// block over 4x4x4 the exact solve proves its optimum sooner than the bound closes (docs/benchmarks.md,
+// issue 17), while 32 layers never leave CBC's branching; on 2x2x4x4 a node has up to 1,296 options and
+// the exact path's dead-end elimination (quadratic in them) alone ran past 3 minutes on one block.
 [[maybe_unused]] bool decompose(const SolveOptions& options, const ShardingProblem& problem) {
     switch (options.method) {
     case SolveOptions::Method::Exact:
@@ -250,7 +249,8 @@ std::string fmt(double us) {
     const size_t withOptions =
         static_cast<size_t>(std::count_if(problem.nodes.begin(), problem.nodes.end(),
                                           [](const NodeStrategies& ns) { return !ns.options.empty(); }));
-    return problem.mesh.ndim() >= 3 && withOptions > SolveOptions::kExactNodeLimit &&
+    return (problem.mesh.ndim() >= 4 ||
+            (problem.mesh.ndim() >= 3 && withOptions > SolveOptions::kExactNodeLimit)) &&
            !hasMemoryWindow(options);
 }
 

@@ -39,9 +39,9 @@ struct SolveOptions {
     int clusterRounds = kAutoClusterRounds;
     double timeLimitSeconds = 60;
     // Exact: the reduced model's whole LP, branched when fractional. Decomposed: column generation with a
-    // Lagrangian lower bound (PairBound.h), stopping within `gap` of it. Auto: decomposed on meshes of three
-    // or more dimensions, where options per node multiply, for graphs above kExactNodeLimit nodes with
-    // options and without a parameter-memory window.
+    // Lagrangian lower bound (PairBound.h), stopping within `gap` of it. Auto: decomposed where options per
+    // node multiply, without a parameter-memory window: on meshes of four or more dimensions, and on meshes
+    // of three for graphs above kExactNodeLimit nodes with options.
     enum class Method : uint8_t { Auto, Exact, Decomposed };
     Method method = Method::Auto;
     double gap = 0.01; // decomposed: (cost - lower bound) / cost at which it stops

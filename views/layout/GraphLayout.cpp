@@ -23,6 +23,19 @@ EdgeRoute verticalCurve(NodeId from, NodeId to, const NodePlacement& a, const No
     return {from, to, {start, {start.x, start.y + bend}, {end.x, end.y - bend}, end}};
 }
 
+// The last step of both built-in layouts, once every node is placed: a vertical curve per edge; nothing if
+// cancelled meanwhile.
+std::optional<LayoutResult> withCurves(LayoutResult result,
+                                       const std::vector<std::pair<NodeId, NodeId>>& edges,
+                                       const std::atomic<bool>* cancel) {
+    result.edges.reserve(edges.size());
+    for (auto [from, to] : edges)
+        result.edges.push_back(verticalCurve(from, to, result.nodes[from], result.nodes[to]));
+    if (cancelled(cancel))
+        return std::nullopt;
+    return result;
+}
+
 } // namespace
 
 NodeSize estimateNodeSize(const Node& node) {
@@ -197,12 +210,7 @@ std::optional<LayoutResult> layeredLayout(const Graph& graph, const std::vector<
         p.x -= minX;
     result.width = maxX - minX;
     result.height = std::max(0.0, y - options.rankSeparation);
-    result.edges.reserve(edges.size());
-    for (auto [from, to] : edges)
-        result.edges.push_back(verticalCurve(from, to, result.nodes[from], result.nodes[to]));
-    if (cancelled(cancel))
-        return std::nullopt;
-    return result;
+    return withCurves(std::move(result), edges, cancel);
 }
 
 std::optional<LayoutResult> clusteredLayout(const Graph& graph, const std::vector<NodeSize>& sizes,
@@ -319,12 +327,7 @@ std::optional<LayoutResult> clusteredLayout(const Graph& graph, const std::vecto
     }
     result.width = levels[size_t(k)].width;
     result.height = levels[size_t(k)].height;
-    result.edges.reserve(edges.size());
-    for (auto [from, to] : edges)
-        result.edges.push_back(verticalCurve(from, to, result.nodes[from], result.nodes[to]));
-    if (cancelled(cancel))
-        return std::nullopt;
-    return result;
+    return withCurves(std::move(result), edges, cancel);
 }
 
 LayoutAlgorithm chosenAlgorithm(const Graph& graph, const LayoutOptions& options) {

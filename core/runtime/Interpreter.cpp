@@ -714,41 +714,38 @@ Expected<c10::IValue> Interpreter::convert(const Value& value, const c10::TypePt
         return convert(value, type->containedType(0));
     }
     if (kind == TypeKind::ListType && value.isSequence()) {
+        // Each item by its own kind (plain), then made an element of `list` by `element`, which may refuse
+        // it.
+        auto listOf = [&](auto list, auto element) -> Expected<c10::IValue> {
+            for (const Value& item : value.items()) {
+                Expected<c10::IValue> v = plain(item);
+                if (!v)
+                    return v.error();
+                auto e = element(*v);
+                if (!e)
+                    return e.error();
+                list.push_back(e.take());
+            }
+            return c10::IValue(list);
+        };
         const c10::TypePtr elem = type->containedType(0);
         const TypeKind ek = elem->kind();
-        if (ek == TypeKind::TensorType) {
-            c10::List<at::Tensor> list;
-            for (const Value& item : value.items()) {
-                Expected<c10::IValue> v = plain(item);
-                if (!v)
-                    return v.error();
-                if (!v->isTensor())
-                    return makeError({}, "expected a tensor in the list, got " + describe(*v));
-                list.push_back(v->toTensor());
-            }
-            return c10::IValue(list);
-        }
-        if (ek == TypeKind::OptionalType && elem->containedType(0)->kind() == TypeKind::TensorType) {
-            c10::List<c10::optional<at::Tensor>> list;
-            for (const Value& item : value.items()) {
-                Expected<c10::IValue> v = plain(item);
-                if (!v)
-                    return v.error();
-                list.push_back(v->isNone() ? c10::optional<at::Tensor>()
-                                           : c10::optional<at::Tensor>(v->toTensor()));
-            }
-            return c10::IValue(list);
-        }
-        if (ek == TypeKind::FloatType) {
-            std::vector<double> list;
-            for (const Value& item : value.items()) {
-                Expected<c10::IValue> v = plain(item);
-                if (!v)
-                    return v.error();
-                list.push_back(v->isDouble() ? v->toDouble() : static_cast<double>(v->toInt()));
-            }
-            return c10::IValue(list);
-        }
+        if (ek == TypeKind::TensorType)
+            return listOf(c10::List<at::Tensor>(), [](const c10::IValue& v) -> Expected<at::Tensor> {
+                if (!v.isTensor())
+                    return makeError({}, "expected a tensor in the list, got " + describe(v));
+                return v.toTensor();
+            });
+        if (ek == TypeKind::OptionalType && elem->containedType(0)->kind() == TypeKind::TensorType)
+            return listOf(c10::List<c10::optional<at::Tensor>>(),
+                          [](const c10::IValue& v) -> Expected<c10::optional<at::Tensor>> {
+                              return v.isNone() ? c10::optional<at::Tensor>()
+                                                : c10::optional<at::Tensor>(v.toTensor());
+                          });
+        if (ek == TypeKind::FloatType)
+            return listOf(std::vector<double>(), [](const c10::IValue& v) -> Expected<double> {
+                return v.isDouble() ? v.toDouble() : static_cast<double>(v.toInt());
+            });
         if (ek == TypeKind::BoolType) {
             c10::List<bool> list;
             for (const Value& item : value.items())
@@ -756,16 +753,11 @@ Expected<c10::IValue> Interpreter::convert(const Value& value, const c10::TypePt
             return c10::IValue(list);
         }
         // int[] and SymInt[]
-        std::vector<int64_t> list;
-        for (const Value& item : value.items()) {
-            Expected<c10::IValue> v = plain(item);
-            if (!v)
-                return v.error();
-            if (!v->isInt())
-                return makeError({}, "expected an integer in the list, got " + describe(*v));
-            list.push_back(v->toInt());
-        }
-        return c10::IValue(list);
+        return listOf(std::vector<int64_t>(), [](const c10::IValue& v) -> Expected<int64_t> {
+            if (!v.isInt())
+                return makeError({}, "expected an integer in the list, got " + describe(v));
+            return v.toInt();
+        });
     }
     if (kind == TypeKind::TensorType && (value.kind() == ValueKind::Int || value.kind() == ValueKind::Float ||
                                          value.kind() == ValueKind::Bool)) {

@@ -600,24 +600,33 @@ Expected<c10::IValue> Interpreter::callOperator(const Node& node) {
                                                                         : x.sizes().vec());
         return c10::IValue(t.op.find("stride") != std::string::npos ? x.stride(*dim) : x.size(*dim));
     }
+    Expected<PreparedCall> call = bind(node);
+    if (!call)
+        return call.error();
+    const c10::FunctionSchema& schema = call->op.schema();
+    std::vector<c10::IValue>& stack = call->stack;
+    if (std::optional<Diagnostic> bad = checkSizes(node, schema, stack))
+        return *bad;
+    const FaultScope scope(node.meta.sourceLine, node.name, node.target.text);
+    call->op.callBoxed(&stack);
+    const size_t returns = schema.returns().size();
+    if (returns == 0)
+        return c10::IValue();
+    if (returns == 1 && !stack.empty())
+        return std::move(stack.back());
+    std::vector<c10::IValue> elements(std::make_move_iterator(stack.end() - returns),
+                                      std::make_move_iterator(stack.end()));
+    return c10::IValue(c10::ivalue::Tuple::create(std::move(elements)));
+}
+
+Expected<PreparedCall> Interpreter::bind(const Node& node) {
     Expected<c10::OperatorHandle> op = findOperator(node);
     if (!op)
         return op.error();
     Expected<std::vector<c10::IValue>> stack = buildStack(node, op->schema());
     if (!stack)
         return stack.error();
-    if (std::optional<Diagnostic> bad = checkSizes(node, op->schema(), *stack))
-        return *bad;
-    const FaultScope scope(node.meta.sourceLine, node.name, node.target.text);
-    op->callBoxed(&*stack);
-    const size_t returns = op->schema().returns().size();
-    if (returns == 0)
-        return c10::IValue();
-    if (returns == 1 && !stack->empty())
-        return std::move(stack->back());
-    std::vector<c10::IValue> elements(std::make_move_iterator(stack->end() - returns),
-                                      std::make_move_iterator(stack->end()));
-    return c10::IValue(c10::ivalue::Tuple::create(std::move(elements)));
+    return PreparedCall{*op, stack.take()};
 }
 
 Expected<std::vector<c10::IValue>> Interpreter::buildStack(const Node& node,
@@ -1065,13 +1074,10 @@ Expected<std::optional<PreparedCall>> Interpreter::prepare(NodeId id) {
         (node.target.kind != TargetKind::OpOverload && node.target.kind != TargetKind::OpPacket))
         return std::optional<PreparedCall>();
     try {
-        Expected<c10::OperatorHandle> op = findOperator(node);
-        if (!op)
-            return op.error();
-        Expected<std::vector<c10::IValue>> stack = buildStack(node, op->schema());
-        if (!stack)
-            return stack.error();
-        return std::optional<PreparedCall>(PreparedCall{*op, stack.take()});
+        Expected<PreparedCall> call = bind(node);
+        if (!call)
+            return call.error();
+        return std::optional<PreparedCall>(call.take());
     } catch (const std::exception& e) {
         return nodeError(node, errorText(e));
     }

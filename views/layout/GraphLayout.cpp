@@ -1,6 +1,7 @@
 #include "layout/GraphLayout.h"
 
 #include "layout/LadderLayout.h"
+#include "layout/StandInGraph.h"
 
 #include <algorithm>
 #include <numeric>
@@ -281,18 +282,10 @@ std::optional<LayoutResult> clusteredLayout(const Graph& graph, const std::vecto
             if (std::find(in.begin(), in.end(), index.at(a)) == in.end())
                 in.push_back(index.at(a));
         }
-        Graph levelGraph;
+        const Graph levelGraph = standInGraph(inputs, "e");
         std::vector<NodeSize> levelSizes;
-        for (size_t i = 0; i < out.elements.size(); ++i) {
-            Node node;
-            node.name = "e" + std::to_string(i);
-            node.op = NodeOp::CallFunction;
-            for (NodeId in : inputs[i])
-                node.args.push_back(Value::nodeRef(in));
-            levelGraph.addNode(std::move(node));
-            const int64_t e = out.elements[i];
+        for (int64_t e : out.elements)
             levelSizes.push_back(e < int64_t(n) ? sizes[size_t(e)] : blockSize[size_t(e - int64_t(n))]);
-        }
         auto laid = layeredLayout(levelGraph, levelSizes, options, cancel);
         if (!laid)
             return std::nullopt;

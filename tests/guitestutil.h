@@ -8,8 +8,10 @@
 namespace jointscope::test {
 
 // Before the first QSettings: the window's settings, autosave, data and profile DB go to `dir`, never to the
-// user's own.
+// user's own. Without `dir` the suite stops here: it would write into the user's own folders.
 inline void isolateUserDirs(const QTemporaryDir& dir, const QString& application) {
+    if (!dir.isValid())
+        qFatal("no temporary folder for %s: %s", qPrintable(application), qPrintable(dir.errorString()));
     QCoreApplication::setOrganizationName(QStringLiteral("jointscope-test"));
     QCoreApplication::setApplicationName(application);
     QSettings::setDefaultFormat(QSettings::IniFormat);

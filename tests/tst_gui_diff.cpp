@@ -49,10 +49,7 @@ class TestGuiDiff : public QObject {
     QTemporaryDir dir_;
 
 private slots:
-    void initTestCase() {
-        QVERIFY(dir_.isValid());
-        test::isolateUserDirs(dir_, QStringLiteral("tst_gui_diff"));
-    }
+    void initTestCase() { test::isolateUserDirs(dir_, QStringLiteral("tst_gui_diff")); }
 
     void stepsThroughRankDifferences() {
         MainWindow window(false);

@@ -150,7 +150,6 @@ class TestMainWindow : public QObject {
     Q_OBJECT
 private slots:
     void initTestCase() {
-        QVERIFY(dir_.isValid());
         test::isolateUserDirs(dir_, QStringLiteral("tst_gui_mainwindow"));
         QVERIFY(QStandardPaths::writableLocation(QStandardPaths::AppDataLocation).startsWith(dir_.path()));
     }

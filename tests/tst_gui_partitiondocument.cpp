@@ -63,6 +63,18 @@ bool waitSolved(PartitionDocument& doc, QSignalSpy& finished, QSignalSpy& failed
     return finished.count() > before && !doc.busy();
 }
 
+// A document solving `graph`, its finished and failed signals watched from before the solve starts.
+struct Solving {
+    PartitionDocument doc;
+    QSignalSpy finished{&doc, &PartitionDocument::finished};
+    QSignalSpy failed{&doc, &PartitionDocument::failed};
+
+    explicit Solving(std::shared_ptr<const Graph> graph) {
+        doc.setGraph(std::move(graph));
+        doc.solve();
+    }
+};
+
 } // namespace
 
 class TestPartitionDocument : public QObject {
@@ -193,11 +205,8 @@ private slots:
             return c.path.find("/mlp/") != std::string::npos;
         });
         QVERIFY(mlp != cases.end());
-        PartitionDocument doc;
-        QSignalSpy finished(&doc, &PartitionDocument::finished);
-        QSignalSpy failed(&doc, &PartitionDocument::failed);
-        doc.setGraph(mlp->graph);
-        doc.solve();
+        Solving solving(mlp->graph);
+        auto& [doc, finished, failed] = solving;
         QVERIFY(waitSolved(doc, finished, failed));
         // torch 1.13 recomputes gelu alone (reference.json): 0 FLOP.
         QCOMPARE(doc.result()->partition->recomputed.size(), size_t(1));
@@ -212,11 +221,8 @@ private slots:
 
     void budgetEditIsUndoable() {
         const auto cases = sharedGraphs();
-        PartitionDocument doc;
-        QSignalSpy finished(&doc, &PartitionDocument::finished);
-        QSignalSpy failed(&doc, &PartitionDocument::failed);
-        doc.setGraph(cases.front().graph);
-        doc.solve();
+        Solving solving(cases.front().graph);
+        auto& [doc, finished, failed] = solving;
         QVERIFY(waitSolved(doc, finished, failed));
         const uint64_t full = doc.result()->partition->savedBytes;
         doc.setBudget(0.0);
@@ -238,11 +244,8 @@ private slots:
             if (c.path.find("gpt_block2") != std::string::npos)
                 graph = c.graph;
         QVERIFY(graph);
-        PartitionDocument doc;
-        QSignalSpy finished(&doc, &PartitionDocument::finished);
-        QSignalSpy failed(&doc, &PartitionDocument::failed);
-        doc.setGraph(graph);
-        doc.solve();
+        Solving solving(graph);
+        auto& [doc, finished, failed] = solving;
         QVERIFY(waitSolved(doc, finished, failed));
         const auto good = doc.result();
         for (const char* node : {"getitem_1", "no_such_node_xyz"}) {
@@ -265,11 +268,8 @@ private slots:
 
     void newerSolveSupersedes() {
         const auto cases = sharedGraphs();
-        PartitionDocument doc;
-        QSignalSpy finished(&doc, &PartitionDocument::finished);
-        QSignalSpy failed(&doc, &PartitionDocument::failed);
-        doc.setGraph(cases.back().graph);
-        doc.solve();
+        Solving solving(cases.back().graph);
+        auto& [doc, finished, failed] = solving;
         EngineOptions o = doc.options();
         o.strategy = Strategy::Default;
         doc.setOptions(o); // supersedes the min-cut solve

@@ -88,10 +88,7 @@ QAction* helpAction(MainWindow& window, const QString& text) {
 class TestPolish : public QObject {
     Q_OBJECT
 private slots:
-    void initTestCase() {
-        QVERIFY(dir_.isValid());
-        test::isolateUserDirs(dir_, QStringLiteral("tst_gui_polish"));
-    }
+    void initTestCase() { test::isolateUserDirs(dir_, QStringLiteral("tst_gui_polish")); }
 
     // Issue 15: "the Sharding dock keeps the previous graph's plan after opening another".
     void shardingDockForgetsThePreviousGraphsPlan() {

@@ -141,9 +141,8 @@ void CanvasFeature::createCentral() {
     // Every match of the search, listed; a click locates it.
     searchResults_ = new QListWidget(window);
     searchResults_->setUniformItemSizes(true);
-    searchResultsDock_ = new QDockWidget(tr("Search Results"), window);
-    searchResultsDock_->setObjectName(QStringLiteral("searchResultsDock"));
-    searchResultsDock_->setWidget(searchResults_);
+    searchResultsDock_ =
+        newDock(tr("Search Results"), QStringLiteral("searchResultsDock"), searchResults_, window);
     auto locate = [this](QListWidgetItem* item) {
         selectNode(NodeId(item->data(Qt::UserRole).toUInt()), true);
     };

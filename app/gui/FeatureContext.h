@@ -5,6 +5,7 @@
 
 #include "support/Diagnostic.h"
 
+#include <QDockWidget>
 #include <QString>
 
 #include <functional>
@@ -39,6 +40,16 @@ struct FeatureContext {
     // Shows graph `entry` of the open file as if picked in the Graphs dock; `done(ok)` once it is shown.
     std::function<void(size_t entry, std::function<void(bool)> done)> showEntry;
 };
+
+// A dock holding `widget`, not yet placed. The object name is what QMainWindow::saveState keys the dock's
+// place by, so every dock needs a distinct, stable one.
+inline QDockWidget* newDock(const QString& title, const QString& objectName, QWidget* widget,
+                            QWidget* window) {
+    auto* dock = new QDockWidget(title, window);
+    dock->setObjectName(objectName);
+    dock->setWidget(widget);
+    return dock;
+}
 
 // Engine names (ops, policies, formats) are UTF-8 string views.
 inline QString qstr(std::string_view s) {

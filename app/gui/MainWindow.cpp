@@ -112,9 +112,7 @@ void MainWindow::createDocks() {
     graphList_->setModel(graphListModel_);
     graphList_->setUniformRowHeights(true);
     graphList_->header()->setSectionResizeMode(QHeaderView::ResizeToContents);
-    graphsDock_ = new QDockWidget(tr("Graphs"), this);
-    graphsDock_->setObjectName(QStringLiteral("graphsDock"));
-    graphsDock_->setWidget(graphList_);
+    graphsDock_ = newDock(tr("Graphs"), QStringLiteral("graphsDock"), graphList_, this);
     addDockWidget(Qt::LeftDockWidgetArea, graphsDock_);
     // One click picks a graph (Enter and a double click too); a double click also clicks, and the graph shown
     // or being parsed is not parsed again.
@@ -150,9 +148,7 @@ void MainWindow::createDocks() {
     nodesLayout->setContentsMargins(0, 0, 0, 0);
     nodesLayout->addWidget(nodeFilter);
     nodesLayout->addWidget(nodeTable_);
-    nodesDock_ = new QDockWidget(tr("Nodes"), this);
-    nodesDock_->setObjectName(QStringLiteral("nodesDock"));
-    nodesDock_->setWidget(nodesPane);
+    nodesDock_ = newDock(tr("Nodes"), QStringLiteral("nodesDock"), nodesPane, this);
     addDockWidget(Qt::LeftDockWidgetArea, nodesDock_);
     splitDockWidget(graphsDock_, nodesDock_, Qt::Vertical);
     resizeDocks({graphsDock_, nodesDock_}, {180, 600}, Qt::Vertical);
@@ -171,9 +167,7 @@ void MainWindow::createDocks() {
     inspector_->setUniformRowHeights(true);
     inspector_->setWordWrap(false);
     inspector_->header()->setSectionResizeMode(0, QHeaderView::ResizeToContents);
-    inspectorDock_ = new QDockWidget(tr("Inspector"), this);
-    inspectorDock_->setObjectName(QStringLiteral("inspectorDock"));
-    inspectorDock_->setWidget(inspector_);
+    inspectorDock_ = newDock(tr("Inspector"), QStringLiteral("inspectorDock"), inspector_, this);
     addDockWidget(Qt::RightDockWidgetArea, inspectorDock_);
     resizeDocks({inspectorDock_}, {380}, Qt::Horizontal);
     connect(inspector_, &QTreeView::activated, this, [this](const QModelIndex& index) {
@@ -190,9 +184,7 @@ void MainWindow::createDocks() {
     log_->setReadOnly(true);
     log_->setMaximumBlockCount(5000);
     log_->setFont(QFontDatabase::systemFont(QFontDatabase::FixedFont));
-    logDock_ = new QDockWidget(tr("Log"), this);
-    logDock_->setObjectName(QStringLiteral("logDock"));
-    logDock_->setWidget(log_);
+    logDock_ = newDock(tr("Log"), QStringLiteral("logDock"), log_, this);
     addDockWidget(Qt::BottomDockWidgetArea, logDock_);
     resizeDocks({logDock_}, {110}, Qt::Vertical);
 }

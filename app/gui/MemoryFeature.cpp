@@ -13,10 +13,8 @@ namespace jointscope::gui {
 
 MemoryFeature::MemoryFeature(const FeatureContext& context, PartitionDocument* document, QObject* parent)
     : QObject(parent), ctx_(context), document_(document), model_(new views::MemoryTimelineModel(this)) {
-    dock_ = new QDockWidget(tr("Memory Timeline"), ctx_.window);
-    dock_->setObjectName(QStringLiteral("memoryDock"));
-    panel_ = new MemoryPanel(model_, dock_);
-    dock_->setWidget(panel_);
+    panel_ = new MemoryPanel(model_, ctx_.window);
+    dock_ = newDock(tr("Memory Timeline"), QStringLiteral("memoryDock"), panel_, ctx_.window);
     actions_.showDock = dock_->toggleViewAction();
     actions_.showDock->setToolTip(
         tr("Live activation bytes over the forward and backward of the decision shown"));

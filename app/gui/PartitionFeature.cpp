@@ -28,9 +28,7 @@ PartitionFeature::PartitionFeature(const FeatureContext& context, QObject* paren
     : QObject(parent), ctx_(context) {
     document_ = new PartitionDocument(ctx_.undoStack, this);
     panel_ = new PartitionPanel(document_, ctx_.window);
-    dock_ = new QDockWidget(tr("Partition"), ctx_.window);
-    dock_->setObjectName(QStringLiteral("partitionDock"));
-    dock_->setWidget(panel_);
+    dock_ = newDock(tr("Partition"), QStringLiteral("partitionDock"), panel_, ctx_.window);
     connect(panel_, &PartitionPanel::locateNode, ctx_.canvas, &CanvasFeature::locateRootNode);
     createActions();
 

@@ -14,9 +14,7 @@ RuntimeFeature::RuntimeFeature(const FeatureContext& context, std::function<std:
                                QObject* parent)
     : QObject(parent), ctx_(context) {
     panel_ = new views::RuntimePanel(ctx_.scene, ctx_.view, ctx_.window);
-    dock_ = new QDockWidget(tr("Runtime"), ctx_.window);
-    dock_->setObjectName(QStringLiteral("runtimeDock"));
-    dock_->setWidget(panel_);
+    dock_ = newDock(tr("Runtime"), QStringLiteral("runtimeDock"), panel_, ctx_.window);
     connect(panel_, &views::RuntimePanel::nodeRequested, this,
             [this](NodeId id) { ctx_.canvas->selectNode(id, true); });
     connect(panel_, &views::RuntimePanel::message, this, [this](const QString& text) { ctx_.log(text); });

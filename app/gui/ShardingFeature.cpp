@@ -24,9 +24,7 @@ ShardingFeature::ShardingFeature(const FeatureContext& context, QObject* parent)
     : QObject(parent), ctx_(context) {
     document_ = new ShardingDocument(ctx_.undoStack, this);
     panel_ = new ShardingPanel(document_, ctx_.window);
-    dock_ = new QDockWidget(tr("Sharding"), ctx_.window);
-    dock_->setObjectName(QStringLiteral("shardingDock"));
-    dock_->setWidget(panel_);
+    dock_ = newDock(tr("Sharding"), QStringLiteral("shardingDock"), panel_, ctx_.window);
 
     actions_.overlay = new QAction(tr("Sharding &Overlay"), ctx_.window);
     actions_.overlay->setCheckable(true);

@@ -9,13 +9,18 @@ namespace {
 constexpr double kTera = 1e12;
 constexpr double kGiga = 1e9;
 
-// One datasheet row. Rates in TFLOP/s (TOP/s for int8), dense: datasheets print tensor-core rates "with
-// sparsity" and mark them with an asterisk; those are halved here. Bandwidth in GB/s, memory in GB (10^9).
+// Peak rates in TFLOP/s (TOP/s for int8), 0 where the device has no such unit; dense: datasheets print
+// tensor-core rates "with sparsity" and mark them with an asterisk; those are halved here.
+struct Rates {
+    double fp64, fp64Matmul, fp32, tf32, bf16, fp16, fp8, int8;
+};
+
+// One datasheet row. Bandwidth in GB/s, memory in GB (10^9).
 struct Row {
     std::string_view name;
     std::array<std::string_view, 3> aliases;   // first is the canonical alias
     std::array<std::string_view, 4> cudaNames; // first is the profile DB key
-    double fp64, fp64Matmul, fp32, tf32, bf16, fp16, fp8, int8;
+    Rates rates;
     double bandwidthGBs, memoryGB;
     int sms;
     std::string_view source;
@@ -28,18 +33,17 @@ struct Row {
 //  it at 1/64 of FP32, the architecture's ratio); NVIDIA V100 Tensor Core GPU datasheet (its tensor cores do
 //  FP16 only); NVIDIA HGX B200 / DGX B200 datasheets (8-GPU totals / 8); NVIDIA GB200 NVL72 datasheet
 //  (72-GPU totals / 72); AMD Instinct MI300X data sheet. SM counts from the architecture whitepapers.
+
+// GH100 at SXM clocks: the H100 SXM5 and the H200, the same die with more, faster memory.
+constexpr Rates kGh100Sxm{33.5, 66.9, 66.9, 494.7, 989.4, 989.4, 1978.9, 1978.9};
+// GA100: the A100 datasheet prints one set of rates for every memory size and form factor.
+constexpr Rates kGa100{9.7, 19.5, 19.5, 156, 312, 312, 0, 624};
+
 constexpr std::array kRows = {
     Row{"NVIDIA H100 SXM5 80GB",
         {"h100", "h100-sxm", "h100-sxm5"},
         {"NVIDIA H100 80GB HBM3", "NVIDIA H100 SXM5 80GB"},
-        33.5,
-        66.9,
-        66.9,
-        494.7,
-        989.4,
-        989.4,
-        1978.9,
-        1978.9,
+        kGh100Sxm,
         3350,
         80,
         132,
@@ -47,14 +51,7 @@ constexpr std::array kRows = {
     Row{"NVIDIA H100 PCIe 80GB",
         {"h100-pcie"},
         {"NVIDIA H100 PCIe"},
-        25.6,
-        51.2,
-        51.2,
-        378,
-        756,
-        756,
-        1513,
-        1513,
+        {25.6, 51.2, 51.2, 378, 756, 756, 1513, 1513},
         2000,
         80,
         114,
@@ -62,14 +59,7 @@ constexpr std::array kRows = {
     Row{"NVIDIA H100 NVL 94GB",
         {"h100-nvl"},
         {"NVIDIA H100 NVL"},
-        30,
-        60,
-        60,
-        417.5,
-        835.5,
-        835.5,
-        1670.5,
-        1670.5,
+        {30, 60, 60, 417.5, 835.5, 835.5, 1670.5, 1670.5},
         3900,
         94,
         132,
@@ -77,14 +67,7 @@ constexpr std::array kRows = {
     Row{"NVIDIA H200 SXM 141GB",
         {"h200", "h200-sxm"},
         {"NVIDIA H200"},
-        33.5,
-        66.9,
-        66.9,
-        494.7,
-        989.4,
-        989.4,
-        1978.9,
-        1978.9,
+        kGh100Sxm,
         4800,
         141,
         132,
@@ -92,14 +75,7 @@ constexpr std::array kRows = {
     Row{"NVIDIA A100 SXM4 80GB",
         {"a100", "a100-sxm", "a100-80gb"},
         {"NVIDIA A100-SXM4-80GB"},
-        9.7,
-        19.5,
-        19.5,
-        156,
-        312,
-        312,
-        0,
-        624,
+        kGa100,
         2039,
         80,
         108,
@@ -107,14 +83,7 @@ constexpr std::array kRows = {
     Row{"NVIDIA A100 PCIe 80GB",
         {"a100-pcie", "a100-pcie-80gb"},
         {"NVIDIA A100 80GB PCIe"},
-        9.7,
-        19.5,
-        19.5,
-        156,
-        312,
-        312,
-        0,
-        624,
+        kGa100,
         1935,
         80,
         108,
@@ -122,14 +91,7 @@ constexpr std::array kRows = {
     Row{"NVIDIA A100 40GB",
         {"a100-40gb", "a100-sxm-40gb"},
         {"NVIDIA A100-SXM4-40GB", "NVIDIA A100-PCIE-40GB"},
-        9.7,
-        19.5,
-        19.5,
-        156,
-        312,
-        312,
-        0,
-        624,
+        kGa100,
         1555,
         40,
         108,
@@ -137,14 +99,7 @@ constexpr std::array kRows = {
     Row{"NVIDIA L4",
         {"l4"},
         {"NVIDIA L4"},
-        0.47,
-        0.47,
-        30.3,
-        60,
-        121,
-        121,
-        242.5,
-        242.5,
+        {0.47, 0.47, 30.3, 60, 121, 121, 242.5, 242.5},
         300,
         24,
         58,
@@ -152,14 +107,7 @@ constexpr std::array kRows = {
     Row{"NVIDIA L40S",
         {"l40s"},
         {"NVIDIA L40S"},
-        1.43,
-        1.43,
-        91.6,
-        183,
-        362.05,
-        362.05,
-        733,
-        733,
+        {1.43, 1.43, 91.6, 183, 362.05, 362.05, 733, 733},
         864,
         48,
         142,
@@ -167,14 +115,7 @@ constexpr std::array kRows = {
     Row{"NVIDIA A10",
         {"a10"},
         {"NVIDIA A10"},
-        0.49,
-        0.49,
-        31.2,
-        62.5,
-        125,
-        125,
-        0,
-        250,
+        {0.49, 0.49, 31.2, 62.5, 125, 125, 0, 250},
         600,
         24,
         72,
@@ -182,14 +123,7 @@ constexpr std::array kRows = {
     Row{"NVIDIA V100 SXM2",
         {"v100", "v100-sxm"},
         {"Tesla V100-SXM2-16GB", "Tesla V100-SXM2-32GB"},
-        7.8,
-        7.8,
-        15.7,
-        0,
-        0,
-        125,
-        0,
-        0,
+        {7.8, 7.8, 15.7, 0, 0, 125, 0, 0},
         900,
         32,
         80,
@@ -197,14 +131,7 @@ constexpr std::array kRows = {
     Row{"NVIDIA V100 PCIe",
         {"v100-pcie"},
         {"Tesla V100-PCIE-16GB", "Tesla V100-PCIE-32GB"},
-        7,
-        7,
-        14,
-        0,
-        0,
-        112,
-        0,
-        0,
+        {7, 7, 14, 0, 0, 112, 0, 0},
         900,
         32,
         80,
@@ -212,14 +139,7 @@ constexpr std::array kRows = {
     Row{"NVIDIA B200",
         {"b200"},
         {"NVIDIA B200"},
-        37,
-        37,
-        75,
-        1125,
-        2250,
-        2250,
-        4500,
-        4500,
+        {37, 37, 75, 1125, 2250, 2250, 4500, 4500},
         8000,
         180,
         148,
@@ -227,14 +147,7 @@ constexpr std::array kRows = {
     Row{"NVIDIA GB200 (per Blackwell GPU)",
         {"gb200"},
         {"NVIDIA GB200"},
-        45,
-        45,
-        90,
-        1250,
-        2500,
-        2500,
-        5000,
-        5000,
+        {45, 45, 90, 1250, 2500, 2500, 5000, 5000},
         8000,
         186,
         148,
@@ -242,14 +155,7 @@ constexpr std::array kRows = {
     Row{"AMD Instinct MI300X",
         {"mi300x"},
         {"AMD Instinct MI300X"},
-        81.7,
-        163.4,
-        163.4,
-        653.7,
-        1307.4,
-        1307.4,
-        2614.9,
-        2614.9,
+        {81.7, 163.4, 163.4, 653.7, 1307.4, 1307.4, 2614.9, 2614.9},
         5300,
         192,
         304,
@@ -262,14 +168,14 @@ DeviceSpec toSpec(const Row& row) {
     spec.alias = row.aliases[0];
     spec.cudaName = row.cudaNames[0];
     spec.source = row.source;
-    spec.fp64 = row.fp64 * kTera;
-    spec.fp64Matmul = row.fp64Matmul * kTera;
-    spec.fp32 = row.fp32 * kTera;
-    spec.tf32 = row.tf32 * kTera;
-    spec.bf16 = row.bf16 * kTera;
-    spec.fp16 = row.fp16 * kTera;
-    spec.fp8 = row.fp8 * kTera;
-    spec.int8 = row.int8 * kTera;
+    spec.fp64 = row.rates.fp64 * kTera;
+    spec.fp64Matmul = row.rates.fp64Matmul * kTera;
+    spec.fp32 = row.rates.fp32 * kTera;
+    spec.tf32 = row.rates.tf32 * kTera;
+    spec.bf16 = row.rates.bf16 * kTera;
+    spec.fp16 = row.rates.fp16 * kTera;
+    spec.fp8 = row.rates.fp8 * kTera;
+    spec.int8 = row.rates.int8 * kTera;
     spec.memoryBandwidth = row.bandwidthGBs * kGiga;
     spec.memoryBytes = row.memoryGB * kGiga;
     spec.smCount = row.sms;

@@ -96,6 +96,15 @@ std::string kwargsText(const Node& node, const Graph& graph) {
     return "{" + text + "}";
 }
 
+bool sameValue(const Value& x, const Value& y, const std::vector<NodeId>& partnerOfA);
+
+// Element by element, as sameValue compares them: args, and the items of lists and tuples.
+bool sameValues(const std::vector<Value>& x, const std::vector<Value>& y,
+                const std::vector<NodeId>& partnerOfA) {
+    return std::equal(x.begin(), x.end(), y.begin(), y.end(),
+                      [&](const Value& u, const Value& v) { return sameValue(u, v, partnerOfA); });
+}
+
 // x (of A) and y (of B) are the same argument when constants are equal and node references are partners.
 bool sameValue(const Value& x, const Value& y, const std::vector<NodeId>& partnerOfA) {
     if (x.kind() != y.kind())
@@ -104,31 +113,15 @@ bool sameValue(const Value& x, const Value& y, const std::vector<NodeId>& partne
         return x.asNode() < partnerOfA.size() && partnerOfA[x.asNode()] == y.asNode();
     if (x.items().empty() && y.items().empty())
         return x == y;
-    if (x.items().size() != y.items().size())
-        return false;
-    for (size_t i = 0; i < x.items().size(); ++i)
-        if (!sameValue(x.items()[i], y.items()[i], partnerOfA))
-            return false;
-    return true;
-}
-
-bool sameArgs(const Node& a, const Node& b, const std::vector<NodeId>& partnerOfA) {
-    if (a.args.size() != b.args.size())
-        return false;
-    for (size_t i = 0; i < a.args.size(); ++i)
-        if (!sameValue(a.args[i], b.args[i], partnerOfA))
-            return false;
-    return true;
+    return sameValues(x.items(), y.items(), partnerOfA);
 }
 
 bool sameKwargs(const Node& a, const Node& b, const std::vector<NodeId>& partnerOfA) {
-    if (a.kwargs.size() != b.kwargs.size())
-        return false;
-    for (size_t i = 0; i < a.kwargs.size(); ++i)
-        if (a.kwargs[i].first != b.kwargs[i].first ||
-            !sameValue(a.kwargs[i].second, b.kwargs[i].second, partnerOfA))
-            return false;
-    return true;
+    using Kwarg = std::pair<std::string, Value>;
+    return std::equal(a.kwargs.begin(), a.kwargs.end(), b.kwargs.begin(), b.kwargs.end(),
+                      [&](const Kwarg& u, const Kwarg& v) {
+                          return u.first == v.first && sameValue(u.second, v.second, partnerOfA);
+                      });
 }
 
 class Differ {
@@ -206,7 +199,7 @@ private:
         add("target", targetText(na), targetText(nb));
         add("shape", shapeText(na), shapeText(nb));
         add("dtype", dtypeText(na), dtypeText(nb));
-        if (!sameArgs(na, nb, diff_.partnerOfA))
+        if (!sameValues(na.args, nb.args, diff_.partnerOfA))
             changes.push_back({"args", argsText(na, a_), argsText(nb, b_)});
         if (!sameKwargs(na, nb, diff_.partnerOfA))
             changes.push_back({"kwargs", kwargsText(na, a_), kwargsText(nb, b_)});

@@ -122,14 +122,20 @@ void appendTagged(std::string& out, std::string_view tag, std::string_view text)
     out += '}';
 }
 
-void appendStrings(std::string& out, const std::vector<std::string>& items) {
+// A JSON array of `items`, each written by appendItem(out, item).
+template <typename T, typename AppendItem>
+void appendArray(std::string& out, const std::vector<T>& items, AppendItem appendItem) {
     out += '[';
     for (size_t i = 0; i < items.size(); ++i) {
         if (i)
             out += ", ";
-        appendString(out, items[i]);
+        appendItem(out, items[i]);
     }
     out += ']';
+}
+
+void appendStrings(std::string& out, const std::vector<std::string>& items) {
+    appendArray(out, items, appendString);
 }
 
 void appendSymInt(std::string& out, const SymInt& s) {
@@ -147,13 +153,7 @@ void appendSymInt(std::string& out, const SymInt& s) {
 }
 
 void appendSymInts(std::string& out, const std::vector<SymInt>& dims) {
-    out += '[';
-    for (size_t i = 0; i < dims.size(); ++i) {
-        if (i)
-            out += ", ";
-        appendSymInt(out, dims[i]);
-    }
-    out += ']';
+    appendArray(out, dims, appendSymInt);
 }
 
 void appendTensor(std::string& out, const TensorMeta& t) {
@@ -180,16 +180,13 @@ void appendTensor(std::string& out, const TensorMeta& t) {
     out += '}';
 }
 
+void appendValue(std::string& out, const Value& v, const Graph& graph);
+
+void appendValues(std::string& out, const std::vector<Value>& values, const Graph& graph) {
+    appendArray(out, values, [&](std::string& o, const Value& v) { appendValue(o, v, graph); });
+}
+
 void appendValue(std::string& out, const Value& v, const Graph& graph) {
-    auto items = [&](const std::vector<Value>& values) {
-        out += '[';
-        for (size_t i = 0; i < values.size(); ++i) {
-            if (i)
-                out += ", ";
-            appendValue(out, values[i], graph);
-        }
-        out += ']';
-    };
     switch (v.kind()) {
     case ValueKind::None:
         out += "null";
@@ -220,11 +217,11 @@ void appendValue(std::string& out, const Value& v, const Graph& graph) {
             out += "{\"node\": null}";
         return;
     case ValueKind::List:
-        items(v.items());
+        appendValues(out, v.items(), graph);
         return;
     case ValueKind::Tuple:
         out += "{\"tuple\": ";
-        items(v.items());
+        appendValues(out, v.items(), graph);
         out += '}';
         return;
     case ValueKind::Dict:
@@ -242,7 +239,7 @@ void appendValue(std::string& out, const Value& v, const Graph& graph) {
         return;
     case ValueKind::Slice:
         out += "{\"slice\": ";
-        items(v.items());
+        appendValues(out, v.items(), graph);
         out += '}';
         return;
     case ValueKind::DType:
@@ -304,18 +301,15 @@ void appendMeta(std::string& out, const NodeMeta& m, bool& firstInNode) {
     }
     if (!m.nnModuleStack.empty()) {
         appendKey(out, "nn_module_stack", first);
-        out += '[';
-        for (size_t i = 0; i < m.nnModuleStack.size(); ++i) {
-            const ModuleFrame& f = m.nnModuleStack[i];
-            out += i ? ", {\"key\": " : "{\"key\": ";
-            appendString(out, f.key);
-            out += ", \"path\": ";
-            appendString(out, f.path);
-            out += ", \"type\": ";
-            appendString(out, f.type);
-            out += '}';
-        }
-        out += ']';
+        appendArray(out, m.nnModuleStack, [](std::string& o, const ModuleFrame& f) {
+            o += "{\"key\": ";
+            appendString(o, f.key);
+            o += ", \"path\": ";
+            appendString(o, f.path);
+            o += ", \"type\": ";
+            appendString(o, f.type);
+            o += '}';
+        });
     }
     if (!m.recompute.empty()) {
         appendKey(out, "recompute", first);
@@ -361,13 +355,7 @@ void appendNode(std::string& out, const Node& n, const Graph& graph) {
     appendTarget(out, n.target, n.op);
     if (!n.args.empty()) {
         appendKey(out, "args", first);
-        out += '[';
-        for (size_t i = 0; i < n.args.size(); ++i) {
-            if (i)
-                out += ", ";
-            appendValue(out, n.args[i], graph);
-        }
-        out += ']';
+        appendValues(out, n.args, graph);
     }
     if (!n.kwargs.empty()) {
         appendKey(out, "kwargs", first);
@@ -385,13 +373,7 @@ void appendNode(std::string& out, const Node& n, const Graph& graph) {
     }
     if (!n.outputs.empty()) {
         appendKey(out, "outputs", first);
-        out += '[';
-        for (size_t i = 0; i < n.outputs.size(); ++i) {
-            if (i)
-                out += ", ";
-            appendTensor(out, n.outputs[i]);
-        }
-        out += ']';
+        appendArray(out, n.outputs, appendTensor);
     }
     if (!n.symValue.empty()) {
         appendKey(out, "sym", first);

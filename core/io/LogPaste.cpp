@@ -198,9 +198,7 @@ public:
             problems_.add(Severity::Error, 1, 1,
                           "expected a graph: 'TRACED GRAPH' / '===== Forward graph 0 =====' followed by "
                           "'class GraphModule(torch.nn.Module):'");
-        for (GraphEntry& entry : index_.graphs)
-            log_support::countNodes(entry, problems_);
-        problems_.finish();
+        log_support::finishIndex(index_, problems_);
         return std::move(index_);
     }
 

@@ -3,6 +3,7 @@
 #include "io/FxReader.h"
 
 namespace jointscope::log_support {
+namespace {
 
 void countNodes(GraphEntry& entry, ProblemSink& problems) {
     FxReadOptions options;
@@ -20,6 +21,14 @@ void countNodes(GraphEntry& entry, ProblemSink& problems) {
     }
     entry.nodes = graph->size();
     entry.error.clear();
+}
+
+} // namespace
+
+void finishIndex(GraphIndex& index, ProblemSink& problems) {
+    for (GraphEntry& entry : index.graphs)
+        countNodes(entry, problems);
+    problems.finish();
 }
 
 std::optional<std::string> notPrintedGraphReason(std::string_view payload) {

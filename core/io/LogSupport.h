@@ -149,9 +149,10 @@ private:
     size_t dropped_ = 0;
 };
 
-// Parses entry.payload with readFxText (errors located in the log file) and fills entry.nodes; on failure the
-// entry stays listed with nodes = 0 and the located error goes to the problems.
-void countNodes(GraphEntry& entry, ProblemSink& problems);
+// The last step of every log reader: each graph's payload parsed with readFxText (errors located in the log
+// file) to fill its nodes, then problems.finish(). A graph that does not parse stays listed with nodes = 0
+// and its located error goes to the problems.
+void finishIndex(GraphIndex& index, ProblemSink& problems);
 
 // Why `payload` ("class NAME(torch.nn.Module):" and its body) is not print_readable() output, e.g. a user's
 // nn.Module source printed in the same paste ("it has 'def __init__' before 'def forward'"); nullopt when its

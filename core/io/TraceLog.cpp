@@ -240,9 +240,7 @@ public:
         if (records_ == 0)
             problems_.add(Severity::Error, 1, 1,
                           "expected TORCH_TRACE records ('V1206 15:18:20.253000 PID file.py:LINE] {json}')");
-        for (GraphEntry& entry : index_.graphs)
-            log_support::countNodes(entry, problems_);
-        problems_.finish();
+        log_support::finishIndex(index_, problems_);
         return std::move(index_);
     }
 

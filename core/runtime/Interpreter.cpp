@@ -600,24 +600,33 @@ Expected<c10::IValue> Interpreter::callOperator(const Node& node) {
                                                                         : x.sizes().vec());
         return c10::IValue(t.op.find("stride") != std::string::npos ? x.stride(*dim) : x.size(*dim));
     }
+    Expected<PreparedCall> call = bind(node);
+    if (!call)
+        return call.error();
+    const c10::FunctionSchema& schema = call->op.schema();
+    std::vector<c10::IValue>& stack = call->stack;
+    if (std::optional<Diagnostic> bad = checkSizes(node, schema, stack))
+        return *bad;
+    const FaultScope scope(node.meta.sourceLine, node.name, node.target.text);
+    call->op.callBoxed(&stack);
+    const size_t returns = schema.returns().size();
+    if (returns == 0)
+        return c10::IValue();
+    if (returns == 1 && !stack.empty())
+        return std::move(stack.back());
+    std::vector<c10::IValue> elements(std::make_move_iterator(stack.end() - returns),
+                                      std::make_move_iterator(stack.end()));
+    return c10::IValue(c10::ivalue::Tuple::create(std::move(elements)));
+}
+
+Expected<PreparedCall> Interpreter::bind(const Node& node) {
     Expected<c10::OperatorHandle> op = findOperator(node);
     if (!op)
         return op.error();
     Expected<std::vector<c10::IValue>> stack = buildStack(node, op->schema());
     if (!stack)
         return stack.error();
-    if (std::optional<Diagnostic> bad = checkSizes(node, op->schema(), *stack))
-        return *bad;
-    const FaultScope scope(node.meta.sourceLine, node.name, node.target.text);
-    op->callBoxed(&*stack);
-    const size_t returns = op->schema().returns().size();
-    if (returns == 0)
-        return c10::IValue();
-    if (returns == 1 && !stack->empty())
-        return std::move(stack->back());
-    std::vector<c10::IValue> elements(std::make_move_iterator(stack->end() - returns),
-                                      std::make_move_iterator(stack->end()));
-    return c10::IValue(c10::ivalue::Tuple::create(std::move(elements)));
+    return PreparedCall{*op, stack.take()};
 }
 
 Expected<std::vector<c10::IValue>> Interpreter::buildStack(const Node& node,
@@ -714,41 +723,38 @@ Expected<c10::IValue> Interpreter::convert(const Value& value, const c10::TypePt
         return convert(value, type->containedType(0));
     }
     if (kind == TypeKind::ListType && value.isSequence()) {
+        // Each item by its own kind (plain), then made an element of `list` by `element`, which may refuse
+        // it.
+        auto listOf = [&](auto list, auto element) -> Expected<c10::IValue> {
+            for (const Value& item : value.items()) {
+                Expected<c10::IValue> v = plain(item);
+                if (!v)
+                    return v.error();
+                auto e = element(*v);
+                if (!e)
+                    return e.error();
+                list.push_back(e.take());
+            }
+            return c10::IValue(list);
+        };
         const c10::TypePtr elem = type->containedType(0);
         const TypeKind ek = elem->kind();
-        if (ek == TypeKind::TensorType) {
-            c10::List<at::Tensor> list;
-            for (const Value& item : value.items()) {
-                Expected<c10::IValue> v = plain(item);
-                if (!v)
-                    return v.error();
-                if (!v->isTensor())
-                    return makeError({}, "expected a tensor in the list, got " + describe(*v));
-                list.push_back(v->toTensor());
-            }
-            return c10::IValue(list);
-        }
-        if (ek == TypeKind::OptionalType && elem->containedType(0)->kind() == TypeKind::TensorType) {
-            c10::List<c10::optional<at::Tensor>> list;
-            for (const Value& item : value.items()) {
-                Expected<c10::IValue> v = plain(item);
-                if (!v)
-                    return v.error();
-                list.push_back(v->isNone() ? c10::optional<at::Tensor>()
-                                           : c10::optional<at::Tensor>(v->toTensor()));
-            }
-            return c10::IValue(list);
-        }
-        if (ek == TypeKind::FloatType) {
-            std::vector<double> list;
-            for (const Value& item : value.items()) {
-                Expected<c10::IValue> v = plain(item);
-                if (!v)
-                    return v.error();
-                list.push_back(v->isDouble() ? v->toDouble() : static_cast<double>(v->toInt()));
-            }
-            return c10::IValue(list);
-        }
+        if (ek == TypeKind::TensorType)
+            return listOf(c10::List<at::Tensor>(), [](const c10::IValue& v) -> Expected<at::Tensor> {
+                if (!v.isTensor())
+                    return makeError({}, "expected a tensor in the list, got " + describe(v));
+                return v.toTensor();
+            });
+        if (ek == TypeKind::OptionalType && elem->containedType(0)->kind() == TypeKind::TensorType)
+            return listOf(c10::List<c10::optional<at::Tensor>>(),
+                          [](const c10::IValue& v) -> Expected<c10::optional<at::Tensor>> {
+                              return v.isNone() ? c10::optional<at::Tensor>()
+                                                : c10::optional<at::Tensor>(v.toTensor());
+                          });
+        if (ek == TypeKind::FloatType)
+            return listOf(std::vector<double>(), [](const c10::IValue& v) -> Expected<double> {
+                return v.isDouble() ? v.toDouble() : static_cast<double>(v.toInt());
+            });
         if (ek == TypeKind::BoolType) {
             c10::List<bool> list;
             for (const Value& item : value.items())
@@ -756,16 +762,11 @@ Expected<c10::IValue> Interpreter::convert(const Value& value, const c10::TypePt
             return c10::IValue(list);
         }
         // int[] and SymInt[]
-        std::vector<int64_t> list;
-        for (const Value& item : value.items()) {
-            Expected<c10::IValue> v = plain(item);
-            if (!v)
-                return v.error();
-            if (!v->isInt())
-                return makeError({}, "expected an integer in the list, got " + describe(*v));
-            list.push_back(v->toInt());
-        }
-        return c10::IValue(list);
+        return listOf(std::vector<int64_t>(), [](const c10::IValue& v) -> Expected<int64_t> {
+            if (!v.isInt())
+                return makeError({}, "expected an integer in the list, got " + describe(v));
+            return v.toInt();
+        });
     }
     if (kind == TypeKind::TensorType && (value.kind() == ValueKind::Int || value.kind() == ValueKind::Float ||
                                          value.kind() == ValueKind::Bool)) {
@@ -1073,13 +1074,10 @@ Expected<std::optional<PreparedCall>> Interpreter::prepare(NodeId id) {
         (node.target.kind != TargetKind::OpOverload && node.target.kind != TargetKind::OpPacket))
         return std::optional<PreparedCall>();
     try {
-        Expected<c10::OperatorHandle> op = findOperator(node);
-        if (!op)
-            return op.error();
-        Expected<std::vector<c10::IValue>> stack = buildStack(node, op->schema());
-        if (!stack)
-            return stack.error();
-        return std::optional<PreparedCall>(PreparedCall{*op, stack.take()});
+        Expected<PreparedCall> call = bind(node);
+        if (!call)
+            return call.error();
+        return std::optional<PreparedCall>(call.take());
     } catch (const std::exception& e) {
         return nodeError(node, errorText(e));
     }

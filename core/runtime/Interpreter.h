@@ -55,6 +55,7 @@ private:
     Expected<c10::IValue> callOperator(const Node& node);
     Expected<c10::IValue> callHigherOrder(const Node& node);
     Expected<c10::IValue> callPythonOperator(const Node& node);
+    Expected<PreparedCall> bind(const Node& node); // findOperator, then buildStack for its schema
     Expected<std::vector<c10::IValue>> buildStack(const Node& node, const c10::FunctionSchema& schema);
     Expected<c10::IValue> convert(const Value& value, const c10::TypePtr& type);
     Expected<c10::IValue> plain(const Value& value); // by the value's own kind, no schema

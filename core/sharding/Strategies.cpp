@@ -286,66 +286,46 @@ void pointwiseRules(const OpContext& c, Family family, std::vector<Rule1D>& rule
 
 void matmulRules(const OpContext& c, Family family, std::vector<Rule1D>& rules) {
     const Placement P = Placement::partial();
-    if (family == Family::Mm || family == Family::Addmm) {
-        // a[M,K] @ b[K,N]
-        const size_t base = family == Family::Addmm ? 1 : 0;
-        if (c.inShapes.size() < base + 2)
-            return;
-        auto biasFor = [&](int outDim) -> Placement {
-            if (base == 0)
-                return R;
-            const Shape& bias = c.inShapes[0];
-            const int64_t offset = 2 - static_cast<int64_t>(bias.size());
-            const int64_t bd = outDim - offset;
-            if (bd >= 0 && !c.outShapes.empty() && bias[bd] == c.outShapes[0][outDim])
-                return S(bd);
+    // mm: a[M,K] @ b[K,N]; bmm: a[B,M,K] @ b[B,K,N]. addmm's bias and baddbmm's self come first, broadcast to
+    // the output.
+    const bool batched = family != Family::Mm && family != Family::Addmm;
+    const size_t base = family == Family::Addmm || family == Family::Baddbmm ? 1 : 0;
+    if (c.inShapes.size() < base + 2)
+        return;
+    // The added operand with the output sharded on outDim: sharded alike where it spans that dim, else
+    // replicated.
+    auto addendFor = [&](int outDim) -> Placement {
+        if (base == 0)
             return R;
-        };
-        auto make = [&](Placement o, Placement a, Placement b, Placement bias) {
-            Rule1D r{{o}, {}};
-            if (base)
-                r.ins.push_back(bias);
-            r.ins.push_back(a);
-            r.ins.push_back(b);
-            rules.push_back(std::move(r));
-        };
-        make(S(0), S(0), R, biasFor(0));
-        make(S(1), R, S(1), biasFor(1));
-        make(P, S(1), S(0), P);
-        make(P, P, R, P);
-        make(P, R, P, P);
-        if (base) // the bias alone may be Partial only with a Partial product
-            rules.back().ins[0] = P;
-    } else {
-        // a[B,M,K] @ b[B,K,N]
-        const size_t base = family == Family::Baddbmm ? 1 : 0;
-        if (c.inShapes.size() < base + 2)
-            return;
-        auto selfFor = [&](int outDim) -> Placement {
-            if (base == 0)
-                return R;
-            const Shape& self = c.inShapes[0];
-            const int64_t offset = 3 - static_cast<int64_t>(self.size());
-            const int64_t bd = outDim - offset;
-            if (bd >= 0 && !c.outShapes.empty() && self[bd] == c.outShapes[0][outDim])
-                return S(bd);
-            return R;
-        };
-        auto make = [&](Placement o, Placement a, Placement b, Placement self) {
-            Rule1D r{{o}, {}};
-            if (base)
-                r.ins.push_back(self);
-            r.ins.push_back(a);
-            r.ins.push_back(b);
-            rules.push_back(std::move(r));
-        };
-        make(S(0), S(0), S(0), selfFor(0));
-        make(S(1), S(1), R, selfFor(1));
-        make(S(2), R, S(2), selfFor(2));
+        const Shape& addend = c.inShapes[0];
+        const int64_t offset = (batched ? 3 : 2) - static_cast<int64_t>(addend.size());
+        const int64_t bd = outDim - offset;
+        if (bd >= 0 && !c.outShapes.empty() && addend[bd] == c.outShapes[0][outDim])
+            return S(bd);
+        return R;
+    };
+    auto make = [&](Placement o, Placement a, Placement b, Placement addend) {
+        Rule1D r{{o}, {}};
+        if (base)
+            r.ins.push_back(addend);
+        r.ins.push_back(a);
+        r.ins.push_back(b);
+        rules.push_back(std::move(r));
+    };
+    if (batched) {
+        make(S(0), S(0), S(0), addendFor(0));
+        make(S(1), S(1), R, addendFor(1));
+        make(S(2), R, S(2), addendFor(2));
         make(P, S(2), S(1), P);
-        make(P, P, R, P);
-        make(P, R, P, P);
+    } else {
+        make(S(0), S(0), R, addendFor(0));
+        make(S(1), R, S(1), addendFor(1));
+        make(P, S(1), S(0), P);
     }
+    // Linear in a and in b: a Partial operand gives a Partial product. The added operand is Partial with it
+    // (alone it may not be).
+    make(P, P, R, P);
+    make(P, R, P, P);
 }
 
 void reduceRules(const OpContext& c, std::vector<Rule1D>& rules) {

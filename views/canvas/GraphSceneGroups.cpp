@@ -5,6 +5,7 @@
 #include "canvas/GroupItem.h"
 #include "canvas/NodeItem.h"
 #include "layout/Grouping.h"
+#include "support/EnumNames.h"
 
 #include <QSignalBlocker>
 
@@ -15,29 +16,19 @@ namespace jointscope::views {
 namespace {
 
 QString kindName(layout::GroupKind kind) {
-    switch (kind) {
-    case layout::GroupKind::Root:
-        return QStringLiteral("graph");
-    case layout::GroupKind::Inputs:
-        return QStringLiteral("placeholders");
-    case layout::GroupKind::Phase:
-        return QStringLiteral("phase");
-    case layout::GroupKind::HopCall:
-        return QStringLiteral("HOP call");
-    case layout::GroupKind::Module:
-        return QStringLiteral("module");
-    case layout::GroupKind::SourceFile:
-        return QStringLiteral("source file");
-    case layout::GroupKind::SourceLine:
-        return QStringLiteral("source line");
-    case layout::GroupKind::Chunk:
-        return QStringLiteral("nodes");
-    case layout::GroupKind::Layer:
-        return QStringLiteral("layer");
-    case layout::GroupKind::Part:
-        return QStringLiteral("model part");
-    }
-    return {};
+    using layout::GroupKind;
+    static constexpr EnumName<GroupKind> kNames[] = {{GroupKind::Root, "graph"},
+                                                     {GroupKind::Inputs, "placeholders"},
+                                                     {GroupKind::Phase, "phase"},
+                                                     {GroupKind::HopCall, "HOP call"},
+                                                     {GroupKind::Module, "module"},
+                                                     {GroupKind::SourceFile, "source file"},
+                                                     {GroupKind::SourceLine, "source line"},
+                                                     {GroupKind::Chunk, "nodes"},
+                                                     {GroupKind::Layer, "layer"},
+                                                     {GroupKind::Part, "model part"}};
+    const std::string_view name = nameOf(kNames, kind, "");
+    return QString::fromLatin1(name.data(), qsizetype(name.size()));
 }
 
 // Whether `group` lies under the backward phase (colours follow the forward / backward split).

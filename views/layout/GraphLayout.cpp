@@ -1,6 +1,7 @@
 #include "layout/GraphLayout.h"
 
 #include "layout/LadderLayout.h"
+#include "layout/StandInGraph.h"
 
 #include <algorithm>
 #include <numeric>
@@ -21,6 +22,19 @@ EdgeRoute verticalCurve(NodeId from, NodeId to, const NodePlacement& a, const No
     const Point end{b.x, b.y - b.height / 2};
     const double bend = std::max(12.0, (end.y - start.y) * 0.45);
     return {from, to, {start, {start.x, start.y + bend}, {end.x, end.y - bend}, end}};
+}
+
+// The last step of both built-in layouts, once every node is placed: a vertical curve per edge; nothing if
+// cancelled meanwhile.
+std::optional<LayoutResult> withCurves(LayoutResult result,
+                                       const std::vector<std::pair<NodeId, NodeId>>& edges,
+                                       const std::atomic<bool>* cancel) {
+    result.edges.reserve(edges.size());
+    for (auto [from, to] : edges)
+        result.edges.push_back(verticalCurve(from, to, result.nodes[from], result.nodes[to]));
+    if (cancelled(cancel))
+        return std::nullopt;
+    return result;
 }
 
 } // namespace
@@ -197,12 +211,7 @@ std::optional<LayoutResult> layeredLayout(const Graph& graph, const std::vector<
         p.x -= minX;
     result.width = maxX - minX;
     result.height = std::max(0.0, y - options.rankSeparation);
-    result.edges.reserve(edges.size());
-    for (auto [from, to] : edges)
-        result.edges.push_back(verticalCurve(from, to, result.nodes[from], result.nodes[to]));
-    if (cancelled(cancel))
-        return std::nullopt;
-    return result;
+    return withCurves(std::move(result), edges, cancel);
 }
 
 std::optional<LayoutResult> clusteredLayout(const Graph& graph, const std::vector<NodeSize>& sizes,
@@ -273,18 +282,10 @@ std::optional<LayoutResult> clusteredLayout(const Graph& graph, const std::vecto
             if (std::find(in.begin(), in.end(), index.at(a)) == in.end())
                 in.push_back(index.at(a));
         }
-        Graph levelGraph;
+        const Graph levelGraph = standInGraph(inputs, "e");
         std::vector<NodeSize> levelSizes;
-        for (size_t i = 0; i < out.elements.size(); ++i) {
-            Node node;
-            node.name = "e" + std::to_string(i);
-            node.op = NodeOp::CallFunction;
-            for (NodeId in : inputs[i])
-                node.args.push_back(Value::nodeRef(in));
-            levelGraph.addNode(std::move(node));
-            const int64_t e = out.elements[i];
+        for (int64_t e : out.elements)
             levelSizes.push_back(e < int64_t(n) ? sizes[size_t(e)] : blockSize[size_t(e - int64_t(n))]);
-        }
         auto laid = layeredLayout(levelGraph, levelSizes, options, cancel);
         if (!laid)
             return std::nullopt;
@@ -319,12 +320,7 @@ std::optional<LayoutResult> clusteredLayout(const Graph& graph, const std::vecto
     }
     result.width = levels[size_t(k)].width;
     result.height = levels[size_t(k)].height;
-    result.edges.reserve(edges.size());
-    for (auto [from, to] : edges)
-        result.edges.push_back(verticalCurve(from, to, result.nodes[from], result.nodes[to]));
-    if (cancelled(cancel))
-        return std::nullopt;
-    return result;
+    return withCurves(std::move(result), edges, cancel);
 }
 
 LayoutAlgorithm chosenAlgorithm(const Graph& graph, const LayoutOptions& options) {

@@ -2,6 +2,7 @@
 
 #include "graph/GraphStats.h"
 #include "graph/Layers.h"
+#include "layout/StandInGraph.h"
 
 #include <algorithm>
 #include <functional>
@@ -377,17 +378,7 @@ Graph viewLayoutGraph(const CollapsedView& view) {
     std::vector<std::vector<NodeId>> inputs(view.items.size());
     for (const ViewEdge& e : view.edges)
         inputs[e.to].push_back(e.from);
-    Graph graph;
-    graph.reserve(view.items.size());
-    for (size_t i = 0; i < view.items.size(); ++i) {
-        Node node;
-        node.name = "v" + std::to_string(i);
-        node.op = NodeOp::CallFunction;
-        for (NodeId in : inputs[i])
-            node.args.push_back(Value::nodeRef(in));
-        graph.addNode(std::move(node));
-    }
-    return graph;
+    return standInGraph(inputs, "v");
 }
 
 std::vector<LayoutCluster> viewClusters(const CollapsedView& view) {

@@ -211,11 +211,7 @@ void RuntimePanel::setGraph(const QString& file, const QString& graphSpec, const
 void RuntimePanel::validate() {
     if (job_->running() || file_.isEmpty())
         return;
-    CliRequest request;
-    request.kind = CliRequest::Kind::Validate;
-    request.file = file_;
-    request.graph = graphSpec_;
-    request.device = device_->currentText().trimmed();
+    CliRequest request = newRequest(CliRequest::Kind::Validate);
     request.partition = partition_->text().trimmed();
     QString what = request.partition.isEmpty() ? tr("the decision recorded in the file") : request.partition;
     if (request.partition.isEmpty() && decisionSource_) {
@@ -231,12 +227,8 @@ void RuntimePanel::validate() {
             }
         }
     }
-    status_->setText(tr("Validating %1 (%2) on %3…").arg(QFileInfo(file_).fileName(), what, request.device));
-    progress_->setRange(0, 0); // validate reports no progress: busy indicator
-    setRunning(true);
-    tabs_->setCurrentWidget(validationTable_);
-    if (!job_->start(request))
-        setRunning(false);
+    start(request, tr("Validating %1 (%2) on %3…").arg(QFileInfo(file_).fileName(), what, request.device),
+          validationTable_);
 }
 
 void RuntimePanel::profile() {
@@ -250,18 +242,29 @@ void RuntimePanel::remeasure() {
 void RuntimePanel::startProfile(bool remeasure) {
     if (job_->running() || file_.isEmpty())
         return;
+    CliRequest request = newRequest(CliRequest::Kind::Profile);
+    request.reps = reps_->value();
+    request.remeasure = remeasure;
+    start(request,
+          (remeasure ? tr("Re-measuring %1 on %2…") : tr("Profiling %1 on %2…"))
+              .arg(QFileInfo(file_).fileName(), request.device),
+          profileTable_);
+}
+
+CliRequest RuntimePanel::newRequest(CliRequest::Kind kind) const {
     CliRequest request;
-    request.kind = CliRequest::Kind::Profile;
+    request.kind = kind;
     request.file = file_;
     request.graph = graphSpec_;
     request.device = device_->currentText().trimmed();
-    request.reps = reps_->value();
-    request.remeasure = remeasure;
-    status_->setText((remeasure ? tr("Re-measuring %1 on %2…") : tr("Profiling %1 on %2…"))
-                         .arg(QFileInfo(file_).fileName(), request.device));
-    progress_->setRange(0, 0);
+    return request;
+}
+
+void RuntimePanel::start(const CliRequest& request, const QString& status, QTableView* table) {
+    status_->setText(status);
+    progress_->setRange(0, 0); // a busy indicator until the job reports progress (validate never does)
     setRunning(true);
-    tabs_->setCurrentWidget(profileTable_);
+    tabs_->setCurrentWidget(table);
     if (!job_->start(request))
         setRunning(false);
 }

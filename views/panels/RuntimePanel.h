@@ -3,6 +3,7 @@
 #pragma once
 
 #include "graph/Graph.h"
+#include "models/CliJob.h"
 
 #include <QWidget>
 
@@ -70,6 +71,11 @@ private:
     void applyOverlays();
     void onDevicesListed();
     void startProfile(bool remeasure);
+    // A `kind` run of this panel's file, graph and device.
+    CliRequest newRequest(CliRequest::Kind kind) const;
+    // Runs `request`, `status` said and `table` shown; busy until the job reports progress (validate never
+    // does).
+    void start(const CliRequest& request, const QString& status, QTableView* table);
     void showProfile(); // the job's document (complete or partial) in the table and on the canvas
 
     GraphScene* scene_;

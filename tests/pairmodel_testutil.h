@@ -7,6 +7,7 @@
 #include <QTest>
 
 #include <algorithm>
+#include <cstdint>
 #include <functional>
 #include <random>
 #include <vector>

@@ -9,6 +9,7 @@
 #include <QString>
 #include <QtTest>
 
+#include <cstdint>
 #include <fstream>
 #include <regex>
 #include <sstream>

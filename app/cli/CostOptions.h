@@ -6,6 +6,7 @@
 #include "cost/CostModel.h"
 #include "cost/ProfileDb.h"
 
+#include <cstdint>
 #include <memory>
 #include <optional>
 #include <string>

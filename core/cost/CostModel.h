@@ -7,6 +7,7 @@
 #include "cost/RuntimeEstimator.h"
 #include "graph/Graph.h"
 
+#include <cstdint>
 #include <string>
 #include <string_view>
 

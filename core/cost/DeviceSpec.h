@@ -6,6 +6,7 @@
 
 #include "graph/DType.h"
 
+#include <cstdint>
 #include <optional>
 #include <string>
 #include <string_view>

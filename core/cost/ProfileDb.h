@@ -6,6 +6,7 @@
 
 #include "support/Diagnostic.h"
 
+#include <cstdint>
 #include <memory>
 #include <optional>
 #include <string>

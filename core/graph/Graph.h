@@ -5,6 +5,7 @@
 #include "graph/Target.h"
 #include "graph/Value.h"
 
+#include <cstdint>
 #include <memory>
 #include <optional>
 #include <string>

@@ -11,6 +11,7 @@
 
 #include "graph/Graph.h"
 
+#include <cstdint>
 #include <string>
 #include <vector>
 

@@ -1,6 +1,7 @@
 // What a node calls, parsed from its printed form.
 #pragma once
 
+#include <cstdint>
 #include <string>
 #include <string_view>
 

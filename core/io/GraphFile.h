@@ -6,6 +6,7 @@
 #include "io/TraceLog.h"
 #include "support/Diagnostic.h"
 
+#include <cstdint>
 #include <functional>
 #include <memory>
 #include <optional>

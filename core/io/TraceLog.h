@@ -4,6 +4,7 @@
 #include "io/GraphEntry.h"
 #include "support/Diagnostic.h"
 
+#include <cstdint>
 #include <string>
 #include <string_view>
 #include <vector>

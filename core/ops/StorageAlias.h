@@ -5,6 +5,7 @@
 
 #include "graph/Graph.h"
 
+#include <cstdint>
 #include <string_view>
 
 namespace jointscope {

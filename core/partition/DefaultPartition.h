@@ -4,6 +4,7 @@
 #include "graph/Graph.h"
 #include "support/Diagnostic.h"
 
+#include <cstdint>
 #include <vector>
 
 namespace jointscope::partition {

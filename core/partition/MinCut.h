@@ -7,6 +7,7 @@
 #include "partition/FlowNetwork.h"
 #include "support/Diagnostic.h"
 
+#include <cstdint>
 #include <optional>
 #include <string>
 #include <string_view>

@@ -10,6 +10,7 @@
 #include "partition/MinCut.h"
 #include "support/Diagnostic.h"
 
+#include <cstdint>
 #include <optional>
 #include <string>
 #include <utility>

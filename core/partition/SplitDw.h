@@ -5,6 +5,7 @@
 #include "graph/Graph.h"
 #include "support/Diagnostic.h"
 
+#include <cstdint>
 #include <string>
 #include <vector>
 

@@ -11,6 +11,7 @@
 #include <ATen/core/dispatch/Dispatcher.h>
 #include <ATen/core/ivalue.h>
 #include <c10/core/Device.h>
+#include <cstdint>
 #include <torch/version.h>
 
 #include <map>

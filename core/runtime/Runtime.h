@@ -9,6 +9,7 @@
 #include "graph/SymbolicExpr.h"
 #include "support/Diagnostic.h"
 
+#include <cstdint>
 #include <functional>
 #include <optional>
 #include <string>

@@ -12,6 +12,7 @@
 #include "sharding/Workflow.h"
 #include "support/Diagnostic.h"
 
+#include <cstdint>
 #include <optional>
 #include <string>
 #include <string_view>

@@ -12,6 +12,7 @@
 #include "graph/Graph.h"
 #include "sharding/Strategies.h"
 
+#include <cstdint>
 #include <string>
 #include <vector>
 

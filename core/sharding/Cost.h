@@ -9,6 +9,7 @@
 #include "sharding/Strategies.h"
 
 #include <algorithm>
+#include <cstdint>
 #include <map>
 #include <memory>
 #include <string>

@@ -9,6 +9,7 @@
 #include "sharding/Strategies.h"
 #include "support/Diagnostic.h"
 
+#include <cstdint>
 #include <optional>
 #include <string>
 #include <utility>

@@ -9,6 +9,7 @@
 #include "sharding/Mesh.h"
 #include "sharding/Placement.h"
 
+#include <cstdint>
 #include <optional>
 #include <string>
 #include <string_view>

@@ -5,6 +5,7 @@
 #include <QStyleOptionGraphicsItem>
 
 #include <algorithm>
+#include <cstdint>
 
 namespace jointscope::views {
 

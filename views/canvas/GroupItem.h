@@ -7,6 +7,7 @@
 
 #include <QGraphicsItem>
 #include <QString>
+#include <cstdint>
 
 namespace jointscope::views {
 

@@ -5,6 +5,7 @@
 
 #include <QAbstractItemModel>
 
+#include <cstdint>
 #include <vector>
 
 namespace jointscope::views {

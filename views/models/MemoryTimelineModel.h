@@ -8,6 +8,7 @@
 #include <QAbstractTableModel>
 #include <QString>
 
+#include <cstdint>
 #include <optional>
 #include <vector>
 

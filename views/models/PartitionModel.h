@@ -8,6 +8,7 @@
 #include "partition/Partitioner.h"
 #include "partition/PinConflicts.h"
 
+#include <cstdint>
 #include <memory>
 #include <optional>
 #include <string>

@@ -662,8 +662,10 @@ private slots:
         QTest::newRow("unknown keyword")
             << QString("    s = torch.ops.aten.sum.dim_IntList(x, [0], keep_dim = True)") << 9
             << "has no parameter 'keep_dim'";
-        QTest::newRow("None for a Tensor") << QString("    b = torch.ops.aten.add.Tensor(x, None)") << 9
-                                           << "argument 'other' is Tensor, got None";
+        QTest::newRow("a string for a Tensor") << QString("    b = torch.ops.aten.add.Tensor(x, 'y')") << 9
+                                               << "argument 'other' is Tensor, got a string";
+        QTest::newRow("None for a Tensor[]") << QString("    c = torch.ops.aten.cat.default(None)") << 9
+                                             << "argument 'tensors' is Tensor[], got None";
     }
 
     void badInputIsRefused() {

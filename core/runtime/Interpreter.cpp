@@ -768,6 +768,8 @@ Expected<c10::IValue> Interpreter::convert(const Value& value, const c10::TypePt
             return v.toInt();
         });
     }
+    if (kind == TypeKind::TensorType && value.kind() == ValueKind::None)
+        return c10::IValue(at::Tensor()); // torch's toIValue: None for a Tensor is an undefined tensor
     if (kind == TypeKind::TensorType && (value.kind() == ValueKind::Int || value.kind() == ValueKind::Float ||
                                          value.kind() == ValueKind::Bool)) {
         // A Python number where the schema takes a Tensor (mul.Tensor(x, 0.125)): torch passes a CPU scalar

@@ -12,6 +12,8 @@
 
 #include <nlohmann/json.hpp>
 
+#include <limits>
+
 using namespace jointscope;
 using namespace jointscope::partition;
 using namespace jointscope::test;
@@ -138,14 +140,21 @@ private slots:
         QCOMPARE(chooseRuleset(*traced).name, std::string("torch-2.15"));
         const std::optional<Graph> typed = parseJoint(kMlpJoint, 1);
         QCOMPARE(chooseRuleset(*typed).name, std::string("torch-2.15"));
-        // A recorded version picks the nearest built-in ruleset, and says so.
+        // A recorded version picks the ruleset covering it, and says so: torch-2.13 covers 2.0 to 2.13 (torch
+        // 2.14 brought is_nonzero_dropout_sdpa and the CSE partition key), torch-2.15 covers 2.14 on.
         Graph versioned = *typed;
         versioned.attributes.emplace_back("torch_version", "2.6.0+cpu");
         const RulesetChoice choice = chooseRuleset(versioned);
-        QCOMPARE(choice.name, std::string("torch-2.15"));
+        QCOMPARE(choice.name, std::string("torch-2.13"));
         QVERIFY(choice.reason.find("2.6.0") != std::string::npos);
-        versioned.attributes.back().second = "1.12.1";
-        QCOMPARE(chooseRuleset(versioned).name, std::string("torch-1.13"));
+        const std::pair<const char*, const char*> covering[] = {
+            {"2.11.0+cu130", "torch-2.13"}, {"2.13.0", "torch-2.13"}, {"2.14.1", "torch-2.15"},
+            {"2.15.0", "torch-2.15"},       {"2.16.0", "torch-2.15"}, {"3.0.0", "torch-2.15"},
+            {"1.12.1", "torch-1.13"},       {"1.13.0a0", "torch-1.13"}, {"0.4.1", "torch-1.13"}};
+        for (const auto& [version, name] : covering) {
+            versioned.attributes.back().second = version;
+            QCOMPARE(chooseRuleset(versioned).name, std::string(name));
+        }
         // Named rulesets pass through; "auto" and "" choose.
         QCOMPARE(resolveRuleset("torch-1.13", *typed).name, std::string("torch-1.13"));
         QCOMPARE(resolveRuleset("auto", joint113).name, std::string("torch-1.13"));
@@ -250,6 +259,49 @@ private slots:
         }
         const Partition plain = partitionOk(untagged, rules);
         QVERIFY(names(plain, plain.saved) != torchSaved);
+    }
+
+    // functionalize_rng_ops on a GPU: torch 2.11 recorded on an H200 (tests/data/torch2-cuda) returns no RNG
+    // state from the forward of checkpointed blocks with dropout: on one CUDA device both graphs take the
+    // generator state as inputs. On the CPU, or with the random ops spread over two GPUs, the forward returns
+    // one state per recomputed random op (torch's multi_graphsafe_devices fallback).
+    void rngStatesFollowGraphsafeDevices() {
+        Graph g = loadFirstGraph(sourcePath("tests/data/torch2-cuda/gpt_stack_ac_dropout.json"));
+        const Ruleset rules = ruleset(chooseRuleset(g).name.c_str());
+        QCOMPARE(rules.name, std::string("torch-2.13"));
+        const Partition onGpu = partitionOk(g, rules);
+        QVERIFY(onGpu.rngStates.empty()); // torch's recorded decision has no rng_states
+        Names recomputedRandom;
+        for (NodeId id : onGpu.recomputed) {
+            const std::string& target = g.node(id).target.text;
+            if (target.find("aten.native_dropout.") != std::string::npos ||
+                target.find("aten._scaled_dot_product_efficient_attention.") != std::string::npos)
+                recomputedRandom.push_back(g.node(id).name);
+        }
+        // Counted in the file: two blocks, each with two native_dropout and one SDPA (dropout_p 0, random under
+        // torch 2.13's rules), all recomputed under the checkpoint.
+        QCOMPARE(recomputedRandom.size(), size_t(6));
+
+        auto moveTo = [&](Graph graph, auto&& deviceOf) {
+            for (NodeId id = 0; id < graph.size(); ++id)
+                for (TensorMeta& t : graph.node(id).outputs)
+                    if (t.device.type == "cuda")
+                        t.device = deviceOf(graph.node(id));
+            return graph;
+        };
+        const Graph onCpu = moveTo(g, [](const Node&) { return Device{"cpu", -1}; });
+        const Partition cpu = partitionOk(onCpu, rules);
+        QCOMPARE(names(cpu, cpu.rngStates), recomputedRandom);
+        // The second block on another GPU (its nodes carry the larger ac_graph_id).
+        int64_t firstRegion = std::numeric_limits<int64_t>::max();
+        for (const Node& n : g.nodes())
+            if (n.meta.acGraphId >= 0)
+                firstRegion = std::min(firstRegion, n.meta.acGraphId);
+        const Graph twoGpus = moveTo(g, [&](const Node& n) {
+            return Device{"cuda", n.meta.acGraphId > firstRegion ? 1 : 0};
+        });
+        const Partition split = partitionOk(twoGpus, rules);
+        QCOMPARE(names(split, split.rngStates), recomputedRandom);
     }
 
     void torch2TraceLogDecision() {

@@ -135,6 +135,8 @@ Expected<Ruleset> parseRuleset(std::string_view jsonText, std::string_view fileN
                 rules.rngDropoutArg[op] = {arg.at("index").get<int>(), arg.at("default").is_number()
                                                                            ? arg.at("default").get<double>()
                                                                            : -1.0};
+        if (doc.contains("graphsafe_rng_devices"))
+            rules.graphsafeRngDevices = doc.at("graphsafe_rng_devices").get<std::vector<std::string>>();
         readOpSet(ops, "recomputable", rules.fusible);
         readOpSet(ops, "random", rules.fusible);
 

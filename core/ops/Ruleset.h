@@ -7,6 +7,7 @@
 #include "support/Diagnostic.h"
 
 #include <array>
+#include <cstdint>
 #include <string>
 #include <string_view>
 #include <unordered_map>
@@ -81,6 +82,9 @@ struct Ruleset {
     OpSet rng;      // nondeterministic_seeded ops (is_rng_op): recomputed ones get their RNG state saved
     // rng ops that take dropout_p: its argument position and default; with dropout_p == 0 they draw nothing.
     std::unordered_map<std::string, std::pair<int, double>> rngDropoutArg;
+    // Device types whose RNG state the graphs take as inputs (graphsafe_rng_functionalization, CUDA): a
+    // recomputed random op there gets no saved RNG state, unless the ops span several such devices.
+    std::vector<std::string> graphsafeRngDevices;
     std::array<uint8_t, 32> dtypeBytes{}; // by DType; 0 = this ruleset cannot size the dtype
 };
 

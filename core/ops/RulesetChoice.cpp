@@ -2,9 +2,9 @@
 
 #include <cstdio>
 #include <cstdlib>
-#include <limits>
 #include <optional>
 #include <utility>
+#include <vector>
 
 namespace jointscope {
 namespace {
@@ -25,21 +25,28 @@ const std::string* attribute(const Graph& graph, std::string_view key) {
     return nullptr;
 }
 
-// The built-in ruleset of the same major version with the closest minor; across majors, the closest major.
-std::string nearestRuleset(Version wanted) {
-    std::string best;
-    long bestDistance = std::numeric_limits<long>::max();
-    for (const BuiltinRuleset& r : builtinRulesets()) {
-        const std::optional<Version> v = parseVersion(r.name.substr(6));
-        if (!v)
+// A ruleset torch-X.Y describes torch X.Y and the releases after the previous ruleset (torch-2.13 covers 2.0 to
+// 2.13, torch-2.15 covers 2.14 and 2.15): the oldest built-in ruleset of the same major at or after the
+// recorded version; past the newest, the newest of that major; for a major without rulesets, the closest one.
+std::string coveringRuleset(Version wanted) {
+    std::vector<std::pair<Version, std::string>> known;
+    for (const BuiltinRuleset& r : builtinRulesets()) // sorted by version
+        if (const std::optional<Version> v = parseVersion(r.name.substr(6)))
+            known.emplace_back(*v, std::string(r.name));
+    if (known.empty())
+        return {};
+    const std::pair<Version, std::string>* sameMajor = nullptr;
+    for (const auto& k : known) {
+        if (k.first.first != wanted.first)
             continue;
-        const long distance = std::labs(long(v->first - wanted.first)) * 1000 + std::labs(long(v->second - wanted.second));
-        if (distance < bestDistance) {
-            bestDistance = distance;
-            best = std::string(r.name);
-        }
+        sameMajor = &k;
+        if (k.first >= wanted)
+            return k.second;
     }
-    return best;
+    if (sameMajor)
+        return sameMajor->second; // newer than every ruleset of its major
+    const bool newer = wanted > known.back().first;
+    return newer ? known.back().second : known.front().second;
 }
 
 std::string newestOfMajor(int major) {
@@ -62,8 +69,8 @@ bool carriesTensorTypes(const Graph& graph) {
 RulesetChoice chooseRuleset(const Graph& graph) {
     if (const std::string* version = attribute(graph, "torch_version"))
         if (const std::optional<Version> v = parseVersion(*version)) {
-            const std::string name = nearestRuleset(*v);
-            return {name, "torch " + *version + " recorded in the graph: nearest ruleset " + name};
+            const std::string name = coveringRuleset(*v);
+            return {name, "torch " + *version + " recorded in the graph: ruleset " + name};
         }
     const std::string torch2 = newestOfMajor(2);
     if (attribute(graph, "compile_id"))

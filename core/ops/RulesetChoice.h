@@ -13,10 +13,10 @@ namespace jointscope {
 
 struct RulesetChoice {
     std::string name;   // a built-in ruleset name, or what the user named
-    std::string reason; // "torch_version 2.6.0 recorded in the graph: nearest ruleset torch-2.15", ...
+    std::string reason; // "torch 2.6.0 recorded in the graph: ruleset torch-2.13", ...
 };
 
-// The graph's recorded torch version (export attributes, sidecar, TORCH_TRACE metadata) picks the nearest
+// The graph's recorded torch version (export attributes, sidecar, TORCH_TRACE metadata) picks the covering
 // built-in ruleset; without one, the text's form does (torch 1.x prints no tensor types; TORCH_TRACE logs and
 // typed FX text come from torch 2.x).
 RulesetChoice chooseRuleset(const Graph& graph);

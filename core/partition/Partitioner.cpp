@@ -12,6 +12,7 @@
 #include <fstream>
 #include <map>
 #include <numeric>
+#include <optional>
 #include <unordered_map>
 #include <unordered_set>
 
@@ -130,13 +131,30 @@ Expected<bool> SavedValuesChooser::prepareKnapsack(const MinCutOptions& aggressi
     Expected<const MinCutResult*> cut = stage(2, aggressive);
     if (!cut)
         return cut.error();
+    // get_node_storage: the storage a single-tensor node's value uses; none for a tuple, a symbolic value or
+    // None. torch's input_storages set holds that "none" too when an input is symbolic (a dynamic batch), and
+    // then every storage-less banned node, a multi-output SDPA say, counts as an input's and stays saved.
+    auto storageOf = [&](NodeId id) -> std::optional<NodeId> {
+        if (graph_.node(id).outputKind != OutputKind::Tensor)
+            return std::nullopt;
+        return storageRoot(graph_, id, rules_);
+    };
     std::unordered_set<NodeId> inputStorages;
-    for (NodeId id : info_.inputs)
-        inputStorages.insert(storageRoot(graph_, id, rules_));
+    bool someInputHasNoStorage = false;
+    for (NodeId id : info_.inputs) {
+        if (std::optional<NodeId> storage = storageOf(id))
+            inputStorages.insert(*storage);
+        else
+            someInputHasNoStorage = true;
+    }
+    auto sharesInputStorage = [&](NodeId id) {
+        const std::optional<NodeId> storage = storageOf(id);
+        return storage ? inputStorages.count(*storage) != 0 : someInputHasNoStorage;
+    };
     std::vector<NodeId> recomputable;
     for (NodeId id : (*cut)->banned) {
         // Only nodes the backward actually needs, and not views of an input.
-        if (info_.distFromBw[id] >= 1000000000 || inputStorages.count(storageRoot(graph_, id, rules_)))
+        if (info_.distFromBw[id] >= 1000000000 || sharesInputStorage(id))
             continue;
         (info_.policy[id] == Policy::MustSave ? mustSave_ : recomputable).push_back(id);
     }
@@ -243,6 +261,33 @@ bool isRngOp(const Node& node, const Ruleset& rules) {
     return true; // symbolic: not statically zero
 }
 
+// functionalize_rng_ops' get_device: the first tensor output on a graphsafe device type, else none (the CPU).
+std::optional<Device> graphsafeDevice(const Node& node, const Ruleset& rules) {
+    for (const TensorMeta& t : node.outputs)
+        if (std::find(rules.graphsafeRngDevices.begin(), rules.graphsafeRngDevices.end(), t.device.type) !=
+            rules.graphsafeRngDevices.end())
+            return t.device;
+    return std::nullopt;
+}
+
+// functionalize_rng_ops: which recomputed random ops the forward returns an RNG state for. On one graphsafe
+// device (CUDA) both graphs take the generator state as inputs instead; ops spanning several fall back to
+// saved states, as do CPU ops.
+std::vector<NodeId> rngStatesSaved(const Graph& g, const std::vector<NodeId>& recomputedRng, const Ruleset& rules) {
+    std::vector<Device> devices;
+    for (NodeId id : recomputedRng)
+        if (std::optional<Device> d = graphsafeDevice(g.node(id), rules);
+            d && std::find(devices.begin(), devices.end(), *d) == devices.end())
+            devices.push_back(*d);
+    if (devices.size() > 1)
+        return recomputedRng;
+    std::vector<NodeId> saved;
+    for (NodeId id : recomputedRng)
+        if (!graphsafeDevice(g.node(id), rules))
+            saved.push_back(id);
+    return saved;
+}
+
 // Fills saved / savedSym / recomputed (and the graphs, when asked) from a saved list, as
 // _extract_fwd_bwd_modules; then the random ops functionalize_rng_ops gives an RNG state (recomputed, must
 // recompute, present in both graphs), in graph order.
@@ -262,14 +307,17 @@ Expected<bool> finishPartition(Partition& p, std::vector<NodeId> saved, bool bui
     p.backward = std::move(parts->backward);
     p.recomputed.clear();
     p.rngStates.clear();
+    std::vector<NodeId> recomputedRng;
     for (NodeId id = 0; id < p.graph.size(); ++id) {
         if (!parts->inForward[id] || !parts->inBackward[id] || p.graph.node(id).op != NodeOp::CallFunction)
             continue;
         p.recomputed.push_back(id);
         if (rules && rules->honorRecomputeTags && mustRecompute(p.info.policy[id]) &&
             isRngOp(p.graph.node(id), *rules))
-            p.rngStates.push_back(id);
+            recomputedRng.push_back(id);
     }
+    if (rules)
+        p.rngStates = rngStatesSaved(p.graph, recomputedRng, *rules);
     p.savedBytes = 0;
     for (NodeId id : p.saved)
         p.savedBytes += p.info.bytes[id];

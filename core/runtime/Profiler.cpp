@@ -167,10 +167,16 @@ Expected<RunDevice> openDevice(const std::string& spec) {
     }
     if (!device.is_cuda())
         return makeError({}, "device '" + spec + "' is not supported (expected cpu, cuda or cuda:N)");
-    if (!at::hasCUDA())
+    if (!at::hasCUDA()) {
+        // libtorch_cuda registers the CUDA guard when it loads: with it present, the machine lacks the device.
+        if (c10::impl::hasDeviceGuardImpl(c10::DeviceType::CUDA))
+            return makeError({}, "no CUDA device is visible to LibTorch (" TORCH_VERSION
+                                 ", built with CUDA): no GPU or no NVIDIA driver on this machine, so '" +
+                                     spec + "' cannot run");
         return makeError({}, "this build's LibTorch (" TORCH_VERSION ") has no CUDA; build with "
                              "scripts/build-headless against a CUDA torch to use '" +
                                  spec + "'");
+    }
     const c10::impl::VirtualGuardImpl impl(c10::DeviceType::CUDA);
     const int64_t count = impl.deviceCount();
     const int64_t index = device.has_index() ? device.index() : 0;

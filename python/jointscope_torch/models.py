@@ -109,7 +109,8 @@ class LlamaLayer(nn.Module):
         k = self.wk(h).view(b, t, self.heads, c // self.heads).transpose(1, 2)
         v = self.wv(h).view(b, t, self.heads, c // self.heads).transpose(1, 2)
         att = (q @ k.transpose(-2, -1)) / math.sqrt(c // self.heads)
-        mask = torch.full((t, t), float("-inf"), device=x.device).triu(1)
+        # In the scores' dtype: a float32 mask would promote bf16 scores, and the bmm after would mix dtypes.
+        mask = torch.full((t, t), float("-inf"), device=x.device, dtype=att.dtype).triu(1)
         att = (att + mask).softmax(dim=-1)
         x = x + self.wo((att @ v).transpose(1, 2).reshape(b, t, c))
         h = self.ffn_norm(x)

@@ -162,6 +162,24 @@ private slots:
         QVERIFY2(good.exitCode == 0, (good.err + good.out).c_str());
     }
 
+    // torch 2 runs a random op it recomputes under a checkpoint again with the forward's RNG state
+    // (functionalize_rng_ops). Its own decision for an MLP with dropout under torch.utils.checkpoint, recorded by
+    // torch 2.15 on the CPU (it saves only the inputs and draws the dropout again in the backward), is bitwise
+    // right; the forced recompute of an untagged dropout above still differs.
+    void validateReplaysCheckpointedDropout() {
+        const std::string path = sourcePath("tests/data/torch2/checkpointed_dropout.json");
+        const Run run = runCli({"validate", QString::fromStdString(path), "--json"});
+        QVERIFY2(run.exitCode == 0, (run.err + run.out).c_str());
+        const Json j = Json::parse(run.out);
+        QVERIFY(j["decision"]["source"].get<std::string>().find("torch_min_cut") != std::string::npos);
+        QCOMPARE(j["decision"]["saved"], Json::array({"primals_1", "primals_2", "primals_3", "primals_4"}));
+        QCOMPARE(j["decision"]["replayed_random_ops"], Json::array({"native_dropout"}));
+        for (const Json& o : j["outputs"]) {
+            const std::string status = o["status"];
+            QVERIFY2(status == "bitwise" || status == "none", o.dump().c_str());
+        }
+    }
+
     // An op the interpreter cannot run is named, not a crash.
     void validateUnrunnableOpIsNamed() {
         const std::string path = sharedPath("graphs/snippets/hop_checkpoint_wrap.txt");

@@ -103,6 +103,8 @@ int runValidate(const ParsedArgs& args) {
         return kExitInvalidPartition;
     }
 
+    for (NodeId id : p->rngReplayed)
+        run.replayedRandomOps.push_back(p->graph.node(id).name);
     // validate writes no file.
     if (int code = enterSandbox(args, {}, kExitCannotRun, run); code != kExitOk)
         return code;
@@ -133,7 +135,10 @@ int runValidate(const ParsedArgs& args) {
         }
         Json j = {{"file", args.positional[0]},
                   {"graph", joint.name},
-                  {"decision", {{"source", chosen.source}, {"saved", savedNames}}},
+                  {"decision",
+                   {{"source", chosen.source},
+                    {"saved", savedNames},
+                    {"replayed_random_ops", run.replayedRandomOps}}},
                   {"device", run.device},
                   {"torch", runtime::torchVersion()},
                   {"seed", run.seed},
@@ -157,6 +162,12 @@ int runValidate(const ParsedArgs& args) {
     std::printf("%s: %s, %zu saved values, on %s (seed %llu)\n", args.positional[0].c_str(),
                 chosen.source.c_str(), savedNames.size(), run.device.c_str(),
                 static_cast<unsigned long long>(run.seed));
+    if (!run.replayedRandomOps.empty()) {
+        std::printf("  random ops the backward draws again with the forward's RNG state (as torch does):");
+        for (const std::string& name : run.replayedRandomOps)
+            std::printf(" %s", name.c_str());
+        std::printf("\n");
+    }
     std::printf("  forward outputs: %zu of %zu bitwise equal, %zu close, %zu None in both\n", counts[0][0],
                 nf, counts[0][1], counts[0][2]);
     std::printf("  gradients:       %zu of %zu bitwise equal, %zu close, %zu None in both\n", counts[1][0],

@@ -307,6 +307,7 @@ Expected<bool> finishPartition(Partition& p, std::vector<NodeId> saved, bool bui
     p.backward = std::move(parts->backward);
     p.recomputed.clear();
     p.rngStates.clear();
+    p.rngReplayed.clear();
     std::vector<NodeId> recomputedRng;
     for (NodeId id = 0; id < p.graph.size(); ++id) {
         if (!parts->inForward[id] || !parts->inBackward[id] || p.graph.node(id).op != NodeOp::CallFunction)
@@ -318,6 +319,7 @@ Expected<bool> finishPartition(Partition& p, std::vector<NodeId> saved, bool bui
     }
     if (rules)
         p.rngStates = rngStatesSaved(p.graph, recomputedRng, *rules);
+    p.rngReplayed = std::move(recomputedRng);
     p.savedBytes = 0;
     for (NodeId id : p.saved)
         p.savedBytes += p.info.bytes[id];

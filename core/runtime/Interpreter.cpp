@@ -14,6 +14,7 @@
 #include <cctype>
 #include <cmath>
 #include <limits>
+#include <mutex>
 
 #include <unistd.h>
 
@@ -483,7 +484,7 @@ Expected<std::vector<c10::IValue>> Interpreter::run(const InputMap& inputs, bool
                 });
             if (!failedInput.empty()) {
                 (*nodeErrors)[id] = "not run: its input '" + failedInput + "' failed";
-            } else if (Expected<c10::IValue> v = evalNode(id); v) {
+            } else if (Expected<c10::IValue> v = evalWithRngReplay(id); v) {
                 values_[id] = v.take();
             } else if (nodeErrors) {
                 // The list is by node already: keep the message without the "node 'x' (op): " prefix.
@@ -501,6 +502,31 @@ Expected<std::vector<c10::IValue>> Interpreter::run(const InputMap& inputs, bool
             });
     }
     return makeError({}, "graph '" + graph_.name + "' has no output node");
+}
+
+Expected<c10::IValue> Interpreter::evalWithRngReplay(NodeId id) {
+    const std::string& name = graph_.node(id).name;
+    if (!rng_ || !rng_->nodes.count(name) ||
+        (rng_->mode == RngReplay::Mode::Replay && !rng_->states.count(name)))
+        return evalNode(id);
+    at::Generator generator = at::globalContext().defaultGenerator(device_);
+    auto state = [&] {
+        std::lock_guard<std::mutex> lock(generator.mutex());
+        return generator.get_state();
+    };
+    auto setState = [&](const at::Tensor& s) {
+        std::lock_guard<std::mutex> lock(generator.mutex());
+        generator.set_state(s);
+    };
+    if (rng_->mode == RngReplay::Mode::Record) {
+        rng_->states[name] = state();
+        return evalNode(id);
+    }
+    const at::Tensor own = state();
+    setState(rng_->states.at(name));
+    Expected<c10::IValue> v = evalNode(id);
+    setState(own);
+    return v;
 }
 
 Expected<c10::IValue> Interpreter::evalNode(NodeId id) {

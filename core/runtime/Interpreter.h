@@ -18,11 +18,22 @@
 #include <optional>
 #include <string>
 #include <unordered_map>
+#include <unordered_set>
 #include <vector>
 
 namespace jointscope::runtime {
 
 using InputMap = std::unordered_map<std::string, c10::IValue>;
+
+// The RNG states of random ops a later graph draws again (run_and_save_rng_state / run_with_rng_state): the
+// forward's run records the generator state before each named node; the backward's sets it before the node
+// and puts its own stream back after.
+struct RngReplay {
+    enum class Mode { Record, Replay };
+    Mode mode = Mode::Record;
+    std::unordered_set<std::string> nodes;              // the random ops whose draw is repeated
+    std::unordered_map<std::string, at::Tensor> states; // node name -> generator state before it
+};
 
 // One node's call, ready to repeat: the operator and the boxed arguments it takes.
 struct PreparedCall {
@@ -49,10 +60,13 @@ public:
     Expected<std::optional<PreparedCall>> prepare(NodeId id);
 
     const Graph& graph() const { return graph_; }
+    // Records or replays the RNG state around the nodes `replay` names (it outlives the runs).
+    void replayRandom(RngReplay* replay) { rng_ = replay; }
     c10::Device device() const { return device_; }
 
 private:
     Expected<c10::IValue> evalNode(NodeId id);
+    Expected<c10::IValue> evalWithRngReplay(NodeId id);
     Expected<c10::IValue> callOperator(const Node& node);
     Expected<c10::IValue> callHigherOrder(const Node& node);
     Expected<c10::IValue> callPythonOperator(const Node& node);
@@ -73,6 +87,7 @@ private:
     RunFlags flags_;
     std::vector<c10::IValue> values_;
     std::unordered_map<std::string, c10::OperatorHandle> operators_;
+    RngReplay* rng_ = nullptr;
 };
 
 // Tensors for a graph's placeholders, seeded: floating point from a normal distribution, integers in ranges

@@ -174,12 +174,19 @@ Expected<ValidationReport> validateUnguarded(const Graph& joint, const Graph& fo
     const InputMap& inputs = start->inputs;
 
     // The joint and the forward start from the same random state; the backward continues the forward's, as it
-    // does in training, so a random op the backward draws again gives different values and is caught.
+    // does in training, so a random op the backward draws again gives different values and is caught, unless
+    // torch replays its draw (functionalize_rng_ops): then the backward runs it with the forward's RNG state.
+    RngReplay rng;
+    rng.nodes.insert(options.replayedRandomOps.begin(), options.replayedRandomOps.end());
     auto runGraph = [&](const Graph& g, const InputMap& in,
                         const char* what) -> Expected<std::vector<c10::IValue>> {
         if (&g != &backward)
             at::manual_seed(options.seed);
         Interpreter interp(g, where, symbols, options.flags);
+        if (&g != &joint) {
+            rng.mode = &g == &forward ? RngReplay::Mode::Record : RngReplay::Mode::Replay;
+            interp.replayRandom(&rng);
+        }
         Expected<std::vector<c10::IValue>> out = interp.run(in);
         if (!out) {
             Diagnostic d = out.error();

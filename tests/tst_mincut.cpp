@@ -140,7 +140,7 @@ private slots:
         QCOMPARE(chooseRuleset(*traced).name, std::string("torch-2.15"));
         const std::optional<Graph> typed = parseJoint(kMlpJoint, 1);
         QCOMPARE(chooseRuleset(*typed).name, std::string("torch-2.15"));
-        // A recorded version picks the ruleset covering it, and says so: torch-2.13 covers 2.0 to 2.13 (torch
+        // A recorded version picks the ruleset covering it, and says so: torch-2.13 covers 2.13 and older (torch
         // 2.14 brought is_nonzero_dropout_sdpa and the CSE partition key), torch-2.15 covers 2.14 on.
         Graph versioned = *typed;
         versioned.attributes.emplace_back("torch_version", "2.6.0+cpu");

@@ -163,9 +163,9 @@ private slots:
     }
 
     // torch 2 runs a random op it recomputes under a checkpoint again with the forward's RNG state
-    // (functionalize_rng_ops). Its own decision for an MLP with dropout under torch.utils.checkpoint, recorded by
-    // torch 2.15 on the CPU (it saves only the inputs and draws the dropout again in the backward), is bitwise
-    // right; the forced recompute of an untagged dropout above still differs.
+    // (functionalize_rng_ops). Its own decision for an MLP with dropout under torch.utils.checkpoint,
+    // recorded by torch 2.15 on the CPU (it saves only the inputs and draws the dropout again in the
+    // backward), is bitwise right; the forced recompute of an untagged dropout above still differs.
     void validateReplaysCheckpointedDropout() {
         const std::string path = sourcePath("tests/data/torch2/checkpointed_dropout.json");
         const Run run = runCli({"validate", QString::fromStdString(path), "--json"});

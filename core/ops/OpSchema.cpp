@@ -71,8 +71,8 @@ OpSchema parseEntry(const detail::OpSchemaEntry& entry) {
 
 // Python binds None to an Optional parameter, and to a plain Tensor one as an undefined tensor (torch's
 // toIValue: CUDA's _scaled_dot_product_efficient_attention_backward gets attn_bias=None); a Tensor parameter
-// otherwise takes a node, or a number torch wraps into a tensor (aten.mul.Tensor(x, 0.5)); a Tensor[] parameter
-// takes a list, or a node that is one.
+// otherwise takes a node, or a number torch wraps into a tensor (aten.mul.Tensor(x, 0.5)); a Tensor[]
+// parameter takes a list, or a node that is one.
 std::optional<std::string> checkKind(const OpParam& p, const Value& v) {
     const ValueKind k = v.kind();
     if (k == ValueKind::Opaque || (k == ValueKind::None && (p.optional || p.kind == ParamKind::Tensor)))

@@ -273,7 +273,8 @@ std::optional<Device> graphsafeDevice(const Node& node, const Ruleset& rules) {
 // functionalize_rng_ops: which recomputed random ops the forward returns an RNG state for. On one graphsafe
 // device (CUDA) both graphs take the generator state as inputs instead; ops spanning several fall back to
 // saved states, as do CPU ops.
-std::vector<NodeId> rngStatesSaved(const Graph& g, const std::vector<NodeId>& recomputedRng, const Ruleset& rules) {
+std::vector<NodeId> rngStatesSaved(const Graph& g, const std::vector<NodeId>& recomputedRng,
+                                   const Ruleset& rules) {
     std::vector<Device> devices;
     for (NodeId id : recomputedRng)
         if (std::optional<Device> d = graphsafeDevice(g.node(id), rules);

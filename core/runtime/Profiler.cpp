@@ -168,7 +168,8 @@ Expected<RunDevice> openDevice(const std::string& spec) {
     if (!device.is_cuda())
         return makeError({}, "device '" + spec + "' is not supported (expected cpu, cuda or cuda:N)");
     if (!at::hasCUDA()) {
-        // libtorch_cuda registers the CUDA guard when it loads: with it present, the machine lacks the device.
+        // libtorch_cuda registers the CUDA guard when it loads: with it present, the machine lacks the
+        // device.
         if (c10::impl::hasDeviceGuardImpl(c10::DeviceType::CUDA))
             return makeError({}, "no CUDA device is visible to LibTorch (" TORCH_VERSION
                                  ", built with CUDA): no GPU or no NVIDIA driver on this machine, so '" +

@@ -46,9 +46,9 @@ struct RunOptions {
     uint64_t seed = 0;
     SymbolBindings symbols; // sizes for symbolic dimensions; unbound ones get a default
     RunFlags flags;
-    // validatePartition: nodes (by name) the forward and the backward both run whose random draw torch repeats
-    // in the backward with the forward's RNG state (Partition::rngReplayed). Any other random op the backward
-    // runs again draws new numbers, as it would in torch.
+    // validatePartition: nodes (by name) the forward and the backward both run whose random draw torch
+    // repeats in the backward with the forward's RNG state (Partition::rngReplayed). Any other random op the
+    // backward runs again draws new numbers, as it would in torch.
     std::vector<std::string> replayedRandomOps;
 };
 

@@ -52,8 +52,8 @@ struct Partition {
     std::vector<NodeId> savedSym;    // saved symbolic values
     std::vector<NodeId> recomputed;  // forward nodes the backward computes again
     std::vector<NodeId> rngStates;   // recomputed random ops whose RNG state the forward returns (torch's order)
-    // Every recomputed random op torch runs again with the forward's RNG state (functionalize_rng_ops): those of
-    // rngStates, and on one CUDA device those whose state the graphs take as inputs instead.
+    // Every recomputed random op torch runs again with the forward's RNG state (functionalize_rng_ops): those
+    // of rngStates, and on one CUDA device those whose state the graphs take as inputs instead.
     std::vector<NodeId> rngReplayed;
     uint64_t savedBytes = 0;
     Graph forward, backward;

@@ -36,3 +36,23 @@ def require_torch2(test_name):
               file=sys.stderr)
         sys.exit(1)
     return torch
+
+
+def budget_args(options):
+    """The partition arguments of a case's memory budget and knapsack solver (zoo options)."""
+    args = []
+    if options.get("memory_budget") is not None:
+        args += ["--memory-budget", repr(float(options["memory_budget"]))]
+    if options.get("solver") is not None:
+        args += ["--solver", options["solver"]]
+    return args
+
+
+def saved_diff(ours, torchs):
+    """Names torch saves that we do not (missing), that we save and torch does not (extra), then both lists."""
+    missing = [n for n in torchs if n not in ours]
+    extra = [n for n in ours if n not in torchs]
+    text = "missing %s, extra %s" % (missing, extra)
+    if not missing and not extra:
+        text += " (same names, other order)"
+    return text + "\n ours:  %s\n torch: %s" % (ours, torchs)

@@ -22,7 +22,7 @@ except ImportError as e:
 from jointscope_torch import export_joint
 from jointscope_torch.models import oracle_models
 
-from clitool import cli_path, run_cli
+from clitool import cli_path, run_cli, saved_diff
 
 
 def require_partition_command():
@@ -38,12 +38,6 @@ def require_partition_command():
 def partition(path, *args):
     return json.loads(run_cli("partition", path, "--json", *args))
 
-
-def diff(ours, torchs):
-    """Names torch saves that we do not (missing), that we save and torch does not (extra), then both lists."""
-    missing = [n for n in torchs if n not in ours]
-    extra = [n for n in ours if n not in torchs]
-    return "missing %s, extra %s\n ours:  %s\n torch: %s" % (missing, extra, ours, torchs)
 
 
 class PartitionOracle(unittest.TestCase):
@@ -73,7 +67,7 @@ class PartitionOracle(unittest.TestCase):
             with self.subTest(model=name):
                 ours = partition(path, "--ruleset", "torch-1.13")
                 torchs = decisions["torch_min_cut"]
-                self.assertEqual(ours["saved"], torchs["saved"], diff(ours["saved"], torchs["saved"]))
+                self.assertEqual(ours["saved"], torchs["saved"], saved_diff(ours["saved"], torchs["saved"]))
                 self.assertEqual(ours["saved_sym"], torchs.get("saved_sym", []))
                 self.assertGreater(len(ours["saved"]), 0)
 
@@ -82,7 +76,8 @@ class PartitionOracle(unittest.TestCase):
             with self.subTest(model=name):
                 ours = partition(path, "--ruleset", "torch-1.13", "--strategy", "default")
                 torchs = decisions["torch_default_partition"]
-                self.assertEqual(sorted(ours["saved"]), sorted(torchs["saved"]), diff(ours["saved"], torchs["saved"]))
+                self.assertEqual(sorted(ours["saved"]), sorted(torchs["saved"]),
+                                 saved_diff(ours["saved"], torchs["saved"]))
 
     def test_shared_torch113_graphs(self):
         shared = os.environ.get("JOINTSCOPE_SHARED_DIR", os.path.join(os.path.dirname(__file__), "..", "..", "..",
@@ -95,11 +90,11 @@ class PartitionOracle(unittest.TestCase):
                 joint = os.path.join(folder, "joint.txt")
                 ours = partition(joint, "--ruleset", "torch-1.13")
                 torchs = reference["min_cut_saved"]
-                self.assertEqual(ours["saved"], torchs, diff(ours["saved"], torchs))
+                self.assertEqual(ours["saved"], torchs, saved_diff(ours["saved"], torchs))
                 self.assertEqual(ours["saved_sym"], [])  # torch 1.13 traces static shapes
                 ours = partition(joint, "--ruleset", "torch-1.13", "--strategy", "default")["saved"]
                 torchs = reference["default_partition_saved"]
-                self.assertEqual(sorted(ours), sorted(torchs), diff(ours, torchs))
+                self.assertEqual(sorted(ours), sorted(torchs), saved_diff(ours, torchs))
 
 
 if __name__ == "__main__":

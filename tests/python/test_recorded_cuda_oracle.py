@@ -16,7 +16,7 @@ import json
 import os
 import unittest
 
-from clitool import run_cli
+from clitool import budget_args, run_cli, saved_diff
 
 DATA = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "data", "torch2-cuda")
 CUDA_ATTENTION = "torch.ops.aten._scaled_dot_product_efficient_attention"
@@ -32,19 +32,6 @@ def load_graph(path):
         return json.load(f)["graph"]
 
 
-def budget_args(options):
-    args = []
-    if options.get("memory_budget") is not None:
-        args += ["--memory-budget", repr(float(options["memory_budget"]))]
-    if options.get("solver") is not None:
-        args += ["--solver", options["solver"]]
-    return args
-
-
-def diff(ours, torchs):
-    missing = [n for n in torchs if n not in ours]
-    extra = [n for n in ours if n not in torchs]
-    return "missing %s, extra %s\n ours:  %s\n torch: %s" % (missing, extra, ours, torchs)
 
 
 class RecordedCudaOracle(unittest.TestCase):
@@ -78,10 +65,10 @@ class RecordedCudaOracle(unittest.TestCase):
             with self.subTest(case=name):
                 ours = json.loads(run_cli("partition", path, "--json", *budget_args(options)))
                 torchs = decisions["torch_min_cut"]
-                self.assertEqual(ours["saved"], torchs["saved"], diff(ours["saved"], torchs["saved"]))
+                self.assertEqual(ours["saved"], torchs["saved"], saved_diff(ours["saved"], torchs["saved"]))
                 self.assertEqual(ours["saved_sym"], torchs.get("saved_sym", []))
                 self.assertEqual(ours.get("rng_states", []), torchs.get("rng_states", []),
-                                 diff(ours.get("rng_states", []), torchs.get("rng_states", [])))
+                                 saved_diff(ours.get("rng_states", []), torchs.get("rng_states", [])))
 
     def test_graphsafe_rng_ops_are_recomputed_without_saved_states(self):
         # On one CUDA device torch wraps each recomputed random op in graphsafe_run_with_rng_state (its forward
@@ -104,7 +91,7 @@ class RecordedCudaOracle(unittest.TestCase):
             with self.subTest(case=name):
                 ours = json.loads(run_cli("partition", path, "--json", "--strategy", "default"))
                 torchs = decisions["torch_default_partition"]
-                self.assertEqual(set(ours["saved"]), set(torchs["saved"]), diff(ours["saved"], torchs["saved"]))
+                self.assertEqual(set(ours["saved"]), set(torchs["saved"]), saved_diff(ours["saved"], torchs["saved"]))
                 self.assertEqual(set(ours["saved_sym"]), set(torchs.get("saved_sym", [])))
 
 

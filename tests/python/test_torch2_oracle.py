@@ -35,7 +35,7 @@ import jointscope_torch
 from jointscope_torch.models import torch2_zoo_builders
 from jointscope_torch.zoo import export_case
 
-from clitool import cli_path, run_cli
+from clitool import budget_args, cli_path, run_cli, saved_diff
 
 
 def sources_fingerprint(names):
@@ -83,23 +83,6 @@ def partition(path, *args):
     return json.loads(run_cli("partition", path, "--json", *args))
 
 
-def budget_args(options):
-    args = []
-    if options.get("memory_budget") is not None:
-        args += ["--memory-budget", repr(float(options["memory_budget"]))]
-    if options.get("solver") is not None:
-        args += ["--solver", options["solver"]]
-    return args
-
-
-def diff(ours, torchs):
-    """Names torch saves that we do not (missing), that we save and torch does not (extra), then both lists."""
-    missing = [n for n in torchs if n not in ours]
-    extra = [n for n in ours if n not in torchs]
-    text = "missing %s, extra %s" % (missing, extra)
-    if not missing and not extra:
-        text += " (same names, other order)"
-    return text + "\n ours:  %s\n torch: %s" % (ours, torchs)
 
 
 def set_diff(ours, torchs, what):
@@ -261,9 +244,9 @@ class Torch2PartitionOracle(unittest.TestCase):
             with self.subTest(case=name):
                 ours = partition(path, *budget_args(options))
                 torchs = decisions["torch_min_cut"]
-                self.assertEqual(ours["saved"], torchs["saved"], diff(ours["saved"], torchs["saved"]))
+                self.assertEqual(ours["saved"], torchs["saved"], saved_diff(ours["saved"], torchs["saved"]))
                 self.assertEqual(ours["saved_sym"], torchs.get("saved_sym", []),
-                                 diff(ours["saved_sym"], torchs.get("saved_sym", [])))
+                                 saved_diff(ours["saved_sym"], torchs.get("saved_sym", [])))
                 self.assertEqual(ours.get("rng_states", []), torchs.get("rng_states", []),
                                  "RNG states torch's forward returns (joint random ops, in order)")
 
@@ -272,7 +255,8 @@ class Torch2PartitionOracle(unittest.TestCase):
             with self.subTest(case=name):
                 ours = partition(path, "--strategy", "default")
                 torchs = decisions["torch_default_partition"]
-                self.assertEqual(sorted(ours["saved"]), sorted(torchs["saved"]), diff(ours["saved"], torchs["saved"]))
+                self.assertEqual(sorted(ours["saved"]), sorted(torchs["saved"]),
+                                 saved_diff(ours["saved"], torchs["saved"]))
                 self.assertEqual(sorted(ours["saved_sym"]), sorted(torchs.get("saved_sym", [])))
 
     def test_extracted_graphs_have_torchs_nodes(self):

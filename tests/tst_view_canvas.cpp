@@ -20,6 +20,7 @@
 #include <QTemporaryDir>
 
 #include <cmath>
+#include <map>
 
 using namespace jointscope;
 using namespace jointscope::views;
@@ -214,6 +215,77 @@ private slots:
     }
 
     // Only the stretches of a long edge near the visible area are stroked; they are the curve there.
+    // A Graphviz refinement of the fast layered placement moves the items already on the canvas: the same
+    // NodeItem and EdgeItem objects end up where, and as large as, a fresh applyLayout of the refinement puts
+    // them; the cut and the selection stay. A result with other edges is refused and changes nothing.
+    void refinementMovesTheItems() {
+        const Graph graph = loadFirstGraph(sharedPath("graphs/torch-1.13/gpt_block2/joint.txt"));
+        GraphScene scene;
+        scene.setGraph(&graph);
+        layout::LayoutOptions options;
+        options.sizes = scene.measureNodes();
+        options.algorithm = layout::LayoutAlgorithm::Layered;
+        const auto fast = layout::computeLayout(graph, options);
+        options.algorithm = layout::LayoutAlgorithm::Graphviz;
+        const auto refined = layout::computeLayout(graph, options);
+        QVERIFY(fast && refined);
+        QCOMPARE(refined->algorithm, layout::LayoutAlgorithm::Graphviz);
+        scene.applyLayout(*fast);
+        const NodeId picked = 5;
+        NodeItem* node = scene.nodeItem(picked);
+        EdgeItem* edge = firstItem<EdgeItem>(scene);
+        QVERIFY(node && edge);
+        edge->setCut(true);
+        scene.selectNode(picked);
+        const QPointF before = node->pos();
+
+        QVERIFY(scene.moveToLayout(*refined));
+        QCOMPARE(scene.nodeItem(picked), node); // the same item, moved (and sized as dot rounded it)
+        QCOMPARE(node->pos(), QPointF(refined->nodes[picked].x, refined->nodes[picked].y));
+        QVERIFY(node->pos() != before);
+        QCOMPARE(scene.selectedNode(), picked);
+        QVERIFY(edge->isCut());
+
+        GraphScene fresh; // where a fresh build of the refinement puts everything
+        fresh.setGraph(&graph);
+        fresh.applyLayout(*refined);
+        QCOMPARE(scene.sceneRect(), fresh.sceneRect());
+        for (NodeId id = 0; id < graph.size(); ++id) {
+            QCOMPARE(scene.nodeItem(id)->pos(), fresh.nodeItem(id)->pos());
+            QCOMPARE(scene.nodeItem(id)->boundingRect(), fresh.nodeItem(id)->boundingRect());
+        }
+        std::map<std::pair<NodeId, NodeId>, QPainterPath> freshPaths;
+        for (QGraphicsItem* item : fresh.items())
+            if (item->type() == EdgeItem::Type) {
+                auto* e = static_cast<EdgeItem*>(item);
+                freshPaths[{e->from(), e->to()}] = e->path();
+            }
+        size_t edges = 0;
+        for (QGraphicsItem* item : scene.items())
+            if (item->type() == EdgeItem::Type) {
+                auto* e = static_cast<EdgeItem*>(item);
+                QCOMPARE(e->path(), freshPaths.at({e->from(), e->to()}));
+                QCOMPARE(e->boundingRect(), [&] {
+                    for (QGraphicsItem* f : fresh.items())
+                        if (f->type() == EdgeItem::Type && static_cast<EdgeItem*>(f)->from() == e->from() &&
+                            static_cast<EdgeItem*>(f)->to() == e->to())
+                            return f->boundingRect();
+                    return QRectF();
+                }());
+                ++edges;
+            }
+        QCOMPARE(edges, freshPaths.size());
+
+        layout::LayoutResult fewerEdges = *refined;
+        fewerEdges.edges.pop_back();
+        QVERIFY(!scene.moveToLayout(fewerEdges));
+        layout::LayoutResult otherEdge = *refined;
+        std::swap(otherEdge.edges[0].from, otherEdge.edges[0].to);
+        otherEdge.nodes[0].x += 100;
+        QVERIFY(!scene.moveToLayout(otherEdge));
+        QCOMPARE(scene.nodeItem(0)->pos(), fresh.nodeItem(0)->pos()); // nothing moved
+    }
+
     void edgeRunsKeepTheVisibleCurve() {
         EdgeItem edge(longRoute(20, 300));
         const QRectF rect(-150, 9400, 300, 200);

@@ -421,7 +421,7 @@ void CanvasFeature::onLayoutFinished(quint64 ticket, std::shared_ptr<const layou
     const NodeId selected = refinement ? ctx_.scene->selectedNode() : kNoNode;
     if (collapsedView)
         ctx_.scene->applyCollapsedLayout(*result);
-    else
+    else if (!refinement || !ctx_.scene->moveToLayout(*result))
         ctx_.scene->applyLayout(*result);
     if (selected != kNoNode)
         ctx_.scene->selectNode(selected);

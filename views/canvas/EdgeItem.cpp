@@ -23,6 +23,18 @@ QPen cutPen() {
 } // namespace
 
 EdgeItem::EdgeItem(const layout::EdgeRoute& route) : from_(route.from), to_(route.to) {
+    follow(route);
+    setPen(QPen(kEdgeColor, 1.2));
+    setZValue(0);
+    setFlag(ItemIsSelectable, false);
+}
+
+void EdgeItem::setRoute(const layout::EdgeRoute& route) {
+    prepareGeometryChange();
+    follow(route);
+}
+
+void EdgeItem::follow(const layout::EdgeRoute& route) {
     QPainterPath path;
     const auto& p = route.points;
     if (!p.empty()) {
@@ -31,23 +43,29 @@ EdgeItem::EdgeItem(const layout::EdgeRoute& route) : from_(route.from), to_(rout
             path.cubicTo(p[i].x, p[i].y, p[i + 1].x, p[i + 1].y, p[i + 2].x, p[i + 2].y);
     }
     setPath(path);
-    // Arrowhead at the end, along the final tangent.
+    // Arrowhead at the end, along the final tangent: a cubic ends heading from its last control point that is
+    // not the end point itself (pointAtPercent would measure the whole route's length, twice, per edge).
     if (path.elementCount() > 1) {
-        const QPointF tip = path.pointAtPercent(1.0);
-        const QPointF before = path.pointAtPercent(0.97);
-        QPointF dir = tip - before;
-        const double len = std::hypot(dir.x(), dir.y());
-        dir = len > 1e-6 ? dir / len : QPointF(0, 1);
+        const QPointF tip(p.back().x, p.back().y);
+        QPointF dir(0, 1);
+        for (size_t back = 2; back <= std::min<size_t>(p.size(), 4); ++back) {
+            const QPointF d = tip - QPointF(p[p.size() - back].x, p[p.size() - back].y);
+            const double len = std::hypot(d.x(), d.y());
+            if (len > 1e-6) {
+                dir = d / len;
+                break;
+            }
+        }
         const QPointF normal(-dir.y(), dir.x());
-        arrow_ << tip << tip - dir * 7 + normal * 3.5 << tip - dir * 7 - normal * 3.5;
+        arrow_ = QPolygonF() << tip << tip - dir * 7 + normal * 3.5 << tip - dir * 7 - normal * 3.5;
+    } else {
+        arrow_.clear();
     }
     // QGraphicsPathItem bounds a pen with width by stroking shape(): a stroker pass over every curve, the
     // largest cost of putting a thousand edges on the canvas. The control points bound the curve; the margin
     // covers the widest pen and the hit band of shape().
     bounds_ = path.controlPointRect().united(arrow_.boundingRect()).adjusted(-4, -4, 4, 4);
-    setPen(QPen(kEdgeColor, 1.2));
-    setZValue(0);
-    setFlag(ItemIsSelectable, false);
+    shape_ = QPainterPath();
 }
 
 void EdgeItem::setEmphasis(bool on) {

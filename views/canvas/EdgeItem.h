@@ -16,6 +16,8 @@ public:
     enum { Type = UserType + 2 };
 
     explicit EdgeItem(const layout::EdgeRoute& route);
+    // Follows a new route between the same two nodes (a refined layout), keeping emphasis and cut.
+    void setRoute(const layout::EdgeRoute& route);
 
     int type() const override { return Type; }
     NodeId from() const { return from_; }
@@ -43,10 +45,12 @@ public:
     QRectF boundingRect() const override;
 
 private:
+    void follow(const layout::EdgeRoute& route); // path, arrowhead and bounds of the route
+
     NodeId from_;
     NodeId to_;
     QPolygonF arrow_;
-    QRectF bounds_;              // fixed: the route never changes
+    QRectF bounds_;              // of the route; setRoute() replaces it
     mutable QPainterPath shape_; // stroked on the first hit test
     bool emphasis_ = false;
     bool cut_ = false;

@@ -104,6 +104,27 @@ void GraphScene::applyLayout(const layout::LayoutResult& result) {
     setSceneRect(itemsBoundingRect().adjusted(-40, -40, 40, 40));
 }
 
+bool GraphScene::moveToLayout(const layout::LayoutResult& result) {
+    if (!graph_ || view_ || result.view || result.nodes.size() != graph_->size() ||
+        nodes_.size() != graph_->size() || result.edges.size() != edges_.size())
+        return false;
+    for (NodeId id = 0; id < nodes_.size(); ++id)
+        if (!nodes_[id])
+            return false;
+    for (size_t i = 0; i < edges_.size(); ++i)
+        if (edges_[i]->from() != result.edges[i].from || edges_[i]->to() != result.edges[i].to)
+            return false;
+    for (NodeId id = 0; id < nodes_.size(); ++id) {
+        const layout::NodePlacement& p = result.nodes[id];
+        nodes_[id]->setSize(QSizeF(p.width, p.height));
+        nodes_[id]->setPos(p.x, p.y);
+    }
+    for (size_t i = 0; i < edges_.size(); ++i)
+        edges_[i]->setRoute(result.edges[i]);
+    setSceneRect(itemsBoundingRect().adjusted(-40, -40, 40, 40));
+    return true;
+}
+
 NodeItem* GraphScene::addNodeItem(NodeId id, const layout::NodePlacement& p) {
     const Node& node = graph_->node(id);
     auto* item = new NodeItem(id, roles_[id], QString::fromStdString(node.name), subtitleOf(node),

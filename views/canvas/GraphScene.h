@@ -33,6 +33,10 @@ public:
     std::vector<layout::NodeSize> measureNodes() const;
     static layout::NodeSize measureNode(const Node& node); // reentrant: layout threads call it
     void applyLayout(const layout::LayoutResult& result);
+    // A refinement of the placement on the canvas (the same nodes and edges, placed anew): moves the
+    // items instead of building new ones, so overlays, tooltips and the selection stay and the UI thread does a
+    // fraction of applyLayout's work. False, with nothing changed, when the result is not such a refinement.
+    bool moveToLayout(const layout::LayoutResult& result);
     // Lays out a collapsed view (result.view set): group boxes, frames of expanded groups, visible nodes only
     // (nodeItem() is null for a node inside a collapsed group). Defined in GraphSceneGroups.cpp.
     void applyCollapsedLayout(const layout::LayoutResult& result);

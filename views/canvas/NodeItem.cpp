@@ -51,6 +51,13 @@ QRectF NodeItem::box() const {
     return QRectF(-size_.width() / 2, -size_.height() / 2, size_.width(), size_.height());
 }
 
+void NodeItem::setSize(QSizeF size) {
+    if (size == size_)
+        return;
+    prepareGeometryChange();
+    size_ = size;
+}
+
 QRectF NodeItem::boundingRect() const {
     QRectF bounds = box().adjusted(-4, -4, 4, 4);
     // Badges sit on the top edge, stick out above it and, when there are many, past the right end.

@@ -47,6 +47,8 @@ public:
     const std::vector<NodeBadge>& badges() const { return badges_; }
 
     QRectF boundingRect() const override;
+    QSizeF size() const { return size_; }
+    void setSize(QSizeF size); // a refined layout's box (Graphviz rounds the measured size)
     QPainterPath shape() const override;
     void paint(QPainter* painter, const QStyleOptionGraphicsItem* option, QWidget* widget) override;
 

@@ -100,6 +100,21 @@ private slots:
         QCOMPARE(model.rowCount(), 0);
     }
 
+    // The canvas hands over the roles it classified; roles of another size are not trusted.
+    void rolesHandedOver() {
+        const Graph g = tinyJoint();
+        NodeTableModel model;
+        std::vector<NodeRole> given(g.size(), NodeRole::Backward);
+        model.setGraph(&g, given);
+        for (NodeId id = 0; id < g.size(); ++id)
+            QCOMPARE(model.nodeRole(id), NodeRole::Backward);
+        model.setGraph(&g, std::vector<NodeRole>(g.size() + 1, NodeRole::Backward));
+        const std::vector<NodeRole> own = classifyNodes(g);
+        QVERIFY(own != given); // tinyJoint has placeholders and forward nodes
+        for (NodeId id = 0; id < g.size(); ++id)
+            QCOMPARE(model.nodeRole(id), own[id]);
+    }
+
     void gptBlockAgainstTorchMeta() {
         auto file = GraphFile::open(sharedPath("graphs/torch-1.13/gpt_block2/joint.txt"));
         JS_VERIFY_EXPECTED(file);

@@ -575,7 +575,7 @@ void MainWindow::showGraph(size_t index, Graph graph) {
 
 void MainWindow::onLevelShown(const Graph* graph) {
     runtime_->panel()->sceneGraphChanged();
-    nodeModel_->setGraph(graph);
+    nodeModel_->setGraph(graph, graph == scene_->graph() ? scene_->roles() : std::vector<views::NodeRole>{});
     nodeTable_->resizeColumnsToContents();
     inspectorModel_->setNode(nullptr, kNoNode);
     updateStatus();

@@ -29,6 +29,7 @@ public:
     // Shows nothing until applyLayout(); the graph must outlive the scene or be replaced first.
     void setGraph(const Graph* graph);
     const Graph* graph() const { return graph_; }
+    const std::vector<NodeRole>& roles() const { return roles_; } // classifyNodes(*graph())
     // Box sizes measured with the canvas fonts, for LayoutOptions::sizes.
     std::vector<layout::NodeSize> measureNodes() const;
     static layout::NodeSize measureNode(const Node& node); // reentrant: layout threads call it

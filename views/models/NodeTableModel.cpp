@@ -8,10 +8,15 @@ namespace jointscope::views {
 
 NodeTableModel::NodeTableModel(QObject* parent) : QAbstractTableModel(parent) {}
 
-void NodeTableModel::setGraph(const Graph* graph) {
+void NodeTableModel::setGraph(const Graph* graph, std::vector<NodeRole> roles) {
     beginResetModel();
     graph_ = graph;
-    roles_ = graph ? classifyNodes(*graph) : std::vector<NodeRole>{};
+    if (!graph)
+        roles_.clear();
+    else if (roles.size() == graph->size())
+        roles_ = std::move(roles);
+    else
+        roles_ = classifyNodes(*graph);
     endResetModel();
 }
 

@@ -23,8 +23,9 @@ public:
 
     explicit NodeTableModel(QObject* parent = nullptr);
 
-    // The graph must outlive the model or be replaced first; nullptr clears.
-    void setGraph(const Graph* graph);
+    // The graph must outlive the model or be replaced first; nullptr clears. `roles`, when given, are
+    // classifyNodes(*graph) already computed (the canvas has them): classifying 100k nodes twice stalls.
+    void setGraph(const Graph* graph, std::vector<NodeRole> roles = {});
     const Graph* graph() const { return graph_; }
     NodeRole nodeRole(NodeId id) const { return roles_[id]; }
 

@@ -13,6 +13,7 @@
 #include <QElapsedTimer>
 #include <QSignalSpy>
 
+#include <numeric>
 #include <set>
 
 using namespace jointscope;
@@ -48,6 +49,80 @@ Graph handGraph() {
     g.addNode(std::move(out));
     g.computeUsers();
     return g;
+}
+
+// `g` collapsed with every group open, and the ladder's options for it.
+struct OpenLadder {
+    std::shared_ptr<const GroupTree> tree;
+    CollapsedView view;
+    Graph layoutGraph;
+    LayoutOptions options;
+    // Per frame: not a phase, no frame inside, two or more members, all of one column.
+    std::vector<char> leafOneColumn;
+    std::vector<int32_t> frameOfItem;
+
+    bool sameBlock(NodeId a, NodeId b) const {
+        const int32_t f = frameOfItem[a];
+        return f >= 0 && f == frameOfItem[b] && leafOneColumn[size_t(f)];
+    }
+};
+
+OpenLadder openLadder(const Graph& g) {
+    OpenLadder open;
+    open.tree = std::make_shared<const GroupTree>(buildGroupTree(g));
+    open.view = collapseView(g, open.tree, std::vector<char>(open.tree->groups.size(), 1));
+    open.layoutGraph = viewLayoutGraph(open.view);
+    open.options.algorithm = LayoutAlgorithm::Ladder;
+    open.options.sides = ladderSides(g, open.view);
+    open.options.clusters = viewClusters(open.view);
+    const auto& clusters = open.options.clusters;
+    open.frameOfItem.assign(open.view.items.size(), -1);
+    open.leafOneColumn.assign(clusters.size(), 1);
+    for (size_t c = 0; c < clusters.size(); ++c) {
+        if (clusters[c].parent >= 0)
+            open.leafOneColumn[size_t(clusters[c].parent)] = 0;
+        for (NodeId id : clusters[c].nodes)
+            open.frameOfItem[id] = int32_t(c);
+    }
+    for (size_t c = 0; c < clusters.size(); ++c) {
+        const auto& members = clusters[c].nodes;
+        const GroupKind kind = open.tree->groups[size_t(open.view.frames[c])].kind;
+        if (members.size() < 2 || kind == GroupKind::Phase)
+            open.leafOneColumn[c] = 0;
+        for (NodeId id : members)
+            if (open.options.sides[id] != open.options.sides[members[0]] ||
+                open.options.sides[id] == LadderSide::Output)
+                open.leafOneColumn[c] = 0;
+    }
+    return open;
+}
+
+void expectNoOverlaps(const LayoutResult& r) {
+    std::vector<size_t> order(r.nodes.size());
+    std::iota(order.begin(), order.end(), 0);
+    std::sort(order.begin(), order.end(), [&](size_t a, size_t b) {
+        return r.nodes[a].x - r.nodes[a].width / 2 < r.nodes[b].x - r.nodes[b].width / 2;
+    });
+    for (size_t i = 0; i < order.size(); ++i) {
+        const NodePlacement& a = r.nodes[order[i]];
+        for (size_t j = i + 1; j < order.size(); ++j) {
+            const NodePlacement& b = r.nodes[order[j]];
+            if (b.x - b.width / 2 >= a.x + a.width / 2)
+                break;
+            const bool apart = std::abs(a.y - b.y) >= (a.height + b.height) / 2;
+            QVERIFY2(apart, qPrintable(QString("boxes %1 and %2 overlap").arg(order[i]).arg(order[j])));
+        }
+    }
+}
+
+void expectFramesHoldMembers(const LayoutResult& r, const std::vector<LayoutCluster>& clusters) {
+    for (size_t c = 0; c < clusters.size(); ++c)
+        for (NodeId id : clusters[c].nodes) {
+            const NodePlacement& f = r.clusters[c];
+            const NodePlacement& p = r.nodes[id];
+            QVERIFY(p.x - p.width / 2 >= f.x - f.width / 2 && p.x + p.width / 2 <= f.x + f.width / 2);
+            QVERIFY(p.y - p.height / 2 >= f.y - f.height / 2 && p.y + p.height / 2 <= f.y + f.height / 2);
+        }
 }
 
 LayoutResult ladderOf(const Graph& g) {
@@ -288,6 +363,178 @@ private slots:
         QCOMPARE(finished.last().at(0).toULongLong(), newer);
         QCOMPARE(last->algorithm, LayoutAlgorithm::Ladder);
         QVERIFY(!last->provisional);
+    }
+
+    // Open layers are blocks laid out by dot (issue 15): both GPT blocks of gpt_block2 are the same layer, so
+    // their frames hold the same picture, and dot ran once per side and shape.
+    void openLayersAreBlocksLaidOutOnce() {
+        if (!graphvizAvailable())
+            QSKIP("built without Graphviz: frames are laid out by the layered layout");
+        const Graph g = loadSharedGraph("graphs/torch-1.13/gpt_block2/joint.txt");
+        const OpenLadder open = openLadder(g);
+        auto cache = std::make_shared<FrameLayoutCache>();
+        LayoutOptions options = open.options;
+        options.frameAlgorithm = LayoutAlgorithm::Graphviz;
+        options.frameCache = cache;
+        const auto r = computeLayout(open.layoutGraph, options);
+        QVERIFY(r);
+        QVERIFY(!r->provisional);
+        QCOMPARE(r->algorithm, LayoutAlgorithm::Ladder);
+        QCOMPARE(r->nodes.size(), open.view.items.size());
+        // Four layer frames (two layers, each way), all direct members boxes of one column.
+        std::vector<size_t> forwardLayers, backwardLayers;
+        for (size_t c = 0; c < open.view.frames.size(); ++c) {
+            const Group& group = open.tree->groups[size_t(open.view.frames[c])];
+            if (group.kind == GroupKind::Layer)
+                (open.tree->groups[size_t(group.parent)].label == "forward" ? forwardLayers : backwardLayers)
+                    .push_back(c);
+        }
+        QCOMPARE(forwardLayers.size(), size_t(2));
+        QCOMPARE(backwardLayers.size(), size_t(2));
+        // The same layer, the same picture: every member at the same place relative to its frame.
+        for (const auto& pair : {forwardLayers, backwardLayers}) {
+            const auto& a = options.clusters[pair[0]].nodes;
+            const auto& b = options.clusters[pair[1]].nodes;
+            QCOMPARE(a.size(), b.size());
+            const NodePlacement &fa = r->clusters[pair[0]], &fb = r->clusters[pair[1]];
+            QCOMPARE(fa.width, fb.width);
+            QCOMPARE(fa.height, fb.height);
+            for (size_t i = 0; i < a.size(); ++i) {
+                QCOMPARE(r->nodes[a[i]].x - fa.x, r->nodes[b[i]].x - fb.x);
+                QCOMPARE(r->nodes[a[i]].y - fa.y, r->nodes[b[i]].y - fb.y);
+            }
+        }
+        // Dot ran once for the two forward layers and once for the two backward ones (plus other frames).
+        size_t blockFrames = 0;
+        for (size_t c = 0; c < options.clusters.size(); ++c)
+            blockFrames += open.leafOneColumn[c];
+        QVERIFY2(cache->size() <= blockFrames - 2,
+                 qPrintable(QString("%1 layouts for %2 frames").arg(cache->size()).arg(blockFrames)));
+        // No two boxes overlap, the columns stay apart, and every frame holds its members.
+        expectNoOverlaps(*r);
+        expectFramesHoldMembers(*r, options.clusters);
+        double forwardRight = -1e300, backwardLeft = 1e300;
+        for (size_t i = 0; i < options.sides.size(); ++i) {
+            const NodePlacement& p = r->nodes[i];
+            if (options.sides[i] == LadderSide::Forward)
+                forwardRight = std::max(forwardRight, p.x + p.width / 2);
+            else if (options.sides[i] == LadderSide::Backward)
+                backwardLeft = std::min(backwardLeft, p.x - p.width / 2);
+        }
+        QVERIFY(forwardRight < backwardLeft);
+        // Every edge starts on its producer's box and ends on its user's.
+        size_t inside = 0;
+        for (const EdgeRoute& e : r->edges) {
+            QVERIFY(e.points.size() >= 4);
+            for (const auto& [end, p] : {std::pair{e.points.front(), r->nodes[e.from]},
+                                         std::pair{e.points.back(), r->nodes[e.to]}}) {
+                QVERIFY(std::abs(end.x - p.x) <= p.width / 2 + 0.5);
+                QVERIFY(std::abs(end.y - p.y) <= p.height / 2 + 0.5);
+                // On its border, not inside.
+                QVERIFY(std::abs(end.x - p.x) >= p.width / 2 - 0.5 ||
+                        std::abs(end.y - p.y) >= p.height / 2 - 0.5);
+            }
+            inside += open.sameBlock(e.from, e.to);
+        }
+        QVERIFY(inside > 0);
+    }
+
+    // A phase showing closed layer boxes is the ladder's column: its boxes stay on the rows (no block, no
+    // dot).
+    void closedLayersKeepTheRows() {
+        const Graph g = loadSharedGraph("graphs/torch-1.13/gpt_block2/joint.txt");
+        auto tree = std::make_shared<const GroupTree>(buildGroupTree(g));
+        std::vector<char> phases(tree->groups.size(), 0);
+        for (size_t i = 0; i < tree->groups.size(); ++i)
+            phases[i] = tree->groups[i].kind == GroupKind::Root || tree->groups[i].kind == GroupKind::Phase;
+        const CollapsedView view = collapseView(g, tree, phases);
+        LayoutOptions options;
+        options.algorithm = LayoutAlgorithm::Ladder;
+        options.sides = ladderSides(g, view);
+        options.clusters = viewClusters(view);
+        QCOMPARE(options.clusters.size(), size_t(2));
+        for (const LayoutCluster& cluster : options.clusters)
+            QVERIFY2(!cluster.block, cluster.title.c_str());
+        const Graph layoutGraph = viewLayoutGraph(view);
+        const auto rows = computeLayout(layoutGraph, options);
+        options.frameAlgorithm = LayoutAlgorithm::Graphviz;
+        options.frameCache = std::make_shared<FrameLayoutCache>();
+        const auto again = computeLayout(layoutGraph, options);
+        QVERIFY(rows && again);
+        QCOMPARE(options.frameCache->size(), size_t(0));
+        for (size_t i = 0; i < rows->nodes.size(); ++i) {
+            QCOMPARE(again->nodes[i].x, rows->nodes[i].x);
+            QCOMPARE(again->nodes[i].y, rows->nodes[i].y);
+        }
+        // Each forward layer box has a backward box level with it: the ladder's rows, not a block's.
+        size_t level = 0;
+        for (uint32_t a = 0; a < view.items.size(); ++a)
+            for (uint32_t b = 0; b < view.items.size(); ++b)
+                level += view.items[a].group >= 0 && view.items[b].group >= 0 &&
+                         options.sides[a] == LadderSide::Forward &&
+                         options.sides[b] == LadderSide::Backward &&
+                         tree->groups[size_t(view.items[a].group)].kind == GroupKind::Layer &&
+                         tree->groups[size_t(view.items[a].group)].label ==
+                             tree->groups[size_t(view.items[b].group)].label &&
+                         rows->nodes[a].y == rows->nodes[b].y;
+        QCOMPARE(level, size_t(2));
+    }
+
+    // The runner's first frame of an open ladder comes without dot; dot refines it once, and a second request
+    // for the same view is final at once, from the cache.
+    void openLadderRefinedThenCached() {
+        if (!graphvizAvailable())
+            QSKIP("built without Graphviz: nothing to refine");
+        auto g = std::make_shared<const Graph>(loadSharedGraph("graphs/torch-1.13/gpt_block2/joint.txt"));
+        auto tree = std::make_shared<const GroupTree>(buildGroupTree(*g));
+        LayoutRunner runner;
+        QSignalSpy finished(&runner, &LayoutRunner::finished);
+        LayoutOptions options;
+        options.algorithm = LayoutAlgorithm::Ladder;
+        options.frameAlgorithm = LayoutAlgorithm::Graphviz;
+        options.preview = true;
+        const std::vector<char> all(tree->groups.size(), 1);
+        runner.startCollapsed(g, tree, all, 400, {}, options);
+        runner.waitForDone();
+        QCOMPARE(finished.count(), 2);
+        QVERIFY(finished.at(0).at(1).value<std::shared_ptr<const LayoutResult>>()->provisional);
+        QVERIFY(!finished.at(1).at(1).value<std::shared_ptr<const LayoutResult>>()->provisional);
+        const size_t cached = runner.frameCache().size();
+        QVERIFY(cached > 0);
+        runner.startCollapsed(g, tree, all, 400, {}, options);
+        runner.waitForDone();
+        QCOMPARE(finished.count(), 3);
+        QVERIFY(!finished.at(2).at(1).value<std::shared_ptr<const LayoutResult>>()->provisional);
+        QCOMPARE(runner.frameCache().size(), cached);
+    }
+
+    // A receiver of the first frame that asks for another layout (the GUI revealing a node in a closed group)
+    // gets no refinement of the old request and no cancelled() under the new ticket.
+    void requestFromFirstFrameIsNotCancelledByTheOld() {
+        if (!graphvizAvailable())
+            QSKIP("built without Graphviz: nothing to refine");
+        auto g = std::make_shared<const Graph>(loadSharedGraph("graphs/torch-1.13/gpt_block2/joint.txt"));
+        LayoutRunner runner;
+        QSignalSpy finished(&runner, &LayoutRunner::finished);
+        QSignalSpy cancelled(&runner, &LayoutRunner::cancelled);
+        LayoutOptions options;
+        options.preview = true;
+        quint64 newer = 0;
+        const quint64 older = runner.start(g, options);
+        connect(&runner, &LayoutRunner::finished, &runner, [&](quint64 ticket) {
+            if (ticket == older)
+                newer = runner.start(g, options);
+        });
+        runner.waitForDone();
+        QVERIFY(newer != 0);
+        for (const auto& args : cancelled)
+            QVERIFY2(args.at(0).toULongLong() != newer, "the new request reported cancelled");
+        int olderResults = 0, newerResults = 0;
+        for (const auto& args : finished)
+            (args.at(0).toULongLong() == older ? olderResults : newerResults) += 1;
+        QCOMPARE(olderResults, 1); // its first frame only: never refined
+        QCOMPARE(newerResults, 2); // its first frame and its refinement
+        QVERIFY(!finished.last().at(1).value<std::shared_ptr<const LayoutResult>>()->provisional);
     }
 
     void cancelledLadderReturnsNothing() {

@@ -8,6 +8,8 @@
 #include "canvas/NodeItem.h"
 #include "io/GraphFile.h"
 #include "layout/GraphLayout.h"
+#include "layout/Grouping.h"
+#include "layout/LadderLayout.h"
 
 #include <QApplication>
 #include <QDir>
@@ -62,6 +64,32 @@ private slots:
         // Box fills of each kind of node are visible.
         for (NodeRole role : {NodeRole::Forward, NodeRole::Backward, NodeRole::Primal, NodeRole::Tangent})
             QVERIFY2(pixelsOf(saved, roleColors(role).fill) > 100, qPrintable(roleName(role)));
+    }
+
+    // The ladder of gpt_block2 with every group open: each layer's forward and backward a frame laid out by
+    // dot.
+    void openLadderCanvas() {
+        if (!layout::graphvizAvailable())
+            QSKIP("built without Graphviz");
+        const Graph g = loadSharedGraph("graphs/torch-1.13/gpt_block2/joint.txt");
+        auto tree = std::make_shared<const layout::GroupTree>(layout::buildGroupTree(g));
+        const layout::CollapsedView view =
+            layout::collapseView(g, tree, std::vector<char>(tree->groups.size(), 1));
+        layout::LayoutOptions options;
+        options.algorithm = layout::LayoutAlgorithm::Ladder;
+        options.frameAlgorithm = layout::LayoutAlgorithm::Graphviz;
+        options.sides = layout::ladderSides(g, view);
+        options.clusters = layout::viewClusters(view);
+        auto result = layout::computeLayout(layout::viewLayoutGraph(view), options);
+        QVERIFY(result);
+        result->view = std::make_shared<const layout::CollapsedView>(view);
+        GraphScene scene;
+        scene.setGraph(&g);
+        scene.applyCollapsedLayout(*result);
+        const QImage image = scene.renderImage(0.5);
+        QVERIFY(image.save(outPath(QStringLiteral("screenshot_gpt_block2_open_ladder.png"))));
+        for (NodeRole role : {NodeRole::Forward, NodeRole::Backward})
+            QVERIFY2(pixelsOf(image, roleColors(role).fill) > 100, qPrintable(roleName(role)));
     }
 
     void viewWidgetGrab() {

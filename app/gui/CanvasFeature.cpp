@@ -336,6 +336,8 @@ layout::LayoutOptions CanvasFeature::layoutOptions() const {
     options.algorithm = ladder_ ? layout::LayoutAlgorithm::Ladder : layout::LayoutAlgorithm::Auto;
     // Never a blank canvas: a slow layout (dot) shows a fast placement first and replaces it when done.
     options.preview = true;
+    // Inside an open layer of the ladder, dot reads best; its layouts are kept by the runner per layer shape.
+    options.frameAlgorithm = layout::LayoutAlgorithm::Graphviz;
     // Recomputed nodes go to the ladder's backward side, under the decision shown when laid out.
     if (const views::PartitionOverlay* overlay = ctx_.scene->partitionOverlay(); ladder_ && overlay) {
         options.recomputed.resize(overlay->nodes.size());

@@ -15,6 +15,7 @@
 namespace jointscope::layout {
 
 struct CollapsedView;
+class FrameLayoutCache;
 
 struct Point {
     double x = 0;
@@ -54,6 +55,9 @@ struct LayoutCluster {
     int32_t parent = -1;       // enclosing cluster, an earlier index; -1: none
     std::vector<NodeId> nodes; // direct members
     std::string title;         // room is kept above the members for this text
+    // Ladder: the members may be laid out apart and placed as one block (a layer's nodes), not on the
+    // ladder's rows (a phase: the column itself).
+    bool block = false;
 };
 
 struct LayoutOptions {
@@ -70,6 +74,15 @@ struct LayoutOptions {
     bool preview = false;
     // Layered: every node just above its first user (the ladder's columns), not below its last input.
     bool asLateAsPossible = false;
+    // Ladder: a frame with no frame inside whose members all sit in one column (a layer's forward, its
+    // backward) is laid out apart and placed as one block. Graphviz: by dot, through `frameCache`; Layered:
+    // by the layered layout.
+    LayoutAlgorithm frameAlgorithm = LayoutAlgorithm::Layered;
+    // Frame layouts by content: identical layers are laid out by dot once, and again never.
+    std::shared_ptr<FrameLayoutCache> frameCache;
+    // Ladder with frameAlgorithm Graphviz: take dot's layouts from the cache only; a frame not in it gets the
+    // layered layout and the result is marked provisional (LayoutRunner's fast pass).
+    bool framesFromCacheOnly = false;
 };
 
 struct LayoutResult {

@@ -2,6 +2,7 @@
 
 #include "graph/GraphStats.h"
 #include "layout/Grouping.h"
+#include "layout/StandInGraph.h"
 
 #include <algorithm>
 #include <array>
@@ -116,8 +117,11 @@ bool hasTwoSides(const std::vector<LadderSide>& sides) {
            std::find(sides.begin(), sides.end(), LadderSide::Backward) != sides.end();
 }
 
-std::optional<LayoutResult> ladderLayout(const Graph& graph, const std::vector<NodeSize>& sizes,
-                                         const LayoutOptions& options, const std::atomic<bool>* cancel) {
+namespace {
+
+// The ladder proper: every node on a row of its column, frames drawn around their members.
+std::optional<LayoutResult> rowLadder(const Graph& graph, const std::vector<NodeSize>& sizes,
+                                      const LayoutOptions& options, const std::atomic<bool>* cancel) {
     const size_t n = graph.size();
     const std::vector<LadderSide> sides =
         options.sides.size() == n ? options.sides : ladderSides(graph, options.recomputed);
@@ -353,6 +357,317 @@ std::optional<LayoutResult> ladderLayout(const Graph& graph, const std::vector<N
     if (cancelled(cancel))
         return std::nullopt;
     return result;
+}
+
+constexpr double kBlockQuantum = 16;     // box sizes are rounded up to this for a frame's shape
+constexpr size_t kMaxBlockMembers = 300; // dot takes seconds beyond
+
+// A frame laid out apart: its members' local placements and routes, from its content's top-left.
+struct Block {
+    size_t cluster = 0;
+    std::vector<NodeId> members; // ascending
+    std::shared_ptr<const LayoutResult> inside;
+};
+
+// The frames that become blocks: marked so, no frame inside, at least two members, all of one column.
+std::vector<Block> findBlocks(const LayoutOptions& options, const std::vector<LadderSide>& sides, size_t n) {
+    const auto& clusters = options.clusters;
+    std::vector<char> hasChild(clusters.size(), 0);
+    for (const LayoutCluster& c : clusters)
+        if (c.parent >= 0 && size_t(c.parent) < clusters.size())
+            hasChild[size_t(c.parent)] = 1;
+    std::vector<Block> blocks;
+    for (size_t c = 0; c < clusters.size(); ++c) {
+        if (hasChild[c] || !clusters[c].block)
+            continue;
+        std::vector<NodeId> members;
+        for (NodeId id : clusters[c].nodes)
+            if (id < n)
+                members.push_back(id);
+        std::sort(members.begin(), members.end());
+        members.erase(std::unique(members.begin(), members.end()), members.end());
+        if (members.size() < 2 || members.size() > kMaxBlockMembers ||
+            sides[members[0]] == LadderSide::Output)
+            continue;
+        const bool oneColumn = std::all_of(members.begin(), members.end(),
+                                           [&](NodeId id) { return sides[id] == sides[members[0]]; });
+        if (oneColumn)
+            blocks.push_back({c, std::move(members), nullptr});
+    }
+    return blocks;
+}
+
+// Boxes without edges between them, in rows of about as many as there are rows, in order.
+LayoutResult gridLayout(const std::vector<NodeSize>& sizes, const LayoutOptions& options) {
+    const size_t columns = size_t(std::ceil(std::sqrt(double(sizes.size()))));
+    std::vector<double> columnWidth(columns, 0), rowHeight((sizes.size() + columns - 1) / columns, 0);
+    for (size_t i = 0; i < sizes.size(); ++i) {
+        columnWidth[i % columns] = std::max(columnWidth[i % columns], sizes[i].width);
+        rowHeight[i / columns] = std::max(rowHeight[i / columns], sizes[i].height);
+    }
+    std::vector<double> left(columns, 0), top(rowHeight.size(), 0);
+    for (size_t c = 1; c < columns; ++c)
+        left[c] = left[c - 1] + columnWidth[c - 1] + options.nodeSeparation;
+    for (size_t r = 1; r < rowHeight.size(); ++r)
+        top[r] = top[r - 1] + rowHeight[r - 1] + options.rankSeparation;
+    LayoutResult result;
+    result.algorithm = LayoutAlgorithm::Layered;
+    for (size_t i = 0; i < sizes.size(); ++i)
+        result.nodes.push_back({left[i % columns] + columnWidth[i % columns] / 2,
+                                top[i / columns] + rowHeight[i / columns] / 2, sizes[i].width,
+                                sizes[i].height});
+    result.width = left.back() + columnWidth.back();
+    result.height = top.back() + rowHeight.back();
+    return result;
+}
+
+// Lays out one block's members: dot's layout from the cache or fresh, else the layered layout. Sets
+// `provisional` when dot was wanted but left for later.
+std::shared_ptr<const LayoutResult> layOutBlock(const Block& block, const std::vector<uint32_t>& local,
+                                                const std::vector<std::vector<NodeId>>& inputs,
+                                                const std::vector<NodeSize>& sizes,
+                                                const LayoutOptions& options, const std::atomic<bool>* cancel,
+                                                bool& provisional) {
+    std::vector<std::vector<NodeId>> localInputs(block.members.size());
+    std::vector<NodeSize> rounded;
+    rounded.reserve(block.members.size());
+    std::string shape;
+    for (size_t i = 0; i < block.members.size(); ++i) {
+        const NodeId id = block.members[i];
+        const NodeSize size = sizes[id];
+        rounded.push_back({std::ceil(size.width / kBlockQuantum) * kBlockQuantum,
+                           std::ceil(size.height / kBlockQuantum) * kBlockQuantum});
+        shape += std::to_string(int(rounded.back().width)) + 'x' + std::to_string(int(rounded.back().height));
+        for (NodeId in : inputs[id])
+            if (local[in] != UINT32_MAX) {
+                localInputs[i].push_back(local[in]);
+                shape += ',' + std::to_string(local[in]);
+            }
+        shape += ';';
+    }
+    const bool edgeless = std::all_of(localInputs.begin(), localInputs.end(),
+                                      [](const std::vector<NodeId>& in) { return in.empty(); });
+    if (edgeless) // the inputs: a square of boxes, not one row as wide as the model
+        return std::make_shared<const LayoutResult>(gridLayout(rounded, options));
+    const Graph inner = standInGraph(localInputs, "n");
+    LayoutOptions plain;
+    plain.nodeSeparation = options.nodeSeparation;
+    plain.rankSeparation = options.rankSeparation;
+    const bool dot = options.frameAlgorithm == LayoutAlgorithm::Graphviz && graphvizAvailable();
+    if (dot && options.frameCache)
+        if (auto cached = options.frameCache->find(shape))
+            return cached;
+    if (dot && !options.framesFromCacheOnly) {
+        if (auto laid = graphvizLayout(inner, rounded, plain, cancel)) {
+            auto result = std::make_shared<const LayoutResult>(std::move(*laid));
+            if (options.frameCache)
+                options.frameCache->insert(shape, result);
+            return result;
+        }
+        if (cancelled(cancel))
+            return nullptr;
+    }
+    provisional = provisional || (dot && options.framesFromCacheOnly);
+    auto laid = layeredLayout(inner, rounded, plain, cancel);
+    return laid ? std::make_shared<const LayoutResult>(std::move(*laid)) : nullptr;
+}
+
+// The ladder with its one-column frames as blocks: each block laid out apart, the ladder run on a graph
+// with one box per block, then the members placed inside their block.
+std::optional<LayoutResult> blockLadder(const Graph& graph, const std::vector<NodeSize>& sizes,
+                                        const LayoutOptions& options, const std::vector<LadderSide>& sides,
+                                        const std::atomic<bool>* cancel) {
+    const size_t n = graph.size();
+    std::vector<Block> blocks = findBlocks(options, sides, n);
+    if (blocks.empty())
+        return rowLadder(graph, sizes, options, cancel);
+    const auto edges = graphEdges(graph);
+    std::vector<std::vector<NodeId>> inputs(n);
+    for (auto [from, to] : edges)
+        inputs[to].push_back(from);
+
+    bool provisional = false;
+    std::vector<int64_t> blockOf(n, -1);
+    std::vector<uint32_t> local(n, UINT32_MAX);
+    for (size_t b = 0; b < blocks.size(); ++b) {
+        for (size_t i = 0; i < blocks[b].members.size(); ++i) {
+            blockOf[blocks[b].members[i]] = int64_t(b);
+            local[blocks[b].members[i]] = uint32_t(i);
+        }
+        blocks[b].inside = layOutBlock(blocks[b], local, inputs, sizes, options, cancel, provisional);
+        for (NodeId id : blocks[b].members)
+            local[id] = UINT32_MAX;
+        if (!blocks[b].inside)
+            return std::nullopt;
+    }
+
+    // The outer graph: nodes outside blocks and one box per block, in the order of their first node.
+    std::vector<uint32_t> outerOf(n, UINT32_MAX);
+    std::vector<int64_t> outerThing; // >= 0: node; < 0: block -1 - b
+    std::vector<uint32_t> outerOfBlock(blocks.size(), UINT32_MAX);
+    for (NodeId id = 0; id < n; ++id) {
+        const int64_t b = blockOf[id];
+        if (b >= 0 && outerOfBlock[size_t(b)] != UINT32_MAX) {
+            outerOf[id] = outerOfBlock[size_t(b)];
+            continue;
+        }
+        outerOf[id] = uint32_t(outerThing.size());
+        if (b >= 0)
+            outerOfBlock[size_t(b)] = outerOf[id];
+        outerThing.push_back(b >= 0 ? -1 - b : int64_t(id));
+    }
+    std::vector<std::vector<NodeId>> outerInputs(outerThing.size());
+    for (auto [from, to] : edges) {
+        const uint32_t a = outerOf[from], z = outerOf[to];
+        auto& in = outerInputs[z];
+        if (a != z && std::find(in.begin(), in.end(), a) == in.end())
+            in.push_back(a);
+    }
+    LayoutOptions outer = options;
+    outer.sizes.clear();
+    outer.sides.clear();
+    outer.sides.reserve(outerThing.size());
+    std::vector<NodeSize> outerSizes;
+    outerSizes.reserve(outerThing.size());
+    for (int64_t thing : outerThing) {
+        if (thing >= 0) {
+            outerSizes.push_back(sizes[size_t(thing)]);
+            outer.sides.push_back(sides[size_t(thing)]);
+            continue;
+        }
+        const Block& block = blocks[size_t(-1 - thing)];
+        outerSizes.push_back(
+            {block.inside->width + 2 * kFramePad, block.inside->height + kFrameTitle + kFramePad});
+        outer.sides.push_back(sides[block.members[0]]);
+    }
+    // Frames that are blocks are the blocks' boxes; the others keep their members, blocks as one each.
+    std::vector<int32_t> outerCluster(options.clusters.size(), -1);
+    std::vector<char> isBlock(options.clusters.size(), 0);
+    for (const Block& block : blocks)
+        isBlock[block.cluster] = 1;
+    outer.clusters.clear();
+    for (size_t c = 0; c < options.clusters.size(); ++c) {
+        if (isBlock[c])
+            continue;
+        const LayoutCluster& cluster = options.clusters[c];
+        LayoutCluster mapped;
+        mapped.title = cluster.title;
+        mapped.parent =
+            cluster.parent >= 0 && size_t(cluster.parent) < c ? outerCluster[size_t(cluster.parent)] : -1;
+        for (NodeId id : cluster.nodes)
+            if (id < n && blockOf[id] < 0)
+                mapped.nodes.push_back(outerOf[id]);
+        outerCluster[c] = int32_t(outer.clusters.size());
+        outer.clusters.push_back(std::move(mapped));
+    }
+    for (const Block& block : blocks)
+        if (const int32_t parent = options.clusters[block.cluster].parent;
+            parent >= 0 && !isBlock[size_t(parent)])
+            if (outerCluster[size_t(parent)] >= 0)
+                outer.clusters[size_t(outerCluster[size_t(parent)])].nodes.push_back(
+                    outerOf[block.members[0]]);
+    auto placed = rowLadder(standInGraph(outerInputs, "o"), outerSizes, outer, cancel);
+    if (!placed)
+        return std::nullopt;
+
+    LayoutResult result;
+    result.algorithm = LayoutAlgorithm::Ladder;
+    result.provisional = provisional;
+    result.width = placed->width;
+    result.height = placed->height;
+    result.nodes.resize(n);
+    result.clusters.assign(options.clusters.size(), NodePlacement{});
+    for (size_t c = 0; c < options.clusters.size(); ++c)
+        if (outerCluster[c] >= 0)
+            result.clusters[c] = placed->clusters[size_t(outerCluster[c])];
+    // A block's content from its top-left; a backward block upside down: the backward column runs upwards.
+    std::vector<Point> origin(blocks.size());
+    std::vector<char> upwards(blocks.size(), 0);
+    const auto toView = [&](size_t b, Point p) {
+        const double y = upwards[b] ? blocks[b].inside->height - p.y : p.y;
+        return Point{origin[b].x + p.x, origin[b].y + y};
+    };
+    for (size_t b = 0; b < blocks.size(); ++b) {
+        const NodePlacement& box = placed->nodes[outerOfBlock[b]];
+        result.clusters[blocks[b].cluster] = box;
+        origin[b] = {box.x - box.width / 2 + kFramePad, box.y - box.height / 2 + kFrameTitle};
+        upwards[b] = sides[blocks[b].members[0]] == LadderSide::Backward;
+    }
+    for (NodeId id = 0; id < n; ++id) {
+        const int64_t b = blockOf[id];
+        if (b < 0) {
+            result.nodes[id] = placed->nodes[outerOf[id]];
+            continue;
+        }
+        const Block& block = blocks[size_t(b)];
+        const size_t i =
+            size_t(std::lower_bound(block.members.begin(), block.members.end(), id) - block.members.begin());
+        const NodePlacement& p = block.inside->nodes[i];
+        const Point centre = toView(size_t(b), {p.x, p.y});
+        result.nodes[id] = {centre.x, centre.y, sizes[id].width, sizes[id].height};
+    }
+    // Edges inside a block keep the block's routes; the others are the ladder's.
+    std::vector<std::vector<const EdgeRoute*>> routesFrom(n);
+    for (size_t b = 0; b < blocks.size(); ++b)
+        for (const EdgeRoute& route : blocks[b].inside->edges)
+            routesFrom[blocks[b].members[route.from]].push_back(&route);
+    result.edges.reserve(edges.size());
+    for (auto [from, to] : edges) {
+        const int64_t b = blockOf[from];
+        const EdgeRoute* inside = nullptr;
+        if (b >= 0 && b == blockOf[to])
+            for (const EdgeRoute* route : routesFrom[from])
+                if (blocks[size_t(b)].members[route->to] == to)
+                    inside = route;
+        if (!inside) {
+            result.edges.push_back(
+                ladderRoute(from, to, sides[from], sides[to], result.nodes[from], result.nodes[to]));
+            continue;
+        }
+        EdgeRoute route{from, to, inside->points};
+        for (Point& point : route.points)
+            point = toView(size_t(b), point);
+        // dot drew to the rounded-up boxes: the ends move onto the boxes drawn.
+        const auto onto = [](Point& point, const NodePlacement& box) {
+            point = {std::clamp(point.x, box.x - box.width / 2, box.x + box.width / 2),
+                     std::clamp(point.y, box.y - box.height / 2, box.y + box.height / 2)};
+        };
+        onto(route.points.front(), result.nodes[from]);
+        onto(route.points.back(), result.nodes[to]);
+        result.edges.push_back(std::move(route));
+    }
+    if (cancelled(cancel))
+        return std::nullopt;
+    return result;
+}
+
+} // namespace
+
+std::shared_ptr<const LayoutResult> FrameLayoutCache::find(const std::string& shape) const {
+    std::lock_guard<std::mutex> lock(mutex_);
+    auto it = layouts_.find(shape);
+    return it == layouts_.end() ? nullptr : it->second;
+}
+
+void FrameLayoutCache::insert(const std::string& shape, std::shared_ptr<const LayoutResult> layout) {
+    std::lock_guard<std::mutex> lock(mutex_);
+    if (layouts_.size() >= kMaxEntries)
+        layouts_.clear();
+    layouts_[shape] = std::move(layout);
+}
+
+size_t FrameLayoutCache::size() const {
+    std::lock_guard<std::mutex> lock(mutex_);
+    return layouts_.size();
+}
+
+std::optional<LayoutResult> ladderLayout(const Graph& graph, const std::vector<NodeSize>& sizes,
+                                         const LayoutOptions& options, const std::atomic<bool>* cancel) {
+    if (options.clusters.empty())
+        return rowLadder(graph, sizes, options, cancel);
+    const std::vector<LadderSide> sides =
+        options.sides.size() == graph.size() ? options.sides : ladderSides(graph, options.recomputed);
+    return blockLadder(graph, sizes, options, sides, cancel);
 }
 
 } // namespace jointscope::layout

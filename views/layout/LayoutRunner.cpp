@@ -8,12 +8,18 @@ namespace {
 
 using ResultPtr = std::shared_ptr<const LayoutResult>;
 
-// `options` for one pass: a fast pass of a slow choice runs the layered layout instead, and says so.
+// `options` for one pass: a fast pass of a slow choice runs the layered layout instead, and says so; a fast
+// ladder takes the dot layouts of its frames from the cache only (the ladder marks what it left for later).
 LayoutOptions passOptions(const Graph& graph, LayoutOptions options, bool fast, bool& provisional) {
     provisional = false;
-    if (fast && options.preview && chosenAlgorithm(graph, options) == LayoutAlgorithm::Graphviz) {
+    if (!fast || !options.preview)
+        return options;
+    const LayoutAlgorithm chosen = chosenAlgorithm(graph, options);
+    if (chosen == LayoutAlgorithm::Graphviz) {
         options.algorithm = LayoutAlgorithm::Layered;
         provisional = true;
+    } else if (chosen == LayoutAlgorithm::Ladder) {
+        options.framesFromCacheOnly = true;
     }
     return options;
 }
@@ -21,17 +27,20 @@ LayoutOptions passOptions(const Graph& graph, LayoutOptions options, bool fast, 
 ResultPtr finish(std::optional<LayoutResult> result, bool provisional) {
     if (!result)
         return nullptr;
-    result->provisional = provisional;
+    result->provisional = result->provisional || provisional;
     return std::make_shared<const LayoutResult>(std::move(*result));
 }
 
 } // namespace
 
-LayoutRunner::LayoutRunner(QObject* parent) : QObject(parent) {
+LayoutRunner::LayoutRunner(QObject* parent) : QObject(parent), frames_(std::make_shared<FrameLayoutCache>()) {
     qRegisterMetaType<ResultPtr>("std::shared_ptr<const jointscope::layout::LayoutResult>");
     connect(&job_, &views::BackgroundJob::started, this, &LayoutRunner::started);
     connect(&job_, &views::BackgroundJob::cancelled, this, &LayoutRunner::cancelled);
-    connect(&refine_, &views::BackgroundJob::cancelled, this, [this] { emit cancelled(refining_); });
+    connect(&refine_, &views::BackgroundJob::cancelled, this, [this](quint64 job) {
+        if (job == refineJob_)
+            emit cancelled(refining_);
+    });
 }
 
 LayoutRunner::~LayoutRunner() {
@@ -40,6 +49,8 @@ LayoutRunner::~LayoutRunner() {
 }
 
 quint64 LayoutRunner::start(std::shared_ptr<const Graph> graph, LayoutOptions options) {
+    if (!options.frameCache)
+        options.frameCache = frames_;
     return launch([graph = std::move(graph), options = std::move(options)](
                       const std::atomic<bool>* flag, bool fast, const ResultPtr&) -> ResultPtr {
         bool provisional = false;
@@ -52,6 +63,8 @@ quint64 LayoutRunner::startCollapsed(std::shared_ptr<const Graph> graph,
                                      std::shared_ptr<const GroupTree> tree, std::vector<char> expanded,
                                      size_t budget, std::function<NodeSize(const Node&)> measure,
                                      LayoutOptions options) {
+    if (!options.frameCache)
+        options.frameCache = frames_;
     return launch([graph = std::move(graph), tree = std::move(tree), expanded = std::move(expanded), budget,
                    measure = std::move(measure), options = std::move(options)](
                       const std::atomic<bool>* flag, bool fast, const ResultPtr& provisional) -> ResultPtr {
@@ -98,7 +111,7 @@ quint64 LayoutRunner::startCollapsed(std::shared_ptr<const Graph> graph,
 
 quint64 LayoutRunner::launch(Work work) {
     refine_.cancel(); // a refinement of an older request is no longer wanted
-    return job_.run(
+    latest_ = job_.run(
         [work](views::JobControl& control) { return work(control.flag(), true, nullptr); },
         [this, work](ResultPtr result, quint64 ticket) {
             if (!result) {
@@ -106,10 +119,10 @@ quint64 LayoutRunner::launch(Work work) {
                 return;
             }
             emit finished(ticket, result);
-            if (!result->provisional)
+            // A receiver of finished() may have started a newer request already: this one is not refined.
+            if (!result->provisional || ticket != latest_)
                 return;
-            refining_ = ticket;
-            refine_.run(
+            const quint64 job = refine_.run(
                 [work, result](views::JobControl& control) { return work(control.flag(), false, result); },
                 [this, ticket](ResultPtr refined) {
                     if (refined)
@@ -117,7 +130,10 @@ quint64 LayoutRunner::launch(Work work) {
                     else
                         emit cancelled(ticket);
                 });
+            refining_ = ticket; // after run(): what run() superseded reported under its own ticket
+            refineJob_ = job;
         });
+    return latest_;
 }
 
 void LayoutRunner::cancel() {

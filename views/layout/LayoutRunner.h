@@ -6,6 +6,7 @@
 
 #include "layout/GraphLayout.h"
 #include "layout/Grouping.h"
+#include "layout/LadderLayout.h"
 #include "models/BackgroundJob.h"
 
 #include <QObject>
@@ -21,6 +22,9 @@ class LayoutRunner : public QObject {
 public:
     explicit LayoutRunner(QObject* parent = nullptr);
     ~LayoutRunner() override;
+
+    // The frame layouts kept so far (LayoutOptions::frameCache of every request without its own).
+    const FrameLayoutCache& frameCache() const { return *frames_; }
 
     // Starts laying out `graph` (kept alive by the runner until done) and cancels the layout before it.
     // Returns the ticket that finished() / cancelled() will carry.
@@ -54,7 +58,11 @@ private:
 
     views::BackgroundJob job_{1}; // one thread: layouts run serialised, in order (Graphviz is not reentrant)
     views::BackgroundJob refine_{1}; // apart, so that a refinement still in dot never delays a first frame
+    quint64 latest_ = 0;             // the newest request
     quint64 refining_ = 0;           // the request whose refinement runs
+    quint64 refineJob_ = 0;          // refine_'s ticket for it
+    // Dot's layouts of frame contents, for every request: a layer laid out once is never laid out again.
+    std::shared_ptr<FrameLayoutCache> frames_;
 };
 
 } // namespace jointscope::layout

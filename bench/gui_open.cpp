@@ -13,7 +13,8 @@
 //                    is on the canvas; 0 when the first frame was final (the ladder, big graphs)
 //   refine_stall_ms  the probe while the refinement runs and is applied
 //   max_stall_ms     the longest the UI thread was held at any point above
-//   expand_*         the same for double-clicking the last collapsed group (re-layout off the UI thread)
+//   expand_*         the same for double-clicking the last collapsed layer, else group (re-layout off the UI
+//                    thread); expand_refined_s and expand_refine_stall_ms for dot's refinement inside it
 //   peak_rss_MiB     VmHWM of the process after all of it
 // docs/benchmarks.md ("GUI") records the numbers.
 #include "CanvasFeature.h"
@@ -21,6 +22,7 @@
 
 #include "canvas/GraphScene.h"
 #include "canvas/GroupItem.h"
+#include "layout/Grouping.h"
 
 #include <QAction>
 #include <QApplication>
@@ -180,14 +182,20 @@ int main(int argc, char* argv[]) {
         spin(1000);
         const double settle = probe.stopMs();
 
-        // Expand the last collapsed group, as a double-click does.
+        // Expand the last collapsed layer (else the last collapsed group), as a double-click does.
         auto* scene = const_cast<jointscope::views::GraphScene*>(window.scene());
         const size_t sceneItems = size_t(scene->items().size());
-        int group = -1;
+        int group = -1, layer = -1;
         for (QGraphicsItem* item : scene->items())
-            if (item->type() == jointscope::views::GroupItem::Type)
-                group = std::max(group, static_cast<jointscope::views::GroupItem*>(item)->group());
-        double expandSeconds = 0, expandSettle = 0;
+            if (item->type() == jointscope::views::GroupItem::Type) {
+                const int g = static_cast<jointscope::views::GroupItem*>(item)->group();
+                group = std::max(group, g);
+                const auto* view = scene->collapsedView();
+                if (view && view->tree->groups[size_t(g)].kind == jointscope::layout::GroupKind::Layer)
+                    layer = std::max(layer, g);
+            }
+        group = layer >= 0 ? layer : group;
+        double expandSeconds = 0, expandSettle = 0, expandRefined = 0, expandRefineStall = 0;
         stall = apply = paint = 0;
         if (group > 0) {
             QElapsedTimer expandClock;
@@ -200,23 +208,29 @@ int main(int argc, char* argv[]) {
             waitFor(ready, "expanded layout");
             expandSeconds = double(expandClock.nsecsElapsed()) / 1e9;
             probe.takeMs();
+            if (label && label->text().contains(QStringLiteral("refining"))) {
+                while (window.layoutBusy() && expandClock.elapsed() < 300000)
+                    waitForEvents();
+                expandRefined = double(expandClock.nsecsElapsed()) / 1e9;
+                expandRefineStall = probe.takeMs();
+            }
             spin(1000);
             expandSettle = probe.stopMs();
         }
         const double maxStall = std::max({loadStall, show, firstStall, firstApply, firstPaint, settle,
-                                          refineStall, stall, apply, paint, expandSettle});
+                                          refineStall, stall, apply, paint, expandRefineStall, expandSettle});
         std::printf("%s%s\n  nodes %zu  scene_items %zu\n  open_s %.3f  load_stall_ms %.0f  show_ms %.0f\n"
                     "  first_frame_s %.3f  layout %s\n"
                     "  layout_stall_ms %.0f  apply_ms %.0f  paint_ms %.0f  settle_stall_ms %.0f\n"
                     "  refined_s %.3f  refine_stall_ms %.0f\n"
                     "  expand_s %.3f\n  expand_stall_ms %.0f  expand_apply_ms %.0f  expand_paint_ms %.0f"
-                    "  expand_settle_stall_ms %.0f\n"
+                    "  expand_settle_stall_ms %.0f\n  expand_refined_s %.3f  expand_refine_stall_ms %.0f\n"
                     "  max_stall_ms %.0f\n  peak_rss_MiB %.0f\n",
                     argv[i], layered ? " (--layered)" : "",
                     scene->graph() ? scene->graph()->size() : size_t(0), sceneItems, openSeconds, loadStall,
                     show, firstFrame, qPrintable(firstLayout), firstStall, firstApply, firstPaint, settle,
-                    refinedSeconds, refineStall, expandSeconds, stall, apply, paint, expandSettle, maxStall,
-                    peakRssMiB());
+                    refinedSeconds, refineStall, expandSeconds, stall, apply, paint, expandSettle,
+                    expandRefined, expandRefineStall, maxStall, peakRssMiB());
         std::fflush(stdout);
     }
     return 0;

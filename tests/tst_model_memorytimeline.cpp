@@ -90,6 +90,38 @@ private slots:
         QCOMPARE(model.rowCount(), 0);
         QCOMPARE(model.ours().peakStep, -1);
     }
+
+    // The chart's points: all steps when few; else at most maxPoints, every local extreme within a bucket's
+    // reach kept, the spike and the trough planted in a saw-tooth exact.
+    void chartStepsKeepExtremes() {
+        QCOMPARE(chartSteps({5, 1, 9}, 10), (std::vector<int>{0, 1, 2}));
+        const size_t n = 100003, maxPoints = 4000;
+        std::vector<uint64_t> live(n);
+        for (size_t i = 0; i < n; ++i)
+            live[i] = 1000 + (i * 7919) % 1013;
+        live[54321] = 1u << 30;
+        live[77777] = 0;
+        const std::vector<int> steps = chartSteps(live, maxPoints);
+        QVERIFY(steps.size() <= maxPoints);
+        QVERIFY(steps.size() > maxPoints / 2);
+        QCOMPARE(steps.front(), 0);
+        QCOMPARE(steps.back(), int(n - 1));
+        QVERIFY(std::is_sorted(steps.begin(), steps.end()));
+        QVERIFY(std::adjacent_find(steps.begin(), steps.end()) == steps.end());
+        QVERIFY(std::binary_search(steps.begin(), steps.end(), 54321));
+        QVERIFY(std::binary_search(steps.begin(), steps.end(), 77777));
+        // Every step has, within one bucket of it, a kept step at least as high and one at least as low.
+        const size_t reach = n / (maxPoints / 4) + 1;
+        for (size_t i = 0; i < n; ++i) {
+            auto it = std::lower_bound(steps.begin(), steps.end(), int(i > reach ? i - reach : 0));
+            bool higher = false, lower = false;
+            for (; it != steps.end() && size_t(*it) <= i + reach; ++it) {
+                higher = higher || live[size_t(*it)] >= live[i];
+                lower = lower || live[size_t(*it)] <= live[i];
+            }
+            QVERIFY2(higher && lower, qPrintable(QString("step %1").arg(i)));
+        }
+    }
 };
 
 QTEST_MAIN(TestMemoryTimelineModel)

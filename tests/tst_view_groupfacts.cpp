@@ -127,6 +127,31 @@ void compareFacts(const views::GroupFacts& actual, const views::GroupFacts& expe
 class TestViewGroupFacts : public QObject {
     Q_OBJECT
 private slots:
+    // Chunking re-parents groups made before the chunks: every group's facts still count its whole subtree.
+    void factsOfChunkedGroupsCountTheirSubtree() {
+        const Graph graph = loadSharedGraph(kGraph);
+        GroupingOptions small;
+        small.maxItems = 12;
+        small.chunkSize = 5;
+        small.layers = false;
+        const GroupTree tree = buildGroupTree(graph, small);
+        size_t chunks = 0, reparented = 0;
+        for (size_t g = 0; g < tree.groups.size(); ++g) {
+            chunks += tree.groups[g].kind == GroupKind::Chunk;
+            reparented += tree.groups[g].parent > int32_t(g);
+        }
+        QVERIFY(chunks > 10);
+        QVERIFY(reparented > 0); // the case this is about
+        const std::set<std::string> saved = torchSaved();
+        const views::PartitionOverlay overlay = overlayOf(graph, saved);
+        std::vector<double> times(graph.size(), -1.0);
+        for (NodeId id = 0; id < graph.size(); ++id)
+            times[id] = graph.node(id).op == NodeOp::CallFunction ? double(1 + id % 7) : -1.0;
+        const std::vector<views::GroupFacts> facts = views::computeGroupFacts(graph, tree, &overlay, times);
+        for (size_t g = 0; g < tree.groups.size(); ++g)
+            compareFacts(facts[g], expectedFacts(graph, membersOf(tree, int32_t(g)), saved, times));
+    }
+
     void factsOfLayersFollowTorchsDecision() {
         const Graph graph = loadSharedGraph(kGraph);
         const GroupTree tree = buildGroupTree(graph);

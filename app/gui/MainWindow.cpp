@@ -615,7 +615,15 @@ void MainWindow::updateStatus() {
         statsLabel_->setText(tr("Open a graph with File › Open (Ctrl+O) or drop a file here"));
         return;
     }
-    const GraphStats stats = computeStats(*graph);
+    // The canvas classified the graph it shows already: its backward nodes are the backward mask.
+    std::vector<bool> backward;
+    if (graph == scene_->graph()) {
+        backward.reserve(graph->size());
+        for (views::NodeRole role : scene_->roles())
+            backward.push_back(role == views::NodeRole::Backward);
+    }
+    const GraphStats stats =
+        backward.size() == graph->size() ? computeStats(*graph, backward) : computeStats(*graph);
     QString text = tr("%1 nodes · %2 forward · %3 backward · %4 primals · %5 tangents · %6 tensor data")
                        .arg(stats.nodes)
                        .arg(stats.forward)

@@ -34,10 +34,14 @@ void MemoryFeature::show(const std::shared_ptr<const PartitionResult>& result) {
         model_->clear();
         return;
     }
-    std::optional<views::MemoryCurve> torchs;
-    if (result->torchMemory && result->torchPartition)
+    // Built on the solve's worker when it came from PartitionDocument.
+    std::optional<views::MemoryCurve> torchs = result->torchMemoryCurve;
+    if (!torchs && result->torchMemory && result->torchPartition)
         torchs = views::MemoryCurve::from(result->torchPartition->graph, *result->torchMemory);
-    model_->setCurves(views::MemoryCurve::from(result->partition->graph, *result->memory), std::move(torchs));
+    model_->setCurves(result->memoryCurve
+                          ? *result->memoryCurve
+                          : views::MemoryCurve::from(result->partition->graph, *result->memory),
+                      std::move(torchs));
 }
 
 void MemoryFeature::selectNode(const QString& name) {

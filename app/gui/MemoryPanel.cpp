@@ -21,6 +21,8 @@ namespace jointscope::gui {
 
 namespace {
 constexpr double kMiB = 1024.0 * 1024.0;
+// Points per curve on the chart: about two per pixel of a wide dock.
+constexpr size_t kChartPoints = 4000;
 }
 
 MemoryPanel::MemoryPanel(views::MemoryTimelineModel* model, QWidget* parent)
@@ -106,15 +108,18 @@ MemoryPanel::MemoryPanel(views::MemoryTimelineModel* model, QWidget* parent)
 
 void MemoryPanel::rebuild() {
     const views::MemoryCurve& c = model_->ours();
-    QList<QPointF> points;
-    for (int i = 0; i < c.size(); ++i)
-        points.append(QPointF(i, double(c.liveBytes[size_t(i)]) / kMiB));
+    const auto chartPoints = [](const views::MemoryCurve& curve) {
+        QList<QPointF> points;
+        for (int step : views::chartSteps(curve.liveBytes, kChartPoints))
+            points.append(QPointF(step, double(curve.liveBytes[size_t(step)]) / kMiB));
+        return points;
+    };
+    const QList<QPointF> points = chartPoints(c);
     QList<QPointF> torchPoints;
     uint64_t top = c.peakBytes;
     int steps = c.size();
     if (const auto& t = model_->torchs()) {
-        for (int i = 0; i < t->size(); ++i)
-            torchPoints.append(QPointF(i, double(t->liveBytes[size_t(i)]) / kMiB));
+        torchPoints = chartPoints(*t);
         top = std::max(top, t->peakBytes);
         steps = std::max(steps, t->size());
     }

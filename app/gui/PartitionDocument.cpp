@@ -250,6 +250,13 @@ void PartitionDocument::solve() {
                 r->partition = std::make_shared<const Partition>(p.take());
                 r->rules = std::make_shared<const Ruleset>(rules.take());
                 addMemoryTimelines(*r, *graph);
+                if (r->memory)
+                    r->memoryCurve = views::MemoryCurve::from(r->partition->graph, *r->memory);
+                if (r->torchMemory && r->torchPartition)
+                    r->torchMemoryCurve = views::MemoryCurve::from(r->torchPartition->graph, *r->torchMemory);
+                r->solvedIds.reserve(r->partition->graph.size());
+                for (const Node& node : r->partition->graph.nodes())
+                    r->solvedIds.push_back(graph->find(node.name).value_or(kNoNode));
                 r->options = options;
                 r->edits = edits;
                 out = std::move(r);

@@ -6,6 +6,7 @@
 #include "graph/Graph.h"
 #include "io/Session.h"
 #include "models/BackgroundJob.h"
+#include "models/MemoryTimelineModel.h"
 #include "ops/Ruleset.h"
 #include "partition/MemoryTimeline.h"
 #include "partition/Partitioner.h"
@@ -49,6 +50,11 @@ struct PartitionResult {
     // torch's recorded min-cut decision evaluated on the same graph, and its timeline (ids: torchPartition)
     std::shared_ptr<const partition::Partition> torchPartition;
     std::optional<partition::MemoryTimeline> torchMemory;
+    // partition graph id -> the node of that name in the graph solved (kNoNode: none), found on the worker: a
+    // name lookup per node is 40 ms of UI thread on a 100k-node graph.
+    std::vector<NodeId> solvedIds;
+    // The memory timelines as the Memory dock shows them (node names as QString), built on the worker too.
+    std::optional<views::MemoryCurve> memoryCurve, torchMemoryCurve;
 };
 
 // A session file (*.jointscope, read and written by core's io/Session.h): what to open and how it was edited.

@@ -120,7 +120,13 @@ void PartitionFeature::applyOverlay() {
     overlay->nodes.resize(root->size());
     if (result && result->partition->graph.size() > 0) {
         const Partition& p = *result->partition;
-        auto shown = [&](NodeId id) { return root->find(p.graph.node(id).name); };
+        const bool mapped = result->solvedIds.size() == p.graph.size() && document_->graph() == root;
+        auto shown = [&](NodeId id) -> std::optional<NodeId> {
+            if (!mapped)
+                return root->find(p.graph.node(id).name);
+            const NodeId s = result->solvedIds[id];
+            return s < root->size() ? std::optional<NodeId>(s) : std::nullopt;
+        };
         for (NodeId id = 0; id < p.graph.size(); ++id)
             if (p.info.requiredBw.size() > id && p.info.requiredBw[id])
                 if (auto s = shown(id))

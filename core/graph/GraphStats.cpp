@@ -26,8 +26,11 @@ static uint64_t countSubgraphs(const Graph& graph) {
 }
 
 GraphStats computeStats(const Graph& graph) {
+    return computeStats(graph, backwardMask(graph));
+}
+
+GraphStats computeStats(const Graph& graph, const std::vector<bool>& backward) {
     GraphStats s;
-    const std::vector<bool> backward = backwardMask(graph);
     s.nodes = graph.size();
     for (NodeId id = 0; id < graph.size(); ++id) {
         const Node& n = graph.node(id);
@@ -40,7 +43,7 @@ GraphStats computeStats(const Graph& graph) {
         case NodeOp::GetAttr: ++s.getAttrs; break;
         case NodeOp::CallFunction:
             ++s.callFunctions;
-            ++(backward[id] ? s.backward : s.forward);
+            ++(id < backward.size() && backward[id] ? s.backward : s.forward);
             break;
         default: break;
         }

@@ -24,5 +24,7 @@ struct GraphStats {
 // Marks nodes that transitively read a tangent (torch's tangent closure), or carry partitioner_tag is_backward.
 std::vector<bool> backwardMask(const Graph& graph);
 GraphStats computeStats(const Graph& graph);
+// The same with `backward` = backwardMask(graph) already at hand.
+GraphStats computeStats(const Graph& graph, const std::vector<bool>& backward);
 
 } // namespace jointscope

@@ -5,6 +5,10 @@
 
 #include <QFont>
 
+#include <algorithm>
+#include <array>
+#include <numeric>
+
 namespace jointscope::views {
 
 MemoryCurve MemoryCurve::from(const Graph& graph, const partition::MemoryTimeline& timeline) {
@@ -100,6 +104,33 @@ QVariant MemoryTimelineModel::data(const QModelIndex& index, int role) const {
 QVariant MemoryTimelineModel::headerData(int section, Qt::Orientation orientation, int role) const {
     return columnTitle({tr("Step"), tr("Phase"), tr("Node"), tr("Live"), tr("Torch's decision")}, section,
                        orientation, role);
+}
+
+std::vector<int> chartSteps(const std::vector<uint64_t>& liveBytes, size_t maxPoints) {
+    const size_t n = liveBytes.size();
+    std::vector<int> steps;
+    if (n <= maxPoints) {
+        steps.resize(n);
+        std::iota(steps.begin(), steps.end(), 0);
+        return steps;
+    }
+    const size_t buckets = std::max<size_t>(1, maxPoints / 4);
+    steps.reserve(4 * buckets);
+    for (size_t b = 0; b < buckets; ++b) {
+        const size_t begin = b * n / buckets, end = (b + 1) * n / buckets;
+        if (begin == end)
+            continue;
+        size_t low = begin, high = begin;
+        for (size_t i = begin; i < end; ++i) {
+            low = liveBytes[i] < liveBytes[low] ? i : low;
+            high = liveBytes[i] > liveBytes[high] ? i : high;
+        }
+        std::array<size_t, 4> kept{begin, std::min(low, high), std::max(low, high), end - 1};
+        for (size_t step : kept)
+            if (steps.empty() || size_t(steps.back()) < step)
+                steps.push_back(int(step));
+    }
+    return steps;
 }
 
 } // namespace jointscope::views

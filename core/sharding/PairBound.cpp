@@ -497,9 +497,9 @@ void polishPlan(const PairModel& model, const std::vector<std::vector<double>>& 
 
 // The restricted ILP over the plan's options and each variable's `perVariable` cheapest by `lagrangian`
 // (dual ascent's reduced costs: near the LP optimum, the options an optimal plan uses): keeps the better
-// plan.
+// plan. Returns whether it did better.
 template <typename Clock>
-void improvePlan(const PairModel& model, const std::vector<std::vector<double>>& unary,
+bool improvePlan(const PairModel& model, const std::vector<std::vector<double>>& unary,
                  const std::vector<std::vector<double>>& lagrangian, const GenerationOptions& options,
                  const Clock& elapsed, std::vector<std::vector<char>>& active, GenerationResult& result) {
     for (size_t v = 0; v < model.vars.size(); ++v) {
@@ -522,17 +522,19 @@ void improvePlan(const PairModel& model, const std::vector<std::vector<double>>&
     const double left = std::max(options.timeLimitSeconds - elapsed(), 0.01);
     const PairLp::Relaxation relaxed = r.lp.relax(left);
     if (!relaxed.solved)
-        return;
+        return false;
     std::vector<int32_t> choice = restrictedPlan(r, relaxed.binary, left, options.log);
     if (!choice.empty())
         polishPlan(model, unary, choice);
-    if (!choice.empty() && pairObjective(model, choice) < result.cost) {
+    const bool better = !choice.empty() && pairObjective(model, choice) < result.cost;
+    if (better) {
         result.cost = pairObjective(model, choice);
         result.choice = choice;
     }
     if (options.log)
         std::fprintf(stderr, "  restricted ILP on %zu options: plan %.6g\n", countActive(active),
                      result.cost);
+    return better;
 }
 
 GenerationResult solveByGeneration(const PairModel& model, const GenerationOptions& options) {
@@ -601,6 +603,8 @@ GenerationResult solveByGeneration(const PairModel& model, const GenerationOptio
     const double perVariable = 1.0 / static_cast<double>(std::max<size_t>(model.vars.size(), 1));
     const double coldest = options.coldestTemperature * std::fabs(result.cost) * perVariable;
     double tau = options.startTemperature * (result.cost - result.lowerBound) * perVariable;
+    // A restricted ILP is most of a sweep's cost: after one that found nothing better, wait twice as long.
+    int primalInterval = options.primalEvery, nextPrimal = options.primalEvery - 1;
     for (int sweep = 0; !closed(result); ++sweep, tau = std::max(coldest, tau * options.cooling)) {
         if (elapsed() >= options.timeLimitSeconds) {
             result.timedOut = true;
@@ -611,8 +615,13 @@ GenerationResult solveByGeneration(const PairModel& model, const GenerationOptio
         if (sweep % options.boundEvery != options.boundEvery - 1)
             continue;
         result.lowerBound = std::max(result.lowerBound, ascent.bound());
-        if (sweep % options.primalEvery == options.primalEvery - 1)
-            improvePlan(model, unary, ascent.lagrangian(), options, elapsed, pool, result);
+        if (sweep >= nextPrimal) {
+            const bool better =
+                improvePlan(model, unary, ascent.lagrangian(), options, elapsed, pool, result);
+            primalInterval =
+                better ? options.primalEvery : std::min(8 * options.primalEvery, 2 * primalInterval);
+            nextPrimal = sweep + primalInterval;
+        }
         if (options.log)
             std::fprintf(stderr, "  ascent sweep %d (temperature %.3g): lower bound %.6g, %.2f s\n", sweep,
                          tau, result.lowerBound, elapsed());

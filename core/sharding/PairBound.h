@@ -27,7 +27,9 @@ struct GenerationOptions {
     double cooling = 0.8;             // temperature factor per sweep
     double coldestTemperature = 1e-4; // the temperature's floor, relative to the plan's cost per variable
     int boundEvery = 4;               // sweeps between evaluations of the bound (a full pass of its own)
-    int primalEvery = 8; // sweeps between restricted ILPs on the options the ascent favours (a multiple)
+    // Sweeps between restricted ILPs on the options the ascent favours (a multiple of boundEvery); doubled,
+    // up to 8 times, after each that finds no better plan.
+    int primalEvery = 8;
     double timeLimitSeconds = 60;
     bool log = false;
 };

@@ -115,6 +115,19 @@ void expectNoOverlaps(const LayoutResult& r) {
     }
 }
 
+// Every forward box left of every backward box.
+void expectColumnsApart(const LayoutResult& r, const std::vector<LadderSide>& sides) {
+    double forwardRight = -1e300, backwardLeft = 1e300;
+    for (size_t i = 0; i < sides.size(); ++i) {
+        const NodePlacement& p = r.nodes[i];
+        if (sides[i] == LadderSide::Forward)
+            forwardRight = std::max(forwardRight, p.x + p.width / 2);
+        else if (sides[i] == LadderSide::Backward)
+            backwardLeft = std::min(backwardLeft, p.x - p.width / 2);
+    }
+    QVERIFY(forwardRight < backwardLeft);
+}
+
 void expectFramesHoldMembers(const LayoutResult& r, const std::vector<LayoutCluster>& clusters) {
     for (size_t c = 0; c < clusters.size(); ++c)
         for (NodeId id : clusters[c].nodes) {
@@ -289,23 +302,8 @@ private slots:
         QVERIFY(r);
         QCOMPARE(r->nodes.size(), view.items.size());
         QCOMPARE(r->clusters.size(), view.frames.size());
-        double forwardRight = -1e300, backwardLeft = 1e300;
-        for (size_t i = 0; i < sides.size(); ++i) {
-            const NodePlacement& p = r->nodes[i];
-            if (sides[i] == LadderSide::Forward)
-                forwardRight = std::max(forwardRight, p.x + p.width / 2);
-            else if (sides[i] == LadderSide::Backward)
-                backwardLeft = std::min(backwardLeft, p.x - p.width / 2);
-        }
-        QVERIFY(forwardRight < backwardLeft);
-        // A frame holds every one of its members.
-        for (size_t c = 0; c < options.clusters.size(); ++c)
-            for (NodeId id : options.clusters[c].nodes) {
-                const NodePlacement& f = r->clusters[c];
-                const NodePlacement& p = r->nodes[id];
-                QVERIFY(p.x - p.width / 2 >= f.x - f.width / 2 && p.x + p.width / 2 <= f.x + f.width / 2);
-                QVERIFY(p.y - p.height / 2 >= f.y - f.height / 2 && p.y + p.height / 2 <= f.y + f.height / 2);
-            }
+        expectColumnsApart(*r, sides);
+        expectFramesHoldMembers(*r, options.clusters);
     }
 
     void previewComesBeforeRefinement() {
@@ -413,15 +411,7 @@ private slots:
         // No two boxes overlap, the columns stay apart, and every frame holds its members.
         expectNoOverlaps(*r);
         expectFramesHoldMembers(*r, options.clusters);
-        double forwardRight = -1e300, backwardLeft = 1e300;
-        for (size_t i = 0; i < options.sides.size(); ++i) {
-            const NodePlacement& p = r->nodes[i];
-            if (options.sides[i] == LadderSide::Forward)
-                forwardRight = std::max(forwardRight, p.x + p.width / 2);
-            else if (options.sides[i] == LadderSide::Backward)
-                backwardLeft = std::min(backwardLeft, p.x - p.width / 2);
-        }
-        QVERIFY(forwardRight < backwardLeft);
+        expectColumnsApart(*r, options.sides);
         // Every edge starts on its producer's box and ends on its user's.
         size_t inside = 0;
         for (const EdgeRoute& e : r->edges) {

@@ -254,6 +254,7 @@ void PartitionDocument::solve() {
                     r->memoryCurve = views::MemoryCurve::from(r->partition->graph, *r->memory);
                 if (r->torchMemory && r->torchPartition)
                     r->torchMemoryCurve = views::MemoryCurve::from(r->torchPartition->graph, *r->torchMemory);
+                r->solvedIn = graph.get();
                 r->solvedIds.reserve(r->partition->graph.size());
                 for (const Node& node : r->partition->graph.nodes())
                     r->solvedIds.push_back(graph->find(node.name).value_or(kNoNode));

@@ -50,9 +50,10 @@ struct PartitionResult {
     // torch's recorded min-cut decision evaluated on the same graph, and its timeline (ids: torchPartition)
     std::shared_ptr<const partition::Partition> torchPartition;
     std::optional<partition::MemoryTimeline> torchMemory;
-    // partition graph id -> the node of that name in the graph solved (kNoNode: none), found on the worker: a
-    // name lookup per node is 40 ms of UI thread on a 100k-node graph.
+    // partition graph id -> the node of that name in `solvedIn`, the graph solved (kNoNode: none), found on
+    // the worker: a name lookup per node is 40 ms of UI thread on a 100k-node graph.
     std::vector<NodeId> solvedIds;
+    const Graph* solvedIn = nullptr;
     // The memory timelines as the Memory dock shows them (node names as QString), built on the worker too.
     std::optional<views::MemoryCurve> memoryCurve, torchMemoryCurve;
 };

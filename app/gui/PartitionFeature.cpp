@@ -120,7 +120,7 @@ void PartitionFeature::applyOverlay() {
     overlay->nodes.resize(root->size());
     if (result && result->partition->graph.size() > 0) {
         const Partition& p = *result->partition;
-        const bool mapped = result->solvedIds.size() == p.graph.size() && document_->graph() == root;
+        const bool mapped = result->solvedIn == root && result->solvedIds.size() == p.graph.size();
         auto shown = [&](NodeId id) -> std::optional<NodeId> {
             if (!mapped)
                 return root->find(p.graph.node(id).name);

@@ -276,17 +276,15 @@ std::optional<Device> graphsafeDevice(const Node& node, const Ruleset& rules) {
 std::vector<NodeId> rngStatesSaved(const Graph& g, const std::vector<NodeId>& recomputedRng,
                                    const Ruleset& rules) {
     std::vector<Device> devices;
-    for (NodeId id : recomputedRng)
-        if (std::optional<Device> d = graphsafeDevice(g.node(id), rules);
-            d && std::find(devices.begin(), devices.end(), *d) == devices.end())
-            devices.push_back(*d);
-    if (devices.size() > 1)
-        return recomputedRng;
     std::vector<NodeId> saved;
-    for (NodeId id : recomputedRng)
-        if (!graphsafeDevice(g.node(id), rules))
+    for (NodeId id : recomputedRng) {
+        const std::optional<Device> d = graphsafeDevice(g.node(id), rules);
+        if (!d)
             saved.push_back(id);
-    return saved;
+        else if (std::find(devices.begin(), devices.end(), *d) == devices.end())
+            devices.push_back(*d);
+    }
+    return devices.size() > 1 ? recomputedRng : saved;
 }
 
 // Fills saved / savedSym / recomputed (and the graphs, when asked) from a saved list, as

@@ -30,18 +30,11 @@ MemoryFeature::MemoryFeature(const FeatureContext& context, PartitionDocument* d
 }
 
 void MemoryFeature::show(const std::shared_ptr<const PartitionResult>& result) {
-    if (!result || !result->memory) {
+    if (!result || !result->memoryCurve) {
         model_->clear();
         return;
     }
-    // Built on the solve's worker when it came from PartitionDocument.
-    std::optional<views::MemoryCurve> torchs = result->torchMemoryCurve;
-    if (!torchs && result->torchMemory && result->torchPartition)
-        torchs = views::MemoryCurve::from(result->torchPartition->graph, *result->torchMemory);
-    model_->setCurves(result->memoryCurve
-                          ? *result->memoryCurve
-                          : views::MemoryCurve::from(result->partition->graph, *result->memory),
-                      std::move(torchs));
+    model_->setCurves(*result->memoryCurve, result->torchMemoryCurve);
 }
 
 void MemoryFeature::selectNode(const QString& name) {

@@ -197,10 +197,13 @@ void PartitionDocument::restore(const EngineOptions& options, const PolicyEdits&
 
 namespace {
 
-// The memory timeline of the result's decision and, when the file records one, of torch's own.
+// The memory timeline of the result's decision and, when the file records one, of torch's own; each also as
+// the Memory dock's curve.
 void addMemoryTimelines(PartitionResult& r, const Graph& joint) {
-    if (Expected<MemoryTimeline> t = memoryTimeline(*r.partition, *r.rules))
+    if (Expected<MemoryTimeline> t = memoryTimeline(*r.partition, *r.rules)) {
         r.memory = t.take();
+        r.memoryCurve = views::MemoryCurve::from(r.partition->graph, *r.memory);
+    }
     for (const PartitionDecision& d : joint.decisions) {
         if (d.name != "torch_min_cut")
             continue;
@@ -209,9 +212,11 @@ void addMemoryTimelines(PartitionResult& r, const Graph& joint) {
         Expected<Partition> torchs = evaluateSaved(Graph(joint), *r.rules, saved, /*extract=*/false);
         if (!torchs)
             return;
-        if (Expected<MemoryTimeline> t = memoryTimeline(*torchs, *r.rules))
-            r.torchMemory = t.take();
         r.torchPartition = std::make_shared<const Partition>(torchs.take());
+        if (Expected<MemoryTimeline> t = memoryTimeline(*r.torchPartition, *r.rules)) {
+            r.torchMemory = t.take();
+            r.torchMemoryCurve = views::MemoryCurve::from(r.torchPartition->graph, *r.torchMemory);
+        }
         return;
     }
 }
@@ -250,10 +255,6 @@ void PartitionDocument::solve() {
                 r->partition = std::make_shared<const Partition>(p.take());
                 r->rules = std::make_shared<const Ruleset>(rules.take());
                 addMemoryTimelines(*r, *graph);
-                if (r->memory)
-                    r->memoryCurve = views::MemoryCurve::from(r->partition->graph, *r->memory);
-                if (r->torchMemory && r->torchPartition)
-                    r->torchMemoryCurve = views::MemoryCurve::from(r->torchPartition->graph, *r->torchMemory);
                 r->solvedIn = graph.get();
                 r->solvedIds.reserve(r->partition->graph.size());
                 for (const Node& node : r->partition->graph.nodes())

@@ -54,7 +54,7 @@ struct PartitionResult {
     // the worker: a name lookup per node is 40 ms of UI thread on a 100k-node graph.
     std::vector<NodeId> solvedIds;
     const Graph* solvedIn = nullptr;
-    // The memory timelines as the Memory dock shows them (node names as QString), built on the worker too.
+    // `memory` and `torchMemory` as the Memory dock shows them (node names as QString), built on the worker.
     std::optional<views::MemoryCurve> memoryCurve, torchMemoryCurve;
 };
 

@@ -261,17 +261,20 @@ size_t countActive(const std::vector<std::vector<char>>& active) {
 }
 
 // The restricted ILP's plan: the relaxation's when integral, else CBC's on the restricted model.
-std::vector<int32_t> restrictedPlan(const RestrictedLp& r, const std::vector<double>& relaxed,
-                                    double timeLimitSeconds, bool log) {
+// Also whether that plan is proven optimal on the restricted model.
+std::pair<std::vector<int32_t>, bool>
+restrictedPlan(const RestrictedLp& r, const std::vector<double>& relaxed, double timeLimitSeconds, bool log) {
     bool integral = true;
     for (double x : relaxed)
         integral = integral && (x < 1e-6 || x > 1 - 1e-6);
     std::vector<double> values = relaxed;
+    bool proven = integral;
     if (!integral) {
         const PairLp::Result solved = r.lp.solve(timeLimitSeconds, log);
         if (!solved.feasible)
             return {};
         values = solved.binary;
+        proven = solved.optimal;
     }
     std::vector<int32_t> choice(r.column.size(), -1);
     for (size_t v = 0; v < r.column.size(); ++v) {
@@ -280,28 +283,17 @@ std::vector<int32_t> restrictedPlan(const RestrictedLp& r, const std::vector<dou
             if (r.column[v][o] >= 0 && values[r.column[v][o]] > best)
                 best = values[r.column[v][o]], choice[v] = static_cast<int32_t>(o);
     }
-    return choice;
+    return {choice, proven};
 }
 
-// Block coordinate ascent on the dual, one edge at a time (MPLP's edge update, Globerson & Jaakkola 2007):
-// the edge's potentials are reset so that each side gets half of the edge's two-variable minimum against
-// the rest of its own Lagrangian. The bound Σ_v min L_v + Σ_e min (cost - α_a - α_b) holds for any
-// potentials, so no update can make it invalid, and none makes it smaller.
-// exp(-excess / tau), 0 where it would underflow into slow subnormals.
-double softWeight(double excess, double tau) {
-    const double t = excess / tau;
-    return t > 40 ? 0.0 : std::exp(-t);
-}
-
-// The two loops of an edge update, on plain arrays without a branch (a forbidden pair or a missing key is
-// infinite, and never the min) so that they vectorise: most of an ascent's time is in them.
+// min_l (row[l] + rest[l]), with four running minima. A forbidden pair or a missing key is infinite and never
+// the minimum, so the loop has no branch and vectorises: most of an ascent's time is in it and in lowerBy.
 #if defined(__GNUC__) && !defined(__clang__)
 #define JOINTSCOPE_VECTORISE __attribute__((optimize("O3")))
 #else
 #define JOINTSCOPE_VECTORISE
 #endif
 
-// min_l (row[l] + rest[l]), with four running minima.
 JOINTSCOPE_VECTORISE double minOfSums(const double* __restrict row, const double* __restrict rest,
                                       size_t width) {
     double best[4] = {kInf, kInf, kInf, kInf};
@@ -327,165 +319,331 @@ JOINTSCOPE_VECTORISE void lowerBy(const double* __restrict row, double own, doub
     }
 }
 
+// The dual of the model's LP relaxation as edge potentials α, with every option's Lagrangian cost
+// L_v(o) = unary + Σ_e α_e(key) kept in step. For any potentials, Σ_v min L_v + Σ_e min (cost − α_a − α_b)
+// is below the ILP's optimum (the potentials cancel on every plan), so nothing done to them can make the
+// bound invalid. They are improved by sequential tree-reweighted message passing (TRW-S, Kolmogorov 2006),
+// whose passes carry information along the whole variable order (a graph's order: mostly chains).
 class DualAscent {
 public:
     DualAscent(const PairModel& model, const std::vector<std::vector<double>>& unary,
                std::vector<Potentials> potentials)
-        : model_(model), alpha_(std::move(potentials)), lag_(lagrangianCosts(model, unary, alpha_)) {
+        : model_(model), alpha_(std::move(potentials)), lag_(lagrangianCosts(model, unary, alpha_)),
+          incident_(model.vars.size()) {
         alive_.reserve(model.vars.size());
         for (const PairModel::Variable& v : model.vars)
             alive_.push_back(v.alive);
+        for (size_t i = 0; i < model.edges.size(); ++i)
+            if (!model.edges[i].removed && !selfLoop(model.edges[i])) {
+                incident_[model.edges[i].a].push_back(i);
+                incident_[model.edges[i].b].push_back(i);
+            }
     }
 
-    // One sweep over the edges, forward or backward; tau > 0 smooths every min into a soft-min at that
-    // temperature (the smoothed dual has no flat steps to stall on; the bound stays the hard one).
-    void sweep(bool forward, double tau) {
-        const size_t n = model_.edges.size();
+    // One TRW-S pass, forward or backward: each variable in turn hands 1/n of its Lagrangian (n: the larger
+    // of its edge counts towards earlier and later variables) to each edge towards a later one, whose whole
+    // min-marginal then moves on to the later side.
+    void sweep(bool forward) {
+        const size_t n = model_.vars.size();
         for (size_t j = 0; j < n; ++j) {
-            const size_t i = forward ? j : n - 1 - j;
-            if (!model_.edges[i].removed && !selfLoop(model_.edges[i]))
-                update(i, tau);
+            const int32_t v = static_cast<int32_t>(forward ? j : n - 1 - j);
+            std::vector<size_t> outs;
+            for (size_t i : incident_[v])
+                if (forward ? otherEnd(i, v) > v : otherEnd(i, v) < v)
+                    outs.push_back(i);
+            if (outs.empty())
+                continue;
+            const double share =
+                1.0 / static_cast<double>(std::max(outs.size(), incident_[v].size() - outs.size()));
+            // Every out-edge takes its share of the same Lagrangian, read before any of them changes it.
+            std::vector<std::vector<double>> mins;
+            for (size_t i : outs)
+                mins.push_back(keyMins(v, i));
+            for (size_t j2 = 0; j2 < outs.size(); ++j2)
+                pass(outs[j2], v, mins[j2], share);
         }
+    }
+
+    // TRW-S's plan: variables in order, each taking its cheapest option by its Lagrangian with, towards
+    // those already chosen, the edge's reduced cost of the pair instead of its own potential.
+    std::vector<int32_t> roundedPlan(bool forward) const {
+        const size_t n = model_.vars.size();
+        std::vector<int32_t> choice(n, -1);
+        for (size_t j = 0; j < n; ++j) {
+            const int32_t v = static_cast<int32_t>(forward ? j : n - 1 - j);
+            double best = kInf;
+            for (size_t o = 0; o < lag_[v].size(); ++o) {
+                if (!alive_[v][o])
+                    continue;
+                double c = lag_[v][o];
+                for (size_t i : incident_[v]) {
+                    const PairModel::Edge& e = model_.edges[i];
+                    const bool sideA = e.a == v;
+                    const int32_t u = sideA ? e.b : e.a;
+                    if (choice[u] >= 0)
+                        c += sideA ? e.at(e.keyA[o], e.keyB[choice[u]]) - alpha_[i].a[e.keyA[o]]
+                                   : e.at(e.keyA[choice[u]], e.keyB[o]) - alpha_[i].b[e.keyB[o]];
+                }
+                if (choice[v] < 0 || c < best)
+                    best = c, choice[v] = static_cast<int32_t>(o);
+            }
+        }
+        return choice;
     }
 
     double bound() const {
         double total = 0;
-        for (size_t v = 0; v < model_.vars.size(); ++v) {
-            double best = kInf;
-            for (size_t o = 0; o < lag_[v].size(); ++o)
-                if (alive_[v][o])
-                    best = std::min(best, lag_[v][o]);
-            total += best;
+        for (size_t v = 0; v < model_.vars.size(); ++v)
+            total += cheapest(static_cast<int32_t>(v));
+        for (size_t i = 0; i < model_.edges.size(); ++i)
+            if (!model_.edges[i].removed && !selfLoop(model_.edges[i]))
+                total += reducedMinima(i).least;
+        return total;
+    }
+
+    // Reduced-cost fixing: the options some plan costing at most `cost` may use. Forcing option o of v
+    // leaves a bound of bound() + (L_v(o) + Σ_e (the cheapest reduced pair o's key is in)) − (min L_v +
+    // Σ_e min reduced pair), over v's edges e; the options whose forced bound exceeds `cost` go.
+    std::vector<std::vector<char>> possibleUnder(double cost) const {
+        const size_t n = model_.vars.size();
+        std::vector<std::vector<double>> forced = lag_;
+        std::vector<double> base(n);
+        double bound = 0;
+        for (size_t v = 0; v < n; ++v) {
+            base[v] = cheapest(static_cast<int32_t>(v));
+            bound += base[v];
         }
         for (size_t i = 0; i < model_.edges.size(); ++i) {
             const PairModel::Edge& e = model_.edges[i];
             if (e.removed || selfLoop(e))
                 continue;
-            const std::vector<double> ra = rest(e.a, e.keyA, e.keysA, alpha_[i].a);
-            const std::vector<double> rb = rest(e.b, e.keyB, e.keysB, alpha_[i].b);
-            // min over the pairs both sides can still take of cost - α_a - α_b.
-            std::vector<double> shifted(e.keysB, kInf);
-            for (size_t l = 0; l < e.keysB; ++l)
-                if (rb[l] < kInf)
-                    shifted[l] = -alpha_[i].b[l];
-            double best = kInf;
-            for (size_t k = 0; k < e.keysA; ++k)
-                if (ra[k] < kInf)
-                    best = std::min(best, minOfSums(&e.cost[k * e.keysB], shifted.data(), e.keysB) -
-                                              alpha_[i].a[k]);
-            total += best < kInf ? best : 0.0;
+            const EdgeMinima m = reducedMinima(i);
+            bound += m.least;
+            base[e.a] += m.least;
+            base[e.b] += m.least;
+            for (size_t o = 0; o < forced[e.a].size(); ++o)
+                forced[e.a][o] += m.row[e.keyA[o]];
+            for (size_t o = 0; o < forced[e.b].size(); ++o)
+                forced[e.b][o] += m.column[e.keyB[o]];
         }
-        return total;
+        const double limit = cost + 1e-9 * (1.0 + std::fabs(cost));
+        std::vector<std::vector<char>> on(n);
+        for (size_t v = 0; v < n; ++v) {
+            on[v].assign(forced[v].size(), 0);
+            for (size_t o = 0; o < forced[v].size(); ++o)
+                on[v][o] = alive_[v][o] && bound + forced[v][o] - base[v] <= limit;
+        }
+        return on;
     }
 
-    const std::vector<std::vector<double>>& lagrangian() const { return lag_; }
+    struct NearTight {
+        std::vector<std::vector<char>> on; // per variable, per option
+        std::vector<double> edgeLimit;     // per edge: the reduced pairs that count as near-tight
+    };
+
+    // The options within eps of their variable's cheapest Lagrangian that keep, on every edge, a partner
+    // within eps of the edge's cheapest reduced pair (arc consistency over the near-tight pairs). Near the
+    // LP's optimum an optimal plan lies among them, and they are few even where ties are many.
+    NearTight nearTight(double eps) const {
+        const size_t n = model_.vars.size();
+        NearTight t;
+        t.on.resize(n);
+        for (size_t v = 0; v < n; ++v) {
+            const double limit = cheapest(static_cast<int32_t>(v)) + eps;
+            t.on[v].assign(lag_[v].size(), 0);
+            for (size_t o = 0; o < lag_[v].size(); ++o)
+                t.on[v][o] = alive_[v][o] && lag_[v][o] <= limit;
+        }
+        t.edgeLimit.assign(model_.edges.size(), kInf);
+        std::vector<size_t> edges;
+        for (size_t i = 0; i < model_.edges.size(); ++i)
+            if (!model_.edges[i].removed && !selfLoop(model_.edges[i])) {
+                t.edgeLimit[i] = reducedMinima(i).least + eps;
+                edges.push_back(i);
+            }
+        propagate(t, edges);
+        return t;
+    }
+
+    // A plan inside near-tight options: TRW-S's rounding where each choice narrows its variable to
+    // that option and arc consistency follows it through the graph, so that no later variable is left without
+    // a near-tight partner. Empty when some variable is left without one all the same.
+    std::vector<int32_t> roundWithin(NearTight t) const {
+        const size_t n = model_.vars.size();
+        std::vector<int32_t> choice(n, -1);
+        for (size_t v = 0; v < n; ++v) {
+            double best = kInf;
+            for (size_t o = 0; o < lag_[v].size(); ++o) {
+                if (!t.on[v][o])
+                    continue;
+                double c = lag_[v][o];
+                for (size_t i : incident_[v]) {
+                    const PairModel::Edge& e = model_.edges[i];
+                    const bool sideA = e.a == static_cast<int32_t>(v);
+                    const int32_t u = sideA ? e.b : e.a;
+                    if (choice[u] >= 0)
+                        c += sideA ? e.at(e.keyA[o], e.keyB[choice[u]]) - alpha_[i].a[e.keyA[o]]
+                                   : e.at(e.keyA[choice[u]], e.keyB[o]) - alpha_[i].b[e.keyB[o]];
+                }
+                if (choice[v] < 0 || c < best)
+                    best = c, choice[v] = static_cast<int32_t>(o);
+            }
+            if (choice[v] < 0) {
+                if (lag_[v].empty())
+                    continue;
+                return {};
+            }
+            std::fill(t.on[v].begin(), t.on[v].end(), 0);
+            t.on[v][choice[v]] = 1;
+            propagate(t, incident_[v]);
+        }
+        return choice;
+    }
 
 private:
-    // Per key of one side: the cheapest alive option with it, without this edge's potential.
-    std::vector<double> rest(int32_t v, const std::vector<int32_t>& keys, size_t count,
-                             const std::vector<double>& own, double tau = 0) const {
-        std::vector<double> r(count, kInf);
-        for (size_t o = 0; o < keys.size(); ++o)
-            if (alive_[v][o])
-                r[keys[o]] = std::min(r[keys[o]], lag_[v][o] - own[keys[o]]);
-        if (tau <= 0)
-            return r;
-        std::vector<double> sum(count, 0.0);
-        for (size_t o = 0; o < keys.size(); ++o)
-            if (alive_[v][o])
-                sum[keys[o]] += softWeight(lag_[v][o] - own[keys[o]] - r[keys[o]], tau);
-        for (size_t k = 0; k < count; ++k)
-            if (r[k] < kInf)
-                r[k] -= tau * std::log(sum[k]);
-        return r;
+    // Arc consistency from the given edges on: an option goes when some edge has no near-tight pair for its
+    // key with a key the other side still has; its variable's other edges are then looked at again.
+    void propagate(NearTight& t, const std::vector<size_t>& start) const {
+        std::vector<size_t> queue = start;
+        std::vector<char> queued(model_.edges.size(), 0);
+        for (size_t i : queue)
+            queued[i] = 1;
+        while (!queue.empty()) {
+            const size_t i = queue.back();
+            queue.pop_back();
+            queued[i] = 0;
+            const PairModel::Edge& e = model_.edges[i];
+            std::vector<char> hasA(e.keysA, 0), hasB(e.keysB, 0), supA(e.keysA, 0), supB(e.keysB, 0);
+            for (size_t o = 0; o < e.keyA.size(); ++o)
+                hasA[e.keyA[o]] |= t.on[e.a][o];
+            for (size_t o = 0; o < e.keyB.size(); ++o)
+                hasB[e.keyB[o]] |= t.on[e.b][o];
+            for (size_t k = 0; k < e.keysA; ++k) {
+                if (!hasA[k])
+                    continue;
+                const double* row = &e.cost[k * e.keysB];
+                const double rowLimit = t.edgeLimit[i] + alpha_[i].a[k];
+                for (size_t l = 0; l < e.keysB; ++l)
+                    if (hasB[l] && row[l] - alpha_[i].b[l] <= rowLimit)
+                        supA[k] = supB[l] = 1;
+            }
+            const auto drop = [&](int32_t v, const std::vector<int32_t>& keys,
+                                  const std::vector<char>& support) {
+                bool changed = false;
+                for (size_t o = 0; o < keys.size(); ++o)
+                    if (t.on[v][o] && !support[keys[o]])
+                        t.on[v][o] = 0, changed = true;
+                if (changed)
+                    for (size_t j : incident_[v])
+                        if (j != i && !queued[j])
+                            queue.push_back(j), queued[j] = 1;
+            };
+            drop(e.a, e.keyA, supA);
+            drop(e.b, e.keyB, supB);
+        }
     }
 
-    // Per key of each side, the min over the other side of cost + its rest: one pass over the table's
-    // finite rows and columns for both sides' mins, and one more for the soft-min's sums (single-precision
-    // weights: they only steer the ascent; the bound is the hard one, valid for any potentials).
-    static std::pair<std::vector<double>, std::vector<double>> transforms(const PairModel::Edge& e,
-                                                                          const std::vector<double>& ra,
-                                                                          const std::vector<double>& rb,
-                                                                          double tau) {
-        std::vector<int32_t> rows;
-        for (size_t k = 0; k < e.keysA; ++k)
-            if (ra[k] < kInf)
-                rows.push_back(static_cast<int32_t>(k));
-        std::vector<double> ma(e.keysA, kInf), mb(e.keysB, kInf);
-        // Whole rows, without a branch: a forbidden pair or a key b lacks is infinite and never the min, and
-        // the loop vectorises (most of an ascent's time). Keys b lacks get no min after all.
-        const size_t width = e.keysB;
-        for (int32_t k : rows) {
-            const double* row = &e.cost[static_cast<size_t>(k) * width];
-            ma[k] = minOfSums(row, rb.data(), width);
-            lowerBy(row, ra[k], mb.data(), width);
-        }
-        for (size_t l = 0; l < width; ++l)
-            if (rb[l] == kInf)
-                mb[l] = kInf;
-        if (tau <= 0)
-            return {std::move(ma), std::move(mb)};
-        const double inverse = 1.0 / tau;
-        const auto weight = [inverse](double excess) {
-            const double t = excess * inverse;
-            return t > 40 ? 0.0f : std::exp(static_cast<float>(-t));
-        };
-        std::vector<int32_t> cols;
-        for (size_t l = 0; l < width; ++l)
-            if (rb[l] < kInf)
-                cols.push_back(static_cast<int32_t>(l));
-        std::vector<double> sa(e.keysA, 0.0), sb(e.keysB, 0.0);
-        for (int32_t k : rows) {
-            const double* row = &e.cost[static_cast<size_t>(k) * width];
-            double sum = 0;
-            for (int32_t l : cols)
-                if (const double c = row[l]; c < kInf) {
-                    sum += weight(c + rb[l] - ma[k]);
-                    sb[l] += weight(c + ra[k] - mb[l]);
-                }
-            sa[k] = sum;
-        }
-        for (size_t k = 0; k < e.keysA; ++k)
-            if (ma[k] < kInf)
-                ma[k] -= tau * std::log(sa[k]);
-        for (size_t l = 0; l < e.keysB; ++l)
-            if (mb[l] < kInf)
-                mb[l] -= tau * std::log(sb[l]);
-        return {std::move(ma), std::move(mb)};
-    }
+    // Per key of each side, the cheapest reduced pair (cost − α_a − α_b) over the other side's live keys
+    // (infinite for a key no live option has), and the edge's cheapest overall.
+    struct EdgeMinima {
+        std::vector<double> row, column;
+        double least = kInf;
+    };
 
-    // Sets one side's potentials, keeping the Lagrangian in step; options with no partner left go.
-    void assign(int32_t v, const std::vector<int32_t>& keys, std::vector<double>& own,
-                const std::vector<double>& r, const std::vector<double>& m) {
-        std::vector<double> next(own.size(), 0.0);
-        for (size_t k = 0; k < own.size(); ++k)
-            if (r[k] < kInf && m[k] < kInf)
-                next[k] = 0.5 * (m[k] - r[k]);
-        for (size_t o = 0; o < keys.size(); ++o) {
-            if (!alive_[v][o])
-                continue;
-            if (m[keys[o]] == kInf)
-                alive_[v][o] = 0;
-            else
-                lag_[v][o] += next[keys[o]] - own[keys[o]];
-        }
-        own = std::move(next);
-    }
-
-    void update(size_t i, double tau) {
+    int32_t otherEnd(size_t i, int32_t v) const {
         const PairModel::Edge& e = model_.edges[i];
-        Potentials& p = alpha_[i];
-        const std::vector<double> ra = rest(e.a, e.keyA, e.keysA, p.a, tau);
-        const std::vector<double> rb = rest(e.b, e.keyB, e.keysB, p.b, tau);
-        const auto [ma, mb] = transforms(e, ra, rb, tau);
-        assign(e.a, e.keyA, p.a, ra, ma);
-        assign(e.b, e.keyB, p.b, rb, mb);
+        return e.a == v ? e.b : e.a;
+    }
+
+    double cheapest(int32_t v) const {
+        double best = kInf;
+        for (size_t o = 0; o < lag_[v].size(); ++o)
+            if (alive_[v][o])
+                best = std::min(best, lag_[v][o]);
+        return best;
+    }
+
+    // Per key of v's side of edge i: its cheapest live option's Lagrangian (infinite for a key none has).
+    std::vector<double> keyMins(int32_t v, size_t i) const {
+        const PairModel::Edge& e = model_.edges[i];
+        const std::vector<int32_t>& keys = e.a == v ? e.keyA : e.keyB;
+        std::vector<double> m(e.a == v ? e.keysA : e.keysB, kInf);
+        for (size_t o = 0; o < keys.size(); ++o)
+            if (alive_[v][o])
+                m[keys[o]] = std::min(m[keys[o]], lag_[v][o]);
+        return m;
+    }
+
+    EdgeMinima reducedMinima(size_t i) const {
+        const PairModel::Edge& e = model_.edges[i];
+        const std::vector<double> liveA = keyMins(e.a, i), liveB = keyMins(e.b, i);
+        std::vector<double> negB(e.keysB, kInf);
+        for (size_t l = 0; l < e.keysB; ++l)
+            if (liveB[l] < kInf)
+                negB[l] = -alpha_[i].b[l];
+        EdgeMinima m;
+        m.row.assign(e.keysA, kInf);
+        m.column.assign(e.keysB, kInf);
+        for (size_t k = 0; k < e.keysA; ++k) {
+            if (liveA[k] == kInf)
+                continue;
+            const double* row = &e.cost[k * e.keysB];
+            m.row[k] = minOfSums(row, negB.data(), e.keysB) - alpha_[i].a[k];
+            lowerBy(row, -alpha_[i].a[k], m.column.data(), e.keysB);
+            m.least = std::min(m.least, m.row[k]);
+        }
+        for (size_t l = 0; l < e.keysB; ++l)
+            m.column[l] = liveB[l] < kInf ? m.column[l] - alpha_[i].b[l] : kInf;
+        return m;
+    }
+
+    // TRW-S's message on edge i from v: `share` of v's key minima `m` moves into the edge, then the edge's
+    // min over v's keys moves into the other side (a c-transform, after which the edge's reduced cost has a
+    // zero minimum for every key of the receiver). A receiving option with no partner left goes.
+    void pass(size_t i, int32_t v, const std::vector<double>& m, double share) {
+        const PairModel::Edge& e = model_.edges[i];
+        const bool fromA = e.a == v;
+        std::vector<double>& own = fromA ? alpha_[i].a : alpha_[i].b;
+        std::vector<double>& across = fromA ? alpha_[i].b : alpha_[i].a;
+        std::vector<double> negOwn(own.size(), kInf); // −α of the sender's live keys
+        for (size_t k = 0; k < own.size(); ++k)
+            if (m[k] < kInf) {
+                own[k] -= share * m[k];
+                negOwn[k] = -own[k];
+            }
+        const std::vector<int32_t>& sendKeys = fromA ? e.keyA : e.keyB;
+        for (size_t o = 0; o < sendKeys.size(); ++o)
+            if (alive_[v][o])
+                lag_[v][o] -= share * m[sendKeys[o]];
+        std::vector<double> next(across.size(), kInf);
+        const size_t width = e.keysB;
+        for (size_t k = 0; k < e.keysA; ++k) {
+            if (fromA && negOwn[k] < kInf)
+                lowerBy(&e.cost[k * width], negOwn[k], next.data(), width);
+            else if (!fromA)
+                next[k] = minOfSums(&e.cost[k * width], negOwn.data(), width);
+        }
+        const int32_t w = fromA ? e.b : e.a;
+        const std::vector<int32_t>& takeKeys = fromA ? e.keyB : e.keyA;
+        for (size_t o = 0; o < takeKeys.size(); ++o) {
+            if (!alive_[w][o])
+                continue;
+            const int32_t k = takeKeys[o];
+            if (next[k] == kInf)
+                alive_[w][o] = 0;
+            else
+                lag_[w][o] += next[k] - across[k];
+        }
+        for (size_t k = 0; k < across.size(); ++k)
+            if (next[k] < kInf)
+                across[k] = next[k];
     }
 
     const PairModel& model_;
     std::vector<Potentials> alpha_;
     std::vector<std::vector<double>> lag_;
-    std::vector<std::vector<char>> alive_; // options still able to pair across every edge
+    std::vector<std::vector<char>> alive_;      // options still able to pair across every edge
+    std::vector<std::vector<size_t>> incident_; // per variable, its edges
 };
 
 } // namespace
@@ -500,6 +658,8 @@ double pairObjective(const PairModel& model, const std::vector<int32_t>& choice)
             total += e.at(e.keyA[choice[e.a]], e.keyB[choice[e.b]]);
     return total;
 }
+
+namespace {
 
 // Iterated conditional modes: each variable in turn takes its cheapest option against its neighbours' current
 // ones, until a pass changes nothing. Never raises the plan's cost.
@@ -537,47 +697,125 @@ void polishPlan(const PairModel& model, const std::vector<std::vector<double>>& 
     }
 }
 
-// The restricted ILP over the plan's options and each variable's `perVariable` cheapest by `lagrangian`
-// (dual ascent's reduced costs: near the LP optimum, the options an optimal plan uses): keeps the better
-// plan. Returns whether it did better.
+// The restricted ILP over the options in `pool` (and the plan's own): keeps the better plan. `proven` says
+// the restricted ILP was solved to optimality (its relaxation integral, or CBC's proof).
+struct Restricted {
+    bool better = false;
+    bool proven = false;
+};
+
 template <typename Clock>
-bool improvePlan(const PairModel& model, const std::vector<std::vector<double>>& unary,
-                 const std::vector<std::vector<double>>& lagrangian, const GenerationOptions& options,
-                 const Clock& elapsed, std::vector<std::vector<char>>& active, GenerationResult& result) {
-    for (size_t v = 0; v < model.vars.size(); ++v) {
-        const std::vector<double>& c = lagrangian[v];
+Restricted solveRestricted(const PairModel& model, const std::vector<std::vector<double>>& unary,
+                           const GenerationOptions& options, const Clock& elapsed,
+                           std::vector<std::vector<char>> pool, GenerationResult& result) {
+    for (size_t v = 0; v < model.vars.size(); ++v)
         if (result.choice[v] >= 0)
-            active[v][result.choice[v]] = 1;
-        std::vector<size_t> order;
-        for (size_t o = 0; o < c.size(); ++o)
-            if (model.vars[v].alive[o])
-                order.push_back(o);
-        const size_t take = std::min(options.addPerVariable, order.size());
-        std::partial_sort(order.begin(), order.begin() + static_cast<std::ptrdiff_t>(take), order.end(),
-                          [&](size_t x, size_t y) { return c[x] < c[y]; });
-        for (size_t i = 0; i < take; ++i)
-            active[v][order[i]] = 1;
+            pool[v][result.choice[v]] = 1;
+    while (matchEqualities(model, pool) > 0) {
     }
-    while (matchEqualities(model, active) > 0) {
-    }
-    const RestrictedLp r = buildRestricted(model, unary, active);
+    const RestrictedLp r = buildRestricted(model, unary, pool);
     const double left = std::max(options.timeLimitSeconds - elapsed(), 0.01);
     const PairLp::Relaxation relaxed = r.lp.relax(left);
     if (!relaxed.solved)
-        return false;
-    std::vector<int32_t> choice = restrictedPlan(r, relaxed.binary, left, options.log);
+        return {};
+    auto [choice, proven] = restrictedPlan(r, relaxed.binary, left, options.log);
     if (!choice.empty())
         polishPlan(model, unary, choice);
-    const bool better = !choice.empty() && pairObjective(model, choice) < result.cost;
-    if (better) {
+    Restricted out;
+    out.proven = proven;
+    out.better = !choice.empty() && pairObjective(model, choice) < result.cost;
+    if (out.better) {
         result.cost = pairObjective(model, choice);
         result.choice = choice;
     }
     if (options.log)
-        std::fprintf(stderr, "  restricted ILP on %zu options: plan %.6g\n", countActive(active),
-                     result.cost);
-    return better;
+        std::fprintf(stderr, "  restricted ILP on %zu options: plan %.6g%s\n", countActive(pool), result.cost,
+                     proven ? " (proven on them)" : "");
+    return out;
 }
+
+// Every variable with options has one chosen.
+bool complete(const PairModel& model, const std::vector<int32_t>& choice) {
+    for (size_t v = 0; v < model.vars.size(); ++v)
+        if (choice[v] < 0 && !model.vars[v].unary.empty())
+            return false;
+    return true;
+}
+
+size_t poolSize(const std::vector<std::vector<char>>& pool, bool& someEmpty) {
+    size_t total = 0;
+    someEmpty = false;
+    for (const std::vector<char>& p : pool) {
+        const size_t n = static_cast<size_t>(std::count(p.begin(), p.end(), 1));
+        someEmpty = someEmpty || (n == 0 && !p.empty());
+        total += n;
+    }
+    return total;
+}
+
+// The ascent's search for plans. Reduced-cost fixing first: when the options a plan cheaper than the current
+// one may use are few, the restricted ILP over them is the whole ILP, and solved to optimality it proves its
+// plan optimal. Otherwise the near-tight options at the smallest tolerance that leaves every variable one
+// (doubling from the last one used): an optimal plan of the LP lies among them once the bound is close.
+class PlanSearch {
+public:
+    PlanSearch(const PairModel& model, const std::vector<std::vector<double>>& unary,
+               const GenerationOptions& options)
+        : model_(model), unary_(unary), options_(options) {}
+
+    // Returns whether the plan improved; sets the result's bound to its cost when the plan is proven optimal.
+    template <typename Clock>
+    bool improve(const DualAscent& ascent, const Clock& elapsed, GenerationResult& result) {
+        const size_t limit = options_.poolPerVariable * model_.vars.size();
+        bool someEmpty = false;
+        std::vector<std::vector<char>> possible = ascent.possibleUnder(result.cost);
+        if (poolSize(possible, someEmpty) <= limit) {
+            const Restricted r =
+                solveRestricted(model_, unary_, options_, elapsed, std::move(possible), result);
+            if (r.proven)
+                result.lowerBound = result.cost;
+            return r.better;
+        }
+        // The pool jumps from some variable without an option to thousands of options within one doubling
+        // of the tolerance where ties are many (symmetric mesh dimensions): between the two, bisect.
+        const double gap = result.cost - result.lowerBound;
+        double eps = tolerance_ > 0 ? tolerance_ / 2 : gap / 4096, tooSmall = 0, tooLarge = kInf;
+        std::vector<int32_t> within;
+        for (int tries = 0; tries < 8 && eps <= gap && tooLarge > 1.05 * tooSmall; ++tries) {
+            DualAscent::NearTight tight = ascent.nearTight(eps);
+            const size_t size = poolSize(tight.on, someEmpty);
+            if (!someEmpty && size <= limit) {
+                tolerance_ = eps;
+                if (options_.log)
+                    std::fprintf(stderr, "  near-tight options at %.3g: %zu\n", eps, size);
+                return solveRestricted(model_, unary_, options_, elapsed, std::move(tight.on), result).better;
+            }
+            if (!someEmpty && within.empty())
+                within = ascent.roundWithin(std::move(tight));
+            (someEmpty ? tooSmall : tooLarge) = eps;
+            eps = tooLarge == kInf ? 2 * eps : tooSmall == 0 ? eps / 2 : std::sqrt(tooSmall * tooLarge);
+        }
+        // Too many to solve over: a plan threaded through them instead.
+        if (within.empty())
+            return false;
+        polishPlan(model_, unary_, within);
+        const double cost = pairObjective(model_, within);
+        if (options_.log)
+            std::fprintf(stderr, "  plan within the near-tight options: %.6g\n", cost);
+        if (cost >= result.cost)
+            return false;
+        result.cost = cost, result.choice = std::move(within);
+        return true;
+    }
+
+private:
+    const PairModel& model_;
+    const std::vector<std::vector<double>>& unary_;
+    const GenerationOptions& options_;
+    double tolerance_ = 0;
+};
+
+} // namespace
 
 GenerationResult solveByGeneration(const PairModel& model, const GenerationOptions& options) {
     const auto start = std::chrono::steady_clock::now();
@@ -594,9 +832,10 @@ GenerationResult solveByGeneration(const PairModel& model, const GenerationOptio
     while (matchEqualities(model, active) > 0) {
     }
     // Columns until the plan stops improving (or the bound meets it); the last LP's duals seed the ascent.
+    // A restricted LP without a solution widens the options and does not count as a round.
     std::vector<Potentials> potentials;
     int stale = 0;
-    for (result.rounds = 1; result.rounds <= options.maxRounds; ++result.rounds) {
+    for (result.rounds = 1; result.rounds <= options.maxRounds;) {
         const RestrictedLp r = buildRestricted(model, unary, active);
         const double left = options.timeLimitSeconds - elapsed();
         const PairLp::Relaxation relaxed = r.lp.relax(std::max(left, 0.01));
@@ -614,8 +853,10 @@ GenerationResult solveByGeneration(const PairModel& model, const GenerationOptio
         const std::vector<std::vector<double>> lagrangian = lagrangianCosts(model, unary, potentials);
         result.lowerBound = std::max(result.lowerBound, lagrangianBound(model, lagrangian));
         result.activeOptions = countActive(active);
-        const std::vector<int32_t> choice = restrictedPlan(
-            r, relaxed.binary, std::max(options.timeLimitSeconds - elapsed(), 0.01), options.log);
+        const std::vector<int32_t> choice =
+            restrictedPlan(r, relaxed.binary, std::max(options.timeLimitSeconds - elapsed(), 0.01),
+                           options.log)
+                .first;
         const double before = result.feasible ? result.cost : kInf;
         if (!choice.empty() && pairObjective(model, choice) < before)
             result.feasible = true, result.cost = pairObjective(model, choice), result.choice = choice;
@@ -626,47 +867,51 @@ GenerationResult solveByGeneration(const PairModel& model, const GenerationOptio
                          "lower bound %.6g, %.2f s\n",
                          result.rounds, result.activeOptions, relaxed.objective, result.cost,
                          result.lowerBound, elapsed());
-        if (closed(result) || stale >= 2 || elapsed() >= options.generationShare * options.timeLimitSeconds)
+        if (closed(result) || stale >= 2 || elapsed() >= options.generationShare * options.timeLimitSeconds ||
+            result.rounds == options.maxRounds)
             break;
         if (priceOptions(model, lagrangian, active, options.addPerVariable) == 0)
             break; // the restricted LP is the full LP's optimum
         while (matchEqualities(model, active) > 0) {
         }
+        ++result.rounds;
     }
     result.rounds = std::min(result.rounds, options.maxRounds);
     if (!result.feasible || potentials.empty() || closed(result))
         return result;
-    // Then the bound: smoothed dual ascent from those duals, the temperature falling each sweep; now and
-    // then the options its Lagrangian likes best, with the plan's own, make a new restricted ILP.
+    // Then the bound, by TRW-S from those duals; after each pass, TRW-S's own plan (polished), and now and
+    // then a restricted ILP over the options the duals leave.
     DualAscent ascent(model, unary, std::move(potentials));
-    std::vector<std::vector<char>> pool(model.vars.size());
-    for (size_t v = 0; v < model.vars.size(); ++v)
-        pool[v].assign(model.vars[v].unary.size(), 0);
-    const double perVariable = 1.0 / static_cast<double>(std::max<size_t>(model.vars.size(), 1));
-    const double coldest = options.coldestTemperature * std::fabs(result.cost) * perVariable;
-    double tau = options.startTemperature * (result.cost - result.lowerBound) * perVariable;
-    // A restricted ILP is most of a sweep's cost: after one that found nothing better, wait twice as long.
+    PlanSearch search(model, unary, options);
     int primalInterval = options.primalEvery, nextPrimal = options.primalEvery - 1;
-    for (int sweep = 0; !closed(result); ++sweep, tau = std::max(coldest, tau * options.cooling)) {
+    for (int sweep = 0; !closed(result); ++sweep) {
         if (elapsed() >= options.timeLimitSeconds) {
             result.timedOut = true;
             break;
         }
-        ascent.sweep(sweep % 2 == 0, tau);
+        const bool forward = sweep % 2 == 0;
+        ascent.sweep(forward);
         result.sweeps = sweep + 1;
+        // Rounding runs against the pass just made: its variables then see every later one's messages.
+        std::vector<int32_t> rounded = ascent.roundedPlan(!forward);
+        if (complete(model, rounded)) {
+            polishPlan(model, unary, rounded);
+            if (const double c = pairObjective(model, rounded); c < result.cost)
+                result.cost = c, result.choice = std::move(rounded);
+        }
         if (sweep % options.boundEvery != options.boundEvery - 1)
             continue;
         result.lowerBound = std::max(result.lowerBound, ascent.bound());
-        if (sweep >= nextPrimal) {
-            const bool better =
-                improvePlan(model, unary, ascent.lagrangian(), options, elapsed, pool, result);
+        if (sweep >= nextPrimal && !closed(result)) {
+            const bool better = search.improve(ascent, elapsed, result);
+            // A restricted ILP costs several passes: after one that found nothing better, wait twice as long.
             primalInterval =
                 better ? options.primalEvery : std::min(8 * options.primalEvery, 2 * primalInterval);
             nextPrimal = sweep + primalInterval;
         }
         if (options.log)
-            std::fprintf(stderr, "  ascent sweep %d (temperature %.3g): lower bound %.6g, %.2f s\n", sweep,
-                         tau, result.lowerBound, elapsed());
+            std::fprintf(stderr, "  TRW-S pass %d: lower bound %.6g, plan %.6g, %.2f s\n", sweep,
+                         result.lowerBound, result.cost, elapsed());
     }
     return result;
 }

@@ -1,12 +1,13 @@
 // The placement ILP on meshes of three and four dimensions, where a node has hundreds of options and the full
-// LP is too large to solve outright: column generation over a PairModel with a Lagrangian lower bound.
+// LP is too large to solve outright: a Lagrangian lower bound improved by TRW-S, with plans from its rounding
+// and from restricted ILPs over the options its duals leave (docs/sharding.md, "Meshes of three and four
+// dimensions").
 //
 // A restricted LP holds a few options per variable. Its row duals, completed to every key of every edge by
 // c-transforms (the largest potentials the edge's cost table allows), are a feasible dual of the whole LP:
 // Σ_v min over all of v's options of (unary + Σ edge potentials) is then a true lower bound on the ILP's
-// optimum (the Lagrangian / Lasdon bound of Dantzig-Wolfe column generation). Options whose reduced cost is
-// negative join the restricted LP and it is solved again, until the plan it yields is within the requested
-// gap of that bound, or no option prices out (the restricted LP is then the full LP's optimum).
+// optimum (the Lagrangian / Lasdon bound of Dantzig-Wolfe column generation), and TRW-S's passes start from
+// those potentials. Any potentials give such a bound, so the ascent can never make it invalid.
 #pragma once
 
 #include "sharding/PairModel.h"
@@ -18,18 +19,18 @@
 namespace jointscope::sharding {
 
 struct GenerationOptions {
-    double gap = 0.01;                // stop once (cost - lower bound) / cost is at most this
-    int maxRounds = 6;                // of column generation before the ascent takes over
-    size_t addPerVariable = 4;        // options with the most negative reduced cost joining per round
-    double stallGain = 1e-4;          // a round improving the plan by less than this (relative) is stale
-    double generationShare = 0.5;     // of the time limit for columns; the rest tightens the bound
-    double startTemperature = 0.1;    // of the ascent's soft-min, per variable, relative to the first gap
-    double cooling = 0.8;             // temperature factor per sweep
-    double coldestTemperature = 1e-4; // the temperature's floor, relative to the plan's cost per variable
-    int boundEvery = 4;               // sweeps between evaluations of the bound (a full pass of its own)
-    // Sweeps between restricted ILPs on the options the ascent favours (a multiple of boundEvery); doubled,
-    // up to 8 times, after each that finds no better plan.
+    double gap = 0.01; // stop once (cost - lower bound) / cost is at most this
+    // Of column generation before the ascent takes over. One (the seeds' restricted LP) measured fastest: on
+    // a LLaMA block over 4x4x4 six rounds took longer than the whole solve after one.
+    int maxRounds = 1;
+    size_t addPerVariable = 4;    // options with the most negative reduced cost joining per round
+    double stallGain = 1e-4;      // a round improving the plan by less than this (relative) is stale
+    double generationShare = 0.5; // of the time limit for columns; the rest tightens the bound
+    int boundEvery = 4;           // passes between evaluations of the bound (a full pass of its own)
+    // Passes between restricted ILPs (a multiple of boundEvery); doubled, up to 8 times, after each that
+    // finds no better plan.
     int primalEvery = 8;
+    size_t poolPerVariable = 8; // a restricted ILP's options, per variable at most
     double timeLimitSeconds = 60;
     bool log = false;
 };
@@ -40,7 +41,7 @@ struct GenerationResult {
     double cost = 0;             // of `choice` in the model
     double lowerBound = 0;       // on the model's optimum
     int rounds = 0;              // of column generation
-    int sweeps = 0;              // of dual ascent
+    int sweeps = 0;              // TRW-S passes
     size_t activeOptions = 0;    // options in the last restricted LP
     bool timedOut = false;
 };

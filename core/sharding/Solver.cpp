@@ -246,12 +246,14 @@ std::string fmt(double us) {
     case SolveOptions::Method::Auto:
         break;
     }
-    const size_t withOptions =
-        static_cast<size_t>(std::count_if(problem.nodes.begin(), problem.nodes.end(),
-                                          [](const NodeStrategies& ns) { return !ns.options.empty(); }));
-    return (problem.mesh.ndim() >= 4 ||
-            (problem.mesh.ndim() >= 3 && withOptions > SolveOptions::kExactNodeLimit)) &&
-           !hasMemoryWindow(options);
+    size_t withOptions = 0, allOptions = 0;
+    for (const NodeStrategies& ns : problem.nodes) {
+        withOptions += ns.options.empty() ? 0 : 1;
+        allOptions += ns.options.size();
+    }
+    const bool large =
+        withOptions > SolveOptions::kExactNodeLimit || allOptions > SolveOptions::kExactOptionLimit;
+    return (problem.mesh.ndim() >= 4 || (problem.mesh.ndim() >= 3 && large)) && !hasMemoryWindow(options);
 }
 
 // A plan from one option per node class.

@@ -755,43 +755,39 @@ bool divisible(const Shape& shape, const Placements& p, const DeviceMesh& mesh) 
     return true;
 }
 
-// The cartesian product over mesh dimensions of 1-D rules, less uneven shards, deduplicated.
-std::vector<Strategy> combine(const std::vector<Rule1D>& rules, const OpContext& c, const DeviceMesh& mesh) {
+// The cartesian product over mesh dimensions of 1-D rules, less uneven shards, deduplicated: the distinct
+// rules of the node's arity are taken first, so their products are distinct (and in the order the first
+// copy of each had), with no key to build per product (a 4-D mesh has up to 1,296 per node).
+std::vector<Strategy> combine(const std::vector<Rule1D>& given, const OpContext& c, const DeviceMesh& mesh) {
+    std::vector<const Rule1D*> rules;
+    for (const Rule1D& r : given)
+        if (r.outs.size() == c.outShapes.size() && r.ins.size() == c.inShapes.size() &&
+            std::none_of(rules.begin(), rules.end(),
+                         [&](const Rule1D* q) { return q->outs == r.outs && q->ins == r.ins; }))
+            rules.push_back(&r);
     std::vector<Strategy> out;
     if (rules.empty())
         return out;
     const size_t m = mesh.ndim();
     std::vector<size_t> pick(m, 0);
-    std::set<std::string> seen;
     while (true) {
         Strategy s;
         s.outputs.assign(c.outShapes.size(), Placements(m));
         s.inputs.assign(c.inShapes.size(), Placements(m));
-        bool ok = true;
-        for (size_t k = 0; k < m && ok; ++k) {
-            const Rule1D& r = rules[pick[k]];
-            if (r.outs.size() != c.outShapes.size() || r.ins.size() != c.inShapes.size()) {
-                ok = false;
-                break;
-            }
+        for (size_t k = 0; k < m; ++k) {
+            const Rule1D& r = *rules[pick[k]];
             for (size_t i = 0; i < r.outs.size(); ++i)
                 s.outputs[i][k] = r.outs[i];
             for (size_t i = 0; i < r.ins.size(); ++i)
                 s.inputs[i][k] = r.ins[i];
         }
+        bool ok = true;
         for (size_t i = 0; ok && i < s.outputs.size(); ++i)
             ok = !c.outKnown[i] || divisible(c.outShapes[i], s.outputs[i], mesh);
         for (size_t i = 0; ok && i < s.inputs.size(); ++i)
             ok = !c.inKnown[i] || divisible(c.inShapes[i], s.inputs[i], mesh);
-        if (ok) {
-            std::string key;
-            for (const Placements& p : s.outputs)
-                key += toString(p) + ";";
-            for (const Placements& p : s.inputs)
-                key += toString(p) + ",";
-            if (seen.insert(key).second)
-                out.push_back(std::move(s));
-        }
+        if (ok)
+            out.push_back(std::move(s));
         size_t k = 0;
         while (k < m && ++pick[k] == rules.size())
             pick[k++] = 0;
@@ -800,6 +796,34 @@ std::vector<Strategy> combine(const std::vector<Rule1D>& rules, const OpContext&
     }
     return out;
 }
+
+// combine() once per distinct set of rules and shapes: the layers of a model repeat the same few nodes, and
+// on a 4-D mesh each product is hundreds of strategies.
+class CombinedStrategies {
+public:
+    const std::vector<Strategy>& get(const std::vector<Rule1D>& rules, const OpContext& c, const DeviceMesh& mesh) {
+        std::string key;
+        for (const Rule1D& r : rules) {
+            key += toString(r.outs) + ">" + toString(r.ins) + ";";
+        }
+        for (const auto& [shapes, known] : {std::pair{&c.inShapes, &c.inKnown}, std::pair{&c.outShapes, &c.outKnown}}) {
+            key += "|";
+            for (size_t i = 0; i < shapes->size(); ++i) {
+                key += (*known)[i] ? "k" : "u";
+                for (int64_t d : (*shapes)[i])
+                    key += std::to_string(d) + "x";
+                key += ",";
+            }
+        }
+        auto [it, fresh] = cache_.try_emplace(std::move(key));
+        if (fresh)
+            it->second = combine(rules, c, mesh);
+        return it->second;
+    }
+
+private:
+    std::unordered_map<std::string, std::vector<Strategy>> cache_;
+};
 
 Shape shapeOf(const TensorMeta& t) {
     Shape s;
@@ -910,6 +934,7 @@ ShardingProblem buildStrategies(const Graph& graph, const DeviceMesh& mesh) {
     problem.nodes.resize(graph.size());
     std::map<std::string, std::vector<std::string>> unknown;
     const size_t m = mesh.ndim();
+    CombinedStrategies combined;
     for (NodeId id = 0; id < graph.size(); ++id) {
         const Node& node = graph.node(id);
         NodeStrategies& ns = problem.nodes[id];
@@ -939,7 +964,7 @@ ShardingProblem buildStrategies(const Graph& graph, const DeviceMesh& mesh) {
             std::vector<Rule1D> rules;
             for (const Placement& p : plainPlacements(c.outShapes[0].size()))
                 rules.push_back({{p}, {}});
-            ns.options = combine(rules, c, mesh);
+            ns.options = combined.get(rules, c, mesh);
             continue;
         }
         if (node.op == NodeOp::Output || node.outputKind == OutputKind::SymInt ||
@@ -999,7 +1024,7 @@ ShardingProblem buildStrategies(const Graph& graph, const DeviceMesh& mesh) {
         ns.kind = family == Family::None ? RuleKind::Unknown : RuleKind::Rule;
         if (family == Family::None)
             unknown[node.target.text.empty() ? node.name : node.target.text].push_back(node.name);
-        ns.options = combine(rules, c, mesh);
+        ns.options = combined.get(rules, c, mesh);
         if (ns.options.empty()) {
             Strategy s;
             s.outputs.assign(c.outShapes.size(), Placements(m, R));

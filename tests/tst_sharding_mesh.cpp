@@ -123,8 +123,8 @@ private slots:
 #endif
     }
 
-    // On a 3-D mesh, the decomposed plan is within its certified gap of the exact ILP's optimum, and its
-    // bound below that optimum.
+    // On 3-D and 4-D meshes, the decomposed plan is within its certified gap of the exact ILP's optimum, and
+    // its bound below that optimum.
     void decomposedWithinGapOfExact_data() {
         QTest::addColumn<QString>("graph");
         QTest::addColumn<QString>("meshShape");
@@ -169,6 +169,20 @@ private slots:
         QVERIFY2(atMost(plan->lowerBound, optimum), qPrintable(where));
         QVERIFY2(plan->gap() <= 0.01 + 1e-12, qPrintable(where));
         QVERIFY2(atMost(cost - optimum, cost - plan->lowerBound), qPrintable(where));
+
+        // With no gap allowed, reduced-cost fixing leaves these graphs an ILP small enough to solve outright:
+        // the exact optimum, proven, and a bound equal to it.
+        options.gap = 0;
+        Expected<Plan> proven = solvePlacement(g, p, options, model);
+        JS_VERIFY_EXPECTED(proven);
+        const QString provenWhere = QString("optimum %1, plan %2, bound %3")
+                                        .arg(optimum, 0, 'g', 12)
+                                        .arg(proven->cost.totalUs(), 0, 'g', 12)
+                                        .arg(proven->lowerBound, 0, 'g', 12);
+        QVERIFY2(proven->optimal, qPrintable(provenWhere));
+        QVERIFY2(std::fabs(proven->cost.totalUs() - optimum) <= 1e-9 * optimum, qPrintable(provenWhere));
+        QVERIFY2(atMost(proven->lowerBound, optimum), qPrintable(provenWhere));
+        QVERIFY2(proven->lowerBound >= optimum * (1 - 1e-9), qPrintable(provenWhere));
 #endif
     }
 

@@ -801,12 +801,14 @@ std::vector<Strategy> combine(const std::vector<Rule1D>& given, const OpContext&
 // on a 4-D mesh each product is hundreds of strategies.
 class CombinedStrategies {
 public:
-    const std::vector<Strategy>& get(const std::vector<Rule1D>& rules, const OpContext& c, const DeviceMesh& mesh) {
+    const std::vector<Strategy>& get(const std::vector<Rule1D>& rules, const OpContext& c,
+                                     const DeviceMesh& mesh) {
         std::string key;
         for (const Rule1D& r : rules) {
             key += toString(r.outs) + ">" + toString(r.ins) + ";";
         }
-        for (const auto& [shapes, known] : {std::pair{&c.inShapes, &c.inKnown}, std::pair{&c.outShapes, &c.outKnown}}) {
+        for (const auto& [shapes, known] :
+             {std::pair{&c.inShapes, &c.inKnown}, std::pair{&c.outShapes, &c.outKnown}}) {
             key += "|";
             for (size_t i = 0; i < shapes->size(); ++i) {
                 key += (*known)[i] ? "k" : "u";

@@ -391,20 +391,36 @@ public:
         return choice;
     }
 
-    double bound() const {
+    // Per key of each side of an edge, the cheapest reduced pair (cost − α_a − α_b) over the other side's
+    // live keys (infinite for a key no live option has), and the edge's cheapest overall.
+    struct EdgeMinima {
+        std::vector<double> row, column;
+        double least = kInf;
+    };
+
+    // Per edge (empty for removed edges and self-loops): one pass over every table.
+    std::vector<EdgeMinima> edgeMinima() const {
+        std::vector<EdgeMinima> minima(model_.edges.size());
+        for (size_t i = 0; i < model_.edges.size(); ++i)
+            if (!model_.edges[i].removed && !selfLoop(model_.edges[i]))
+                minima[i] = reducedMinima(i);
+        return minima;
+    }
+
+    double bound(const std::vector<EdgeMinima>& minima) const {
         double total = 0;
         for (size_t v = 0; v < model_.vars.size(); ++v)
             total += cheapest(static_cast<int32_t>(v));
         for (size_t i = 0; i < model_.edges.size(); ++i)
             if (!model_.edges[i].removed && !selfLoop(model_.edges[i]))
-                total += reducedMinima(i).least;
+                total += minima[i].least;
         return total;
     }
 
     // Reduced-cost fixing: the options some plan costing at most `cost` may use. Forcing option o of v
     // leaves a bound of bound() + (L_v(o) + Σ_e (the cheapest reduced pair o's key is in)) − (min L_v +
     // Σ_e min reduced pair), over v's edges e; the options whose forced bound exceeds `cost` go.
-    std::vector<std::vector<char>> possibleUnder(double cost) const {
+    std::vector<std::vector<char>> possibleUnder(double cost, const std::vector<EdgeMinima>& minima) const {
         const size_t n = model_.vars.size();
         std::vector<std::vector<double>> forced = lag_;
         std::vector<double> base(n);
@@ -417,7 +433,7 @@ public:
             const PairModel::Edge& e = model_.edges[i];
             if (e.removed || selfLoop(e))
                 continue;
-            const EdgeMinima m = reducedMinima(i);
+            const EdgeMinima& m = minima[i];
             bound += m.least;
             base[e.a] += m.least;
             base[e.b] += m.least;
@@ -444,7 +460,7 @@ public:
     // The options within eps of their variable's cheapest Lagrangian that keep, on every edge, a partner
     // within eps of the edge's cheapest reduced pair (arc consistency over the near-tight pairs). Near the
     // LP's optimum an optimal plan lies among them, and they are few even where ties are many.
-    NearTight nearTight(double eps) const {
+    NearTight nearTight(double eps, const std::vector<EdgeMinima>& minima) const {
         const size_t n = model_.vars.size();
         NearTight t;
         t.on.resize(n);
@@ -458,7 +474,7 @@ public:
         std::vector<size_t> edges;
         for (size_t i = 0; i < model_.edges.size(); ++i)
             if (!model_.edges[i].removed && !selfLoop(model_.edges[i])) {
-                t.edgeLimit[i] = reducedMinima(i).least + eps;
+                t.edgeLimit[i] = minima[i].least + eps;
                 edges.push_back(i);
             }
         propagate(t, edges);
@@ -542,13 +558,6 @@ private:
             drop(e.b, e.keyB, supB);
         }
     }
-
-    // Per key of each side, the cheapest reduced pair (cost − α_a − α_b) over the other side's live keys
-    // (infinite for a key no live option has), and the edge's cheapest overall.
-    struct EdgeMinima {
-        std::vector<double> row, column;
-        double least = kInf;
-    };
 
     int32_t otherEnd(size_t i, int32_t v) const {
         const PairModel::Edge& e = model_.edges[i];
@@ -765,10 +774,11 @@ public:
 
     // Returns whether the plan improved; sets the result's bound to its cost when the plan is proven optimal.
     template <typename Clock>
-    bool improve(const DualAscent& ascent, const Clock& elapsed, GenerationResult& result) {
+    bool improve(const DualAscent& ascent, const std::vector<DualAscent::EdgeMinima>& minima,
+                 const Clock& elapsed, GenerationResult& result) {
         const size_t limit = options_.poolPerVariable * model_.vars.size();
         bool someEmpty = false;
-        std::vector<std::vector<char>> possible = ascent.possibleUnder(result.cost);
+        std::vector<std::vector<char>> possible = ascent.possibleUnder(result.cost, minima);
         if (poolSize(possible, someEmpty) <= limit) {
             const Restricted r =
                 solveRestricted(model_, unary_, options_, elapsed, std::move(possible), result);
@@ -782,7 +792,7 @@ public:
         double eps = tolerance_ > 0 ? tolerance_ / 2 : gap / 4096, tooSmall = 0, tooLarge = kInf;
         std::vector<int32_t> within;
         for (int tries = 0; tries < 8 && eps <= gap && tooLarge > 1.05 * tooSmall; ++tries) {
-            DualAscent::NearTight tight = ascent.nearTight(eps);
+            DualAscent::NearTight tight = ascent.nearTight(eps, minima);
             const size_t size = poolSize(tight.on, someEmpty);
             if (!someEmpty && size <= limit) {
                 tolerance_ = eps;
@@ -901,9 +911,10 @@ GenerationResult solveByGeneration(const PairModel& model, const GenerationOptio
         }
         if (sweep % options.boundEvery != options.boundEvery - 1)
             continue;
-        result.lowerBound = std::max(result.lowerBound, ascent.bound());
+        const std::vector<DualAscent::EdgeMinima> minima = ascent.edgeMinima();
+        result.lowerBound = std::max(result.lowerBound, ascent.bound(minima));
         if (sweep >= nextPrimal && !closed(result)) {
-            const bool better = search.improve(ascent, elapsed, result);
+            const bool better = search.improve(ascent, minima, elapsed, result);
             // A restricted ILP costs several passes: after one that found nothing better, wait twice as long.
             primalInterval =
                 better ? options.primalEvery : std::min(8 * options.primalEvery, 2 * primalInterval);

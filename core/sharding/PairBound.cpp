@@ -457,6 +457,15 @@ public:
         std::vector<double> edgeLimit;     // per edge: the reduced pairs that count as near-tight
     };
 
+    // Drops the options reduced-cost fixing excludes (possibleUnder of the current plan's cost): an optimal
+    // plan uses none of them, so the bound over those left still bounds the optimum, and passes skip the
+    // table rows no live option has.
+    void keepOnly(const std::vector<std::vector<char>>& possible) {
+        for (size_t v = 0; v < alive_.size(); ++v)
+            for (size_t o = 0; o < alive_[v].size(); ++o)
+                alive_[v][o] = alive_[v][o] && possible[v][o];
+    }
+
     // The options within eps of their variable's cheapest Lagrangian that keep, on every edge, a partner
     // within eps of the edge's cheapest reduced pair (arc consistency over the near-tight pairs). Near the
     // LP's optimum an optimal plan lies among them, and they are few even where ties are many.
@@ -626,13 +635,17 @@ private:
                 lag_[v][o] -= share * m[sendKeys[o]];
         std::vector<double> next(across.size(), kInf);
         const size_t width = e.keysB;
-        for (size_t k = 0; k < e.keysA; ++k) {
-            if (fromA && negOwn[k] < kInf)
-                lowerBy(&e.cost[k * width], negOwn[k], next.data(), width);
-            else if (!fromA)
-                next[k] = minOfSums(&e.cost[k * width], negOwn.data(), width);
-        }
         const int32_t w = fromA ? e.b : e.a;
+        if (fromA) {
+            for (size_t k = 0; k < e.keysA; ++k)
+                if (negOwn[k] < kInf)
+                    lowerBy(&e.cost[k * width], negOwn[k], next.data(), width);
+        } else {
+            const std::vector<double> receiving = keyMins(w, i); // rows no live option of a has: skipped
+            for (size_t k = 0; k < e.keysA; ++k)
+                if (receiving[k] < kInf)
+                    next[k] = minOfSums(&e.cost[k * width], negOwn.data(), width);
+        }
         const std::vector<int32_t>& takeKeys = fromA ? e.keyB : e.keyA;
         for (size_t o = 0; o < takeKeys.size(); ++o) {
             if (!alive_[w][o])
@@ -774,11 +787,12 @@ public:
 
     // Returns whether the plan improved; sets the result's bound to its cost when the plan is proven optimal.
     template <typename Clock>
-    bool improve(const DualAscent& ascent, const std::vector<DualAscent::EdgeMinima>& minima,
-                 const Clock& elapsed, GenerationResult& result) {
+    bool improve(DualAscent& ascent, const std::vector<DualAscent::EdgeMinima>& minima, const Clock& elapsed,
+                 GenerationResult& result) {
         const size_t limit = options_.poolPerVariable * model_.vars.size();
         bool someEmpty = false;
         std::vector<std::vector<char>> possible = ascent.possibleUnder(result.cost, minima);
+        ascent.keepOnly(possible);
         if (poolSize(possible, someEmpty) <= limit) {
             const Restricted r =
                 solveRestricted(model_, unary_, options_, elapsed, std::move(possible), result);

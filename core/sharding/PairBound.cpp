@@ -375,15 +375,7 @@ public:
             for (size_t o = 0; o < lag_[v].size(); ++o) {
                 if (!alive_[v][o])
                     continue;
-                double c = lag_[v][o];
-                for (size_t i : incident_[v]) {
-                    const PairModel::Edge& e = model_.edges[i];
-                    const bool sideA = e.a == v;
-                    const int32_t u = sideA ? e.b : e.a;
-                    if (choice[u] >= 0)
-                        c += sideA ? e.at(e.keyA[o], e.keyB[choice[u]]) - alpha_[i].a[e.keyA[o]]
-                                   : e.at(e.keyA[choice[u]], e.keyB[o]) - alpha_[i].b[e.keyB[o]];
-                }
+                const double c = againstChosen(v, o, choice);
                 if (choice[v] < 0 || c < best)
                     best = c, choice[v] = static_cast<int32_t>(o);
             }
@@ -501,15 +493,7 @@ public:
             for (size_t o = 0; o < lag_[v].size(); ++o) {
                 if (!t.on[v][o])
                     continue;
-                double c = lag_[v][o];
-                for (size_t i : incident_[v]) {
-                    const PairModel::Edge& e = model_.edges[i];
-                    const bool sideA = e.a == static_cast<int32_t>(v);
-                    const int32_t u = sideA ? e.b : e.a;
-                    if (choice[u] >= 0)
-                        c += sideA ? e.at(e.keyA[o], e.keyB[choice[u]]) - alpha_[i].a[e.keyA[o]]
-                                   : e.at(e.keyA[choice[u]], e.keyB[o]) - alpha_[i].b[e.keyB[o]];
-                }
+                const double c = againstChosen(static_cast<int32_t>(v), o, choice);
                 if (choice[v] < 0 || c < best)
                     best = c, choice[v] = static_cast<int32_t>(o);
             }
@@ -571,6 +555,21 @@ private:
     int32_t otherEnd(size_t i, int32_t v) const {
         const PairModel::Edge& e = model_.edges[i];
         return e.a == v ? e.b : e.a;
+    }
+
+    // Option o of v by its Lagrangian, with each edge towards a variable already chosen costed by the pair
+    // itself instead of o's potential on it: TRW-S's rounding criterion.
+    double againstChosen(int32_t v, size_t o, const std::vector<int32_t>& choice) const {
+        double c = lag_[v][o];
+        for (size_t i : incident_[v]) {
+            const PairModel::Edge& e = model_.edges[i];
+            const bool sideA = e.a == v;
+            const int32_t u = sideA ? e.b : e.a;
+            if (choice[u] >= 0)
+                c += sideA ? e.at(e.keyA[o], e.keyB[choice[u]]) - alpha_[i].a[e.keyA[o]]
+                           : e.at(e.keyA[choice[u]], e.keyB[o]) - alpha_[i].b[e.keyB[o]];
+        }
+        return c;
     }
 
     double cheapest(int32_t v) const {

@@ -296,8 +296,9 @@ const Command& shardCommand() {
           "500 nodes, else 3)"},
          {"--time-limit", "", "S", "give up on the ILP after S seconds (default 60)"},
          {"--solver", "", "M",
-          "exact (the whole LP), decomposed (column generation to a certified gap) or auto (default: "
-          "decomposed on meshes of 4 or more dimensions, and of 3 for graphs above 500 nodes)"},
+          "exact (the whole LP), decomposed (a TRW-S lower bound and restricted ILPs, to a certified gap) "
+          "or auto (default: decomposed on meshes of 4 or more dimensions, and of 3 for graphs above 500 "
+          "nodes or 10,000 options)"},
          {"--gap", "", "PCT",
           "decomposed: stop once the plan is within PCT % of the lower bound (default 1)"},
          {"--cost-model", "", "M",

@@ -186,6 +186,61 @@ private slots:
 #endif
     }
 
+    // The parameter-memory window, relaxed into the decomposed solve's bound: with no gap allowed its plan is
+    // the exact optimum under the window, proven, and its parameters' local bytes (counted here from the
+    // plan's placements) lie inside the window.
+    void decomposedKeepsTheMemoryWindow_data() {
+        QTest::addColumn<double>("high");
+        QTest::newRow("a third") << 0.3;
+        QTest::newRow("an eighth") << 0.125;
+    }
+    void decomposedKeepsTheMemoryWindow() {
+#ifndef JOINTSCOPE_HAVE_CBC
+        QSKIP("built without CBC");
+#else
+        QFETCH(double, high);
+        const Graph g = sharedGraph("mlp");
+        const ShardingProblem p = buildStrategies(g, mesh({2, 2, 2}));
+        const cost::RooflineModel model(*cost::findDevice("h100"));
+        SolveOptions options;
+        options.paramMemoryHigh = high;
+        options.method = SolveOptions::Method::Exact;
+        Expected<Plan> exact = solvePlacement(g, p, options, model);
+        JS_VERIFY_EXPECTED(exact);
+        QVERIFY(exact->optimal);
+        options.method = SolveOptions::Method::Decomposed;
+        options.gap = 0;
+        Expected<Plan> plan = solvePlacement(g, p, options, model);
+        JS_VERIFY_EXPECTED(plan);
+        QVERIFY(plan->decomposed);
+        const double optimum = exact->cost.totalUs(), cost = plan->cost.totalUs();
+        const QString where =
+            QString("optimum %1, plan %2, bound %3").arg(optimum).arg(cost).arg(plan->lowerBound);
+        QVERIFY2(std::fabs(cost - optimum) <= 1e-9 * optimum, qPrintable(where));
+        QVERIFY2(plan->optimal, qPrintable(where));
+        QVERIFY2(atMost(plan->lowerBound, optimum), qPrintable(where));
+        double local = 0, full = 0;
+        for (const auto& [param, grad] : jointRoles(g).paramGrad) {
+            const TensorMeta* t = g.node(param).tensor();
+            const double bytes = static_cast<double>(cost::numel(*t)) * 4;
+            full += bytes;
+            double frac = 1;
+            for (const Placement& x : p.nodes[param].options[plan->choice[param]].outputs[0])
+                frac /= x.isShard() ? 2 : 1;
+            local += bytes * frac;
+        }
+        QVERIFY(full > 0);
+        QVERIFY2(local <= high * full * (1 + 1e-9),
+                 qPrintable(QString("%1 of %2 bytes").arg(local).arg(full)));
+        // Without the window the same graph is cheaper: the window binds, so the test can tell.
+        SolveOptions free;
+        free.method = SolveOptions::Method::Exact;
+        Expected<Plan> unbound = solvePlacement(g, p, free, model);
+        JS_VERIFY_EXPECTED(unbound);
+        QVERIFY2(unbound->cost.totalUs() < optimum * (1 - 1e-6), qPrintable(where));
+#endif
+    }
+
     // Auto: the exact path on a small graph over three mesh dimensions, the decomposed one over four, where
     // options per node run to a thousand and more (SolveOptions::Method); either way the plan's cost is its
     // recomputation under the model and the bound lies below it.

@@ -46,7 +46,7 @@ struct RestrictedLp {
 // Transportation blocks between the active keys of each edge's sides; equality edges are tables with a
 // zero diagonal and nothing else, so they need no case of their own.
 RestrictedLp buildRestricted(const PairModel& model, const std::vector<std::vector<double>>& unary,
-                             const std::vector<std::vector<char>>& active) {
+                             const std::vector<std::vector<char>>& active, const LinearBudget& budget) {
     RestrictedLp r;
     r.column.resize(model.vars.size());
     for (size_t v = 0; v < model.vars.size(); ++v) {
@@ -82,6 +82,16 @@ RestrictedLp buildRestricted(const PairModel& model, const std::vector<std::vect
             for (size_t l = 0; k < e.keysA && r.rowA[i][k] >= 0 && l < e.keysB; ++l)
                 if (r.rowB[i][l] >= 0 && e.at(k, l) < kInf)
                     r.lp.addPair(e.at(k, l), r.rowA[i][k], r.rowB[i][l]);
+    }
+    if (budget.active()) {
+        std::vector<int> cols;
+        std::vector<double> coef;
+        for (size_t v = 0; v < model.vars.size(); ++v)
+            for (size_t o = 0; o < r.column[v].size(); ++o)
+                if (r.column[v][o] >= 0 && budget.weight[v][o] != 0)
+                    cols.push_back(r.column[v][o]), coef.push_back(budget.weight[v][o]);
+        r.lp.addRow(cols, coef, 'L', budget.high);
+        r.lp.addRow(cols, coef, 'G', budget.low);
     }
     return r;
 }
@@ -189,7 +199,8 @@ size_t priceOptions(const PairModel& model, const std::vector<std::vector<double
 // Seeds: option 0 (every strategy list starts with all-replicate) and the cheapest alive option alone; a
 // variable whose option 0 is pinned out starts with every alive option.
 std::vector<std::vector<char>> seedOptions(const PairModel& model,
-                                           const std::vector<std::vector<double>>& unary) {
+                                           const std::vector<std::vector<double>>& unary,
+                                           const LinearBudget& budget) {
     std::vector<std::vector<char>> active(model.vars.size());
     for (size_t v = 0; v < model.vars.size(); ++v) {
         const PairModel::Variable& var = model.vars[v];
@@ -206,6 +217,15 @@ std::vector<std::vector<char>> seedOptions(const PairModel& model,
             if (var.alive[o] && unary[v][o] < unary[v][best])
                 best = o;
         active[v][best] = 1;
+        // Under a budget, the lightest option too: all-replicate parameters are its heaviest plan.
+        if (budget.active() && !budget.weight[v].empty()) {
+            size_t lightest = 0;
+            for (size_t o = 0; o < unary[v].size(); ++o)
+                if (var.alive[o] &&
+                    (!var.alive[lightest] || budget.weight[v][o] < budget.weight[v][lightest]))
+                    lightest = o;
+            active[v][lightest] = 1;
+        }
     }
     return active;
 }
@@ -412,11 +432,13 @@ public:
     // Reduced-cost fixing: the options some plan costing at most `cost` may use. Forcing option o of v
     // leaves a bound of bound() + (L_v(o) + Σ_e (the cheapest reduced pair o's key is in)) − (min L_v +
     // Σ_e min reduced pair), over v's edges e; the options whose forced bound exceeds `cost` go.
-    std::vector<std::vector<char>> possibleUnder(double cost, const std::vector<EdgeMinima>& minima) const {
+    // `offset` is added to every bound (the relaxed budget row's constant).
+    std::vector<std::vector<char>> possibleUnder(double cost, const std::vector<EdgeMinima>& minima,
+                                                 double offset) const {
         const size_t n = model_.vars.size();
         std::vector<std::vector<double>> forced = lag_;
         std::vector<double> base(n);
-        double bound = 0;
+        double bound = offset;
         for (size_t v = 0; v < n; ++v) {
             base[v] = cheapest(static_cast<int32_t>(v));
             bound += base[v];
@@ -448,6 +470,13 @@ public:
         std::vector<std::vector<char>> on; // per variable, per option
         std::vector<double> edgeLimit;     // per edge: the reduced pairs that count as near-tight
     };
+
+    // Adds delta * weight to every option's unary cost (a multiplier of a relaxed row moving).
+    void shiftUnary(const std::vector<std::vector<double>>& weight, double delta) {
+        for (size_t v = 0; v < weight.size(); ++v)
+            for (size_t o = 0; o < weight[v].size(); ++o)
+                lag_[v][o] += delta * weight[v][o];
+    }
 
     // Drops the options reduced-cost fixing excludes (possibleUnder of the current plan's cost): an optimal
     // plan uses none of them, so the bound over those left still bounds the optimum, and passes skip the
@@ -669,6 +698,21 @@ private:
 
 } // namespace
 
+double LinearBudget::of(const std::vector<int32_t>& choice) const {
+    double total = 0;
+    for (size_t v = 0; v < weight.size(); ++v)
+        if (choice[v] >= 0 && !weight[v].empty())
+            total += weight[v][choice[v]];
+    return total;
+}
+
+bool LinearBudget::holds(const std::vector<int32_t>& choice) const {
+    if (!active())
+        return true;
+    const double total = of(choice), slack = 1e-9 * (1.0 + std::fabs(high));
+    return total <= high + slack && total >= low - slack;
+}
+
 double pairObjective(const PairModel& model, const std::vector<int32_t>& choice) {
     double total = 0;
     for (size_t v = 0; v < model.vars.size(); ++v)
@@ -685,7 +729,8 @@ namespace {
 // Iterated conditional modes: each variable in turn takes its cheapest option against its neighbours' current
 // ones, until a pass changes nothing. Never raises the plan's cost.
 void polishPlan(const PairModel& model, const std::vector<std::vector<double>>& unary,
-                std::vector<int32_t>& choice) {
+                const LinearBudget& budget, std::vector<int32_t>& choice) {
+    double weight = budget.active() ? budget.of(choice) : 0;
     std::vector<std::vector<size_t>> incident(model.vars.size());
     for (size_t i = 0; i < model.edges.size(); ++i)
         if (!model.edges[i].removed && !selfLoop(model.edges[i])) {
@@ -700,6 +745,12 @@ void polishPlan(const PairModel& model, const std::vector<std::vector<double>>& 
             for (size_t o = 0; o < unary[v].size(); ++o) {
                 if (!model.vars[v].alive[o])
                     continue;
+                if (budget.active() && !budget.weight[v].empty() && static_cast<int32_t>(o) != choice[v]) {
+                    // A move may not leave the window (nor stay outside it).
+                    const double moved = weight - budget.weight[v][choice[v]] + budget.weight[v][o];
+                    if (moved > budget.high || moved < budget.low)
+                        continue;
+                }
                 double c = unary[v][o];
                 for (size_t i : incident[v]) {
                     const PairModel::Edge& e = model.edges[i];
@@ -711,6 +762,8 @@ void polishPlan(const PairModel& model, const std::vector<std::vector<double>>& 
                     best = static_cast<int32_t>(o), bestCost = c;
             }
             changed = changed || best != choice[v];
+            if (budget.active() && !budget.weight[v].empty())
+                weight += budget.weight[v][best] - budget.weight[v][choice[v]];
             choice[v] = best;
         }
         if (!changed)
@@ -734,17 +787,18 @@ Restricted solveRestricted(const PairModel& model, const std::vector<std::vector
             pool[v][result.choice[v]] = 1;
     while (matchEqualities(model, pool) > 0) {
     }
-    const RestrictedLp r = buildRestricted(model, unary, pool);
+    const RestrictedLp r = buildRestricted(model, unary, pool, options.budget);
     const double left = std::max(options.timeLimitSeconds - elapsed(), 0.01);
     const PairLp::Relaxation relaxed = r.lp.relax(left);
     if (!relaxed.solved)
         return {};
     auto [choice, proven] = restrictedPlan(r, relaxed.binary, left, options.log);
     if (!choice.empty())
-        polishPlan(model, unary, choice);
+        polishPlan(model, unary, options.budget, choice);
     Restricted out;
     out.proven = proven;
-    out.better = !choice.empty() && pairObjective(model, choice) < result.cost;
+    out.better =
+        !choice.empty() && options.budget.holds(choice) && pairObjective(model, choice) < result.cost;
     if (out.better) {
         result.cost = pairObjective(model, choice);
         result.choice = choice;
@@ -786,11 +840,11 @@ public:
 
     // Returns whether the plan improved; sets the result's bound to its cost when the plan is proven optimal.
     template <typename Clock>
-    bool improve(DualAscent& ascent, const std::vector<DualAscent::EdgeMinima>& minima, const Clock& elapsed,
-                 GenerationResult& result) {
+    bool improve(DualAscent& ascent, const std::vector<DualAscent::EdgeMinima>& minima, double offset,
+                 const Clock& elapsed, GenerationResult& result) {
         const size_t limit = options_.poolPerVariable * model_.vars.size();
         bool someEmpty = false;
-        std::vector<std::vector<char>> possible = ascent.possibleUnder(result.cost, minima);
+        std::vector<std::vector<char>> possible = ascent.possibleUnder(result.cost, minima, offset);
         ascent.keepOnly(possible);
         if (poolSize(possible, someEmpty) <= limit) {
             const Restricted r =
@@ -821,11 +875,11 @@ public:
         // Too many to solve over: a plan threaded through them instead.
         if (within.empty())
             return false;
-        polishPlan(model_, unary_, within);
+        polishPlan(model_, unary_, options_.budget, within);
         const double cost = pairObjective(model_, within);
         if (options_.log)
             std::fprintf(stderr, "  plan within the near-tight options: %.6g\n", cost);
-        if (cost >= result.cost)
+        if (cost >= result.cost || !options_.budget.holds(within))
             return false;
         result.cost = cost, result.choice = std::move(within);
         return true;
@@ -836,6 +890,51 @@ private:
     const std::vector<std::vector<double>>& unary_;
     const GenerationOptions& options_;
     double tolerance_ = 0;
+};
+
+// The budget row relaxed into the bound (Lagrangian relaxation): multipliers μ_hi, μ_lo ≥ 0 of its two sides
+// add (μ_hi − μ_lo) · weight to every option's cost and μ_lo · low − μ_hi · high to the bound, which then
+// holds for every plan inside the window. They follow the subgradient of TRW-S's rounded plans with
+// Polyak's step towards the best plan's cost, halved whenever the bound stops rising.
+class RelaxedBudget {
+public:
+    explicit RelaxedBudget(const LinearBudget& budget) : budget_(budget) {}
+
+    void observe(const std::vector<int32_t>& plan) { weight_ = budget_.of(plan), seen_ = true; }
+
+    double offset() const { return muLow_ * budget_.low - muHigh_ * budget_.high; }
+
+    // Moves the multipliers after a bound evaluation; returns the change of μ_hi − μ_lo, by which every
+    // option's cost moves per unit of its weight.
+    double step(double bound, double best) {
+        if (!budget_.active() || !seen_)
+            return 0;
+        if (bound > bestBound_ + 1e-9 * std::fabs(bestBound_))
+            bestBound_ = bound, stale_ = 0;
+        else if (++stale_ >= 2)
+            scale_ = std::max(scale_ / 2, 1e-3), stale_ = 0;
+        const double high = weight_ - budget_.high, low = budget_.low - weight_;
+        const double g = high > 0 ? high : (low > 0 ? -low : (muHigh_ > 0 ? high : (muLow_ > 0 ? -low : 0)));
+        if (g == 0 || !(best < kInf))
+            return 0;
+        const double before = muHigh_ - muLow_;
+        const double move = scale_ * std::max(best - bound, 1e-9 * std::fabs(best)) / g;
+        double lambda = before + move;
+        if (high <= 0 && low <= 0) // inside the window: back towards zero, never past it
+            lambda = before > 0 ? std::max(lambda, 0.0) : std::min(lambda, 0.0);
+        muHigh_ = std::max(lambda, 0.0);
+        muLow_ = std::max(-lambda, 0.0);
+        return muHigh_ - muLow_ - before;
+    }
+
+private:
+    const LinearBudget& budget_;
+    double muHigh_ = 0, muLow_ = 0;
+    double weight_ = 0;
+    bool seen_ = false;
+    double bestBound_ = -kInf;
+    double scale_ = 1;
+    int stale_ = 0;
 };
 
 } // namespace
@@ -851,7 +950,7 @@ GenerationResult solveByGeneration(const PairModel& model, const GenerationOptio
     GenerationResult result;
     result.lowerBound = -kInf;
     const std::vector<std::vector<double>> unary = foldedUnary(model);
-    std::vector<std::vector<char>> active = seedOptions(model, unary);
+    std::vector<std::vector<char>> active = seedOptions(model, unary, options.budget);
     while (matchEqualities(model, active) > 0) {
     }
     // Columns until the plan stops improving (or the bound meets it); the last LP's duals seed the ascent.
@@ -859,7 +958,7 @@ GenerationResult solveByGeneration(const PairModel& model, const GenerationOptio
     std::vector<Potentials> potentials;
     int stale = 0;
     for (result.rounds = 1; result.rounds <= options.maxRounds;) {
-        const RestrictedLp r = buildRestricted(model, unary, active);
+        const RestrictedLp r = buildRestricted(model, unary, active, options.budget);
         const double left = options.timeLimitSeconds - elapsed();
         const PairLp::Relaxation relaxed = r.lp.relax(std::max(left, 0.01));
         if (!relaxed.solved) {
@@ -906,6 +1005,7 @@ GenerationResult solveByGeneration(const PairModel& model, const GenerationOptio
     // then a restricted ILP over the options the duals leave.
     DualAscent ascent(model, unary, std::move(potentials));
     PlanSearch search(model, unary, options);
+    RelaxedBudget relaxed(options.budget);
     int primalInterval = options.primalEvery, nextPrimal = options.primalEvery - 1;
     for (int sweep = 0; !closed(result); ++sweep) {
         if (elapsed() >= options.timeLimitSeconds) {
@@ -918,16 +1018,21 @@ GenerationResult solveByGeneration(const PairModel& model, const GenerationOptio
         // Rounding runs against the pass just made: its variables then see every later one's messages.
         std::vector<int32_t> rounded = ascent.roundedPlan(!forward);
         if (complete(model, rounded)) {
-            polishPlan(model, unary, rounded);
-            if (const double c = pairObjective(model, rounded); c < result.cost)
+            relaxed.observe(rounded);
+            polishPlan(model, unary, options.budget, rounded);
+            if (const double c = pairObjective(model, rounded);
+                c < result.cost && options.budget.holds(rounded))
                 result.cost = c, result.choice = std::move(rounded);
         }
         if (sweep % options.boundEvery != options.boundEvery - 1)
             continue;
         const std::vector<DualAscent::EdgeMinima> minima = ascent.edgeMinima();
-        result.lowerBound = std::max(result.lowerBound, ascent.bound(minima));
+        const double bound = ascent.bound(minima) + relaxed.offset();
+        result.lowerBound = std::max(result.lowerBound, bound);
+        if (options.budget.active())
+            ascent.shiftUnary(options.budget.weight, relaxed.step(bound, result.cost));
         if (sweep >= nextPrimal && !closed(result)) {
-            const bool better = search.improve(ascent, minima, elapsed, result);
+            const bool better = search.improve(ascent, minima, relaxed.offset(), elapsed, result);
             // A restricted ILP costs several passes: after one that found nothing better, wait twice as long.
             primalInterval =
                 better ? options.primalEvery : std::min(8 * options.primalEvery, 2 * primalInterval);

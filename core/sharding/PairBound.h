@@ -18,6 +18,17 @@
 
 namespace jointscope::sharding {
 
+// One linear row over the options beside the model: low ≤ Σ_v weight[v][chosen option] ≤ high (the
+// parameter-memory window: a variable's weight is the local bytes of the parameters it places). Empty
+// weights: no row.
+struct LinearBudget {
+    std::vector<std::vector<double>> weight; // per variable, per option
+    double low = 0, high = 0;
+    bool active() const { return !weight.empty(); }
+    double of(const std::vector<int32_t>& choice) const;
+    bool holds(const std::vector<int32_t>& choice) const;
+};
+
 struct GenerationOptions {
     double gap = 0.01; // stop once (cost - lower bound) / cost is at most this
     // Of column generation before the ascent takes over. One (the seeds' restricted LP) measured fastest: on
@@ -33,6 +44,8 @@ struct GenerationOptions {
     size_t poolPerVariable = 8; // a restricted ILP's options, per variable at most
     double timeLimitSeconds = 60;
     bool log = false;
+    // Relaxed into the bound with a multiplier that follows the subgradient; every plan kept holds it.
+    LinearBudget budget;
 };
 
 struct GenerationResult {
@@ -50,7 +63,7 @@ struct GenerationResult {
 // (a == b) cost their option's own pair.
 double pairObjective(const PairModel& model, const std::vector<int32_t>& choice);
 
-// Column generation on a model without eliminations or frozen variables (no rows beyond its own).
+// The decomposed solve on a model without eliminations, with options.budget its only row beyond its own.
 GenerationResult solveByGeneration(const PairModel& model, const GenerationOptions& options);
 
 } // namespace jointscope::sharding

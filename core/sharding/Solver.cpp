@@ -214,6 +214,38 @@ PairModel classModel(const Graph& graph, const ShardingProblem& problem, const N
 }
 #endif
 
+#ifdef JOINTSCOPE_HAVE_CBC
+// The parameter-memory window as one row over the class model's options: per class, per option, the local
+// bytes of the parameters it places (zero for classes without any); low and high in bytes.
+LinearBudget parameterBudget(const Graph& graph, const ShardingProblem& problem, const NodeClasses& classes,
+                             const JointRoles& roles, const SolveOptions& options, const PairModel& pm) {
+    LinearBudget budget;
+    budget.weight.resize(pm.vars.size());
+    for (size_t c = 0; c < pm.vars.size(); ++c)
+        budget.weight[c].assign(pm.vars[c].unary.size(), 0.0);
+    double total = 0;
+    for (const auto& [param, grad] : roles.paramGrad) {
+        const TensorMeta* t = graph.node(param).tensor();
+        if (!t || !hasOptions(problem, param))
+            continue;
+        const double bytes = static_cast<double>(cost::numel(*t)) * itemSize(t->dtype);
+        total += bytes;
+        const int32_t c = classes.classOf[param];
+        for (size_t s = 0; s < budget.weight[c].size(); ++s) {
+            const Placements& p = problem.nodes[param].options[s].outputs[0];
+            double frac = 1;
+            for (size_t i = 0; i < p.size(); ++i)
+                if (p[i].isShard())
+                    frac /= static_cast<double>(problem.mesh.shape[i]);
+            budget.weight[c][s] += bytes * frac;
+        }
+    }
+    budget.low = options.paramMemoryLow * total;
+    budget.high = options.paramMemoryHigh * total;
+    return budget;
+}
+#endif
+
 std::string fmt(double us) {
     char buf[32];
     std::snprintf(buf, sizeof buf, "%.4g", us);
@@ -243,7 +275,7 @@ std::string fmt(double us) {
     case SolveOptions::Method::Exact:
         return false;
     case SolveOptions::Method::Decomposed:
-        return !hasMemoryWindow(options);
+        return true;
     case SolveOptions::Method::Auto:
         break;
     }
@@ -254,7 +286,7 @@ std::string fmt(double us) {
     }
     const bool large =
         withOptions > SolveOptions::kExactNodeLimit || allOptions > SolveOptions::kExactOptionLimit;
-    return (problem.mesh.ndim() >= 4 || (problem.mesh.ndim() >= 3 && large)) && !hasMemoryWindow(options);
+    return problem.mesh.ndim() >= 4 || (problem.mesh.ndim() >= 3 && large);
 }
 
 // A plan from one option per node class.
@@ -471,12 +503,15 @@ Expected<Plan> solvePlacement(const Graph& graph, const ShardingProblem& problem
     const bool memoryWindow = hasMemoryWindow(options);
     stamp("clusters");
     PairModel pm = classModel(graph, problem, classes, pinKey, roles, options, model);
+    const LinearBudget budget =
+        memoryWindow ? parameterBudget(graph, problem, classes, roles, options, pm) : LinearBudget{};
     stamp("model");
     if (decompose(options, problem)) {
         GenerationOptions generation;
         generation.gap = options.gap;
         generation.timeLimitSeconds = options.timeLimitSeconds;
         generation.log = debug;
+        generation.budget = budget;
         const GenerationResult g = solveByGeneration(pm, generation);
         stamp("generation");
         if (g.feasible) {
@@ -510,33 +545,15 @@ Expected<Plan> solvePlacement(const Graph& graph, const ShardingProblem& problem
     PairLp lp;
     const std::vector<std::vector<int>> x = addToLp(pm, lp);
     if (memoryWindow) {
-        std::map<int, double> bytesOf; // column -> local bytes of every parameter it stands for
-        double total = 0;
-        for (const auto& [param, grad] : roles.paramGrad) {
-            const TensorMeta* t = graph.node(param).tensor();
-            if (!t || !hasOptions(problem, param))
-                continue;
-            const double bytes = static_cast<double>(cost::numel(*t)) * itemSize(t->dtype);
-            total += bytes;
-            const int32_t c = classes.classOf[param];
-            for (size_t s = 0; s < x[c].size(); ++s) {
-                if (x[c][s] < 0)
-                    continue;
-                const Placements& p = problem.nodes[param].options[s].outputs[0];
-                double frac = 1;
-                for (size_t i = 0; i < p.size(); ++i)
-                    if (p[i].isShard())
-                        frac /= static_cast<double>(mesh.shape[i]);
-                bytesOf[x[c][s]] += bytes * frac;
-            }
-        }
-        if (!bytesOf.empty()) {
-            std::vector<int> idx;
-            std::vector<double> coef;
-            for (const auto& [col, b] : bytesOf)
-                idx.push_back(col), coef.push_back(b);
-            lp.addRow(idx, coef, 'L', options.paramMemoryHigh * total);
-            lp.addRow(idx, coef, 'G', options.paramMemoryLow * total);
+        std::vector<int> idx;
+        std::vector<double> coef;
+        for (size_t c = 0; c < x.size(); ++c)
+            for (size_t o = 0; o < x[c].size(); ++o)
+                if (x[c][o] >= 0 && budget.weight[c][o] != 0)
+                    idx.push_back(x[c][o]), coef.push_back(budget.weight[c][o]);
+        if (!idx.empty()) {
+            lp.addRow(idx, coef, 'L', budget.high);
+            lp.addRow(idx, coef, 'G', budget.low);
         }
     }
     stamp("lp build");

@@ -40,10 +40,11 @@ struct SolveOptions {
     int clusterRounds = kAutoClusterRounds;
     double timeLimitSeconds = 60;
     // Exact: the reduced model's whole LP, branched when fractional. Decomposed: column generation with a
-    // Lagrangian lower bound (PairBound.h), stopping within `gap` of it. Auto: decomposed where options per
-    // node multiply, without a parameter-memory window: on meshes of four or more dimensions, and on meshes
-    // of three for graphs above kExactNodeLimit nodes with options or kExactOptionLimit options in all (one
-    // LLaMA block over 4x4x4 has 26k: exact in 11 s, decomposed within 1 % in 0.5 s).
+    // Lagrangian lower bound (PairBound.h), stopping within `gap` of it (a parameter-memory window relaxed
+    // into the bound, every plan kept inside it). Auto: decomposed where options per node multiply: on
+    // meshes of four or more dimensions, and on meshes of three for graphs above kExactNodeLimit nodes with
+    // options or kExactOptionLimit options in all (one LLaMA block over 4x4x4 has 26k: exact in 11 s,
+    // decomposed within 1 % in 0.5 s).
     enum class Method : uint8_t { Auto, Exact, Decomposed };
     static constexpr size_t kExactOptionLimit = 10000;
     Method method = Method::Auto;

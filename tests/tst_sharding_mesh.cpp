@@ -14,6 +14,7 @@
 #include <QtTest>
 
 #include <cmath>
+#include <limits>
 #include <random>
 
 using namespace jointscope;
@@ -30,6 +31,37 @@ DeviceMesh mesh(std::vector<int64_t> shape) {
     return DeviceMesh::make(std::move(shape), {}, *findTopology("h100"));
 }
 
+// A bf16 activation of 16 x 64 x 4096.
+TensorMeta rank3Tensor() {
+    TensorMeta t;
+    t.dtype = DType::BFloat16;
+    t.sizes = {SymInt{16, {}}, SymInt{64, {}}, SymInt{4096, {}}};
+    return t;
+}
+
+// `count` random layouts of a rank-3 tensor on `ndim` mesh dimensions, with partials of every kind; the
+// last is all-Sum.
+std::vector<Placements> randomLayouts(size_t ndim, int count, unsigned seed) {
+    const std::vector<Placement> each = {Placement::replicate(),
+                                         Placement::shard(0),
+                                         Placement::shard(1),
+                                         Placement::shard(2),
+                                         Placement::partial(ReduceOp::Sum),
+                                         Placement::partial(ReduceOp::Avg),
+                                         Placement::partial(ReduceOp::Max)};
+    std::mt19937 rng(seed);
+    std::uniform_int_distribution<size_t> pick(0, each.size() - 1);
+    std::vector<Placements> layouts;
+    for (int i = 0; i + 1 < count; ++i) {
+        Placements p;
+        for (size_t d = 0; d < ndim; ++d)
+            p.push_back(each[pick(rng)]);
+        layouts.push_back(p);
+    }
+    layouts.push_back(Placements(ndim, Placement::partial(ReduceOp::Sum)));
+    return layouts;
+}
+
 bool atMost(double a, double b) {
     return a <= b + 1e-6 * (1.0 + std::fabs(b));
 }
@@ -40,51 +72,85 @@ class TestShardingMesh : public QObject {
     Q_OBJECT
 
 private slots:
-    // The ILP's edge tables (one search per source over a dense space of layouts) agree with redistribute(),
-    // a search of its own per pair over the layouts its two ends suggest, on 3-D and 4-D meshes with partial
-    // reductions of every kind; scaled by the copies of the edge.
+    // The ILP's edge tables agree with redistribute(), a search of its own per pair over the layouts its two
+    // ends suggest, on 3-D and 4-D meshes with partial reductions of every kind; scaled by the copies of the
+    // edge. Both ways the tables are searched: a search per source (few sources) and every pair at once.
+    void redistributionTablesMatchSingleSearches_data() {
+        QTest::addColumn<QVector<qint64>>("shape");
+        QTest::addColumn<int>("sources");
+        QTest::newRow("2x4x2, all pairs") << QVector<qint64>{2, 4, 2} << 60;
+        QTest::newRow("2x2x4x4, per source") << QVector<qint64>{2, 2, 4, 4} << 60;
+        QTest::newRow("2x2x4x4, all pairs") << QVector<qint64>{2, 2, 4, 4} << 200;
+    }
     void redistributionTablesMatchSingleSearches() {
-        TensorMeta t;
-        t.dtype = DType::BFloat16;
-        t.sizes = {SymInt{16, {}}, SymInt{64, {}}, SymInt{4096, {}}};
-        const std::vector<Placement> each = {Placement::replicate(),
-                                             Placement::shard(0),
-                                             Placement::shard(1),
-                                             Placement::shard(2),
-                                             Placement::partial(ReduceOp::Sum),
-                                             Placement::partial(ReduceOp::Avg),
-                                             Placement::partial(ReduceOp::Max)};
-        for (const std::vector<int64_t>& shape :
-             {std::vector<int64_t>{2, 4, 2}, std::vector<int64_t>{2, 2, 4, 4}}) {
-            const DeviceMesh m = mesh(shape);
-            std::mt19937 rng(17);
-            std::uniform_int_distribution<size_t> pick(0, each.size() - 1);
-            std::vector<Placements> layouts;
-            for (int i = 0; i < 60; ++i) {
-                Placements p;
-                for (size_t d = 0; d < shape.size(); ++d)
-                    p.push_back(each[pick(rng)]);
-                layouts.push_back(p);
+        QFETCH(QVector<qint64>, shape);
+        QFETCH(int, sources);
+        const TensorMeta t = rank3Tensor();
+        const DeviceMesh m = mesh(std::vector<int64_t>(shape.begin(), shape.end()));
+        const std::vector<Placements> layouts = randomLayouts(shape.size(), sources, 17);
+        std::vector<const Placements*> from, to;
+        for (const Placements& p : layouts)
+            from.push_back(&p);
+        for (size_t p = 0; p < 40; ++p)
+            to.push_back(&layouts[p]);
+        to.push_back(&layouts.back()); // all-Sum: the table's space still holds what the other side needs
+        RedistributionCache cache(m);
+        const std::vector<double> table = cache.table(from, to, t, 3.0);
+        int nonzero = 0;
+        for (size_t q = 0; q < from.size(); ++q)
+            for (size_t p = 0; p < to.size(); ++p) {
+                const double single = 3.0 * redistribute(*from[q], *to[p], t, m).us;
+                QVERIFY2(std::fabs(table[q * to.size() + p] - single) <= 1e-9 * (1.0 + single),
+                         qPrintable(QString::fromStdString(toString(*from[q]) + " -> " + toString(*to[p]))));
+                QVERIFY(std::fabs(cache.us(*from[q], *to[p], t) * 3.0 - single) <= 1e-9 * (1.0 + single));
+                nonzero += single > 0;
             }
-            // Sum partials only on one side: the table's space still holds what the other side needs.
-            layouts.push_back(Placements(shape.size(), Placement::partial(ReduceOp::Sum)));
-            std::vector<const Placements*> from, to;
-            for (const Placements& p : layouts)
-                from.push_back(&p), to.push_back(&p);
-            RedistributionCache cache(m);
-            const std::vector<double> table = cache.table(from, to, t, 3.0);
-            int nonzero = 0;
-            for (size_t q = 0; q < layouts.size(); ++q)
-                for (size_t p = 0; p < layouts.size(); ++p) {
-                    const double single = 3.0 * redistribute(layouts[q], layouts[p], t, m).us;
-                    QVERIFY2(std::fabs(table[q * layouts.size() + p] - single) <= 1e-9 * (1.0 + single),
-                             qPrintable(QString::fromStdString(toString(layouts[q]) + " -> " +
-                                                               toString(layouts[p]))));
-                    QVERIFY(std::fabs(cache.us(layouts[q], layouts[p], t) * 3.0 - single) <=
-                            1e-9 * (1.0 + single));
-                    nonzero += single > 0;
+        QVERIFY(nonzero > static_cast<int>(from.size()));
+    }
+
+    // A redistribution table's min-sum products through its arcs (the ascent's messages) equal the products
+    // over the table of single searches, forward and backward, with some keys left out (infinite labels).
+    void metricProductsMatchTheTable() {
+        const TensorMeta t = rank3Tensor();
+        const DeviceMesh m = mesh({2, 2, 4, 4});
+        const std::vector<Placements> layouts = randomLayouts(4, 50, 23);
+        std::vector<const Placements*> keys;
+        for (const Placements& p : layouts)
+            keys.push_back(&p);
+        RedistributionCache cache(m);
+        const RedistributionCache::MetricTable mt = cache.metricTable(keys, t, 2.0);
+        QVERIFY(mt.metric.has_value());
+        const size_t n = keys.size();
+        std::vector<double> single(n * n);
+        for (size_t k = 0; k < n; ++k)
+            for (size_t l = 0; l < n; ++l)
+                single[k * n + l] = 2.0 * redistribute(*keys[k], *keys[l], t, m).us;
+        std::mt19937 rng(5);
+        std::uniform_real_distribution<double> label(-500.0, 500.0);
+        MetricProduct product;
+        for (int trial = 0; trial < 6; ++trial) {
+            std::vector<double> h(n);
+            for (size_t k = 0; k < n; ++k)
+                h[k] = k % 3 == static_cast<size_t>(trial % 3) ? std::numeric_limits<double>::infinity()
+                                                               : label(rng);
+            for (bool forward : {true, false}) {
+                std::vector<double> out;
+                product.minPlus(*mt.metric, forward, h, out);
+                QCOMPARE(out.size(), n);
+                for (size_t x = 0; x < n; ++x) {
+                    double expected = std::numeric_limits<double>::infinity();
+                    for (size_t y = 0; y < n; ++y)
+                        expected =
+                            std::min(expected, h[y] + (forward ? single[y * n + x] : single[x * n + y]));
+                    QVERIFY2(std::fabs(out[x] - expected) <= 1e-9 * (1.0 + std::fabs(expected)),
+                             qPrintable(QString("trial %1, %2, key %3: %4 != %5")
+                                            .arg(trial)
+                                            .arg(forward ? "forward" : "backward")
+                                            .arg(x)
+                                            .arg(out[x])
+                                            .arg(expected)));
                 }
-            QVERIFY(nonzero > static_cast<int>(layouts.size()));
+            }
         }
     }
 

@@ -260,10 +260,12 @@ public:
         size_t states = 1;
         for (size_t i = 0; i < ndim_; ++i)
             states *= choices_.size();
-        arcStart_.reserve(states + 1);
+        std::vector<int32_t> arcStart, arcTo; // arcs out of state s: [arcStart[s], arcStart[s + 1])
+        std::vector<double> arcUs;
+        arcStart.reserve(states + 1);
         Placements current(ndim_);
         for (size_t s = 0; s < states; ++s) {
-            arcStart_.push_back(static_cast<int32_t>(arcTo_.size()));
+            arcStart.push_back(static_cast<int32_t>(arcTo.size()));
             size_t rest = s;
             for (size_t i = 0; i < ndim_; ++i, rest /= choices_.size())
                 current[i] = choices_[rest % choices_.size()];
@@ -273,12 +275,13 @@ public:
                 for (size_t c = 0; c < choices_.size(); ++c) {
                     if (c == own || !innermostShard(current, i, choices_[c]))
                         continue;
-                    arcTo_.push_back(static_cast<int32_t>(s + (c - own) * stride));
-                    arcUs_.push_back(oneStep(current, i, choices_[c], full, mesh).us);
+                    arcTo.push_back(static_cast<int32_t>(s + (c - own) * stride));
+                    arcUs.push_back(oneStep(current, i, choices_[c], full, mesh).us);
                 }
             }
         }
-        arcStart_.push_back(static_cast<int32_t>(arcTo_.size()));
+        arcStart.push_back(static_cast<int32_t>(arcTo.size()));
+        steps_ = std::make_shared<const StepGraph>(std::move(arcStart), std::move(arcTo), std::move(arcUs));
     }
 
     // The layout's number; -1 when a placement is not in the list.
@@ -301,7 +304,8 @@ public:
         if (!fresh)
             return it->second;
         std::vector<double>& dist = it->second;
-        dist.assign(arcStart_.size() - 1, std::numeric_limits<double>::infinity());
+        const StepGraph::Arcs arcs = steps_->out();
+        dist.assign(steps_->states(), std::numeric_limits<double>::infinity());
         std::vector<char> settled(dist.size(), 0);
         using Item = std::pair<double, int32_t>;
         std::priority_queue<Item, std::vector<Item>, std::greater<>> queue;
@@ -313,23 +317,43 @@ public:
             if (settled[s])
                 continue;
             settled[s] = 1;
-            for (int32_t a = arcStart_[s]; a < arcStart_[s + 1]; ++a) {
-                const double next = d + arcUs_[a];
-                if (next < dist[arcTo_[a]]) {
-                    dist[arcTo_[a]] = next;
-                    queue.push({next, arcTo_[a]});
+            for (int32_t a = arcs.start[s]; a < arcs.start[s + 1]; ++a) {
+                const double next = d + arcs.cost[a];
+                if (next < dist[arcs.head[a]]) {
+                    dist[arcs.head[a]] = next;
+                    queue.push({next, arcs.head[a]});
                 }
             }
         }
         return dist;
     }
 
+    const std::shared_ptr<const StepGraph>& steps() const { return steps_; }
+
+    // The cheapest cost from `source` to `target`; infinity where none reaches. Once some call has asked for
+    // many sources, every pair is searched at once.
+    double cost(int32_t source, int32_t target) {
+        if (!pairs_.empty())
+            return pairs_[static_cast<size_t>(source) * steps_->states() + static_cast<size_t>(target)];
+        return costsFrom(source)[target];
+    }
+    void expectSources(size_t count) {
+        if (!pairs_.empty() || count * 16 <= steps_->states())
+            return;
+        const size_t n = steps_->states();
+        const std::vector<double> into = steps_->distances(); // [target * n + source]
+        pairs_.resize(n * n);
+        for (size_t t = 0; t < n; ++t)
+            for (size_t f = 0; f < n; ++f)
+                pairs_[f * n + t] = into[t * n + f];
+    }
+
 private:
     size_t ndim_;
     std::vector<Placement> choices_;
-    std::vector<int32_t> arcStart_, arcTo_; // arcs out of state s: [arcStart_[s], arcStart_[s + 1])
-    std::vector<double> arcUs_;
+    std::shared_ptr<const StepGraph> steps_;
     std::unordered_map<int32_t, std::vector<double>> rows_; // by source
+    std::vector<double> pairs_;                             // all of them: [source * states + target]
 };
 
 Redistribution redistribute(const Placements& from, const Placements& to, const TensorMeta& global,
@@ -367,32 +391,60 @@ std::vector<double> RedistributionCache::table(const std::vector<const Placement
     std::vector<double> out(from.size() * to.size(), 0.0);
     std::vector<const Placements*> all = from;
     all.insert(all.end(), to.begin(), to.end());
-    LayoutSpace* s = space(global, all);
-    if (!s) {
-        for (size_t q = 0; q < from.size(); ++q)
-            for (size_t p = 0; p < to.size(); ++p)
-                out[q * to.size() + p] = scale * us(*from[q], *to[p], global);
+    if (LayoutSpace* s = space(global, all)) {
+        fill(*s, from, to, scale, out);
         return out;
     }
+    for (size_t q = 0; q < from.size(); ++q)
+        for (size_t p = 0; p < to.size(); ++p)
+            out[q * to.size() + p] = scale * us(*from[q], *to[p], global);
+    return out;
+}
+
+RedistributionCache::MetricTable
+RedistributionCache::metricTable(const std::vector<const Placements*>& layouts, const TensorMeta& global,
+                                 double scale) {
+    MetricTable t;
+    LayoutSpace* s = space(global, layouts);
+    if (!s) {
+        t.cost = table(layouts, layouts, global, scale);
+        return t;
+    }
+    t.cost.resize(layouts.size() * layouts.size());
+    // An unreachable pair reads 0 in the table, which no path over the arcs gives.
+    if (fill(*s, layouts, layouts, scale, t.cost)) {
+        t.metric = StepMetric{s->steps(), {}, scale};
+        for (const Placements* p : layouts)
+            t.metric->state.push_back(s->index(*p));
+    }
+    return t;
+}
+
+bool RedistributionCache::fill(LayoutSpace& s, const std::vector<const Placements*>& from,
+                               const std::vector<const Placements*>& to, double scale,
+                               std::vector<double>& out) {
     std::vector<int32_t> target;
     for (const Placements* p : to)
-        target.push_back(s->index(*p));
+        target.push_back(s.index(*p));
+    s.expectSources(from.size());
+    bool reachable = true;
     for (size_t q = 0; q < from.size(); ++q) {
-        const std::vector<double>& dist = s->costsFrom(s->index(*from[q]));
+        const int32_t source = s.index(*from[q]);
         for (size_t p = 0; p < to.size(); ++p) {
-            const double d = dist[target[p]];
+            const double d = s.cost(source, target[p]);
             // Unreachable reads 0, as us() has it.
+            reachable = reachable && d < std::numeric_limits<double>::infinity();
             out[q * to.size() + p] = d < std::numeric_limits<double>::infinity() ? scale * d : 0.0;
         }
     }
-    return out;
+    return reachable;
 }
 
 double RedistributionCache::us(const Placements& from, const Placements& to, const TensorMeta& global) {
     if (from == to || from.size() != to.size())
         return 0;
     if (LayoutSpace* s = space(global, {&from, &to})) {
-        const double d = s->costsFrom(s->index(from))[s->index(to)];
+        const double d = s->cost(s->index(from), s->index(to));
         return d < std::numeric_limits<double>::infinity() ? d : 0.0;
     }
     const Key key{tensorBytes(global), global.sizes.size(), layoutCode(from)};

@@ -6,12 +6,14 @@
 #include "graph/Graph.h"
 #include "sharding/Mesh.h"
 #include "sharding/Placement.h"
+#include "sharding/StepMetric.h"
 #include "sharding/Strategies.h"
 
 #include <algorithm>
 #include <cstdint>
 #include <map>
 #include <memory>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <tuple>
@@ -68,11 +70,22 @@ public:
     std::vector<double> table(const std::vector<const Placements*>& from,
                               const std::vector<const Placements*>& to, const TensorMeta& global,
                               double scale = 1);
+    // table(layouts, layouts, global, scale), and the arcs it is the shortest-path metric of when the layouts
+    // lie in one space and every pair has a path.
+    struct MetricTable {
+        std::vector<double> cost;
+        std::optional<StepMetric> metric;
+    };
+    MetricTable metricTable(const std::vector<const Placements*>& layouts, const TensorMeta& global,
+                            double scale);
 
 private:
     using Key = std::tuple<double, size_t, uint64_t>; // bytes, rank, source layout
     // The space a pair's search runs in (null: a layout it cannot hold, for the single search), made once.
     LayoutSpace* space(const TensorMeta& global, const std::vector<const Placements*>& layouts);
+    // Every pair's cost from the space into `out`; whether every pair has a path.
+    bool fill(LayoutSpace& space, const std::vector<const Placements*>& from,
+              const std::vector<const Placements*>& to, double scale, std::vector<double>& out);
     const DeviceMesh& mesh_;
     std::map<Key, std::unordered_map<uint64_t, double>> searched_; // layouts no space holds
     std::map<std::tuple<double, size_t, uint8_t>, std::unique_ptr<LayoutSpace>>

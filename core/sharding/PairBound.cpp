@@ -471,6 +471,9 @@ public:
         std::vector<double> edgeLimit;     // per edge: the reduced pairs that count as near-tight
     };
 
+    // The options still in the ascent: reduced-cost fixing leaves out those no better plan uses.
+    const std::vector<std::vector<char>>& live() const { return alive_; }
+
     // Adds delta * weight to every option's unary cost (a multiplier of a relaxed row moving).
     void shiftUnary(const std::vector<std::vector<double>>& weight, double delta) {
         for (size_t v = 0; v < weight.size(); ++v)
@@ -556,15 +559,16 @@ private:
                 hasA[e.keyA[o]] |= t.on[e.a][o];
             for (size_t o = 0; o < e.keyB.size(); ++o)
                 hasB[e.keyB[o]] |= t.on[e.b][o];
-            for (size_t k = 0; k < e.keysA; ++k) {
-                if (!hasA[k])
-                    continue;
-                const double* row = &e.cost[k * e.keysB];
-                const double rowLimit = t.edgeLimit[i] + alpha_[i].a[k];
-                for (size_t l = 0; l < e.keysB; ++l)
-                    if (hasB[l] && row[l] - alpha_[i].b[l] <= rowLimit)
-                        supA[k] = supB[l] = 1;
-            }
+            // A key is supported when its cheapest reduced pair with a key the other side has is near-tight.
+            std::vector<double> negA = negatedWhere(alpha_[i].a, hasA),
+                                negB = negatedWhere(alpha_[i].b, hasB);
+            std::vector<double> rowMin, columnMin;
+            product(i, false, negB, rowMin, hasA);
+            product(i, true, negA, columnMin);
+            for (size_t k = 0; k < e.keysA; ++k)
+                supA[k] = hasA[k] && rowMin[k] - alpha_[i].a[k] <= t.edgeLimit[i];
+            for (size_t l = 0; l < e.keysB; ++l)
+                supB[l] = hasB[l] && columnMin[l] - alpha_[i].b[l] <= t.edgeLimit[i];
             const auto drop = [&](int32_t v, const std::vector<int32_t>& keys,
                                   const std::vector<char>& support) {
                 bool changed = false;
@@ -623,24 +627,68 @@ private:
     EdgeMinima reducedMinima(size_t i) const {
         const PairModel::Edge& e = model_.edges[i];
         const std::vector<double> liveA = keyMins(e.a, i), liveB = keyMins(e.b, i);
-        std::vector<double> negB(e.keysB, kInf);
+        std::vector<char> hasA(e.keysA), hasB(e.keysB);
+        for (size_t k = 0; k < e.keysA; ++k)
+            hasA[k] = liveA[k] < kInf;
         for (size_t l = 0; l < e.keysB; ++l)
-            if (liveB[l] < kInf)
-                negB[l] = -alpha_[i].b[l];
+            hasB[l] = liveB[l] < kInf;
         EdgeMinima m;
-        m.row.assign(e.keysA, kInf);
-        m.column.assign(e.keysB, kInf);
+        product(i, false, negatedWhere(alpha_[i].b, hasB), m.row, hasA);
+        product(i, true, negatedWhere(alpha_[i].a, hasA), m.column);
         for (size_t k = 0; k < e.keysA; ++k) {
-            if (liveA[k] == kInf)
-                continue;
-            const double* row = &e.cost[k * e.keysB];
-            m.row[k] = minOfSums(row, negB.data(), e.keysB) - alpha_[i].a[k];
-            lowerBy(row, -alpha_[i].a[k], m.column.data(), e.keysB);
+            m.row[k] = hasA[k] ? m.row[k] - alpha_[i].a[k] : kInf;
             m.least = std::min(m.least, m.row[k]);
         }
         for (size_t l = 0; l < e.keysB; ++l)
-            m.column[l] = liveB[l] < kInf ? m.column[l] - alpha_[i].b[l] : kInf;
+            m.column[l] = hasB[l] ? m.column[l] - alpha_[i].b[l] : kInf;
         return m;
+    }
+
+    // −x where `where` is set, infinite elsewhere.
+    static std::vector<double> negatedWhere(const std::vector<double>& x, const std::vector<char>& where) {
+        std::vector<double> out(x.size(), kInf);
+        for (size_t k = 0; k < x.size(); ++k)
+            if (where[k])
+                out[k] = -x[k];
+        return out;
+    }
+
+    // Edge i's min-sum product with a vector h over one side's keys. Forward: out[l] = min_k (h[k] +
+    // cost(k, l)); backward: out[k] = min_l (cost(k, l) + h[l]), for the keys `rows` marks (all when empty;
+    // the others may read anything). An equality edge passes h through; a metric searches its arcs.
+    void product(size_t i, bool forward, const std::vector<double>& h, std::vector<double>& out,
+                 const std::vector<char>& rows = {}) const {
+        const PairModel::Edge& e = model_.edges[i];
+        if (e.equality) {
+            out = h;
+            return;
+        }
+        const size_t width = e.keysB;
+        const auto sources =
+            static_cast<size_t>(std::count_if(h.begin(), h.end(), [](double x) { return x < kInf; }));
+        const size_t wanted =
+            rows.empty() ? e.keysA : static_cast<size_t>(std::count(rows.begin(), rows.end(), 1));
+        // Few rows to read (a side narrowed to a few keys): the table is cheaper than a search.
+        const size_t denseReads = (forward ? sources : std::min(wanted, 4 * sources)) * width;
+        if (e.metric && denseReads > 4 * e.metric->graph->arcs()) {
+            metricProduct_.minPlus(*e.metric, forward, h, out);
+            return;
+        }
+        out.assign(forward ? e.keysB : e.keysA, kInf);
+        if (forward) {
+            for (size_t k = 0; k < e.keysA; ++k)
+                if (h[k] < kInf)
+                    lowerBy(&e.cost[k * width], h[k], out.data(), width);
+        } else if (wanted <= 4 * sources) {
+            for (size_t k = 0; k < e.keysA; ++k)
+                if (rows.empty() || rows[k])
+                    out[k] = minOfSums(&e.cost[k * width], h.data(), width);
+        } else {
+            for (size_t l = 0; l < width; ++l) // column by column: few sources, many rows
+                if (h[l] < kInf)
+                    for (size_t k = 0; k < e.keysA; ++k)
+                        out[k] = std::min(out[k], e.cost[k * width + l] + h[l]);
+        }
     }
 
     // TRW-S's message on edge i from v: `share` of v's key minima `m` moves into the edge, then the edge's
@@ -661,20 +709,17 @@ private:
         for (size_t o = 0; o < sendKeys.size(); ++o)
             if (alive_[v][o])
                 lag_[v][o] -= share * m[sendKeys[o]];
-        std::vector<double> next(across.size(), kInf);
-        const size_t width = e.keysB;
         const int32_t w = fromA ? e.b : e.a;
-        if (fromA) {
-            for (size_t k = 0; k < e.keysA; ++k)
-                if (negOwn[k] < kInf)
-                    lowerBy(&e.cost[k * width], negOwn[k], next.data(), width);
-        } else {
-            const std::vector<double> receiving = keyMins(w, i); // rows no live option of a has: skipped
-            for (size_t k = 0; k < e.keysA; ++k)
-                if (receiving[k] < kInf)
-                    next[k] = minOfSums(&e.cost[k * width], negOwn.data(), width);
-        }
+        // Keys no live option of the receiver has are left as they are.
+        std::vector<char> receiving(across.size(), 0);
         const std::vector<int32_t>& takeKeys = fromA ? e.keyB : e.keyA;
+        for (size_t o = 0; o < takeKeys.size(); ++o)
+            receiving[takeKeys[o]] |= alive_[w][o];
+        std::vector<double> next;
+        product(i, fromA, negOwn, next, receiving);
+        for (size_t k = 0; k < next.size(); ++k)
+            if (!receiving[k])
+                next[k] = kInf;
         for (size_t o = 0; o < takeKeys.size(); ++o) {
             if (!alive_[w][o])
                 continue;
@@ -694,6 +739,7 @@ private:
     std::vector<std::vector<double>> lag_;
     std::vector<std::vector<char>> alive_;      // options still able to pair across every edge
     std::vector<std::vector<size_t>> incident_; // per variable, its edges
+    mutable MetricProduct metricProduct_;       // the searches' buffers
 };
 
 } // namespace
@@ -726,10 +772,13 @@ double pairObjective(const PairModel& model, const std::vector<int32_t>& choice)
 
 namespace {
 
-// Iterated conditional modes: each variable in turn takes its cheapest option against its neighbours' current
-// ones, until a pass changes nothing. Never raises the plan's cost.
+// Iterated conditional modes: each variable in turn takes its cheapest option among `allowed` (its alive ones
+// when empty) against its neighbours' current ones, until a pass changes nothing; after the first pass only
+// the neighbours of a variable that moved are looked at again (all of them under a budget, where a move
+// elsewhere can open the window). Never raises the plan's cost.
 void polishPlan(const PairModel& model, const std::vector<std::vector<double>>& unary,
-                const LinearBudget& budget, std::vector<int32_t>& choice) {
+                const LinearBudget& budget, std::vector<int32_t>& choice,
+                const std::vector<std::vector<char>>& allowed = {}) {
     double weight = budget.active() ? budget.of(choice) : 0;
     std::vector<std::vector<size_t>> incident(model.vars.size());
     for (size_t i = 0; i < model.edges.size(); ++i)
@@ -737,13 +786,18 @@ void polishPlan(const PairModel& model, const std::vector<std::vector<double>>& 
             incident[model.edges[i].a].push_back(i);
             incident[model.edges[i].b].push_back(i);
         }
+    std::vector<char> dirty(model.vars.size(), 1);
     for (int pass = 0; pass < 20; ++pass) {
         bool changed = false;
+        std::vector<char> next(model.vars.size(), 0);
         for (size_t v = 0; v < model.vars.size(); ++v) {
+            if (!dirty[v])
+                continue;
+            const std::vector<char>& may = allowed.empty() ? model.vars[v].alive : allowed[v];
             int32_t best = choice[v];
             double bestCost = kInf;
             for (size_t o = 0; o < unary[v].size(); ++o) {
-                if (!model.vars[v].alive[o])
+                if (!may[o] && static_cast<int32_t>(o) != choice[v])
                     continue;
                 if (budget.active() && !budget.weight[v].empty() && static_cast<int32_t>(o) != choice[v]) {
                     // A move may not leave the window (nor stay outside it).
@@ -761,13 +815,20 @@ void polishPlan(const PairModel& model, const std::vector<std::vector<double>>& 
                     (o == static_cast<size_t>(choice[v]) && c <= bestCost))
                     best = static_cast<int32_t>(o), bestCost = c;
             }
-            changed = changed || best != choice[v];
+            if (best != choice[v]) {
+                changed = true;
+                for (size_t i : incident[v])
+                    next[model.edges[i].a] = next[model.edges[i].b] = 1;
+            }
             if (budget.active() && !budget.weight[v].empty())
                 weight += budget.weight[v][best] - budget.weight[v][choice[v]];
             choice[v] = best;
         }
         if (!changed)
             break;
+        if (budget.active())
+            std::fill(next.begin(), next.end(), 1);
+        dirty = std::move(next);
     }
 }
 
@@ -1019,7 +1080,7 @@ GenerationResult solveByGeneration(const PairModel& model, const GenerationOptio
         std::vector<int32_t> rounded = ascent.roundedPlan(!forward);
         if (complete(model, rounded)) {
             relaxed.observe(rounded);
-            polishPlan(model, unary, options.budget, rounded);
+            polishPlan(model, unary, options.budget, rounded, ascent.live());
             if (const double c = pairObjective(model, rounded);
                 c < result.cost && options.budget.holds(rounded))
                 result.cost = c, result.choice = std::move(rounded);

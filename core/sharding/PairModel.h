@@ -5,10 +5,12 @@
 #pragma once
 
 #include "sharding/PairLp.h"
+#include "sharding/StepMetric.h"
 
 #include <cstddef>
 #include <cstdint>
 #include <limits>
+#include <optional>
 #include <vector>
 
 namespace jointscope::sharding {
@@ -35,6 +37,9 @@ struct PairModel {
         // (a redistribution cost): addToLp may route it as a flow (see there).
         bool sharedKeys = false;
         bool removed = false; // its variable was eliminated
+        // When `cost` is a shortest-path metric over sparse arcs (sharedKeys): its min-sum products search
+        // them instead of reading the table.
+        std::optional<StepMetric> metric;
         double at(int32_t ka, int32_t kb) const { return cost[static_cast<size_t>(ka) * keysB + kb]; }
     };
 

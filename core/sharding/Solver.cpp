@@ -161,7 +161,13 @@ PairModel classModel(const Graph& graph, const ShardingProblem& problem, const N
     };
     auto addEquality = [&](int32_t a, std::vector<int32_t> keyA, int32_t b, std::vector<int32_t> keyB,
                            size_t keys) {
-        PairModel::Edge e{a, b, std::move(keyA), std::move(keyB), keys, keys, {}, true};
+        PairModel::Edge e;
+        e.a = a;
+        e.b = b;
+        e.keyA = std::move(keyA);
+        e.keyB = std::move(keyB);
+        e.keysA = e.keysB = keys;
+        e.equality = true;
         e.cost.assign(keys * keys, PairModel::kForbidden);
         for (size_t k = 0; k < keys; ++k)
             e.cost[k * keys + k] = 0;
@@ -191,7 +197,10 @@ PairModel classModel(const Graph& graph, const ShardingProblem& problem, const N
         std::vector<const Placements*> layouts;
         for (size_t k = 0; k < shared.size(); ++k)
             layouts.push_back(&shared.placement(k));
-        e.cost = redistributions.table(layouts, layouts, producedTensor(graph, u, element), ec.copies);
+        const TensorMeta tensor = producedTensor(graph, u, element);
+        RedistributionCache::MetricTable t = redistributions.metricTable(layouts, tensor, ec.copies);
+        e.cost = std::move(t.cost);
+        e.metric = std::move(t.metric);
         pm.edges.push_back(std::move(e));
     }
     if (options.forwardBackwardConsistency) {

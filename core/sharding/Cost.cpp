@@ -333,27 +333,32 @@ public:
     // The cheapest cost from `source` to `target`; infinity where none reaches. Once some call has asked for
     // many sources, every pair is searched at once.
     double cost(int32_t source, int32_t target) {
-        if (!pairs_.empty())
-            return pairs_[static_cast<size_t>(source) * steps_->states() + static_cast<size_t>(target)];
+        if (pairs_)
+            return (*pairs_)[static_cast<size_t>(source) * steps_->states() + static_cast<size_t>(target)];
         return costsFrom(source)[target];
     }
     void expectSources(size_t count) {
-        if (!pairs_.empty() || count * 16 <= steps_->states())
-            return;
-        const size_t n = steps_->states();
-        const std::vector<double> into = steps_->distances(); // [target * n + source]
-        pairs_.resize(n * n);
-        for (size_t t = 0; t < n; ++t)
-            for (size_t f = 0; f < n; ++f)
-                pairs_[f * n + t] = into[t * n + f];
+        if (!pairs_ && count * 16 > steps_->states())
+            allPairs();
     }
+    const std::shared_ptr<const std::vector<double>>& allPairs() {
+        if (!pairs_) {
+            pairs_ = std::make_shared<const std::vector<double>>(steps_->distances());
+            connected_ = std::all_of(pairs_->begin(), pairs_->end(),
+                                     [](double x) { return x < std::numeric_limits<double>::infinity(); });
+        }
+        return pairs_;
+    }
+    // Every layout reaches every other (known once allPairs() ran).
+    bool connected() const { return connected_; }
 
 private:
     size_t ndim_;
     std::vector<Placement> choices_;
     std::shared_ptr<const StepGraph> steps_;
     std::unordered_map<int32_t, std::vector<double>> rows_; // by source
-    std::vector<double> pairs_;                             // all of them: [source * states + target]
+    std::shared_ptr<const std::vector<double>> pairs_;      // all of them: [source * states + target]
+    bool connected_ = false;
 };
 
 Redistribution redistribute(const Placements& from, const Placements& to, const TensorMeta& global,
@@ -410,13 +415,19 @@ RedistributionCache::metricTable(const std::vector<const Placements*>& layouts, 
         t.cost = table(layouts, layouts, global, scale);
         return t;
     }
-    t.cost.resize(layouts.size() * layouts.size());
+    StepMetric m{s->steps(), s->allPairs(), {}, scale};
+    for (const Placements* p : layouts)
+        m.state.push_back(s->index(*p));
     // An unreachable pair reads 0 in the table, which no path over the arcs gives.
-    if (fill(*s, layouts, layouts, scale, t.cost)) {
-        t.metric = StepMetric{s->steps(), {}, scale};
-        for (const Placements* p : layouts)
-            t.metric->state.push_back(s->index(*p));
-    }
+    bool reachable = true;
+    if (!s->connected())
+        for (int32_t from : m.state)
+            for (int32_t to : m.state)
+                reachable = reachable && s->cost(from, to) < std::numeric_limits<double>::infinity();
+    if (reachable)
+        t.metric = std::move(m);
+    else
+        t.cost = table(layouts, layouts, global, scale);
     return t;
 }
 

@@ -678,17 +678,26 @@ private:
         if (forward) {
             for (size_t k = 0; k < e.keysA; ++k)
                 if (h[k] < kInf)
-                    lowerBy(&e.cost[k * width], h[k], out.data(), width);
+                    lowerBy(tableRow(e, k), h[k], out.data(), width);
         } else if (wanted <= 4 * sources) {
             for (size_t k = 0; k < e.keysA; ++k)
                 if (rows.empty() || rows[k])
-                    out[k] = minOfSums(&e.cost[k * width], h.data(), width);
+                    out[k] = minOfSums(tableRow(e, k), h.data(), width);
         } else {
             for (size_t l = 0; l < width; ++l) // column by column: few sources, many rows
                 if (h[l] < kInf)
                     for (size_t k = 0; k < e.keysA; ++k)
-                        out[k] = std::min(out[k], e.cost[k * width + l] + h[l]);
+                        out[k] =
+                            std::min(out[k], e.at(static_cast<int32_t>(k), static_cast<int32_t>(l)) + h[l]);
         }
+    }
+
+    // Row k of an edge's table: in place, or gathered from a metric's distances.
+    const double* tableRow(const PairModel::Edge& e, size_t k) const {
+        if (!e.metric)
+            return &e.cost[k * e.keysB];
+        e.metric->row(static_cast<int32_t>(k), rowBuffer_);
+        return rowBuffer_.data();
     }
 
     // TRW-S's message on edge i from v: `share` of v's key minima `m` moves into the edge, then the edge's
@@ -740,6 +749,7 @@ private:
     std::vector<std::vector<char>> alive_;      // options still able to pair across every edge
     std::vector<std::vector<size_t>> incident_; // per variable, its edges
     mutable MetricProduct metricProduct_;       // the searches' buffers
+    mutable std::vector<double> rowBuffer_;     // tableRow's gathered row
 };
 
 } // namespace

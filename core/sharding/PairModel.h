@@ -30,17 +30,20 @@ struct PairModel {
         int32_t a = 0, b = 0;            // variables; a == b when copies of a layer feed one another
         std::vector<int32_t> keyA, keyB; // key of each option of a / of b
         size_t keysA = 0, keysB = 0;
-        std::vector<double> cost; // keysA x keysB, row-major; kForbidden where the pair may not occur
+        // keysA x keysB, row-major; kForbidden where the pair may not occur. Empty when `metric` gives it.
+        std::vector<double> cost;
         // The two sides must pick the same key (both sides index one key set): emitted as equality rows.
         bool equality = false;
         // Both sides index one key set of placements of one tensor, and the table covers every pair of them
         // (a redistribution cost): addToLp may route it as a flow (see there).
         bool sharedKeys = false;
         bool removed = false; // its variable was eliminated
-        // When `cost` is a shortest-path metric over sparse arcs (sharedKeys): its min-sum products search
-        // them instead of reading the table.
+        // A table that is a shortest-path metric over sparse arcs (sharedKeys): read from the distances its
+        // space shares, and min-sum products with it search the arcs.
         std::optional<StepMetric> metric;
-        double at(int32_t ka, int32_t kb) const { return cost[static_cast<size_t>(ka) * keysB + kb]; }
+        double at(int32_t ka, int32_t kb) const {
+            return metric ? metric->at(ka, kb) : cost[static_cast<size_t>(ka) * keysB + kb];
+        }
     };
 
     // A variable folded into its neighbours, with the edges it had then: once they are chosen, it takes

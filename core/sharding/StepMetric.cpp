@@ -75,10 +75,20 @@ std::vector<double> StepGraph::distances() const {
                     lowerRow(&d[static_cast<size_t>(inFrom_[a]) * n], inCost_[a], &d[t * n], n) || changed;
         }
     }
-    for (double& x : d)
-        if (x >= kNone / 2)
-            x = std::numeric_limits<double>::infinity();
-    return d;
+    std::vector<double> bySource(n * n);
+    for (size_t t = 0; t < n; ++t)
+        for (size_t f = 0; f < n; ++f) {
+            const double x = d[t * n + f];
+            bySource[f * n + t] = x < kNone / 2 ? x : std::numeric_limits<double>::infinity();
+        }
+    return bySource;
+}
+
+void StepMetric::row(int32_t k, std::vector<double>& out) const {
+    const double* from = &(*distances)[static_cast<size_t>(state[k]) * graph->states()];
+    out.resize(state.size());
+    for (size_t l = 0; l < state.size(); ++l)
+        out[l] = scale * from[state[l]];
 }
 
 void MetricProduct::minPlus(const StepMetric& metric, bool forward, const std::vector<double>& h,

@@ -21,7 +21,7 @@ public:
 
     size_t states() const { return outStart_.size() - 1; }
     size_t arcs() const { return outTo_.size(); }
-    // Every pair's shortest path, result[target * states() + source]; infinity where none leads.
+    // Every pair's shortest path, result[source * states() + target]; infinity where none leads.
     std::vector<double> distances() const;
 
     struct Arcs {
@@ -37,11 +37,20 @@ private:
     std::vector<double> outCost_, inCost_;
 };
 
-// A table over keys whose entry (k, l) is `scale` times the shortest path from state[k] to state[l].
+// A table over keys whose entry (k, l) is `scale` times the shortest path from state[k] to state[l], read
+// from the graph's distances: every table over one graph shares them (on a 4-D mesh a dense table per edge
+// would take gigabytes).
 struct StepMetric {
     std::shared_ptr<const StepGraph> graph;
-    std::vector<int32_t> state; // per key
+    std::shared_ptr<const std::vector<double>> distances; // graph->distances()
+    std::vector<int32_t> state;                           // per key
     double scale = 1;
+    double at(int32_t k, int32_t l) const {
+        return scale *
+               (*distances)[static_cast<size_t>(state[k]) * graph->states() + static_cast<size_t>(state[l])];
+    }
+    // Row k over every key: out[l] = at(k, l).
+    void row(int32_t k, std::vector<double>& out) const;
 };
 
 // Min-sum products through step metrics, with the search's buffers kept between calls.

@@ -280,16 +280,18 @@ size_t countActive(const std::vector<std::vector<char>>& active) {
     return n;
 }
 
-// The restricted ILP's plan: the relaxation's when integral, else CBC's on the restricted model.
-// Also whether that plan is proven optimal on the restricted model.
-std::pair<std::vector<int32_t>, bool>
-restrictedPlan(const RestrictedLp& r, const std::vector<double>& relaxed, double timeLimitSeconds, bool log) {
+// The restricted ILP's plan: the relaxation's when integral, else CBC's on the restricted model (or, when
+// `branch` is off, each variable's largest value in the relaxation). Also whether that plan is proven optimal
+// on the restricted model.
+std::pair<std::vector<int32_t>, bool> restrictedPlan(const RestrictedLp& r,
+                                                     const std::vector<double>& relaxed, bool branch,
+                                                     double timeLimitSeconds, bool log) {
     bool integral = true;
     for (double x : relaxed)
         integral = integral && (x < 1e-6 || x > 1 - 1e-6);
     std::vector<double> values = relaxed;
     bool proven = integral;
-    if (!integral) {
+    if (!integral && branch) {
         const PairLp::Result solved = r.lp.solve(timeLimitSeconds, log);
         if (!solved.feasible)
             return {};
@@ -470,6 +472,48 @@ public:
         std::vector<std::vector<char>> on; // per variable, per option
         std::vector<double> edgeLimit;     // per edge: the reduced pairs that count as near-tight
     };
+
+    // Per variable, its `k` live options of least Lagrangian cost.
+    std::vector<std::vector<char>> leastOptions(size_t k) const {
+        std::vector<std::vector<char>> on(lag_.size());
+        for (size_t v = 0; v < lag_.size(); ++v) {
+            on[v].assign(lag_[v].size(), 0);
+            std::vector<size_t> live;
+            for (size_t o = 0; o < lag_[v].size(); ++o)
+                if (alive_[v][o])
+                    live.push_back(o);
+            const size_t take = std::min(k, live.size());
+            std::partial_sort(live.begin(), live.begin() + static_cast<std::ptrdiff_t>(take), live.end(),
+                              [&](size_t x, size_t y) { return lag_[v][x] < lag_[v][y]; });
+            for (size_t i = 0; i < take; ++i)
+                on[v][live[i]] = 1;
+        }
+        return on;
+    }
+
+    // Adds, per variable, its `k` live options cheapest against the plan's other choices (unary plus the
+    // edges to its neighbours' chosen options).
+    void addCheapestAgainst(const std::vector<std::vector<double>>& unary, const std::vector<int32_t>& plan,
+                            size_t k, std::vector<std::vector<char>>& on) const {
+        for (size_t v = 0; v < lag_.size(); ++v) {
+            std::vector<std::pair<double, size_t>> local;
+            for (size_t o = 0; o < lag_[v].size(); ++o) {
+                if (!alive_[v][o])
+                    continue;
+                double c = unary[v][o];
+                for (size_t i : incident_[v]) {
+                    const PairModel::Edge& e = model_.edges[i];
+                    c += e.a == static_cast<int32_t>(v) ? e.at(e.keyA[o], e.keyB[plan[e.b]])
+                                                        : e.at(e.keyA[plan[e.a]], e.keyB[o]);
+                }
+                local.push_back({c, o});
+            }
+            const size_t take = std::min(k, local.size());
+            std::partial_sort(local.begin(), local.begin() + static_cast<std::ptrdiff_t>(take), local.end());
+            for (size_t i = 0; i < take; ++i)
+                on[v][local[i].second] = 1;
+        }
+    }
 
     // The options still in the ascent: reduced-cost fixing leaves out those no better plan uses.
     const std::vector<std::vector<char>>& live() const { return alive_; }
@@ -852,7 +896,8 @@ struct Restricted {
 template <typename Clock>
 Restricted solveRestricted(const PairModel& model, const std::vector<std::vector<double>>& unary,
                            const GenerationOptions& options, const Clock& elapsed,
-                           std::vector<std::vector<char>> pool, GenerationResult& result) {
+                           std::vector<std::vector<char>> pool, GenerationResult& result,
+                           bool branch = true) {
     for (size_t v = 0; v < model.vars.size(); ++v)
         if (result.choice[v] >= 0)
             pool[v][result.choice[v]] = 1;
@@ -863,7 +908,7 @@ Restricted solveRestricted(const PairModel& model, const std::vector<std::vector
     const PairLp::Relaxation relaxed = r.lp.relax(left);
     if (!relaxed.solved)
         return {};
-    auto [choice, proven] = restrictedPlan(r, relaxed.binary, left, options.log);
+    auto [choice, proven] = restrictedPlan(r, relaxed.binary, branch, left, options.log);
     if (!choice.empty())
         polishPlan(model, unary, options.budget, choice);
     Restricted out;
@@ -924,14 +969,22 @@ public:
                 result.lowerBound = result.cost;
             return r.better;
         }
+        const double before = result.cost;
         // The pool jumps from some variable without an option to thousands of options within one doubling
-        // of the tolerance where ties are many (symmetric mesh dimensions): between the two, bisect.
+        // of the tolerance where ties are many (symmetric mesh dimensions): between the two, bisect, unless
+        // the least pool seen is many times the limit (on 32 layers over 2x2x4x4 it stays above 30,000
+        // options down to where some variable has none).
         const double gap = result.cost - result.lowerBound;
         double eps = tolerance_ > 0 ? tolerance_ / 2 : gap / 4096, tooSmall = 0, tooLarge = kInf;
+        size_t leastPool = 0; // at tooLarge
         std::vector<int32_t> within;
-        for (int tries = 0; tries < 8 && eps <= gap && tooLarge > 1.05 * tooSmall; ++tries) {
+        for (int tries = 0; tries < 8 && eps <= gap && tooLarge > 1.05 * tooSmall &&
+                            (tooLarge == kInf || leastPool <= 4 * limit);
+             ++tries) {
             DualAscent::NearTight tight = ascent.nearTight(eps, minima);
             const size_t size = poolSize(tight.on, someEmpty);
+            if (!someEmpty)
+                leastPool = size;
             if (!someEmpty && size <= limit) {
                 tolerance_ = eps;
                 if (options_.log)
@@ -943,24 +996,36 @@ public:
             (someEmpty ? tooSmall : tooLarge) = eps;
             eps = tooLarge == kInf ? 2 * eps : tooSmall == 0 ? eps / 2 : std::sqrt(tooSmall * tooLarge);
         }
+        // The next search starts below the smallest tolerance that left every variable an option: the bound
+        // only rises, so it shrinks, and the climb from the gap's 1/4096 cost as many arc-consistency passes.
+        if (tooLarge < kInf)
+            tolerance_ = tooLarge;
         // Too many to solve over: a plan threaded through them instead.
-        if (within.empty())
-            return false;
-        polishPlan(model_, unary_, options_.budget, within);
-        const double cost = pairObjective(model_, within);
-        if (options_.log)
-            std::fprintf(stderr, "  plan within the near-tight options: %.6g\n", cost);
-        if (cost >= result.cost || !options_.budget.holds(within))
-            return false;
-        result.cost = cost, result.choice = std::move(within);
-        return true;
+        if (!within.empty()) {
+            polishPlan(model_, unary_, options_.budget, within);
+            const double cost = pairObjective(model_, within);
+            if (options_.log)
+                std::fprintf(stderr, "  plan within the near-tight options: %.6g\n", cost);
+            if (cost < result.cost && options_.budget.holds(within))
+                result.cost = cost, result.choice = std::move(within);
+        }
+        // And the restricted LP around the best plan: per variable, the options of least Lagrangian cost and
+        // those cheapest against the plan's neighbours. Where the duals are still far from tight this finds
+        // the moves of many variables at once that no one-variable move (polishPlan) makes. Its relaxation is
+        // mostly integral; where it is not, its rounding is taken rather than a branching of its own.
+        std::vector<std::vector<char>> around = ascent.leastOptions(options_.poolPerVariable / 2);
+        ascent.addCheapestAgainst(unary_, result.choice, options_.poolPerVariable / 2, around);
+        solveRestricted(model_, unary_, options_, elapsed, std::move(around), result, false);
+        // A gain under 0.1 % counts as none: the search then waits twice as long.
+        return result.cost < before * (1 - 1e-3);
     }
 
 private:
     const PairModel& model_;
     const std::vector<std::vector<double>>& unary_;
     const GenerationOptions& options_;
-    double tolerance_ = 0;
+    double tolerance_ =
+        0; // the last near-tight search's: within the pool limit, or the least with no variable empty
 };
 
 // The budget row relaxed into the bound (Lagrangian relaxation): multipliers μ_hi, μ_lo ≥ 0 of its two sides
@@ -1047,7 +1112,7 @@ GenerationResult solveByGeneration(const PairModel& model, const GenerationOptio
         result.lowerBound = std::max(result.lowerBound, lagrangianBound(model, lagrangian));
         result.activeOptions = countActive(active);
         const std::vector<int32_t> choice =
-            restrictedPlan(r, relaxed.binary, std::max(options.timeLimitSeconds - elapsed(), 0.01),
+            restrictedPlan(r, relaxed.binary, true, std::max(options.timeLimitSeconds - elapsed(), 0.01),
                            options.log)
                 .first;
         const double before = result.feasible ? result.cost : kInf;

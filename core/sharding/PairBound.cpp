@@ -31,6 +31,19 @@ std::vector<std::vector<double>> foldedUnary(const PairModel& model) {
     return u;
 }
 
+// Option o of variable v with each neighbour at its option in `plan`: its unary plus the pairs of its
+// `incident` edges.
+double costAgainst(const PairModel& model, const std::vector<std::vector<double>>& unary,
+                   const std::vector<size_t>& incident, int32_t v, size_t o,
+                   const std::vector<int32_t>& plan) {
+    double c = unary[v][o];
+    for (size_t i : incident) {
+        const PairModel::Edge& e = model.edges[i];
+        c += e.a == v ? e.at(e.keyA[o], e.keyB[plan[e.b]]) : e.at(e.keyA[plan[e.a]], e.keyB[o]);
+    }
+    return c;
+}
+
 // Potentials of one edge, per key of each side: α_a(k) + α_b(l) ≤ cost(k, l) for every pair.
 struct Potentials {
     std::vector<double> a, b;
@@ -500,13 +513,8 @@ public:
             for (size_t o = 0; o < lag_[v].size(); ++o) {
                 if (!alive_[v][o])
                     continue;
-                double c = unary[v][o];
-                for (size_t i : incident_[v]) {
-                    const PairModel::Edge& e = model_.edges[i];
-                    c += e.a == static_cast<int32_t>(v) ? e.at(e.keyA[o], e.keyB[plan[e.b]])
-                                                        : e.at(e.keyA[plan[e.a]], e.keyB[o]);
-                }
-                local.push_back({c, o});
+                local.push_back(
+                    {costAgainst(model_, unary, incident_[v], static_cast<int32_t>(v), o, plan), o});
             }
             const size_t take = std::min(k, local.size());
             std::partial_sort(local.begin(), local.begin() + static_cast<std::ptrdiff_t>(take), local.end());
@@ -859,12 +867,7 @@ void polishPlan(const PairModel& model, const std::vector<std::vector<double>>& 
                     if (moved > budget.high || moved < budget.low)
                         continue;
                 }
-                double c = unary[v][o];
-                for (size_t i : incident[v]) {
-                    const PairModel::Edge& e = model.edges[i];
-                    c += e.a == static_cast<int32_t>(v) ? e.at(e.keyA[o], e.keyB[choice[e.b]])
-                                                        : e.at(e.keyA[choice[e.a]], e.keyB[o]);
-                }
+                const double c = costAgainst(model, unary, incident[v], static_cast<int32_t>(v), o, choice);
                 if (c < bestCost - 1e-9 * std::fabs(bestCost) ||
                     (o == static_cast<size_t>(choice[v]) && c <= bestCost))
                     best = static_cast<int32_t>(o), bestCost = c;

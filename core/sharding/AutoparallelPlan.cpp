@@ -310,7 +310,7 @@ MappedPlan mapAutoparallelPlan(const Graph& graph, const ShardingProblem& proble
         byNode[*id] = &node;
     }
     for (NodeId id = 0; id < problem.nodes.size(); ++id) {
-        const std::vector<Strategy>& options = problem.nodes[id].options;
+        const StrategyList& options = problem.nodes[id].options;
         if (options.empty())
             continue;
         const AutoparallelNode* theirs = byNode[id];

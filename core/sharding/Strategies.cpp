@@ -801,8 +801,7 @@ std::vector<Strategy> combine(const std::vector<Rule1D>& given, const OpContext&
 // on a 4-D mesh each product is hundreds of strategies.
 class CombinedStrategies {
 public:
-    const std::vector<Strategy>& get(const std::vector<Rule1D>& rules, const OpContext& c,
-                                     const DeviceMesh& mesh) {
+    StrategyList get(const std::vector<Rule1D>& rules, const OpContext& c, const DeviceMesh& mesh) {
         std::string key;
         for (const Rule1D& r : rules) {
             key += toString(r.outs) + ">" + toString(r.ins) + ";";
@@ -819,12 +818,12 @@ public:
         }
         auto [it, fresh] = cache_.try_emplace(std::move(key));
         if (fresh)
-            it->second = combine(rules, c, mesh);
-        return it->second;
+            it->second = std::make_shared<const std::vector<Strategy>>(combine(rules, c, mesh));
+        return StrategyList(it->second);
     }
 
 private:
-    std::unordered_map<std::string, std::vector<Strategy>> cache_;
+    std::unordered_map<std::string, std::shared_ptr<const std::vector<Strategy>>> cache_;
 };
 
 Shape shapeOf(const TensorMeta& t) {
@@ -984,14 +983,16 @@ ShardingProblem buildStrategies(const Graph& graph, const DeviceMesh& mesh) {
             ns.inputs = {src};
             ns.inputElement = {static_cast<int32_t>(index)};
             std::set<std::string> seen;
+            std::vector<Strategy> options;
             for (const Strategy& s : producer.options) {
                 if (index < 0 || static_cast<size_t>(index) >= s.outputs.size())
                     continue;
                 if (seen.insert(toString(s.outputs[index])).second)
-                    ns.options.push_back({{s.outputs[index]}, {s.outputs[index]}});
+                    options.push_back({{s.outputs[index]}, {s.outputs[index]}});
             }
-            if (ns.options.empty()) // a producer without rules: replicated
-                ns.options.push_back({{Placements(m, R)}, {Placements(m, R)}});
+            if (options.empty()) // a producer without rules: replicated
+                options.push_back({{Placements(m, R)}, {Placements(m, R)}});
+            ns.options = std::move(options);
             continue;
         }
         if (c.outShapes.empty()) { // a call with no tensor result we know of
@@ -1017,7 +1018,7 @@ ShardingProblem buildStrategies(const Graph& graph, const DeviceMesh& mesh) {
                     node.name + ": local_map in_grad_placements is not applied: as in autoparallel, "
                                 "the solver places the gradients (--pin fixes one)");
             ns.kind = RuleKind::Rule;
-            ns.options.push_back(std::move(s));
+            ns.options = std::vector<Strategy>{std::move(s)};
             continue;
         }
         const Family family = familyOf(node.target);
@@ -1031,7 +1032,7 @@ ShardingProblem buildStrategies(const Graph& graph, const DeviceMesh& mesh) {
             Strategy s;
             s.outputs.assign(c.outShapes.size(), Placements(m, R));
             s.inputs.assign(c.inShapes.size(), Placements(m, R));
-            ns.options.push_back(std::move(s));
+            ns.options = std::vector<Strategy>{std::move(s)};
         }
     }
     for (const auto& [op, nodes] : unknown) {

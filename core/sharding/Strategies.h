@@ -10,6 +10,7 @@
 #include "sharding/Placement.h"
 
 #include <cstdint>
+#include <memory>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -31,11 +32,30 @@ enum class RuleKind : uint8_t {
     Unknown,     // no rule for the op: replicate only, and a warning
 };
 
+// A node's strategies, read-only. Nodes of one op on the same shapes share one list: on a 4-D mesh a node has
+// up to 2,401 strategies, and copies for the 7,276 nodes of 32 LLaMA layers took 1.4 GB.
+class StrategyList {
+public:
+    StrategyList() = default;
+    StrategyList(std::vector<Strategy> own) // implicit: a list is built as a vector
+        : list_(std::make_shared<const std::vector<Strategy>>(std::move(own))) {}
+    explicit StrategyList(std::shared_ptr<const std::vector<Strategy>> shared) : list_(std::move(shared)) {}
+
+    size_t size() const { return list_ ? list_->size() : 0; }
+    bool empty() const { return size() == 0; }
+    const Strategy& operator[](size_t i) const { return (*list_)[i]; }
+    const Strategy* begin() const { return list_ ? list_->data() : nullptr; }
+    const Strategy* end() const { return begin() + size(); }
+
+private:
+    std::shared_ptr<const std::vector<Strategy>> list_;
+};
+
 struct NodeStrategies {
     RuleKind kind = RuleKind::Sink;
     std::vector<NodeId> inputs;        // tensor producers read, in argument order (repeats kept)
     std::vector<int32_t> inputElement; // element of the producer's result (getitem: its index), else 0
-    std::vector<Strategy> options;
+    StrategyList options;
 };
 
 struct ShardingProblem {

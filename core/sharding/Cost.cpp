@@ -396,13 +396,25 @@ std::vector<double> RedistributionCache::table(const std::vector<const Placement
     std::vector<double> out(from.size() * to.size(), 0.0);
     std::vector<const Placements*> all = from;
     all.insert(all.end(), to.begin(), to.end());
-    if (LayoutSpace* s = space(global, all)) {
-        fill(*s, from, to, scale, out);
+    LayoutSpace* s = space(global, all);
+    if (!s) {
+        for (size_t q = 0; q < from.size(); ++q)
+            for (size_t p = 0; p < to.size(); ++p)
+                out[q * to.size() + p] = scale * us(*from[q], *to[p], global);
         return out;
     }
-    for (size_t q = 0; q < from.size(); ++q)
-        for (size_t p = 0; p < to.size(); ++p)
-            out[q * to.size() + p] = scale * us(*from[q], *to[p], global);
+    std::vector<int32_t> target;
+    for (const Placements* p : to)
+        target.push_back(s->index(*p));
+    s->expectSources(from.size());
+    for (size_t q = 0; q < from.size(); ++q) {
+        const int32_t source = s->index(*from[q]);
+        for (size_t p = 0; p < to.size(); ++p) {
+            const double d = s->cost(source, target[p]);
+            // Unreachable reads 0, as us() has it.
+            out[q * to.size() + p] = d < std::numeric_limits<double>::infinity() ? scale * d : 0.0;
+        }
+    }
     return out;
 }
 
@@ -429,26 +441,6 @@ RedistributionCache::metricTable(const std::vector<const Placements*>& layouts, 
     else
         t.cost = table(layouts, layouts, global, scale);
     return t;
-}
-
-bool RedistributionCache::fill(LayoutSpace& s, const std::vector<const Placements*>& from,
-                               const std::vector<const Placements*>& to, double scale,
-                               std::vector<double>& out) {
-    std::vector<int32_t> target;
-    for (const Placements* p : to)
-        target.push_back(s.index(*p));
-    s.expectSources(from.size());
-    bool reachable = true;
-    for (size_t q = 0; q < from.size(); ++q) {
-        const int32_t source = s.index(*from[q]);
-        for (size_t p = 0; p < to.size(); ++p) {
-            const double d = s.cost(source, target[p]);
-            // Unreachable reads 0, as us() has it.
-            reachable = reachable && d < std::numeric_limits<double>::infinity();
-            out[q * to.size() + p] = d < std::numeric_limits<double>::infinity() ? scale * d : 0.0;
-        }
-    }
-    return reachable;
 }
 
 double RedistributionCache::us(const Placements& from, const Placements& to, const TensorMeta& global) {

@@ -55,8 +55,8 @@ class LayoutSpace;
 
 // redistribute(...).us memoized: one search per tensor size, rank and source layout serves every target (the
 // tensors of a transformer come in few sizes). The searches run over a dense space of layouts built once per
-// tensor size, rank and partial reductions in play (on a 4-D mesh a source reaches over a thousand layouts,
-// and an edge's table needs a search from each of hundreds of sources).
+// tensor size, rank and partial reductions in play; once a table asks for many sources (on a 4-D mesh an
+// edge has hundreds, in a space of over a thousand layouts), every pair of the space is searched at once.
 class RedistributionCache {
 public:
     explicit RedistributionCache(const DeviceMesh& mesh);
@@ -73,8 +73,8 @@ public:
     // table(layouts, layouts, global, scale), and the arcs it is the shortest-path metric of when the layouts
     // lie in one space and every pair has a path.
     struct MetricTable {
-        std::vector<double> cost;
-        std::optional<StepMetric> metric;
+        std::vector<double> cost;         // empty when `metric` gives it
+        std::optional<StepMetric> metric; // reads the space's shared distances
     };
     MetricTable metricTable(const std::vector<const Placements*>& layouts, const TensorMeta& global,
                             double scale);
@@ -83,9 +83,6 @@ private:
     using Key = std::tuple<double, size_t, uint64_t>; // bytes, rank, source layout
     // The space a pair's search runs in (null: a layout it cannot hold, for the single search), made once.
     LayoutSpace* space(const TensorMeta& global, const std::vector<const Placements*>& layouts);
-    // Every pair's cost from the space into `out`; whether every pair has a path.
-    bool fill(LayoutSpace& space, const std::vector<const Placements*>& from,
-              const std::vector<const Placements*>& to, double scale, std::vector<double>& out);
     const DeviceMesh& mesh_;
     std::map<Key, std::unordered_map<uint64_t, double>> searched_; // layouts no space holds
     std::map<std::tuple<double, size_t, uint8_t>, std::unique_ptr<LayoutSpace>>

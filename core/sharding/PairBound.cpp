@@ -1,6 +1,7 @@
 #include "sharding/PairBound.h"
 
 #include "sharding/PairLp.h"
+#include "support/Vectorise.h"
 
 #include <algorithm>
 #include <chrono>
@@ -323,12 +324,6 @@ std::pair<std::vector<int32_t>, bool> restrictedPlan(const RestrictedLp& r,
 
 // min_l (row[l] + rest[l]), with four running minima. A forbidden pair or a missing key is infinite and never
 // the minimum, so the loop has no branch and vectorises: most of an ascent's time is in it and in lowerBy.
-#if defined(__GNUC__) && !defined(__clang__)
-#define JOINTSCOPE_VECTORISE __attribute__((optimize("O3")))
-#else
-#define JOINTSCOPE_VECTORISE
-#endif
-
 JOINTSCOPE_VECTORISE double minOfSums(const double* __restrict row, const double* __restrict rest,
                                       size_t width) {
     double best[4] = {kInf, kInf, kInf, kInf};

@@ -1,5 +1,7 @@
 #include "sharding/StepMetric.h"
 
+#include "support/Vectorise.h"
+
 #include <algorithm>
 #include <limits>
 
@@ -25,12 +27,6 @@ StepGraph::StepGraph(std::vector<int32_t> start, std::vector<int32_t> to, std::v
 }
 
 namespace {
-
-#if defined(__GNUC__) && !defined(__clang__)
-#define JOINTSCOPE_VECTORISE __attribute__((optimize("O3")))
-#else
-#define JOINTSCOPE_VECTORISE
-#endif
 
 // to[j] = min(to[j], from[j] + add); whether any went down. Four running sums of the drops, as in minOfSums,
 // so that the loop vectorises; the rows hold no infinity (see distances()), so a drop is never NaN.

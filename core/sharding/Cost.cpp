@@ -298,34 +298,12 @@ public:
         return code;
     }
 
-    // The cheapest cost from `source` to every layout (Dijkstra); infinity where none reaches.
+    // The cheapest cost from `source` to every layout; infinity where none reaches.
     const std::vector<double>& costsFrom(int32_t source) {
         auto [it, fresh] = rows_.try_emplace(source);
-        if (!fresh)
-            return it->second;
-        std::vector<double>& dist = it->second;
-        const StepGraph::Arcs arcs = steps_->out();
-        dist.assign(steps_->states(), std::numeric_limits<double>::infinity());
-        std::vector<char> settled(dist.size(), 0);
-        using Item = std::pair<double, int32_t>;
-        std::priority_queue<Item, std::vector<Item>, std::greater<>> queue;
-        dist[source] = 0;
-        queue.push({0.0, source});
-        while (!queue.empty()) {
-            const auto [d, s] = queue.top();
-            queue.pop();
-            if (settled[s])
-                continue;
-            settled[s] = 1;
-            for (int32_t a = arcs.start[s]; a < arcs.start[s + 1]; ++a) {
-                const double next = d + arcs.cost[a];
-                if (next < dist[arcs.head[a]]) {
-                    dist[arcs.head[a]] = next;
-                    queue.push({next, arcs.head[a]});
-                }
-            }
-        }
-        return dist;
+        if (fresh)
+            it->second = steps_->distancesFrom(source);
+        return it->second;
     }
 
     const std::shared_ptr<const StepGraph>& steps() const { return steps_; }

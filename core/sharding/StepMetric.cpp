@@ -87,27 +87,22 @@ void StepMetric::row(int32_t k, std::vector<double>& out) const {
         out[l] = scale * from[state[l]];
 }
 
-void MetricProduct::minPlus(const StepMetric& metric, bool forward, const std::vector<double>& h,
-                            std::vector<double>& out) {
-    constexpr double kInf = std::numeric_limits<double>::infinity();
-    // Each state pulls from its neighbours: forward over the arcs into it, backward over those out of it.
-    const StepGraph::Arcs arcs = forward ? metric.graph->in() : metric.graph->out();
-    const size_t n = metric.graph->states();
-    dist_.assign(n, kInf);
-    for (size_t k = 0; k < metric.state.size(); ++k)
-        dist_[metric.state[k]] = std::min(dist_[metric.state[k]], h[k]);
-    // Bellman-Ford in Gauss-Seidel order, alternating directions, until a sweep changes nothing: paths are a
-    // few steps long (one or two per mesh dimension), so a handful of sweeps over the arcs settle every
-    // state, and no heap is kept. The fixed point is the shortest-path distance from the labelled sources.
-    const double scale = metric.scale;
+namespace {
+
+// Bellman-Ford in Gauss-Seidel order, alternating directions, until a sweep changes nothing: each state pulls
+// over `pull` (the arcs into it for distances from the labelled states, those out of it for distances to
+// them). Paths are a few steps long (one or two per mesh dimension), so a handful of sweeps over the arcs
+// settle every state, and no heap is kept. The fixed point is the shortest-path distance from the labels.
+void settle(const StepGraph::Arcs& pull, double scale, std::vector<double>& dist) {
+    const size_t n = dist.size();
     auto relax = [&](size_t s) {
-        double best = dist_[s];
-        for (int32_t a = arcs.start[s]; a < arcs.start[s + 1]; ++a) {
-            const double via = dist_[arcs.head[a]] + scale * arcs.cost[a];
+        double best = dist[s];
+        for (int32_t a = pull.start[s]; a < pull.start[s + 1]; ++a) {
+            const double via = dist[pull.head[a]] + scale * pull.cost[a];
             best = via < best ? via : best;
         }
-        const bool lower = best < dist_[s];
-        dist_[s] = best;
+        const bool lower = best < dist[s];
+        dist[s] = best;
         return lower;
     };
     for (bool ascending = true, changed = true; changed; ascending = !ascending) {
@@ -115,6 +110,23 @@ void MetricProduct::minPlus(const StepMetric& metric, bool forward, const std::v
         for (size_t j = 0; j < n; ++j)
             changed = relax(ascending ? j : n - 1 - j) || changed;
     }
+}
+
+} // namespace
+
+std::vector<double> StepGraph::distancesFrom(int32_t source) const {
+    std::vector<double> dist(states(), std::numeric_limits<double>::infinity());
+    dist[source] = 0;
+    settle(in(), 1.0, dist);
+    return dist;
+}
+
+void MetricProduct::minPlus(const StepMetric& metric, bool forward, const std::vector<double>& h,
+                            std::vector<double>& out) {
+    dist_.assign(metric.graph->states(), std::numeric_limits<double>::infinity());
+    for (size_t k = 0; k < metric.state.size(); ++k)
+        dist_[metric.state[k]] = std::min(dist_[metric.state[k]], h[k]);
+    settle(forward ? metric.graph->in() : metric.graph->out(), metric.scale, dist_);
     out.resize(metric.state.size());
     for (size_t k = 0; k < metric.state.size(); ++k)
         out[k] = dist_[metric.state[k]];

@@ -21,6 +21,8 @@ public:
 
     size_t states() const { return outStart_.size() - 1; }
     size_t arcs() const { return outTo_.size(); }
+    // The shortest path from `source` to every state; infinity where none leads.
+    std::vector<double> distancesFrom(int32_t source) const;
     // Every pair's shortest path, result[source * states() + target]; infinity where none leads.
     std::vector<double> distances() const;
 

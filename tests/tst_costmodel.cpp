@@ -631,10 +631,10 @@ private slots:
         QVERIFY(c.at("points").front().at("recompute_cost").get<double>() > 0);
 
         const Run badModel = runCli({"partition", file, "--cost-model", "guess"});
-        QCOMPARE(badModel.exitCode, 1);
+        QCOMPARE(badModel.exitCode, 64);
         QVERIFY(badModel.err.find("unknown --cost-model 'guess'") != std::string::npos);
         const Run badDevice = runCli({"pareto", file, "--cost-model", "roofline", "--target-device", "tpu"});
-        QCOMPARE(badDevice.exitCode, 1);
+        QCOMPARE(badDevice.exitCode, 64);
         QVERIFY(badDevice.err.find("unknown --target-device 'tpu'") != std::string::npos);
         const Run noDb =
             runCli({"partition", file, "--cost-model", "profiled", "--db", "/nonexistent/p.sqlite"});
@@ -782,7 +782,7 @@ private slots:
                                   "gb200", "a10", "v100", "mi300x"})
             QVERIFY2(aliases.count(alias), alias);
         const Run missing = runCli({"cost"});
-        QCOMPARE(missing.exitCode, 1);
+        QCOMPARE(missing.exitCode, 64);
     }
 };
 

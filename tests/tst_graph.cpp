@@ -4,6 +4,7 @@
 #include "graph/GraphStats.h"
 #include "graph/HopBody.h"
 #include "graph/SymbolicExpr.h"
+#include "io/FxReader.h"
 #include "io/GraphCheck.h"
 #include "ops/OpSchema.h"
 #include "testutil.h"
@@ -389,6 +390,44 @@ private slots:
         QVERIFY(timer.elapsed() < 2000);
         QCOMPARE(issues.size(), size_t(1));
         QVERIFY(issues[0].message.find("is on a cycle: 'n1' -> 'n99999' -> 'n99998'") != std::string::npos);
+    }
+
+    // The status bar's "HOP bodies (k unique)": bodies that compute the same thing under other names count
+    // once (two sin bodies differ only in names; the cos body differs).
+    void uniqueHopBodies() {
+        const std::string text = R"fx(class GraphModule(torch.nn.Module):
+    def forward(self, x: "f32[8]"):
+        body_a = self.body_a
+        call_a = torch.ops.higher_order.invoke_subgraph(body_a, 'a', x);  body_a = None
+        getitem: "f32[8]" = call_a[0];  call_a = None
+        body_b = self.body_b
+        call_b = torch.ops.higher_order.invoke_subgraph(body_b, 'b', getitem);  body_b = None
+        getitem_1: "f32[8]" = call_b[0];  call_b = None
+        body_c = self.body_c
+        call_c = torch.ops.higher_order.invoke_subgraph(body_c, 'c', getitem_1);  body_c = None
+        getitem_2: "f32[8]" = call_c[0];  call_c = None
+        return (getitem_2,)
+
+    class body_a(torch.nn.Module):
+        def forward(self, arg0_1: "f32[8]"):
+            sin: "f32[8]" = torch.ops.aten.sin.default(arg0_1);  arg0_1 = None
+            return (sin,)
+
+    class body_b(torch.nn.Module):
+        def forward(self, arg0_1: "f32[8]"):
+            sin_1: "f32[8]" = torch.ops.aten.sin.default(arg0_1);  arg0_1 = None
+            return (sin_1,)
+
+    class body_c(torch.nn.Module):
+        def forward(self, arg0_1: "f32[8]"):
+            cos: "f32[8]" = torch.ops.aten.cos.default(arg0_1);  arg0_1 = None
+            return (cos,)
+)fx";
+        Expected<Graph> g = readFxText(text, FxReadOptions{"bodies.txt"});
+        QVERIFY2(bool(g), g ? "" : g.error().format().c_str());
+        const GraphStats s = computeStats(*g);
+        QCOMPARE(s.subgraphs, uint64_t(3));
+        QCOMPARE(s.uniqueSubgraphs, uint64_t(2));
     }
 };
 

@@ -259,10 +259,10 @@ private slots:
         QCOMPARE(ranks["graphs"][0]["diffs"][0]["added"].get<int>(), 4);
 
         run = runCli({"diff", log});
-        QCOMPARE(run.exitCode, 1);
+        QCOMPARE(run.exitCode, 64);
         QVERIFY(run.err.find("per-rank") != std::string::npos);
         run = runCli({"diff", log + "#no_such_graph", log + "#0"});
-        QCOMPARE(run.exitCode, 1);
+        QCOMPARE(run.exitCode, 64);
         QVERIFY(run.err.find("no graph 'no_such_graph'") != std::string::npos);
 
         run = runCli({"info", QString::fromStdString(capturePath())});

@@ -25,6 +25,7 @@
 #include <QFile>
 #include <QFileInfo>
 #include <QLineEdit>
+#include <QLocale>
 #include <QMenu>
 #include <QMenuBar>
 #include <QMessageBox>
@@ -556,6 +557,11 @@ private slots:
             second.show();
             QTRY_COMPARE(watcher.boxes.size(), 1);
             QVERIFY(watcher.boxes[0].contains(QStringLiteral("closed without saving")));
+            // The question names the graph, its pins and when (issue 29: it named none).
+            QVERIFY2(watcher.boxes[0].contains(QStringLiteral("joint.txt (2 pins)")),
+                     qPrintable(watcher.boxes[0]));
+            QVERIFY(watcher.boxes[0].contains(
+                QLocale().toString(QFileInfo(autosave).lastModified(), QLocale::ShortFormat)));
             QTRY_VERIFY_WITH_TIMEOUT(second.scene()->graph() && second.scene()->hasLayout(), 60000);
             // The session applies once the graph is read (on a worker): wait for its pins, then the solve.
             QTRY_COMPARE_WITH_TIMEOUT(second.partitionDocument()->edits().size(), size_t(2), 60000);
@@ -567,6 +573,8 @@ private slots:
             QCOMPARE(QFileInfo(second.partitionDocument()->graphPath()).canonicalFilePath(),
                      QFileInfo(mlpPath()).canonicalFilePath());
             QVERIFY(second.partitionDocument()->result());
+            // The restored pins can be undone, as one step.
+            QVERIFY(second.partitionDocument()->undoStack()->canUndo());
             QTRY_VERIFY(!QFileInfo::exists(autosave)); // restored: it is the second window's autosave now
             second.close();                            // a clean exit
         }
@@ -579,6 +587,53 @@ private slots:
         QCOMPARE(watcher.boxes.size(), 1);
         QVERIFY(!third.scene()->graph());
         third.close();
+    }
+
+    // "No" keeps the declined autosave (moved aside, not offered again) and never touches the older ones; a
+    // file named on the command line is not replaced by an autosave of another graph.
+    void declinedAndStartupFileKeepAutosaves() {
+        ModalWatcher watcher;
+        const QDir autosaves(QDir(QStandardPaths::writableLocation(QStandardPaths::AppDataLocation))
+                                 .filePath(QStringLiteral("autosave")));
+        auto sessions = [&] {
+            return autosaves.entryList({QStringLiteral("session-*.jointscope")}, QDir::Files);
+        };
+        auto crash = [&](const QString& path) {
+            auto w = std::make_unique<MainWindow>(true);
+            w->setRestoreAnswer(QStringLiteral("no"));
+            w->show();
+            openAndWait(*w, path);
+            QSignalSpy saved(w.get(), &MainWindow::autosaved);
+            w->partitionDocument()->setPolicy("gelu", Policy::MustRecompute);
+            w->partitionDocument()->waitForIdle();
+            QTRY_VERIFY(saved.count() > 0);
+            w.reset(); // no closeEvent: what a crash leaves behind
+        };
+        crash(mlpPath());
+        QCOMPARE(sessions().size(), 1);
+        const QString older = autosaves.filePath(sessions().front());
+        QTest::qWait(1100); // the newer autosave must be newer by the file clock
+        crash(mlpPath());   // answers "no" to the first one: declined, moved aside
+        QVERIFY(!QFileInfo::exists(older));
+        QVERIFY(
+            QFileInfo::exists(autosaves.filePath(QStringLiteral("declined/") + QFileInfo(older).fileName())));
+        QCOMPARE(sessions().size(), 1);
+
+        // Started on another file: the autosave of joint.txt is kept, the file opens, nothing is asked.
+        {
+            MainWindow other(true);
+            other.setStartupFile(q(sharedPath("graphs/torch-1.13/gpt_block2/joint.txt")));
+            other.show();
+            openAndWait(other, q(sharedPath("graphs/torch-1.13/gpt_block2/joint.txt")));
+            QTest::qWait(300);
+            QVERIFY(watcher.boxes.isEmpty());
+            QCOMPARE(sessions().size(), 2); // the kept one and this window's own
+            QVERIFY(other.partitionDocument()->edits().empty());
+            other.close();
+        }
+        QCOMPARE(sessions().size(), 1);
+        for (const QString& name : sessions()) // not offered to the next tests
+            QVERIFY(QFile::remove(autosaves.filePath(name)));
     }
 
     // Two running instances never touch each other's autosave, and a live one is never offered.

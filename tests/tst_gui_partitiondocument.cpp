@@ -194,7 +194,15 @@ private slots:
             QVERIFY(fresh.options() == doc.options());
             QVERIFY(fresh.edits() == doc.edits());
             QCOMPARE(savedNames(*fresh.result()), savedNames(*doc.result()));
-            QCOMPARE(fresh.undoStack()->count(), 0);
+            // The restore is one step of the history: undo takes the graph back to no pins, redo restores.
+            QCOMPARE(fresh.undoStack()->count(), 1); // doc holds one pin
+            fresh.undoStack()->undo();
+            QVERIFY(fresh.edits().empty());
+            QVERIFY(fresh.options() == EngineOptions{});
+            fresh.undoStack()->redo();
+            QVERIFY(fresh.edits() == doc.edits());
+            QVERIFY(fresh.options() == doc.options());
+            QVERIFY(waitSolved(fresh, freshFinished, freshFailed));
         }
     }
 

@@ -338,7 +338,7 @@ private slots:
         // Both guards off at once is refused.
         const Run both = runCli(
             {"run", file, "--save", work_.filePath("out.safetensors"), "--no-op-allowlist", "--no-sandbox"});
-        QCOMPARE(both.exitCode, 1);
+        QCOMPARE(both.exitCode, 64);
         QVERIFY(snapshot(victims_.path()) == before);
     }
 
@@ -508,7 +508,8 @@ private slots:
         QVERIFY2(run.exitCode == 2, run.err.c_str());
         const std::string expected = file.toStdString() + ":3:";
         QVERIFY2(run.err.find(expected) != std::string::npos, run.err.c_str());
-        QVERIFY2(run.err.find("node 'floordiv' (operator.floordiv): int64 overflow in -9223372036854775808 // -1") !=
+        QVERIFY2(run.err.find(
+                     "node 'floordiv' (operator.floordiv): int64 overflow in -9223372036854775808 // -1") !=
                      std::string::npos,
                  run.err.c_str());
 

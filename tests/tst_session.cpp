@@ -264,6 +264,106 @@ private slots:
         QVERIFY(!missing);
         QCOMPARE(missing.error().loc.file, std::string("/nonexistent/dir/s.jointscope"));
     }
+
+    // A session's graph must be a graph file: one naming itself, or two naming each other, are refused at
+    // graph.path (line and column counted by hand below), whatever the target's name.
+    void sessionNamingASessionIsRefused() {
+        QTemporaryDir dir;
+        auto write = [&](const QString& name, const std::string& text) {
+            const std::string path = dir.filePath(name).toStdString();
+            std::ofstream(path, std::ios::binary) << text;
+            return path;
+        };
+        // "path" at line 3, column 13: two spaces, "graph" (3-9), ':' and a space, '{' at 12.
+        const std::string self = write(QStringLiteral("self.jointscope"),
+                                       "{\"format\": \"jointscope-session\", \"version\": 1,\n"
+                                       "\n"
+                                       "  \"graph\": {\"path\": \"self.jointscope\", \"index\": 0}}\n");
+        Expected<SessionFile> s = readSession(self);
+        QVERIFY(!s);
+        QCOMPARE(s.error().loc.file, self);
+        QCOMPARE(s.error().loc.line, 3u);
+        QCOMPARE(s.error().loc.col, 13u);
+        QVERIFY2(s.error().message.find("this session itself") != std::string::npos,
+                 s.error().message.c_str());
+
+        const std::string a =
+            write(QStringLiteral("a.jointscope"),
+                  R"({"format": "jointscope-session", "version": 1, "graph": {"path": "b.json"}})");
+        // b has another name and puts "format" last: found by its content, not its suffix.
+        write(QStringLiteral("b.json"),
+              R"({"graph": {"path": "a.jointscope"}, "version": 1, "format": "jointscope-session"})");
+        s = readSession(a);
+        QVERIFY(!s);
+        QCOMPARE(s.error().loc.line, 1u);
+        QCOMPARE(s.error().loc.col, 58u);
+        QVERIFY2(s.error().message.find("b.json") != std::string::npos, s.error().message.c_str());
+        QVERIFY(isSessionFile(dir.filePath(QStringLiteral("b.json")).toStdString()));
+
+        // A graph file beside it is fine, and resolves against the session's folder.
+        write(QStringLiteral("g.txt"), "def forward(self, x):\n    return (x,)\n");
+        const std::string ok =
+            write(QStringLiteral("ok.jointscope"),
+                  R"({"format": "jointscope-session", "version": 1, "graph": {"path": "g.txt"}})");
+        s = readSession(ok);
+        QVERIFY2(bool(s), s ? "" : s.error().format().c_str());
+        QCOMPARE(sessionGraphFile(*s, ok), dir.filePath(QStringLiteral("g.txt")).toStdString());
+        QVERIFY(!isSessionFile(sessionGraphFile(*s, ok)));
+    }
+
+    // Every collection has a limit, refused at its key; a session under the limits reads whole.
+    void collectionsHaveLimits() {
+        SessionLimits limits;
+        limits.policies = 3;
+        limits.shardingPins = 2;
+        limits.meshDims = 2;
+        limits.stringBytes = 12; // "MUST_SAVE" fits, a 21-byte node name does not
+        const std::string head =
+            "{\"format\": \"jointscope-session\", \"version\": 1, \"graph\": {\"path\": \"g\"},\n";
+        auto refused = [&](const std::string& tail) {
+            Expected<SessionFile> s = parseSession(head + tail, kFile, limits);
+            return s ? Diagnostic{} : s.error();
+        };
+        Diagnostic d = refused(
+            R"( "policies": {"a": "MUST_SAVE", "b": "MUST_SAVE", "c": "MUST_SAVE", "d": "MUST_SAVE"}})");
+        QCOMPARE(d.loc.line, 2u);
+        QCOMPARE(d.loc.col, 2u);
+        QVERIFY2(d.message.find("holds 4 policies; a session holds at most 3") != std::string::npos,
+                 d.message.c_str());
+        d = refused(R"( "sharding": {"mesh": {"shape": [2, 2, 2]}}})");
+        QVERIFY2(d.message.find("mesh dimensions") != std::string::npos, d.message.c_str());
+        d = refused(R"( "sharding": {"pins": {"a": "R", "b": "R", "c": "R"}}})");
+        QVERIFY2(d.message.find("3 sharding pins") != std::string::npos, d.message.c_str());
+        d = refused(R"( "policies": {"a_very_long_node_name": "MUST_SAVE"}})");
+        QVERIFY2(d.message.find("bytes long") != std::string::npos, d.message.c_str());
+        QVERIFY(bool(
+            parseSession(head + R"( "policies": {"a": "MUST_SAVE", "b": "MUST_SAVE"}})", kFile, limits)));
+
+        // The default limits take a session with 300,000 policies (a hostile but well-formed file).
+        nlohmann::json big = {{"format", "jointscope-session"}, {"version", 1}, {"graph", {{"path", "g"}}}};
+        for (int i = 0; i < 300000; ++i)
+            big["policies"]["n" + std::to_string(i)] = "MUST_SAVE";
+        Expected<SessionFile> s = parseSession(big.dump(), kFile);
+        QVERIFY(bool(s));
+        QCOMPARE(s->policies.size(), size_t(300000));
+    }
+
+    // Pins that name no node are taken out in one pass and summarised once, with a few names.
+    void unknownNodesAreTakenOutOnce() {
+        std::map<std::string, std::string> pins;
+        for (int i = 0; i < 1000; ++i)
+            pins["n" + std::to_string(i)] = "MUST_SAVE";
+        pins["mm"] = "MUST_SAVE";
+        UnknownNodes unknown;
+        takeUnknownNodes(
+            pins, [](const std::string& name) { return name == "mm"; }, unknown);
+        QCOMPARE(pins.size(), size_t(1));
+        QCOMPARE(unknown.count, size_t(1000));
+        QCOMPARE(unknown.examples.size(), size_t(5));
+        const std::string summary = unknown.summary("partition pins");
+        QVERIFY2(summary.rfind("1000 partition pins name no node of the graph: 'n0', 'n1'", 0) == 0,
+                 summary.c_str());
+    }
 };
 
 QTEST_MAIN(TestSession)

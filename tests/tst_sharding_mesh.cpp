@@ -361,7 +361,7 @@ private slots:
                      text.out.find(" %") != std::string::npos,
                  text.out.c_str());
         const Run bad = runCli({"shard", file, "--mesh", "2x2x2", "--solver", "fast"});
-        QCOMPARE(bad.exitCode, 1);
+        QCOMPARE(bad.exitCode, 64);
         QVERIFY(bad.err.find("--solver") != std::string::npos);
 #endif
     }

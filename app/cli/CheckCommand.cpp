@@ -1,16 +1,10 @@
-// jointscope-cli check LOG: for every compile of a TORCH_TRACE log that holds torch's joint graph and the
-// forward / backward torch partitioned it into, partition the joint graph again and say whether the decision is
-// torch's: the saved tensors in torch's order and the saved symbols (the graphs' node differences are listed).
+// jointscope-cli check LOG: every compile of a TORCH_TRACE log partitioned again under the configuration the
+// log records (partition/LogCheck.h), compared with torch's own forward / backward.
 #include "Command.h"
 
-#include "ops/RulesetChoice.h"
-#include "partition/Partitioner.h"
+#include "partition/LogCheck.h"
 
 #include <nlohmann/json.hpp>
-
-#include <algorithm>
-#include <map>
-#include <set>
 
 namespace jointscope::cli {
 namespace {
@@ -19,44 +13,87 @@ using Json = nlohmann::ordered_json;
 using Names = std::vector<std::string>;
 using namespace jointscope::partition;
 
-constexpr int kExitDiffers = 1; // a compile whose decision is not torch's
+// ---- parse ----
 
-// The three graphs AOTAutograd logs for one compile.
-struct CompileGraphs {
-    std::optional<size_t> joint, forward, backward;
+struct CheckArgs {
+    CheckRequest request;
+    bool json = false;
 };
 
-// torch's saved values: the forward graph's outputs after the first num_fwd_outputs, node outputs only
-// (min_cut_rematerialization_partition returns fwd_outputs + saved_values + saved_sym_nodes).
-void torchSaved(const Graph& forward, size_t numFwdOutputs, Names& saved, Names& savedSym) {
-    const std::vector<const Value*> leaves = forward.outputLeaves();
-    for (size_t i = numFwdOutputs; i < leaves.size(); ++i) {
-        if (leaves[i]->kind() != ValueKind::NodeRef)
-            continue;
-        const Node& node = forward.node(leaves[i]->asNode());
-        (isSymNode(node) ? savedSym : saved).push_back(node.name);
+int parseCheckArgs(const Command& command, const ParsedArgs& args, CheckArgs& out) {
+    PartitionOptions given;
+    if (int code = readBudgetOptions(command, args, given); code != kExitOk)
+        return code;
+    out.request.overrides.memoryBudget = given.memoryBudget;
+    if (args.has("--solver"))
+        out.request.overrides.solver = given.solver;
+    if (std::optional<std::string> passes = args.value("--joint-passes")) {
+        if (*passes != "on" && *passes != "off" && *passes != "auto")
+            return usageError(command, "--joint-passes takes auto, on or off, not '" + *passes + "'");
+        if (*passes != "auto")
+            out.request.overrides.replayJointPasses = *passes == "on";
     }
+    out.request.ruleset = args.valueOr("--ruleset", "auto");
+    out.json = args.has("--json");
+    return kExitOk;
 }
 
-std::set<std::string> nodeNames(const Graph& graph) {
-    std::set<std::string> names;
-    for (const Node& node : graph.nodes())
-        if (node.op != NodeOp::Output)
-            names.insert(node.name);
-    return names;
-}
-
-Names minus(const std::set<std::string>& a, const std::set<std::string>& b) {
-    Names out;
-    std::set_difference(a.begin(), a.end(), b.begin(), b.end(), std::back_inserter(out));
-    return out;
-}
+// ---- render ----
 
 Json namesJson(const Names& names) {
     Json j = Json::array();
     for (const std::string& n : names)
         j.push_back(n);
     return j;
+}
+
+Json passesJson(const JointPassReport& report) {
+    Json list = Json::array();
+    for (const PassChange& c : report.changes) {
+        Json replaced = Json::array();
+        for (const auto& [from, to] : c.replaced)
+            replaced.push_back({from, to});
+        list.push_back({{"pass", c.pass},
+                        {"removed", namesJson(c.removed)},
+                        {"replaced", replaced},
+                        {"added", namesJson(c.added)}});
+    }
+    return list;
+}
+
+Json compileJson(const CompileCheck& c) {
+    Json out = Json::object();
+    out["compile_id"] = c.label;
+    out["status"] = std::string(checkStatusName(c.status));
+    if (c.status == CheckStatus::Skipped) {
+        out["reason"] = c.message;
+        return out;
+    }
+    if (c.status == CheckStatus::Error) {
+        out["error"] = c.message;
+        return out;
+    }
+    out["ruleset"] = c.ruleset;
+    out["ruleset_choice"] = c.rulesetChoice;
+    out["graph"] = c.graphSource;
+    out["settings"] = namesJson(c.settings.notes);
+    out["not_followed"] = namesJson(c.settings.unsupported);
+    out["joint_passes"] = {{"replayed", c.settings.replayJointPasses},
+                           {"changes", passesJson(c.passes)},
+                           {"not_replayed", namesJson(c.passes.notReplayed)}};
+    out["saved"] = {{"ours", namesJson(c.ours)}, {"torch", namesJson(c.torch)}};
+    out["saved_sym"] = {{"ours", namesJson(c.oursSym)}, {"torch", namesJson(c.torchSym)}};
+    auto graphJson = [](const NodeSetDiff& d) {
+        return Json{{"nodes", d.torchNodes},
+                    {"only_ours", namesJson(d.onlyOurs)},
+                    {"only_torch", namesJson(d.onlyTorch)}};
+    };
+    if (c.forward)
+        out["forward"] = graphJson(*c.forward);
+    if (c.backward)
+        out["backward"] = graphJson(*c.backward);
+    out["escalation"] = c.escalation;
+    return out;
 }
 
 std::string joined(const Names& names) {
@@ -66,171 +103,88 @@ std::string joined(const Names& names) {
     return "[" + text + "]";
 }
 
-// One compile checked: "identical", "differs", or "error" with the message.
-Json checkCompile(const GraphFile& file, const std::string& compileId, const CompileGraphs& g,
-                  const ParsedArgs& args, const PartitionOptions& options) {
-    Json out = Json::object();
-    out["compile_id"] = compileId;
-    auto failed = [&](const Diagnostic& d) {
-        out["status"] = "error";
-        out["error"] = d.format();
-        return out;
-    };
-    Expected<Graph> joint = file.load(*g.joint);
-    if (!joint)
-        return failed(joint.error());
-    Expected<Graph> forward = file.load(*g.forward);
-    if (!forward)
-        return failed(forward.error());
-    std::optional<Graph> backward;
-    if (g.backward) {
-        Expected<Graph> loaded = file.load(*g.backward);
-        if (!loaded)
-            return failed(loaded.error());
-        backward = loaded.take();
-    }
-    if (!joint->numFwdOutputs)
-        return failed(makeError({file.fileName(), file.graphs()[*g.joint].line, 1},
-                                "compile " + compileId +
-                                    ": the joint graph does not say how many outputs are forward outputs "
-                                    "(torch before 2.8 prints no output descriptors)"));
-    Names torchTensors, torchSyms;
-    torchSaved(*forward, size_t(*joint->numFwdOutputs), torchTensors, torchSyms);
-
-    RulesetChoice choice;
-    Expected<Ruleset> rules = loadRulesetFor(args.valueOr("--ruleset", "auto"), *joint, &choice);
-    if (!rules)
-        return failed(rules.error());
-    out["ruleset"] = rules->name;
-    out["ruleset_choice"] = choice.reason;
-    Expected<Partition> p = partitionJoint(Graph(*joint), *rules, options);
-    if (!p) {
-        Diagnostic d = p.error();
-        if (d.loc.file.empty())
-            d.loc = {file.fileName(), file.graphs()[*g.joint].line, 1};
-        return failed(d);
-    }
-    Names ours, oursSym;
-    for (NodeId id : p->saved)
-        ours.push_back(p->graph.node(id).name);
-    for (NodeId id : p->savedSym)
-        oursSym.push_back(p->graph.node(id).name);
-
-    bool same = ours == torchTensors && oursSym == torchSyms;
-    out["saved"] = {{"ours", namesJson(ours)}, {"torch", namesJson(torchTensors)}};
-    out["saved_sym"] = {{"ours", namesJson(oursSym)}, {"torch", namesJson(torchSyms)}};
-    // The logged forward / backward come after inductor's joint-graph passes (alias removal, constant
-    // folding), which run between the logged joint graph and the partition: their node sets are reported,
-    // the decision is the saved lists.
-    auto compareGraphs = [&](const char* key, const Graph& mine, const Graph& theirs) {
-        const std::set<std::string> a = nodeNames(mine), b = nodeNames(theirs);
-        out[key] = {{"nodes", b.size()},
-                    {"only_ours", namesJson(minus(a, b))},
-                    {"only_torch", namesJson(minus(b, a))}};
-    };
-    compareGraphs("forward", p->forward, *forward);
-    if (backward)
-        compareGraphs("backward", p->backward, *backward);
-    out["escalation"] = std::string(escalationName(p->escalation));
-    out["status"] = same ? "identical" : "differs";
-    return out;
-}
-
-void printCompile(const Json& c) {
-    const std::string id = c["compile_id"].get<std::string>();
-    const std::string status = c["status"].get<std::string>();
-    if (status == "error") {
-        std::printf("[%s] error: %s\n", id.c_str(), c["error"].get<std::string>().c_str());
+void printCompile(const CompileCheck& c) {
+    const char* id = c.label.c_str();
+    if (c.status == CheckStatus::Error || c.status == CheckStatus::Skipped) {
+        std::printf("[%s] %s: %s\n", id, c.status == CheckStatus::Error ? "error" : "skipped",
+                    c.message.c_str());
         return;
     }
-    if (status == "skipped") {
-        std::printf("[%s] skipped: %s\n", id.c_str(), c["reason"].get<std::string>().c_str());
+    size_t passChanges = 0;
+    for (const PassChange& p : c.passes.changes)
+        passChanges += p.removed.size() + p.replaced.size() + p.added.size();
+    std::printf("[%s] %s (%s; %zu saved, %zu sym%s)\n", id, std::string(checkStatusName(c.status)).c_str(),
+                c.ruleset.c_str(), c.torch.size(), c.torchSym.size(),
+                c.settings.replayJointPasses
+                    ? ("; joint passes replayed: " + std::to_string(passChanges) + " node changes").c_str()
+                    : "");
+    for (const std::string& u : c.settings.unsupported)
+        std::printf("  not followed: %s\n", u.c_str());
+    if (c.status == CheckStatus::Identical)
         return;
-    }
-    const Names ours = c["saved"]["ours"].get<Names>(), theirs = c["saved"]["torch"].get<Names>();
-    std::printf("[%s] %s (%s; %zu saved, %zu sym)\n", id.c_str(), status.c_str(),
-                c["ruleset"].get<std::string>().c_str(), theirs.size(), c["saved_sym"]["torch"].size());
-    if (status == "identical")
-        return;
-    if (ours != theirs)
-        std::printf("  saved  ours:  %s\n  saved  torch: %s\n", joined(ours).c_str(), joined(theirs).c_str());
-    const Names oursSym = c["saved_sym"]["ours"].get<Names>(), torchSym = c["saved_sym"]["torch"].get<Names>();
-    if (oursSym != torchSym)
-        std::printf("  sym    ours:  %s\n  sym    torch: %s\n", joined(oursSym).c_str(), joined(torchSym).c_str());
-    for (const char* key : {"forward", "backward"}) {
-        if (!c.contains(key) || status != "differs")
+    for (const std::string& n : c.settings.notes)
+        std::printf("  setting: %s\n", n.c_str());
+    for (const std::string& n : c.passes.notReplayed)
+        std::printf("  not replayed: %s\n", n.c_str());
+    if (c.ours != c.torch)
+        std::printf("  saved  ours:  %s\n  saved  torch: %s\n", joined(c.ours).c_str(),
+                    joined(c.torch).c_str());
+    if (c.oursSym != c.torchSym)
+        std::printf("  sym    ours:  %s\n  sym    torch: %s\n", joined(c.oursSym).c_str(),
+                    joined(c.torchSym).c_str());
+    for (const auto* graph : {&c.forward, &c.backward}) {
+        if (!*graph)
             continue;
-        const Names onlyOurs = c[key]["only_ours"].get<Names>(), onlyTorch = c[key]["only_torch"].get<Names>();
-        if (!onlyOurs.empty())
-            std::printf("  %s: only ours  %s\n", key, joined(onlyOurs).c_str());
-        if (!onlyTorch.empty())
-            std::printf("  %s: only torch %s\n", key, joined(onlyTorch).c_str());
+        const char* key = graph == &c.forward ? "forward" : "backward";
+        if (!(*graph)->onlyOurs.empty())
+            std::printf("  %s: only ours  %s\n", key, joined((*graph)->onlyOurs).c_str());
+        if (!(*graph)->onlyTorch.empty())
+            std::printf("  %s: only torch %s\n", key, joined((*graph)->onlyTorch).c_str());
     }
 }
+
+// ---- run ----
 
 int runCheck(const ParsedArgs& args) {
     const Command& command = checkCommand();
-    PartitionOptions options;
-    options.extract = true;
-    if (int code = readBudgetOptions(command, args, options); code != kExitOk)
+    CheckArgs parsed;
+    if (int code = parseCheckArgs(command, args, parsed); code != kExitOk)
         return code;
     Expected<GraphFile> file = openGraphFile(args);
     if (!file)
         return inputError(file.error());
     for (const Diagnostic& d : file->problems())
         std::fprintf(stderr, "%s\n", d.format().c_str());
+    const std::vector<CompileConfig> configs = file->format() == FileFormat::TraceLog
+                                                   ? scanCompileConfigsFile(args.positional[0])
+                                                   : std::vector<CompileConfig>{};
 
-    // One group per compile, in log order. A compile id seen again with a new joint graph (torch._dynamo.reset()
-    // restarts the frame counter) starts a new group, labelled "0/0 #2".
-    std::vector<std::pair<std::string, CompileGraphs>> compiles;
-    std::map<std::string, size_t> latest, seen; // compile id -> its newest group, how many groups it has
-    for (size_t i = 0; i < file->graphs().size(); ++i) {
-        const GraphEntry& e = file->graphs()[i];
-        const bool joint = e.kind == "aot_joint_graph";
-        if (!joint && e.kind != "aot_forward_graph" && e.kind != "aot_backward_graph")
-            continue;
-        auto it = latest.find(e.compileId);
-        if (it == latest.end() || (joint && compiles[it->second].second.joint)) {
-            const size_t n = ++seen[e.compileId];
-            compiles.emplace_back(n == 1 ? e.compileId : e.compileId + " #" + std::to_string(n), CompileGraphs{});
-            latest[e.compileId] = compiles.size() - 1;
-            it = latest.find(e.compileId);
-        }
-        CompileGraphs& g = compiles[it->second].second;
-        std::optional<size_t>& slot = joint ? g.joint : e.kind == "aot_forward_graph" ? g.forward : g.backward;
-        if (!slot)
-            slot = i;
-    }
-    Json report = Json::object();
-    report["log"] = file->fileName();
-    Json list = Json::array();
+    std::vector<CompileCheck> checks;
+    for (const CompileGraphs& g : groupCompiles(*file))
+        checks.push_back(checkCompile(*file, g, configs, parsed.request));
+
     int identical = 0, differs = 0, errors = 0;
-    for (const auto& [id, g] : compiles) {
-        if (!g.joint || !g.forward) {
-            list.push_back({{"compile_id", id},
-                            {"status", "skipped"},
-                            {"reason", !g.joint ? "no aot_joint_graph in the log"
-                                                : "no aot_forward_graph: torch's decision is not in the log"}});
-            continue;
-        }
-        Json c = checkCompile(*file, id, g, args, options);
-        const std::string status = c["status"].get<std::string>();
-        identical += status == "identical";
-        differs += status == "differs";
-        errors += status == "error";
-        list.push_back(std::move(c));
+    for (const CompileCheck& c : checks) {
+        identical += c.status == CheckStatus::Identical;
+        differs += c.status == CheckStatus::Differs;
+        errors += c.status == CheckStatus::Error;
     }
-    report["compiles"] = list;
-    report["identical"] = identical;
-    report["differs"] = differs;
-    report["errors"] = errors;
-    if (args.has("--json")) {
+    if (parsed.json) {
+        Json report = Json::object();
+        report["log"] = file->fileName();
+        Json list = Json::array();
+        for (const CompileCheck& c : checks)
+            list.push_back(compileJson(c));
+        report["compiles"] = list;
+        report["identical"] = identical;
+        report["differs"] = differs;
+        report["errors"] = errors;
         std::printf("%s\n", report.dump(1).c_str());
     } else {
-        for (const Json& c : list)
+        for (const CompileCheck& c : checks)
             printCompile(c);
         std::printf("%d identical, %d differ, %d errors (of %zu compiles)\n", identical, differs, errors,
-                    list.size());
+                    checks.size());
     }
     if (identical + differs + errors == 0) {
         std::fprintf(stderr, "%s: error: no compile with both a joint graph and torch's forward graph\n",
@@ -247,11 +201,17 @@ int runCheck(const ParsedArgs& args) {
 const Command& checkCommand() {
     static const Command command{
         "check",
-        "check LOG [--ruleset R] [--memory-budget B] [--solver greedy|dp|ilp] [--json]",
-        "Re-partition every compile of a TORCH_TRACE log and compare with torch's own forward/backward.",
+        "check LOG [--ruleset R] [--memory-budget B] [--solver greedy|dp|ilp] [--joint-passes auto|on|off] "
+        "[--json]",
+        "Re-partition every compile of a TORCH_TRACE log as torch ran it (the functorch / inductor config "
+        "the "
+        "log records, inductor's joint-graph passes replayed) and compare with torch's own forward/backward.",
         {{"--ruleset", "", "R", "auto (default: from each graph), or a built-in ruleset / ruleset file"},
-         {"--memory-budget", "", "B", "the activation_memory_budget torch ran with (the log does not record it)"},
-         {"--solver", "", "K", "the knapsack solver torch ran with: greedy, dp (default) or ilp"},
+         {"--memory-budget", "", "B",
+          "override the activation_memory_budget the log records for each compile (default: the log's)"},
+         {"--solver", "", "K", "override the knapsack solver the log records: greedy, dp or ilp"},
+         {"--joint-passes", "", "M",
+          "auto (default: replay inductor's joint-graph passes where the log says they ran), on or off"},
          jsonOption()},
         1,
         1,

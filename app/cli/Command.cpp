@@ -138,8 +138,9 @@ int loadOneGraph(const Command& command, const ParsedArgs& args, Graph& graph, G
 
 // Loads the joint graph and settles how many of its outputs are forward outputs (--num-fwd-outputs, else what
 // the file says).
-int loadJointGraph(const Command& command, const ParsedArgs& args, Graph& graph) {
-    if (int code = loadOneGraph(command, args, graph); code != kExitOk)
+int loadJointGraph(const Command& command, const ParsedArgs& args, Graph& graph, GraphEntry* entry,
+                   FileFormat* format) {
+    if (int code = loadOneGraph(command, args, graph, entry, format); code != kExitOk)
         return code;
     const TypedOption<int64_t> count = integerOption(args, "--num-fwd-outputs", 0, int64_t(1) << 40);
     if (!count.error.empty())

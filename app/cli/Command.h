@@ -5,6 +5,7 @@
 #pragma once
 
 #include "CliArgs.h"
+#include "support/ExitCodes.h"
 
 #include "graph/Graph.h"
 #include "io/GraphFile.h"
@@ -24,13 +25,6 @@ struct PartitionOptions;
 }
 
 namespace jointscope::cli {
-
-enum ExitCode : int {
-    kExitOk = 0,
-    kExitUsage = 1,     // bad command line
-    kExitBadInput = 2,  // the input could not be read or parsed (a located message is on stderr)
-    kExitNoSandbox = 5, // validate / profile / run: the OS guard cannot be set up (Sandbox.h; --no-sandbox)
-};
 
 struct Command {
     std::string_view name;
@@ -114,7 +108,8 @@ int loadOneGraph(const Command& command, const ParsedArgs& args, Graph& graph, G
 
 // loadOneGraph, then settles how many outputs are forward outputs (--num-fwd-outputs, else what the file
 // says; an error when neither does).
-int loadJointGraph(const Command& command, const ParsedArgs& args, Graph& graph);
+int loadJointGraph(const Command& command, const ParsedArgs& args, Graph& graph, GraphEntry* entry = nullptr,
+                   FileFormat* format = nullptr);
 
 // The saved values of a decision JSON (what `partition --json` prints, or an edited copy): "saved", then
 // "saved_sym".

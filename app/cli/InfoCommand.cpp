@@ -27,6 +27,7 @@ Json statsJson(const Graph& graph) {
     j["backward"] = s.backward;
     j["tensor_bytes"] = s.tensorBytes;
     j["subgraphs"] = s.subgraphs;
+    j["unique_subgraphs"] = s.uniqueSubgraphs;
     j["num_fwd_outputs"] = graph.numFwdOutputs ? Json(*graph.numFwdOutputs) : Json(nullptr);
     return j;
 }

@@ -3,9 +3,11 @@
 #include "CostOptions.h"
 
 #include "cost/RuntimeEstimator.h"
+#include "io/CompileConfig.h"
 #include "io/FxWriter.h"
 #include "io/JsonFormat.h"
 #include "ops/RulesetChoice.h"
+#include "partition/CompileSettings.h"
 #include "partition/DecisionJson.h"
 #include "partition/Partitioner.h"
 #include "partition/PinConflicts.h"
@@ -31,8 +33,11 @@ std::vector<OptionSpec> partitionOptions() {
         {"--ruleset", "", "R",
          "auto (default: from the graph's torch version), torch-2.15, torch-1.13, or a ruleset JSON file"},
         {"--strategy", "", "S", "min-cut (default) or default"},
-        {"--memory-budget", "", "B", "activation_memory_budget in [0, 1] (default 1)"},
-        {"--solver", "", "K", "knapsack solver for budgets below 1: greedy, dp (default) or ilp"},
+        {"--memory-budget", "", "B",
+         "activation_memory_budget in [0, 1] (default 1, or the one a TORCH_TRACE log records for the "
+         "compile)"},
+        {"--solver", "", "K",
+         "knapsack solver for budgets below 1: greedy, dp (default) or ilp (default on a log: the log's)"},
         {"--policy", "", "P.json",
          "node name -> MUST_SAVE | PREFER_SAVE | MUST_RECOMPUTE | PREFER_RECOMPUTE"},
         {"--num-fwd-outputs", "", "N",
@@ -52,12 +57,40 @@ struct EngineSetup {
     RulesetChoice choice;
     PartitionOptions options;
     CostSetup costs;
+    std::optional<CompileSettings> logSettings; // a TORCH_TRACE joint graph: what the log says torch ran
+    JointPassReport passes;
 };
+
+// A joint graph from a TORCH_TRACE log is partitioned as torch ran it: the compile's functorch / inductor
+// config (budget, solver, switches) and inductor's joint-graph passes, flags overriding.
+void applyLogSettings(const ParsedArgs& args, const CompileConfig* config, EngineSetup& e) {
+    SettingsOverrides overrides;
+    overrides.memoryBudget = e.options.memoryBudget;
+    if (args.has("--solver"))
+        overrides.solver = e.options.solver;
+    CompileSettings settings = settingsFromLog(config, e.rules, overrides);
+    e.options.memoryBudget = settings.options.memoryBudget;
+    e.options.solver = settings.options.solver;
+    if (settings.replayJointPasses)
+        e.passes = replayJointGraphPasses(e.graph, e.rules, settings.passes);
+    for (const std::string& u : settings.unsupported)
+        std::fprintf(stderr, "jointscope-cli: warning: not followed: %s\n", u.c_str());
+    e.logSettings = std::move(settings);
+}
 
 // Fills `e` from the command line; returns kExitOk or a usage / input error code.
 int setUpEngine(const Command& command, const ParsedArgs& args, EngineSetup& e) {
-    if (int code = loadJointGraph(command, args, e.graph); code != kExitOk)
+    GraphEntry entry;
+    FileFormat format = FileFormat::FxText;
+    if (int code = loadJointGraph(command, args, e.graph, &entry, &format); code != kExitOk)
         return code;
+    const bool fromLog = format == FileFormat::TraceLog && entry.kind == "aot_joint_graph";
+    const std::vector<CompileConfig> configs =
+        fromLog ? scanCompileConfigsFile(entry.file.empty() ? args.positional[0] : entry.file)
+                : std::vector<CompileConfig>{};
+    const CompileConfig* config = fromLog ? findCompileConfig(configs, entry.compileId, entry.line) : nullptr;
+    if (config)
+        addLogGraphFacts(e.graph, *config);
     Expected<Ruleset> loaded = loadRulesetFor(args.valueOr("--ruleset", "auto"), e.graph, &e.choice);
     if (!loaded)
         return inputError(loaded.error());
@@ -70,6 +103,8 @@ int setUpEngine(const Command& command, const ParsedArgs& args, EngineSetup& e) 
     }
     if (int code = readBudgetOptions(command, args, e.options); code != kExitOk)
         return code;
+    if (fromLog)
+        applyLogSettings(args, config, e);
     if (std::optional<std::string> p = args.value("--policy")) {
         Expected<std::vector<std::pair<std::string, Policy>>> policy = readPolicyFile(*p);
         if (!policy)
@@ -89,7 +124,7 @@ int runPartition(const ParsedArgs& args) {
     EngineSetup setup;
     if (int code = setUpEngine(command, args, setup); code != kExitOk)
         return code;
-    auto& [graph, rules, choice, options, costs] = setup;
+    auto& [graph, rules, choice, options, costs, logSettings, logPasses] = setup;
     const std::optional<std::string> outDir = args.value("--out");
     options.extract = outDir.has_value(); // the graphs are only written, never printed
     int repeat = 1;
@@ -120,6 +155,16 @@ int runPartition(const ParsedArgs& args) {
     p.seconds = seconds[seconds.size() / 2];
     Json decision = decisionJson(p, rules, options);
     decision["ruleset_choice"] = choice.reason;
+    if (logSettings) {
+        decision["log_settings"] = logSettings->notes;
+        Json passes = Json::array();
+        for (const PassChange& c : logPasses.changes)
+            passes.push_back({{"pass", c.pass},
+                              {"removed", c.removed.size()},
+                              {"replaced", c.replaced.size()},
+                              {"added", c.added.size()}});
+        decision["joint_passes"] = passes;
+    }
     if (repeat > 1)
         decision["runs"] = repeat;
 
@@ -178,8 +223,8 @@ int runPartition(const ParsedArgs& args) {
             std::printf("peak activation memory %llu bytes at %s (step %zu of %zu); %llu bytes saved between "
                         "forward and backward\n",
                         (unsigned long long)decision["peak_bytes"].get<uint64_t>(),
-                        t["peak_node"].get<std::string>().c_str(), t["peak_step"].get<size_t>(), t["nodes"].size(),
-                        (unsigned long long)t["saved_bytes"].get<uint64_t>());
+                        t["peak_node"].get<std::string>().c_str(), t["peak_step"].get<size_t>(),
+                        t["nodes"].size(), (unsigned long long)t["saved_bytes"].get<uint64_t>());
     }
     if (explained) {
         const NodeExplanation e = explainNode(p, *explained);
@@ -204,7 +249,7 @@ int runPareto(const ParsedArgs& args) {
     EngineSetup setup;
     if (int code = setUpEngine(command, args, setup); code != kExitOk)
         return code;
-    auto& [graph, rules, choice, options, costs] = setup;
+    auto& [graph, rules, choice, options, costs, logSettings, logPasses] = setup;
     const std::string graphName = graph.name;
     const auto start = std::chrono::steady_clock::now();
     Expected<std::vector<ParetoPoint>> curve = paretoCurve(std::move(graph), rules, options, points);

@@ -17,12 +17,6 @@ namespace {
 
 using Json = nlohmann::ordered_json;
 
-enum ValidateExit : int {
-    kExitDiffers = 1,          // outputs or gradients differ
-    kExitInvalidPartition = 3, // the backward lacks a value
-    kExitCannotRun = 4,        // an op could not run (named on stderr)
-};
-
 // --device, --seed, --bind, --debug and --no-op-allowlist, shared with profile and run.
 int readRunOptions(const Command& command, const ParsedArgs& args, runtime::RunOptions& run) {
     run.device = args.valueOr("--device", "cpu");

@@ -21,10 +21,10 @@ namespace {
 
 using CommandFn = const Command& (*)();
 constexpr CommandFn kCommands[] = {
-    &infoCommand,     &convertCommand, &partitionCommand, &paretoCommand, &checkCommand,
-    &splitDwCommand,  &devicesCommand, &profileDbCommand, &costCommand,   &shardCommand, &diffCommand,
+    &infoCommand,     &convertCommand,   &partitionCommand, &paretoCommand, &checkCommand, &splitDwCommand,
+    &devicesCommand,  &profileDbCommand, &costCommand,      &shardCommand,  &diffCommand,
 #ifdef JOINTSCOPE_HAVE_TORCH
-    &validateCommand, &profileCommand, &runCommand,
+    &validateCommand, &profileCommand,   &runCommand,
 #endif
 };
 
@@ -65,7 +65,8 @@ void printUsage(std::FILE* out) {
                      c.summary.data());
     }
     std::fprintf(out, "\nFILE is FX text, a TORCH_TRACE log, a TORCH_LOGS paste or jointscope JSON "
-                      "(docs/formats.md).\nExit status: 0 ok, 1 usage error, 2 bad input.\n");
+                      "(docs/formats.md).\nExit status: 0 ok, 1 the result differs (check, validate), 2 bad "
+                      "input, 64 usage error.\n");
 }
 
 int run(const std::vector<std::string>& argv) {
@@ -138,6 +139,6 @@ int main(int argc, char** argv) {
         if (std::find(args.begin(), args.end(), "--debug") == args.end())
             what = what.substr(0, what.find('\n'));
         std::fprintf(stderr, "jointscope-cli: internal error: %s\n", what.c_str());
-        return jointscope::cli::kExitBadInput;
+        return jointscope::kExitBadInput;
     }
 }

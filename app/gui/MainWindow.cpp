@@ -244,8 +244,12 @@ void MainWindow::createFeatures() {
     loadCancel_->setVisible(false);
     loadEscape_ = new QShortcut(QKeySequence(Qt::Key_Escape), this);
     loadEscape_->setEnabled(false);
-    connect(loadCancel_, &QToolButton::clicked, &loader_, &views::DocumentLoader::cancel);
-    connect(loadEscape_, &QShortcut::activated, &loader_, &views::DocumentLoader::cancel);
+    auto cancelReading = [this] {
+        sessions_->cancelOpen();
+        loader_.cancel();
+    };
+    connect(loadCancel_, &QToolButton::clicked, this, cancelReading);
+    connect(loadEscape_, &QShortcut::activated, this, cancelReading);
     statusBar()->addPermanentWidget(loadBusy_);
     statusBar()->addPermanentWidget(loadCancel_);
 }
@@ -445,17 +449,31 @@ void MainWindow::reportError(const QString& title, const Diagnostic& diagnostic)
 }
 
 bool MainWindow::openFile(const QString& path) {
-    if (path.endsWith(QLatin1String(".jointscope")))
+    if (path.endsWith(QLatin1String(".jointscope")) || isSessionFile(path.toStdString()))
         return openSession(path);
+    return readGraphFile(path);
+}
+
+bool MainWindow::readGraphFile(const QString& path) {
     parseJob_.cancel(); // a graph picked in the old file is no longer wanted
     loader_.open(path); // a file still being read is superseded: it reports cancelled
     canvas_->setReading(true);
+    showReading(true);
     loadBusy_->setFormat(tr("reading"));
-    loadBusy_->setVisible(true);
-    loadCancel_->setVisible(true);
-    loadEscape_->setEnabled(true);
     canvas_->setLayoutStatus(tr("reading %1…").arg(QFileInfo(path).fileName()));
     return true;
+}
+
+void MainWindow::showSessionReading(bool reading) {
+    showReading(reading || loader_.busy());
+    if (reading)
+        loadBusy_->setFormat(tr("reading session"));
+}
+
+void MainWindow::showReading(bool reading) {
+    loadBusy_->setVisible(reading);
+    loadCancel_->setVisible(reading);
+    loadEscape_->setEnabled(reading);
 }
 
 void MainWindow::onDocumentLoaded(quint64 ticket, std::shared_ptr<views::OpenedFile> opened) {
@@ -493,9 +511,7 @@ void MainWindow::onDocumentLoaded(quint64 ticket, std::shared_ptr<views::OpenedF
 void MainWindow::finishDocument(quint64 ticket, bool ok) {
     canvas_->setReading(loader_.busy());
     if (!loader_.busy()) {
-        loadBusy_->setVisible(false);
-        loadCancel_->setVisible(false);
-        loadEscape_->setEnabled(false);
+        showReading(sessions_->reading());
         if (!ok && !canvas_->layoutBusy())
             canvas_->setLayoutStatus(QString());
     }
@@ -632,7 +648,9 @@ void MainWindow::updateStatus() {
                        .arg(stats.tangents)
                        .arg(views::formatBytes(stats.tensorBytes));
     if (stats.subgraphs > 0)
-        text += tr(" · %1 HOP bodies").arg(stats.subgraphs);
+        text += stats.uniqueSubgraphs < stats.subgraphs
+                    ? tr(" · %1 HOP bodies (%2 unique)").arg(stats.subgraphs).arg(stats.uniqueSubgraphs)
+                    : tr(" · %1 HOP bodies").arg(stats.subgraphs);
     statsLabel_->setText(text);
 }
 

@@ -89,6 +89,7 @@ public:
     // Sessions (*.jointscope): graph, partition and sharding edits, view.
     bool openSession(const QString& path) { return sessions_->open(path); }
     bool saveSession(const QString& path) { return sessions_->save(path); }
+    SessionController* sessionController() const { return sessions_; }
     // kind: "decision", "policy", "forward", "backward"; asks for a path when `path` is empty and
     // interactive.
     bool exportPartition(const QString& kind, const QString& path);
@@ -99,6 +100,7 @@ public:
     // Crash recovery: answer the "restore session?" question with "yes" / "no" instead of asking (scripts,
     // tests). Call before the window is shown.
     void setRestoreAnswer(const QString& answer) { sessions_->setRestoreAnswer(answer); }
+    void setStartupFile(const QString& path) { sessions_->setStartupFile(path); }
 
 signals:
     // A file read by openFile is shown (true), or failed, was cancelled or superseded (false).
@@ -113,7 +115,8 @@ protected:
 
 private:
     // SessionHost
-    bool openGraphFile(const QString& path) override { return openFile(path); }
+    bool openGraphFile(const QString& path) override { return readGraphFile(path); }
+    void showSessionReading(bool reading) override;
     void whenGraphFileLoaded(std::function<void(bool)> fn) override { whenDocumentLoaded(std::move(fn)); }
     void showGraphIndex(int index, std::function<void(bool)> done) override;
     QJsonObject viewSettings() const override;
@@ -128,6 +131,8 @@ private:
     void updateRecentMenu();
     void addRecentFile(const QString& path);
 
+    bool readGraphFile(const QString& path); // openFile for a file that is no session
+    void showReading(bool reading);          // the status bar's busy bar and Cancel
     void loadGraph(size_t index, std::function<void(bool)> done = {}); // parsed on a worker
     void showGraph(size_t index, Graph graph);
     void onDocumentLoaded(quint64 ticket, std::shared_ptr<views::OpenedFile> opened);

@@ -86,6 +86,27 @@ private:
     double before_, after_;
 };
 
+// A session's options and pins, applied at once: one step of the history, so that the pins of a restored
+// session can be undone like the ones the user set before the window closed.
+class RestoreCommand : public QUndoCommand {
+public:
+    RestoreCommand(PartitionDocument* doc, EngineOptions beforeOptions, PolicyEdits beforeEdits,
+                   EngineOptions afterOptions, PolicyEdits afterEdits)
+        : doc_(doc), beforeOptions_(std::move(beforeOptions)), beforeEdits_(std::move(beforeEdits)),
+          afterOptions_(std::move(afterOptions)), afterEdits_(std::move(afterEdits)) {
+        setText(QObject::tr("restore session (%n pin(s))", nullptr, int(afterEdits_.size())));
+    }
+    void redo() override { doc_->applyState(afterOptions_, afterEdits_); }
+    void undo() override { doc_->applyState(beforeOptions_, beforeEdits_); }
+
+private:
+    PartitionDocument* doc_;
+    EngineOptions beforeOptions_;
+    PolicyEdits beforeEdits_;
+    EngineOptions afterOptions_;
+    PolicyEdits afterEdits_;
+};
+
 struct PartitionDocument::SolveOutcome {
     std::shared_ptr<const PartitionResult> result;
     QString error;
@@ -187,9 +208,15 @@ void PartitionDocument::applyBudget(double budget) {
 }
 
 void PartitionDocument::restore(const EngineOptions& options, const PolicyEdits& edits) {
+    undo_->clear();
+    if (options == options_ && edits == edits_)
+        return solve();
+    undo_->push(new RestoreCommand(this, options_, edits_, options, edits));
+}
+
+void PartitionDocument::applyState(const EngineOptions& options, const PolicyEdits& edits) {
     options_ = options;
     edits_ = edits;
-    undo_->clear();
     emit optionsChanged();
     emit editsChanged();
     solve();

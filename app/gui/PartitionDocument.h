@@ -46,7 +46,8 @@ struct PartitionResult {
     PolicyEdits edits;
     double recomputeCost = 0; // FLOPs of the recomputed forward nodes (cost::countFlops)
     std::vector<partition::PinConflict> pinConflicts; // the edits the decision contradicts
-    std::optional<partition::MemoryTimeline> memory; // live activation bytes of this decision (ids: partition)
+    std::optional<partition::MemoryTimeline>
+        memory; // live activation bytes of this decision (ids: partition)
     // torch's recorded min-cut decision evaluated on the same graph, and its timeline (ids: torchPartition)
     std::shared_ptr<const partition::Partition> torchPartition;
     std::optional<partition::MemoryTimeline> torchMemory;
@@ -97,7 +98,8 @@ public:
     void setPolicy(const std::string& node, partition::Policy policy);
     void clearPolicy(const std::string& node);
     void setBudget(double budget);
-    // Applies a session's options and edits at once (not undoable) and re-solves.
+    // Applies a session's options and edits at once and re-solves: the history restarts with that one step
+    // ("restore session"), so the restored pins can be undone.
     void restore(const EngineOptions& options, const PolicyEdits& edits);
 
     // Starts a solve; a newer solve supersedes an older one, whose result is dropped.
@@ -145,6 +147,8 @@ signals:
 private:
     friend class PolicyCommand;
     friend class BudgetCommand;
+    friend class RestoreCommand;
+    void applyState(const EngineOptions& options, const PolicyEdits& edits);
     void applyEdit(const std::string& node, std::optional<partition::Policy> policy);
     void applyBudget(double budget);
     struct SolveOutcome;

@@ -10,12 +10,15 @@
 #include <QDir>
 #include <QFileInfo>
 #include <QJsonDocument>
+#include <QLocale>
 #include <QLockFile>
 #include <QMainWindow>
 #include <QMessageBox>
 #include <QStandardPaths>
 #include <QTimer>
 #include <QUuid>
+
+#include <utility>
 
 namespace jointscope::gui {
 
@@ -58,6 +61,18 @@ SessionController::SessionController(const FeatureContext& context, SessionHost*
     : QObject(parent), ctx_(context), host_(host), partition_(partition), sharding_(sharding) {
     connect(partition_, &PartitionFeature::changed, this, &SessionController::autosave);
     connect(sharding_, &ShardingFeature::changed, this, &SessionController::autosave);
+    connect(&readJob_, &views::BackgroundJob::cancelled, this, [this] {
+        host_->showSessionReading(false);
+        ctx_.log(tr("Stopped reading the session"));
+        if (auto then = std::exchange(readThen_, {}))
+            then(false);
+    });
+    connect(&readJob_, &views::BackgroundJob::failed, this, [this](quint64, const QString& message) {
+        host_->showSessionReading(false);
+        ctx_.reportError(tr("Cannot open session"), makeError({}, message.toStdString()));
+        if (auto then = std::exchange(readThen_, {}))
+            then(false);
+    });
     if (ctx_.interactive) {
         QTimer::singleShot(0, this, &SessionController::offerRestore);
         // Quitting the application is a clean exit too, with or without closing the window first.
@@ -89,26 +104,55 @@ bool SessionController::save(const QString& path) {
 }
 
 bool SessionController::open(const QString& path, std::function<void(bool)> then) {
+    // A session still being read is superseded: it reports cancelled (and its `then`) inside run().
+    readJob_.run([file = path.toStdString()](views::JobControl&) { return jointscope::readSession(file); },
+                 [this, path](Expected<SessionFile> file) {
+                     host_->showSessionReading(false);
+                     openRead(path, file, std::exchange(readThen_, {}));
+                 });
+    readThen_ = std::move(then);
+    host_->showSessionReading(true);
+    return true;
+}
+
+void SessionController::openRead(const QString& path, const Expected<SessionFile>& file,
+                                 std::function<void(bool)> then) {
     QString error;
-    const std::optional<Session> session = PartitionDocument::readSession(path, &error);
+    std::optional<Session> session;
+    if (file)
+        session = PartitionDocument::parseSession(*file, &error);
     if (!session) {
         ctx_.reportError(tr("Cannot open session"),
-                         makeError({path.toStdString(), 0, 0}, error.toStdString()));
-        return false;
+                         file ? makeError({path.toStdString(), 0, 0}, error.toStdString()) : file.error());
+        if (then)
+            then(false);
+        return;
     }
-    QString graphPath = session->graphPath;
-    if (QFileInfo(graphPath).isRelative())
-        graphPath = QFileInfo(path).dir().filePath(graphPath);
-    if (!host_->openGraphFile(graphPath))
-        return false;
+    const QString graphPath = QString::fromStdString(sessionGraphFile(*file, path.toStdString()));
+    if (!host_->openGraphFile(graphPath)) {
+        if (then)
+            then(false);
+        return;
+    }
     // The graph is read on a worker: the session applies once it is shown.
-    auto apply = [this, session = *session, path, then](bool shown) {
+    auto apply = [this, session = *session, path, then](bool shown) mutable {
         PartitionDocument* doc = partition_->document();
         if (!shown || !doc->graph()) {
             if (then)
                 then(false);
             return;
         }
+        // Pins of nodes the graph lacks are said once, not refused (nor applied) one by one.
+        const Graph& graph = *doc->graph();
+        auto isNode = [&graph](const std::string& name) { return graph.find(name).has_value(); };
+        UnknownNodes policies, pins;
+        takeUnknownNodes(session.edits, isNode, policies);
+        if (session.sharding)
+            takeUnknownNodes(session.sharding->pins, isNode, pins);
+        for (const auto& [unknown, what] :
+             {std::pair{&policies, "partition pin(s)"}, {&pins, "sharding pin(s)"}})
+            if (unknown->count)
+                ctx_.log(tr("%1: %2").arg(path, QString::fromStdString(unknown->summary(what))));
         doc->restore(session.options, session.edits);
         partition_->panel()->syncFromDocument();
         if (session.sharding) {
@@ -125,7 +169,7 @@ bool SessionController::open(const QString& path, std::function<void(bool)> then
         if (then)
             then(true);
     };
-    host_->whenGraphFileLoaded([this, apply, index = session->graphIndex](bool loaded) {
+    host_->whenGraphFileLoaded([this, apply, index = session->graphIndex](bool loaded) mutable {
         if (!loaded)
             return apply(false);
         if (index != partition_->document()->graphIndex())
@@ -133,7 +177,6 @@ bool SessionController::open(const QString& path, std::function<void(bool)> then
         else
             apply(true);
     });
-    return true;
 }
 
 void SessionController::autosave() {
@@ -156,28 +199,63 @@ void SessionController::offerRestore() {
     autosaveLock_->setStaleLockTime(0);
     autosaveLock_->tryLock(0);
     const QStringList orphans = orphanedAutosaves(autosavePath_);
-    bool restore = false;
-    if (!orphans.isEmpty()) {
-        if (restoreAnswer_.isEmpty())
-            restore =
-                QMessageBox::question(
-                    ctx_.window, tr("Restore session"),
-                    tr("A jointscope window closed without saving (%1 autosaved session(s)). Restore the "
-                       "newest: graph, partition pins and options, sharding mesh and pins?")
-                        .arg(orphans.size())) == QMessageBox::Yes;
-        else
-            restore = restoreAnswer_ == QLatin1String("yes");
-    }
     restoreAnswered_ = true;
+    if (orphans.isEmpty()) {
+        autosave();
+        emit restoreDone();
+        return;
+    }
+    // The newest orphan is offered; the others stay for the next start. What it holds is said in the
+    // question.
+    const QString orphan = orphans.front();
+    const Expected<SessionFile> session = readSession(orphan.toStdString());
+    const QString graph =
+        session ? QString::fromStdString(sessionGraphFile(*session, orphan.toStdString())) : QString();
+    const QString when = QLocale().toString(QFileInfo(orphan).lastModified(), QLocale::ShortFormat);
+    // A file named on the command line is what the user asked for: an autosave of another graph is not put in
+    // its place, only kept (and said where).
+    if (!startupFile_.isEmpty() && (graph.isEmpty() || QFileInfo(graph).canonicalFilePath() !=
+                                                           QFileInfo(startupFile_).canonicalFilePath())) {
+        ctx_.log(tr("An autosaved session (%1, closed %2) is kept in %3: File › Open Session restores it")
+                     .arg(graph.isEmpty() ? tr("unreadable") : QFileInfo(graph).fileName(), when, orphan));
+        autosave();
+        emit restoreDone();
+        return;
+    }
+    bool restore = false;
+    if (restoreAnswer_.isEmpty()) {
+        const QString what =
+            session
+                ? tr("%1 (%2)").arg(QFileInfo(graph).fileName(),
+                                    session->policies.size() == 1
+                                        ? tr("1 pin")
+                                        : tr("%1 pins").arg(session->policies.size()))
+                : tr("a session it cannot read (%1)").arg(QString::fromStdString(session.error().message));
+        QString text = tr("A jointscope window closed without saving at %1, with %2 open.\n\nRestore it: the "
+                          "graph, its partition pins and options, sharding mesh and pins?")
+                           .arg(when, what);
+        if (orphans.size() > 1)
+            text += tr("\n\n%1 older autosaved session(s) are kept for later.").arg(orphans.size() - 1);
+        restore = QMessageBox::question(ctx_.window, tr("Restore session"), text) == QMessageBox::Yes;
+    } else {
+        restore = restoreAnswer_ == QLatin1String("yes");
+    }
     // The session is ours now: it is autosaved under this instance's name once shown.
-    if (restore && open(orphans.front(), [this, orphan = orphans.front()](bool) {
+    if (restore && open(orphan, [this, orphan](bool) {
             autosave();
             QFile::remove(orphan);
             emit restoreDone();
         }))
         return;
-    if (!orphans.isEmpty() && !restore)
-        QFile::remove(orphans.front()); // declined: not asked again (older ones are offered next time)
+    // Declined: kept, out of the way (autosave/declined/), so it is not asked about again.
+    if (!restore) {
+        const QString declined = QDir(autosaveDir()).filePath(QStringLiteral("declined"));
+        QDir().mkpath(declined);
+        const QString target = QDir(declined).filePath(QFileInfo(orphan).fileName());
+        QFile::remove(target);
+        if (QFile::rename(orphan, target))
+            ctx_.log(tr("Autosaved session declined; kept as %1").arg(target));
+    }
     autosave();
     emit restoreDone();
 }

@@ -103,20 +103,23 @@ int main(int argc, char* argv[]) {
         QStringLiteral("FX text, TORCH_TRACE log, TORCH_LOGS paste or jointscope JSON"));
     const QCommandLineOption enter = option("enter", "Open the HOP body read by get_attr node NAME.", "NAME");
     const QCommandLineOption select = option("select", "Select and centre on node NAME.", "NAME");
-    // Scripted runs, hidden from --help: a screenshot once laid out; Tools › Profile Graph / Validate
-    // Partition and sharding on MESH ("2x2", "2x2:dp,tp") once laid out (the screenshot waits for their
-    // results).
+    // Scripted runs: a screenshot once laid out; Tools › Profile Graph / Validate Partition and sharding on
+    // MESH ("2x2", "2x2:dp,tp") once laid out (the screenshot waits for their results).
     const QCommandLineOption screenshot =
-        option("screenshot", "Save the window to OUT.png once laid out, then quit.", "OUT.png", kHidden);
+        option("screenshot",
+               "Save the window to OUT.png once laid out (and what the other options ask for is "
+               "shown), then quit.",
+               "OUT.png");
     const QCommandLineOption profile =
-        option("profile", "Profile the graph once laid out, with REPS reps.", "REPS", kHidden);
+        option("profile",
+               "Profile the graph on this machine once laid out, with REPS reps (Tools › Profile).", "REPS");
     const QCommandLineOption validate =
-        option("validate", "Validate the partition once laid out.", "", kHidden);
+        option("validate", "Validate the partition numerically once laid out (Tools › Validate).", "");
     const QCommandLineOption shard =
         option("shard", "Solve the sharding on MESH[:NAMES] once laid out.", "MESH");
     // With --shard: load autoparallel's plan into the Compare tab once solved (the screenshot shows it).
     const QCommandLineOption comparePlan =
-        option("compare-plan", "With --shard: compare with autoparallel's plan in PLAN.", "PLAN", kHidden);
+        option("compare-plan", "With --shard: compare with autoparallel's plan in PLAN.", "PLAN");
     // Crash-recovery scripting (tests): answer the restore question; pin N nodes one by one, printing
     // "autosaved K" once the K-th edit is on disk; write the session once the restore question is settled.
     const QCommandLineOption restoreAnswer =
@@ -127,10 +130,14 @@ int main(int argc, char* argv[]) {
         option("dump-session", "Save the session to OUT once shown, then quit.", "OUT", kHidden);
     // Screenshots of a large graph laid out whole (View › Collapse Groups off once the first view is up).
     const QCommandLineOption expandAll =
-        option("expand-all", "Show every node, not the collapsed view, once laid out.", "", kHidden);
+        option("expand-all", "Show every node, not the collapsed view, once laid out.", "");
     // Scripted Tools › Compare Graphs: "auto" (the preset pair) or "A,B" entry indexes, then the first
     // difference selected; the screenshot waits for it.
-    const QCommandLineOption diff = option("diff", "Compare two graphs of the file.", "A,B|auto", kHidden);
+    const QCommandLineOption diff =
+        option("diff",
+               "Compare two graphs of the file (entry indexes A,B, or auto: the joint graph and the "
+               "one torch partitioned), the first difference selected.",
+               "A,B|auto");
     parser.addOptions({screenshot, enter, select, profile, validate, shard, comparePlan, restoreAnswer,
                        scriptPins, dumpSession, expandAll, diff});
     parser.process(app);
@@ -154,6 +161,8 @@ int main(int argc, char* argv[]) {
     }
     const QString file =
         parser.positionalArguments().isEmpty() ? bundledExample() : parser.positionalArguments().first();
+    if (!parser.positionalArguments().isEmpty())
+        window.setStartupFile(file);
     bool ok = window.openFile(file);
     // The file is read on a worker: bodies are entered once its graph is shown.
     window.whenDocumentLoaded([&window, &ok, bodies = parser.values(enter)](bool loaded) {

@@ -251,4 +251,29 @@ bool mustBeInBackward(const Node& node) {
             node.target.op == "with_effects");
 }
 
+void inferTupleOutputs(Graph& graph) {
+    for (NodeId id = 0; id < graph.size(); ++id) {
+        Node& node = graph.node(id);
+        if (node.outputKind != OutputKind::Unknown || node.op != NodeOp::CallFunction || node.users.empty())
+            continue;
+        std::vector<TensorMeta> elements;
+        bool any = false;
+        for (NodeId user : node.users) {
+            const Node& u = graph.node(user);
+            if (!u.target.isGetItem() || u.args.size() != 2 || u.args[1].kind() != ValueKind::Int ||
+                u.args[1].asInt() < 0 || u.args[1].asInt() > 4096 || !u.tensor())
+                continue;
+            const size_t index = static_cast<size_t>(u.args[1].asInt());
+            if (elements.size() <= index)
+                elements.resize(index + 1);
+            elements[index] = *u.tensor();
+            any = true;
+        }
+        if (!any)
+            continue;
+        node.outputKind = OutputKind::Tuple;
+        node.outputs = std::move(elements);
+    }
+}
+
 } // namespace jointscope

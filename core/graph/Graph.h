@@ -183,4 +183,9 @@ bool isBwdSeedOffset(const Node& node);
 // torch's _must_be_in_backward: tagged so, or an effectful op (with_effects) tagged is_backward.
 bool mustBeInBackward(const Node& node);
 
+// Tuple-valued call_functions with no type of their own (native_layer_norm, SDPA in print_readable text, a
+// torch 1.13 meta sidecar) take their elements' types from the getitems that read them: torch's _size_of
+// weighs the whole tuple.
+void inferTupleOutputs(Graph& graph);
+
 } // namespace jointscope

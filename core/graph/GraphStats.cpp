@@ -1,5 +1,7 @@
 #include "graph/GraphStats.h"
 
+#include <algorithm>
+
 #include "support/Saturating.h"
 
 namespace jointscope {
@@ -25,6 +27,42 @@ static uint64_t countSubgraphs(const Graph& graph) {
     return count;
 }
 
+static void collectSubgraphs(const Graph& graph, std::vector<const Graph*>& out) {
+    for (const auto& sub : graph.subgraphs()) {
+        out.push_back(sub.get());
+        collectSubgraphs(*sub, out);
+    }
+}
+
+// Same computation: nodes of the same ops, targets, arguments (node references by position), outputs and
+// nested bodies; names, placeholders' argument names and source metadata aside.
+static bool sameContent(const Graph& a, const Graph& b) {
+    if (a.size() != b.size() || a.subgraphs().size() != b.subgraphs().size())
+        return false;
+    for (NodeId id = 0; id < a.size(); ++id) {
+        const Node& x = a.node(id);
+        const Node& y = b.node(id);
+        if (x.op != y.op || (x.op != NodeOp::Placeholder && !(x.target == y.target)) || !(x.args == y.args) ||
+            !(x.kwargs == y.kwargs) || x.outputKind != y.outputKind || !(x.outputs == y.outputs) ||
+            x.subgraph != y.subgraph)
+            return false;
+    }
+    for (size_t i = 0; i < a.subgraphs().size(); ++i)
+        if (!sameContent(*a.subgraphs()[i], *b.subgraphs()[i]))
+            return false;
+    return true;
+}
+
+static uint64_t countUniqueSubgraphs(const Graph& graph) {
+    std::vector<const Graph*> all;
+    collectSubgraphs(graph, all);
+    std::vector<const Graph*> unique;
+    for (const Graph* g : all)
+        if (std::none_of(unique.begin(), unique.end(), [&](const Graph* u) { return sameContent(*u, *g); }))
+            unique.push_back(g);
+    return unique.size();
+}
+
 GraphStats computeStats(const Graph& graph) {
     return computeStats(graph, backwardMask(graph));
 }
@@ -40,17 +78,21 @@ GraphStats computeStats(const Graph& graph, const std::vector<bool>& backward) {
             s.primals += isPrimal(n) ? 1 : 0;
             s.tangents += isTangent(n) ? 1 : 0;
             break;
-        case NodeOp::GetAttr: ++s.getAttrs; break;
+        case NodeOp::GetAttr:
+            ++s.getAttrs;
+            break;
         case NodeOp::CallFunction:
             ++s.callFunctions;
             ++(id < backward.size() && backward[id] ? s.backward : s.forward);
             break;
-        default: break;
+        default:
+            break;
         }
         for (const TensorMeta& t : n.outputs)
             s.tensorBytes = saturatingAdd(s.tensorBytes, t.bytes().value_or(0));
     }
     s.subgraphs = countSubgraphs(graph);
+    s.uniqueSubgraphs = s.subgraphs ? countUniqueSubgraphs(graph) : 0;
     return s;
 }
 

@@ -15,13 +15,15 @@ struct GraphStats {
     uint64_t callFunctions = 0;
     uint64_t primals = 0;
     uint64_t tangents = 0;
-    uint64_t forward = 0;  // call_function nodes that do not depend on a tangent
-    uint64_t backward = 0; // call_function nodes in the tangents' users-closure (or tagged is_backward)
+    uint64_t forward = 0;     // call_function nodes that do not depend on a tangent
+    uint64_t backward = 0;    // call_function nodes in the tangents' users-closure (or tagged is_backward)
     uint64_t tensorBytes = 0; // sum of node output sizes (numel * itemsize) where known
     uint64_t subgraphs = 0;   // nested HOP bodies, any depth
+    uint64_t uniqueSubgraphs = 0; // of those, distinct by content (the same body printed under several names)
 };
 
-// Marks nodes that transitively read a tangent (torch's tangent closure), or carry partitioner_tag is_backward.
+// Marks nodes that transitively read a tangent (torch's tangent closure), or carry partitioner_tag
+// is_backward.
 std::vector<bool> backwardMask(const Graph& graph);
 GraphStats computeStats(const Graph& graph);
 // The same with `backward` = backwardMask(graph) already at hand.

@@ -300,7 +300,7 @@ bool isLossBackward(const Node& node) {
 
 class SplitBuilder {
 public:
-    SplitBuilder(const Graph& graph, LayerSplit& split) : graph_(graph), split_(split) {}
+    explicit SplitBuilder(LayerSplit& split) : split_(split) {}
 
     int32_t segment(SegmentKind kind, bool backward, int32_t layer) {
         const auto key = std::make_tuple(int(kind), backward, layer);
@@ -322,7 +322,6 @@ public:
     }
 
 private:
-    const Graph& graph_;
     LayerSplit& split_;
     std::map<std::tuple<int, bool, int32_t>, int32_t> index_;
 };
@@ -358,7 +357,7 @@ std::vector<int32_t> backwardLayerNames(const Graph& graph, const PhaseSeq& bwd,
 }
 
 void buildSegments(const Graph& graph, const PhaseSeq& fwd, const PhaseSeq& bwd, LayerSplit& split) {
-    SplitBuilder builder(graph, split);
+    SplitBuilder builder(split);
     std::vector<int32_t> forwardLayerOf(graph.size(), -1);
     bool afterLoss = false, hasLoss = false;
     for (size_t i = 0; fwd.layers > 0 && i < fwd.nodes.size(); ++i) {

@@ -575,8 +575,10 @@ Expected<Graph> FxParser::parse() {
         } else if (first.isName("def")) {
             graph.name = "forward";
             ok = parseForward(graph, lineCountHint());
-            if (ok)
+            if (ok) {
                 graph.computeUsers();
+                inferTupleOutputs(graph);
+            }
         } else if (first.kind == TokenKind::End) {
             ok = fail(first, text_.find_first_not_of(" \t\r\n") == std::string_view::npos
                                  ? "empty input: expected 'class' or 'def forward'"
@@ -657,6 +659,7 @@ bool FxParser::parseClass(Graph& graph, uint32_t depth) {
         return fail(classTok, "class '" + graph.name + "' has no 'def forward'");
     resolveSubgraphs(graph);
     graph.computeUsers();
+    inferTupleOutputs(graph);
     return true;
 }
 

@@ -9,6 +9,7 @@
 #include <cstdint>
 #include <string>
 #include <string_view>
+#include <unordered_map>
 #include <utility>
 #include <vector>
 
@@ -110,13 +111,97 @@ inline size_t tokenStart(std::string_view text, size_t offset) {
     return offset;
 }
 
+namespace detail {
+
+// Builds the ordered document from nlohmann's SAX events. Json::parse inserts every key with a linear search
+// of its object (ordered_map), quadratic in the object's size: a hostile file with 300,000 keys in one object
+// took minutes. Here each open object keeps a hash index of its keys; a repeated key replaces the value, as
+// Json::parse does.
+class OrderedDomBuilder {
+public:
+    explicit OrderedDomBuilder(Json& root) : root_(root) {}
+
+    bool null() { return put(Json(nullptr)) != nullptr; }
+    bool boolean(bool v) { return put(Json(v)) != nullptr; }
+    bool number_integer(Json::number_integer_t v) { return put(Json(v)) != nullptr; }
+    bool number_unsigned(Json::number_unsigned_t v) { return put(Json(v)) != nullptr; }
+    bool number_float(Json::number_float_t v, const Json::string_t&) { return put(Json(v)) != nullptr; }
+    bool string(Json::string_t& v) { return put(Json(std::move(v))) != nullptr; }
+    bool binary(Json::binary_t& v) { return put(Json::binary(std::move(v))) != nullptr; }
+    bool start_object(std::size_t) {
+        frames_.push_back(Frame{put(Json::object()), {}, nullptr});
+        return true;
+    }
+    bool key(Json::string_t& key) {
+        Frame& f = frames_.back();
+        auto& members = static_cast<Json::object_t::Container&>(f.value->get_ref<Json::object_t&>());
+        const auto [at, added] = f.index.try_emplace(key, members.size());
+        if (added)
+            members.emplace_back(std::move(key), nullptr);
+        f.slot = &members[at->second].second;
+        return true;
+    }
+    bool end_object() {
+        frames_.pop_back();
+        return true;
+    }
+    bool start_array(std::size_t) {
+        frames_.push_back(Frame{put(Json::array()), {}, nullptr});
+        return true;
+    }
+    bool end_array() {
+        frames_.pop_back();
+        return true;
+    }
+    // Rethrown as the exception Json::parse throws, for parseLocated's handlers.
+    bool parse_error(std::size_t, const std::string&, const nlohmann::detail::exception& e) {
+        if (const auto* p = dynamic_cast<const Json::parse_error*>(&e))
+            throw *p;
+        if (const auto* o = dynamic_cast<const Json::out_of_range*>(&e))
+            throw *o;
+        throw Json::other_error::create(501, e.what(), static_cast<const Json*>(nullptr));
+    }
+
+private:
+    struct Frame {
+        Json* value;
+        std::unordered_map<std::string, size_t> index; // objects: key -> position
+        Json* slot;                                    // objects: the value of the last key
+    };
+
+    // Places `v` where the document expects the next value; ancestors are not touched while a child is open,
+    // so the frames' pointers stay valid.
+    Json* put(Json&& v) {
+        if (frames_.empty()) {
+            root_ = std::move(v);
+            return &root_;
+        }
+        Frame& f = frames_.back();
+        if (f.value->is_array()) {
+            auto& items = f.value->get_ref<Json::array_t&>();
+            items.push_back(std::move(v));
+            return &items.back();
+        }
+        *f.slot = std::move(v);
+        return f.slot;
+    }
+
+    Json& root_;
+    std::vector<Frame> frames_;
+};
+
+} // namespace detail
+
 // Parses text; a syntax error becomes "file:line:col: error: ..." at the offending byte.
 inline Expected<Json> parseLocated(std::string_view text, const std::string& fileName) {
     if (size_t deep = findTooDeep(text, kMaxJsonDepth); deep != std::string_view::npos)
         return makeError(locationOf(text, deep, fileName),
                          "JSON nested deeper than " + std::to_string(kMaxJsonDepth) + " levels");
     try {
-        return Json::parse(text.begin(), text.end());
+        Json root;
+        detail::OrderedDomBuilder builder(root);
+        Json::sax_parse(text.begin(), text.end(), &builder);
+        return root;
     } catch (const Json::parse_error& e) {
         // e.byte counts the characters read, the last one being the offending one.
         size_t offset = e.byte > 0 ? e.byte - 1 : 0;
@@ -132,7 +217,8 @@ inline Expected<Json> parseLocated(std::string_view text, const std::string& fil
         }
         return makeError(locationOf(text, offset, fileName), "invalid JSON: " + message);
     } catch (const Json::exception& e) {
-        // Number overflow ("number overflow parsing '1e999'") carries no offset: point at the literal it names.
+        // Number overflow ("number overflow parsing '1e999'") carries no offset: point at the literal it
+        // names.
         std::string what = e.what();
         size_t offset = 0;
         if (const size_t q = what.find("parsing '"); q != std::string::npos) {

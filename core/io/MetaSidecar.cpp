@@ -117,6 +117,7 @@ std::optional<Diagnostic> applyMetaSidecar(Graph& graph, std::string_view text, 
         node.outputKind = OutputKind::Tensor;
         node.outputs = {std::move(u.tensor)};
     }
+    inferTupleOutputs(graph);
     if (numFwdOutputs)
         graph.numFwdOutputs = numFwdOutputs;
     if (const std::string torch = stringField(root, "torch"); !torch.empty())

@@ -17,7 +17,8 @@ template <typename V, typename Fill>
 std::vector<RankGroup> groupRanks(const std::vector<std::pair<int32_t, V>>& values, Fill fill) {
     std::vector<std::pair<V, RankGroup>> groups;
     for (const auto& [rank, value] : values) {
-        auto it = std::find_if(groups.begin(), groups.end(), [&](const auto& g) { return g.first == value; });
+        const V& v = value; // clang 14 cannot capture structured bindings
+        auto it = std::find_if(groups.begin(), groups.end(), [&v](const auto& g) { return g.first == v; });
         if (it == groups.end()) {
             groups.push_back({value, RankGroup{}});
             it = groups.end() - 1;

@@ -19,8 +19,9 @@ constexpr uintmax_t kMaxSessionBytes = uintmax_t(64) << 20; // window state incl
 // Turns a parsed document into a SessionFile, pointing every refusal at the key it is about.
 class SessionReader {
 public:
-    SessionReader(std::string_view text, const Json& root, const std::string& fileName)
-        : text_(text), root_(root), fileName_(fileName) {}
+    SessionReader(std::string_view text, const Json& root, const std::string& fileName,
+                  const SessionLimits& limits)
+        : text_(text), root_(root), fileName_(fileName), limits_(limits) {}
 
     Expected<SessionFile> read() {
         if (!root_.is_object())
@@ -51,6 +52,7 @@ public:
         if (graph) {
             s.graphPath = string(*graph, "path", "");
             s.graphIndex = integer(*graph, "index", 0);
+            graphPathAt_ = locate(graph, "path");
         }
         if (!ok_)
             return error_;
@@ -66,24 +68,31 @@ public:
             s.memoryBudget = number(*options, "memory_budget", s.memoryBudget);
             s.solver = string(*options, "solver", s.solver);
         }
-        if (const Json* policies = object(root_, "policies"))
+        if (const Json* policies = object(root_, "policies");
+            policies && within(root_, "policies", *policies, limits_.policies, "policies"))
             s.policies = stringMap(*policies, "policies");
         if (const Json* sharding = object(root_, "sharding"))
             s.sharding = readSharding(*sharding);
-        if (const Json* view = object(root_, "view"))
+        if (const Json* view = object(root_, "view");
+            view && within(root_, "view", *view, limits_.viewEntries, "view settings"))
             for (const auto& [key, value] : view->items())
-                if (value.is_string())
-                    s.view[key] = value.get<std::string>();
+                if (value.is_string() && key.size() <= limits_.stringBytes &&
+                    value.get_ref<const std::string&>().size() <= limits_.stringBytes)
+                    s.view[key] = value.get<std::string>(); // a setting too long for any window is dropped
         if (!ok_)
             return error_;
         return s;
     }
 
+    // Where graph.path is written (after read()), for refusals about the file it names.
+    const SourceLocation& graphPathAt() const { return graphPathAt_; }
+
 private:
     SessionSharding readSharding(const Json& sharding) {
         SessionSharding s;
         if (const Json* mesh = object(sharding, "mesh")) {
-            if (const Json* shape = array(*mesh, "shape"))
+            if (const Json* shape = array(*mesh, "shape");
+                shape && within(*mesh, "shape", *shape, limits_.meshDims, "mesh dimensions"))
                 for (const Json& d : *shape) {
                     if (!d.is_number_integer() || !fitsInt64(d)) {
                         fail(mesh, "shape", "sharding.mesh.shape holds " + d.dump() + ", not a size");
@@ -91,17 +100,22 @@ private:
                     }
                     s.shape.push_back(d.get<int64_t>());
                 }
-            if (const Json* names = array(*mesh, "names"))
+            if (const Json* names = array(*mesh, "names");
+                names && within(*mesh, "names", *names, limits_.meshDims, "mesh dimension names"))
                 for (const Json& n : *names) {
                     if (!n.is_string()) {
                         fail(mesh, "names", "sharding.mesh.names holds " + n.dump() + ", not a name");
                         return s;
                     }
+                    if (!shortEnough(*mesh, "names", n.get_ref<const std::string&>(),
+                                     "a mesh dimension name"))
+                        return s;
                     s.names.push_back(n.get<std::string>());
                 }
             s.topology = string(*mesh, "topology", s.topology);
         }
-        if (const Json* pins = object(sharding, "pins"))
+        if (const Json* pins = object(sharding, "pins");
+            pins && within(sharding, "pins", *pins, limits_.shardingPins, "sharding pins"))
             s.pins = stringMap(*pins, "sharding.pins");
         if (const Json* solved = find(sharding, "solved")) {
             if (solved->is_boolean())
@@ -139,6 +153,27 @@ private:
         return j;
     }
 
+    // Whether `collection` (member `key` of `parent`) holds at most `limit` entries; a refusal otherwise.
+    bool within(const Json& parent, std::string_view key, const Json& collection, size_t limit,
+                const char* what) {
+        if (collection.size() <= limit)
+            return true;
+        fail(&parent, key,
+             "\"" + std::string(key) + "\" holds " + std::to_string(collection.size()) + " " + what +
+                 "; a session holds at most " + std::to_string(limit));
+        return false;
+    }
+
+    bool shortEnough(const Json& parent, std::string_view key, const std::string& value,
+                     const std::string& what) {
+        if (value.size() <= limits_.stringBytes)
+            return true;
+        fail(&parent, key,
+             what + " is " + std::to_string(value.size()) + " bytes long; a session's strings are at most " +
+                 std::to_string(limits_.stringBytes));
+        return false;
+    }
+
     std::string string(const Json& parent, std::string_view key, std::string fallback) {
         const Json* j = find(parent, key);
         if (!j)
@@ -147,6 +182,8 @@ private:
             fail(&parent, key, "\"" + std::string(key) + "\" is " + j->dump() + ", not a string");
             return fallback;
         }
+        if (!shortEnough(parent, key, j->get_ref<const std::string&>(), "\"" + std::string(key) + "\""))
+            return fallback;
         return j->get<std::string>();
     }
 
@@ -179,7 +216,10 @@ private:
                 fail(&object, key, what + "." + key + " is " + value.dump() + ", not a string");
                 return out;
             }
-            out[key] = value.get<std::string>();
+            if (!shortEnough(object, key, key, "a node name in " + what) ||
+                !shortEnough(object, key, value.get_ref<const std::string&>(), what + "." + key))
+                return out;
+            out.emplace_hint(out.end(), key, value.get<std::string>()); // items() come sorted
         }
         return out;
     }
@@ -244,34 +284,107 @@ private:
     std::string_view text_;
     const Json& root_;
     const std::string& fileName_;
+    const SessionLimits& limits_;
     bool ok_ = true;
     Diagnostic error_;
+    SourceLocation graphPathAt_;
 };
 
 } // namespace
 
-Expected<SessionFile> parseSession(std::string_view text, const std::string& fileName) {
+namespace {
+
+Expected<SessionFile> parseLocated(std::string_view text, const std::string& fileName,
+                                   const SessionLimits& limits, SourceLocation* graphPathAt) {
     Expected<Json> root = json_support::parseLocated(text, fileName);
     if (!root)
         return root.error();
-    return SessionReader(text, *root, fileName).read();
+    SessionReader reader(text, *root, fileName, limits);
+    Expected<SessionFile> session = reader.read();
+    if (graphPathAt)
+        *graphPathAt = reader.graphPathAt();
+    return session;
 }
 
-Expected<SessionFile> readSession(const std::string& path) {
+} // namespace
+
+Expected<SessionFile> parseSession(std::string_view text, const std::string& fileName,
+                                   const SessionLimits& limits) {
+    return parseLocated(text, fileName, limits, nullptr);
+}
+
+namespace {
+
+Expected<std::string> readWhole(const std::string& path, const char* what) {
     std::error_code ec;
     const uintmax_t size = std::filesystem::file_size(path, ec);
     if (ec)
-        return makeError({path, 0, 0}, "cannot open session: " + ec.message());
+        return makeError({path, 0, 0}, std::string("cannot open ") + what + ": " + ec.message());
     if (size > kMaxSessionBytes)
-        return makeError({path, 0, 0},
-                         "session is " + std::to_string(size >> 20) + " MiB; sessions are at most 64 MiB");
+        return makeError({path, 0, 0}, std::string(what) + " is " + std::to_string(size >> 20) + " MiB; " +
+                                           what + "s are at most 64 MiB");
     std::ifstream in(path, std::ios::binary);
     if (!in)
-        return makeError({path, 0, 0}, "cannot open session for reading");
+        return makeError({path, 0, 0}, std::string("cannot open ") + what + " for reading");
     std::string text(static_cast<size_t>(size), '\0');
     in.read(text.data(), static_cast<std::streamsize>(size));
     text.resize(static_cast<size_t>(in.gcount()));
-    return parseSession(text, path);
+    return text;
+}
+
+} // namespace
+
+Expected<SessionFile> readSession(const std::string& path, const SessionLimits& limits) {
+    Expected<std::string> text = readWhole(path, "session");
+    if (!text)
+        return text.error();
+    SourceLocation graphPathAt;
+    Expected<SessionFile> session = parseLocated(*text, path, limits, &graphPathAt);
+    if (!session)
+        return session;
+    const std::string graph = sessionGraphFile(*session, path);
+    if (isSessionFile(graph)) {
+        std::error_code ec;
+        const bool self = std::filesystem::equivalent(graph, path, ec);
+        return makeError(
+            graphPathAt,
+            "graph.path names " +
+                (self ? std::string("this session itself") : "the session '" + graph + "'") +
+                ", not a graph file: a session opens the graph (FX text, JSON, TORCH_TRACE log) it "
+                "was saved on");
+    }
+    return session;
+}
+
+std::string sessionGraphFile(const SessionFile& session, const std::string& sessionPath) {
+    const std::filesystem::path graph(session.graphPath);
+    if (graph.is_absolute())
+        return graph.string();
+    return (std::filesystem::path(sessionPath).parent_path() / graph).lexically_normal().string();
+}
+
+bool isSessionFile(const std::string& path) {
+    std::ifstream in(path, std::ios::binary);
+    if (!in)
+        return false;
+    // The writer puts "format" first; a hand-made session may put it anywhere in a small object, so the head
+    // of the file is searched rather than parsed.
+    std::string head(4096, '\0');
+    in.read(head.data(), static_cast<std::streamsize>(head.size()));
+    head.resize(static_cast<size_t>(in.gcount()));
+    const size_t start = head.find_first_not_of(" \t\r\n\xEF\xBB\xBF");
+    return start != std::string::npos && head[start] == '{' &&
+           head.find("\"" + std::string(kFormat) + "\"") != std::string::npos;
+}
+
+std::string UnknownNodes::summary(std::string_view what) const {
+    std::string out = std::to_string(count) + " " + std::string(what) + (count == 1 ? " names" : " name") +
+                      " no node of the graph";
+    for (size_t i = 0; i < examples.size(); ++i)
+        out += (i ? ", '" : ": '") + examples[i] + "'";
+    if (count > examples.size())
+        out += ", …";
+    return out + "; ignored";
 }
 
 std::string writeSession(const SessionFile& session) {

@@ -44,10 +44,48 @@ struct SessionFile {
     friend bool operator==(const SessionFile&, const SessionFile&) = default;
 };
 
+// What a session may hold. A session is written by the GUI for one graph: a collection larger than any graph
+// this build opens is not a session but an attack on the reader, refused at its key.
+struct SessionLimits {
+    size_t policies = 1'000'000; // node pins: at most one per node
+    size_t shardingPins = 1'000'000;
+    size_t meshDims = 16;
+    size_t viewEntries = 256;      // the window's settings: a few dozen
+    size_t stringBytes = 1u << 20; // a node name, a placement, a view value (window state is base64)
+};
+
 // Parses a session's text. Errors are located (file:line:col): invalid JSON, a field of the wrong type, a
 // "format" other than "jointscope-session", a missing or unsupported "version", no graph path.
-Expected<SessionFile> parseSession(std::string_view text, const std::string& fileName);
-Expected<SessionFile> readSession(const std::string& path);
+Expected<SessionFile> parseSession(std::string_view text, const std::string& fileName,
+                                   const SessionLimits& limits = {});
+// Reads a session file, and refuses (at graph.path) one whose graph is a session itself: a session names the
+// graph file it was made on, so a session naming a session is a loop or a forgery.
+Expected<SessionFile> readSession(const std::string& path, const SessionLimits& limits = {});
+// The graph file a session read from `sessionPath` names: graph.path, relative to the session's folder.
+std::string sessionGraphFile(const SessionFile& session, const std::string& sessionPath);
+// Whether the file at `path` is a jointscope session (by its "format"), whatever its name.
+bool isSessionFile(const std::string& path);
+
+// Names that are no node of the graph the session is applied to; taken out of `byNode` (policies, sharding
+// pins) so that they are reported once instead of failing, or costing, one at a time.
+struct UnknownNodes {
+    size_t count = 0;
+    std::vector<std::string> examples;                // the first few, for the message
+    std::string summary(std::string_view what) const; // "3 policies name no node of the graph: 'a', 'b', 'c'"
+};
+template <class NodeMap, class Contains>
+void takeUnknownNodes(NodeMap& byNode, const Contains& isNode, UnknownNodes& unknown) {
+    for (auto it = byNode.begin(); it != byNode.end();) {
+        if (isNode(it->first)) {
+            ++it;
+            continue;
+        }
+        if (unknown.examples.size() < 5)
+            unknown.examples.push_back(it->first);
+        ++unknown.count;
+        it = byNode.erase(it);
+    }
+}
 
 // The JSON text of `session` (version kSessionVersion, whatever session.version says), ending in a newline.
 std::string writeSession(const SessionFile& session);

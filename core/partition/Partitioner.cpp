@@ -45,16 +45,19 @@ Expected<std::vector<Policy>> initialTags(const Graph& graph, const Ruleset& rul
         warnings.push_back(
             "ruleset " + rules.name +
             " has no CheckpointPolicy tags; the policy file is applied with torch 2's tag semantics");
-    std::vector<std::string> unknown;
+    std::unordered_map<std::string_view, std::string_view> keptFor; // CSE: removed -> kept
+    if (!options.overrides.empty())
+        for (const auto& [removed, kept] : merged)
+            keptFor.emplace(removed, kept);
+    std::vector<std::string_view> unknown;
     for (const auto& [name, policy] : options.overrides) {
         std::optional<NodeId> id = graph.find(name);
         if (!id)
-            for (const auto& [removed, kept] : merged)
-                if (removed == name) {
-                    id = graph.find(kept);
-                    warnings.push_back("policy for '" + name + "' applies to '" + kept +
-                                       "' (CSE merged them)");
-                }
+            if (auto it = keptFor.find(name); it != keptFor.end()) {
+                id = graph.find(it->second);
+                warnings.push_back("policy for '" + name + "' applies to '" + std::string(it->second) +
+                                   "' (CSE merged them)");
+            }
         if (!id) {
             unknown.push_back(name);
             continue;
@@ -62,10 +65,15 @@ Expected<std::vector<Policy>> initialTags(const Graph& graph, const Ruleset& rul
         tags[*id] = policy;
     }
     if (!unknown.empty()) {
+        // A few names say which; thousands would bury the message.
+        constexpr size_t kNamed = 8;
         std::string list;
-        for (const std::string& name : unknown)
-            list += (list.empty() ? "'" : ", '") + name + "'";
-        return makeError({}, "the policy names node(s) not in graph '" + graph.name + "': " + list);
+        for (size_t i = 0; i < std::min(unknown.size(), kNamed); ++i)
+            list += (list.empty() ? "'" : ", '") + std::string(unknown[i]) + "'";
+        if (unknown.size() > kNamed)
+            list += " and " + std::to_string(unknown.size() - kNamed) + " more";
+        return makeError({}, "the policy names " + std::to_string(unknown.size()) +
+                                 " node(s) not in graph '" + graph.name + "': " + list);
     }
     return tags;
 }

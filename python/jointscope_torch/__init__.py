@@ -83,13 +83,23 @@ activation checkpointing, selective checkpointing (CheckpointPolicy), memory bud
 greedy / ilp / dp knapsack solvers, dynamic shapes, nested_compile_region, a graph break, functional collectives on
 a fake process group. Definitions import on torch 1.13; torch-2-only APIs are reached only when a case is built.
 
+log_partitioner_input(enable=True) / with partitioner_input_logged(): / JOINTSCOPE_LOG_PARTITIONER_INPUT=1
+    Under inductor, makes TORCH_TRACE log the exact joint graph the min-cut partitioner receives (after inductor's
+    joint-graph passes) as the artifact "jointscope_partitioner_input"; jointscope-cli check / partition prefer
+    it to replaying the passes. Wraps config.custom_partitioner_fn (torch >= 2.6) around torch's own
+    min_cut_rematerialization_partition, called with inductor's arguments: the decision is torch's.
+
 python -m jointscope_torch.zoo --out DIR [--only NAME ...] [--list]: exports the torch 2 zoo (DIR/NAME.json with
 torch's decisions, DIR/index.json), one line per case; a failing case is reported, the others still run.
 """
 
 from ._apply import AppliedPartition, apply_partition
 from ._capture import JointCapture, capture_joint, default_via, export_joint
+from . import _partitioner_input
+from ._partitioner_input import log_partitioner_input, partitioner_input_logged
 from ._serialize import graph_to_json, write_document
 
 __all__ = ["AppliedPartition", "apply_partition", "JointCapture", "capture_joint", "default_via", "export_joint",
-           "graph_to_json", "write_document"]
+           "graph_to_json", "log_partitioner_input", "partitioner_input_logged", "write_document"]
+
+_partitioner_input._enable_from_environment()

@@ -1,5 +1,7 @@
 #include "models/CliJob.h"
 
+#include "support/ExitCodes.h"
+
 #include <QCoreApplication>
 #include <QDir>
 #include <QFileInfo>
@@ -12,8 +14,6 @@ namespace jointscope::views {
 
 namespace {
 
-constexpr int kExitDiffers = 1;          // validate: outputs differ (the JSON is still printed)
-constexpr int kExitInvalidPartition = 3; // validate: the backward lacks a value
 constexpr int kMaxStderrKept = 64 * 1024;
 
 QString commandName(CliRequest::Kind kind) {

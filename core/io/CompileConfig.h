@@ -1,0 +1,71 @@
+// What torch ran a compile with, as a TORCH_TRACE log records it: the torch version, whether inductor's
+// joint-graph passes ran before the partitioner, and the functorch / inductor config values the partitioner
+// and those passes read. `check` and `partition` on a log use them instead of asking the user.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <utility>
+#include <vector>
+
+namespace jointscope {
+
+// torch._functorch.config values min_cut_rematerialization_partition reads (absent: not in the log).
+struct FunctorchConfig {
+    std::optional<double> activationMemoryBudget;
+    std::optional<std::string> budgetSolver;    // activation_memory_budget_solver: dp | greedy | ilp
+    std::optional<std::string> budgetEstimator; // activation_memory_budget_runtime_estimator: flops | ...
+    std::optional<bool> recomputeViews;
+    std::optional<bool> treatParametersAsFreeToSave;
+    std::optional<bool> cse;
+    std::optional<bool> banUsedFarApart;
+    std::optional<bool> banLongFusibleChains;
+    std::optional<bool> banMaterializedBackward;
+    std::optional<bool> banNotInAllowlist;
+    std::optional<bool> banReductions;
+    std::optional<bool> aggressiveRecomputation;
+    std::optional<int64_t> maxDistFromBw;
+};
+
+// torch._inductor.config values joint_graph_passes reads.
+struct InductorJointConfig {
+    std::optional<bool> useJointGraphPasses;
+    std::optional<bool> patternMatcher;
+    std::optional<bool> jointGraphConstantFolding;
+    std::optional<bool> fallbackRandom;
+    bool customPrePass = false;  // joint_custom_pre_pass set: a user pass jointscope cannot replay
+    bool customPostPass = false; // joint_custom_post_pass set
+    std::optional<std::string> customPartitioner; // custom_partitioner_fn, when not None
+};
+
+struct CompileConfig {
+    std::string compileId; // "0/0", as GraphEntry::compileId
+    uint32_t line = 0;     // the compilation_metrics record (or the first record) it was read from
+    std::string torchVersion;
+    // inductor's partition_fn ran _recursive_joint_graph_passes on the joint graph before partitioning it
+    // (compilation_metrics' joint_graph_pass_time_us); false for aot_eager-style backends.
+    bool jointGraphPassesRan = false;
+    bool fromMetrics = false; // compilation_metrics seen (else only the torch._functorch.config artifact)
+    // inductor's own records for the compile (post-grad graphs, output code, FX graph cache): the backend was
+    // inductor even where no compilation_metrics was written (a compile that crashed or was cut off).
+    bool inductorRecords = false;
+    FunctorchConfig functorch;
+    InductorJointConfig inductor;
+    // create_symbol records: each backed symbol's hint ("s77" -> 4), what torch sizes symbolic tensors with.
+    std::vector<std::pair<std::string, int64_t>> symbolHints;
+};
+
+// Reads every compile's configuration from a TORCH_TRACE log's text, one pass, line by line (records are
+// single lines; payloads are skipped). Records it cannot read are skipped: indexTraceLog reports them.
+std::vector<CompileConfig> scanCompileConfigs(std::string_view text);
+// The same, streaming the file (memory independent of its size); an unreadable file gives none.
+std::vector<CompileConfig> scanCompileConfigsFile(const std::string& path);
+
+// The configuration of one compile id ("0/0 #2" counts as "0/0"'s second joint graph: the newest seen at or
+// before `line` wins when ids repeat after torch._dynamo.reset()).
+const CompileConfig* findCompileConfig(const std::vector<CompileConfig>& configs, std::string_view compileId,
+                                       uint32_t line);
+
+} // namespace jointscope

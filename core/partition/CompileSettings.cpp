@@ -1,0 +1,135 @@
+#include "partition/CompileSettings.h"
+
+#include <algorithm>
+#include <cstdio>
+
+namespace jointscope::partition {
+namespace {
+
+std::string number(double v) {
+    char buf[32];
+    std::snprintf(buf, sizeof buf, "%g", v);
+    return buf;
+}
+
+// torch._functorch.config switches that map onto a ruleset switch one to one.
+void applySwitch(const std::optional<bool>& logged, bool& into, const char* key, CompileSettings& s) {
+    if (!logged)
+        return;
+    if (into != *logged)
+        s.notes.push_back(std::string(key) + " = " + (*logged ? "True" : "False") +
+                          " (log; the ruleset's default is " + (into ? "True" : "False") + ")");
+    into = *logged;
+}
+
+} // namespace
+
+void addLogGraphFacts(Graph& joint, const CompileConfig& config) {
+    auto has = [&](std::string_view key) {
+        return std::any_of(joint.attributes.begin(), joint.attributes.end(),
+                           [&](const auto& a) { return a.first == key; });
+    };
+    if (!config.torchVersion.empty() && !has("torch_version"))
+        joint.attributes.emplace_back("torch_version", config.torchVersion);
+    if (!config.symbolHints.empty() && !has("symbol_hints")) {
+        std::string hints;
+        for (const auto& [symbol, value] : config.symbolHints)
+            hints += (hints.empty() ? "{\"" : ", \"") + symbol + "\": " + std::to_string(value);
+        joint.attributes.emplace_back("symbol_hints", hints + "}");
+    }
+}
+
+CompileSettings settingsFromLog(const CompileConfig* config, Ruleset& rules,
+                                const SettingsOverrides& overrides) {
+    CompileSettings s;
+    if (!config) {
+        s.notes.push_back("the log records no configuration for this compile: torch's defaults assumed, "
+                          "joint-graph passes not replayed");
+    } else {
+        const FunctorchConfig& f = config->functorch;
+        applySwitch(f.cse, rules.cse, "cse", s);
+        applySwitch(f.recomputeViews, rules.recomputeViews, "recompute_views", s);
+        applySwitch(f.treatParametersAsFreeToSave, rules.treatParametersAsFreeToSave,
+                    "treat_parameters_as_free_to_save", s);
+        applySwitch(f.banUsedFarApart, rules.banIfUsedFarApart, "ban_recompute_used_far_apart", s);
+        applySwitch(f.banLongFusibleChains, rules.banIfLongFusibleChains, "ban_recompute_long_fusible_chains",
+                    s);
+        applySwitch(f.banMaterializedBackward, rules.banIfMaterializedBackward,
+                    "ban_recompute_materialized_backward", s);
+        applySwitch(f.banNotInAllowlist, rules.banIfNotInAllowlist, "ban_recompute_not_in_allowlist", s);
+        applySwitch(f.banReductions, rules.banIfReduction, "ban_recompute_reductions", s);
+        if (f.maxDistFromBw && rules.maxDistFromBw >= 0 && *f.maxDistFromBw != rules.maxDistFromBw) {
+            s.notes.push_back("max_dist_from_bw = " + std::to_string(*f.maxDistFromBw) + " (log)");
+            rules.maxDistFromBw = *f.maxDistFromBw;
+        }
+        // choose_saved_values_set: aggressive_recomputation drops four bans from the first cut on.
+        if (f.aggressiveRecomputation.value_or(false)) {
+            s.notes.push_back("aggressive_recomputation = True (log)");
+            rules.banIfUsedFarApart = rules.banIfLongFusibleChains = rules.banIfMaterializedBackward =
+                rules.banIfNotInAllowlist = false;
+        }
+        if (f.activationMemoryBudget && *f.activationMemoryBudget != 1.0) {
+            s.options.memoryBudget = *f.activationMemoryBudget;
+            s.notes.push_back("activation_memory_budget = " + number(*f.activationMemoryBudget) + " (log)");
+        }
+        if (f.budgetSolver) {
+            if (auto solver = parseKnapsackSolver(*f.budgetSolver)) {
+                s.options.solver = *solver;
+                if (*solver != KnapsackSolver::Dp)
+                    s.notes.push_back("activation_memory_budget_solver = " + *f.budgetSolver + " (log)");
+            } else {
+                s.unsupported.push_back("activation_memory_budget_solver '" + *f.budgetSolver +
+                                        "' is a user function: the dp solver is used instead");
+            }
+        }
+        if (f.budgetEstimator && *f.budgetEstimator != "flops" && s.options.memoryBudget)
+            s.unsupported.push_back("activation_memory_budget_runtime_estimator '" + *f.budgetEstimator +
+                                    "': jointscope estimates runtimes by FLOPs as torch's 'flops' does");
+
+        const InductorJointConfig& i = config->inductor;
+        // Without compilation_metrics (a compile cut off), inductor's own records say the passes ran.
+        const bool ran = config->fromMetrics ? config->jointGraphPassesRan : config->inductorRecords;
+        s.replayJointPasses = ran && i.useJointGraphPasses.value_or(true);
+        if (ran && !config->fromMetrics)
+            s.notes.push_back(
+                "no compilation_metrics for this compile: inductor's records in the log say its "
+                "joint-graph passes ran");
+        s.passes.patternMatcher = i.patternMatcher.value_or(true);
+        s.passes.constantFolding = i.jointGraphConstantFolding.value_or(true);
+        s.passes.fallbackRandom = i.fallbackRandom.value_or(false);
+        if (s.replayJointPasses) {
+            s.notes.push_back("inductor's joint-graph passes ran before the partitioner (log): replayed");
+            if (i.customPrePass)
+                s.unsupported.push_back(
+                    "joint_custom_pre_pass: a user pass ran on the joint graph; it cannot "
+                    "be replayed");
+            if (i.customPostPass)
+                s.unsupported.push_back(
+                    "joint_custom_post_pass: a user pass ran on the joint graph; it cannot "
+                    "be replayed");
+        }
+        if (i.customPartitioner)
+            s.unsupported.push_back("custom_partitioner_fn = " + *i.customPartitioner +
+                                    ": torch did not run min_cut_rematerialization_partition");
+    }
+    if (overrides.memoryBudget) {
+        if (s.options.memoryBudget.value_or(1.0) != *overrides.memoryBudget)
+            s.notes.push_back("--memory-budget " + number(*overrides.memoryBudget) + " overrides the log's " +
+                              number(s.options.memoryBudget.value_or(1.0)));
+        s.options.memoryBudget = *overrides.memoryBudget;
+    }
+    if (overrides.solver) {
+        if (*overrides.solver != s.options.solver)
+            s.notes.push_back("--solver " + std::string(knapsackSolverName(*overrides.solver)) +
+                              " overrides the log's " + std::string(knapsackSolverName(s.options.solver)));
+        s.options.solver = *overrides.solver;
+    }
+    if (overrides.replayJointPasses && *overrides.replayJointPasses != s.replayJointPasses) {
+        s.notes.push_back(std::string("--joint-passes ") + (*overrides.replayJointPasses ? "on" : "off") +
+                          " overrides the log");
+        s.replayJointPasses = *overrides.replayJointPasses;
+    }
+    return s;
+}
+
+} // namespace jointscope::partition

@@ -1,0 +1,41 @@
+// What a logged compile ran the partitioner with: the functorch config in the log (activation memory budget,
+// solver, ban switches, ...) turned into ruleset switches and engine options, inductor's joint-graph passes
+// when inductor ran them, and the user's flags on top. One place for `check`, `partition` and the GUI.
+#pragma once
+
+#include "io/CompileConfig.h"
+#include "ops/Ruleset.h"
+#include "partition/JointPasses.h"
+#include "partition/Partitioner.h"
+
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace jointscope::partition {
+
+// Flags the user gave; each overrides what the log says (and the notes say so).
+struct SettingsOverrides {
+    std::optional<double> memoryBudget;
+    std::optional<KnapsackSolver> solver;
+    std::optional<bool> replayJointPasses;
+};
+
+struct CompileSettings {
+    PartitionOptions options; // memoryBudget / solver set; the rest is the caller's
+    bool replayJointPasses = false;
+    JointPassOptions passes;
+    std::vector<std::string> notes; // where each setting came from: "activation_memory_budget 0.5 (log)"
+    std::vector<std::string> unsupported; // what torch ran with that jointscope does not follow, and why
+};
+
+// What the log knows of the graph itself that its printed text lacks: the torch version (the ruleset follows
+// it) and the symbols' hints (symbol_hints: what torch sizes symbolic tensors with). Attributes the graph
+// already has are kept.
+void addLogGraphFacts(Graph& joint, const CompileConfig& config);
+
+// Applies `config` (null: the log records none) to `rules` and the options; then the overrides.
+CompileSettings settingsFromLog(const CompileConfig* config, Ruleset& rules,
+                                const SettingsOverrides& overrides);
+
+} // namespace jointscope::partition

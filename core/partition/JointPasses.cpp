@@ -1,0 +1,1278 @@
+#include "partition/JointPasses.h"
+
+#include "partition/JointGraph.h"
+
+#include <algorithm>
+#include <cmath>
+#include <cstdint>
+#include <deque>
+#include <limits>
+#include <map>
+#include <optional>
+#include <set>
+#include <unordered_map>
+#include <unordered_set>
+
+namespace jointscope::partition {
+namespace {
+
+constexpr int64_t kInt64Max = std::numeric_limits<int64_t>::max();
+
+// torch.fx.graph._Namespace: a new node's name is its target's name ("full.default" -> "full_default"),
+// numbered past every name the base was given before; names of erased nodes stay taken.
+class FxNamespace {
+public:
+    explicit FxNamespace(const std::vector<Node>& nodes) {
+        for (const Node& n : nodes)
+            used_.insert(n.name);
+    }
+    std::string create(std::string_view targetName) {
+        std::string base = snakeCase(targetName);
+        for (char& c : base)
+            if (!(std::isalnum(static_cast<unsigned char>(c)) || c == '_'))
+                c = '_';
+        // "name_3" carries its number: base "name", counting from 3.
+        int64_t num = 0;
+        bool numbered = false;
+        if (size_t us = base.rfind('_'); us != std::string::npos && us + 1 < base.size() &&
+                                         std::all_of(base.begin() + us + 1, base.end(), ::isdigit) &&
+                                         base[us + 1] != '0') {
+            num = std::stoll(base.substr(us + 1));
+            numbered = true;
+            base.resize(us);
+        }
+        std::string candidate = numbered ? base + "_" + std::to_string(num) : base;
+        if (!num)
+            num = baseCount_[base];
+        while (used_.count(candidate))
+            candidate = base + "_" + std::to_string(++num);
+        used_.insert(candidate);
+        baseCount_[base] = num;
+        return candidate;
+    }
+
+private:
+    // torch.fx.graph._snake_case: an upper-case letter after a lower-case one starts a new word.
+    static std::string snakeCase(std::string_view s) {
+        std::string out;
+        for (size_t i = 0; i < s.size(); ++i) {
+            const char c = s[i];
+            if (std::isupper(static_cast<unsigned char>(c))) {
+                if (i > 0 && std::islower(static_cast<unsigned char>(s[i - 1])))
+                    out += '_';
+                out += static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+            } else {
+                out += c;
+            }
+        }
+        return out;
+    }
+
+    std::unordered_set<std::string> used_;
+    std::unordered_map<std::string, int64_t> baseCount_;
+};
+
+// The joint graph while passes rewrite it: nodes keep their ids, new ones are appended, and `order` is the
+// graph order (erased ids stay in it, skipped).
+class WorkGraph {
+public:
+    explicit WorkGraph(Graph& graph)
+        : nodes_(graph.nodes().begin(), graph.nodes().end()), names_(graph.nodes()) {
+        order_.resize(nodes_.size());
+        for (NodeId id = 0; id < nodes_.size(); ++id)
+            order_[id] = id;
+        erased_.assign(nodes_.size(), false);
+        recomputeUsers();
+    }
+
+    size_t size() const { return nodes_.size(); }
+    Node& node(NodeId id) { return nodes_[id]; }
+    const Node& node(NodeId id) const { return nodes_[id]; }
+    bool erased(NodeId id) const { return erased_[id]; }
+    const std::vector<NodeId>& users(NodeId id) const { return users_[id]; }
+
+    // Live nodes in graph order (a copy: passes edit while they walk).
+    std::vector<NodeId> liveOrder() const {
+        std::vector<NodeId> out;
+        out.reserve(order_.size());
+        for (NodeId id : order_)
+            if (!erased_[id])
+                out.push_back(id);
+        return out;
+    }
+    size_t position(NodeId id) const {
+        return static_cast<size_t>(std::find(order_.begin(), order_.end(), id) - order_.begin());
+    }
+
+    // node.replace_all_uses_with(to)
+    void replaceAllUses(NodeId from, NodeId to) {
+        for (NodeId user : users_[from]) {
+            Node& u = nodes_[user];
+            for (Value& v : u.args)
+                redirect(v, from, to);
+            for (auto& kv : u.kwargs)
+                redirect(kv.second, from, to);
+            if (std::find(users_[to].begin(), users_[to].end(), user) == users_[to].end())
+                users_[to].push_back(user);
+        }
+        users_[from].clear();
+    }
+    // graph.erase_node(id); it has no users left.
+    void erase(NodeId id) {
+        erased_[id] = true;
+        nodes_[id].forEachInput([&](NodeId input) {
+            auto& u = users_[input];
+            u.erase(std::remove(u.begin(), u.end(), id), u.end());
+        });
+    }
+    // graph.call_function under inserting_before(anchor) / inserting_after(anchor).
+    NodeId insert(Node node, NodeId anchor, bool after) {
+        const NodeId id = static_cast<NodeId>(nodes_.size());
+        node.name = names_.create(targetName(node.target));
+        node.forEachInput([&](NodeId input) {
+            auto& u = users_[input];
+            if (std::find(u.begin(), u.end(), id) == u.end())
+                u.push_back(id);
+        });
+        nodes_.push_back(std::move(node));
+        erased_.push_back(false);
+        users_.emplace_back();
+        order_.insert(order_.begin() + static_cast<std::ptrdiff_t>(position(anchor) + (after ? 1 : 0)), id);
+        return id;
+    }
+
+    void writeBack(Graph& graph) const {
+        std::vector<NodeId> newId(nodes_.size(), kNoNode);
+        NodeId next = 0;
+        for (NodeId id : order_)
+            if (!erased_[id])
+                newId[id] = next++;
+        std::vector<Node> out;
+        out.reserve(next);
+        for (NodeId id : order_) {
+            if (erased_[id])
+                continue;
+            Node n = nodes_[id];
+            for (Value& v : n.args)
+                renumber(v, newId);
+            for (auto& kv : n.kwargs)
+                renumber(kv.second, newId);
+            n.users.clear();
+            out.push_back(std::move(n));
+        }
+        // A new graph with the same HOP bodies (same indices), then the nodes in their new order.
+        Graph rebuilt;
+        rebuilt.name = graph.name;
+        rebuilt.numFwdOutputs = graph.numFwdOutputs;
+        rebuilt.decisions = graph.decisions;
+        rebuilt.attributes = graph.attributes;
+        for (const auto& body : graph.subgraphs())
+            rebuilt.addSubgraph(std::make_unique<Graph>(*body));
+        rebuilt.reserve(out.size());
+        for (Node& n : out)
+            rebuilt.addNode(std::move(n));
+        rebuilt.computeUsers();
+        graph = std::move(rebuilt);
+    }
+
+private:
+    static std::string targetName(const Target& t) { return t.op + "." + t.overload; }
+    static void redirect(Value& v, NodeId from, NodeId to) {
+        if (v.kind() == ValueKind::NodeRef && v.asNode() == from)
+            v = Value::nodeRef(to);
+        for (Value& item : v.items())
+            redirect(item, from, to);
+    }
+    static void renumber(Value& v, const std::vector<NodeId>& newId) {
+        if (v.kind() == ValueKind::NodeRef)
+            v = Value::nodeRef(newId[v.asNode()]);
+        for (Value& item : v.items())
+            renumber(item, newId);
+    }
+    void recomputeUsers() {
+        users_.assign(nodes_.size(), {});
+        for (NodeId id = 0; id < nodes_.size(); ++id)
+            nodes_[id].forEachInput([&](NodeId input) {
+                auto& u = users_[input];
+                if (u.empty() || u.back() != id)
+                    u.push_back(id);
+            });
+    }
+
+    // A deque: the passes hold `const Node&` of a node while they insert its replacement, and push_back on a
+    // deque leaves references to the other nodes valid (a vector's reallocation left them dangling).
+    std::deque<Node> nodes_;
+    std::vector<bool> erased_;
+    std::vector<NodeId> order_;
+    std::vector<std::vector<NodeId>> users_;
+    FxNamespace names_;
+};
+
+bool isAten(const Node& n, std::string_view op, std::string_view overload = {}) {
+    return n.op == NodeOp::CallFunction && n.target.kind == TargetKind::OpOverload && n.target.ns == "aten" &&
+           n.target.op == op && (overload.empty() || n.target.overload == overload);
+}
+bool isPrims(const Node& n, std::string_view op) {
+    return n.op == NodeOp::CallFunction && n.target.kind == TargetKind::OpOverload &&
+           n.target.ns == "prims" && n.target.op == op;
+}
+std::string describe(const Node& n) {
+    return "'" + n.name + "' (" + n.target.ns + "." + n.target.op + "." + n.target.overload + ")";
+}
+
+// An argument by position or keyword.
+const Value* argument(const Node& n, size_t index, std::string_view keyword) {
+    if (index < n.args.size())
+        return &n.args[index];
+    for (const auto& [k, v] : n.kwargs)
+        if (k == keyword)
+            return &v;
+    return nullptr;
+}
+std::optional<int64_t> intArg(const Node& n, size_t index, std::string_view keyword) {
+    const Value* v = argument(n, index, keyword);
+    if (!v || v->kind() != ValueKind::Int)
+        return std::nullopt;
+    return v->asInt();
+}
+std::optional<NodeId> nodeArg(const Node& n, size_t index) {
+    if (index >= n.args.size() || n.args[index].kind() != ValueKind::NodeRef)
+        return std::nullopt;
+    return n.args[index].asNode();
+}
+
+// statically_known_true(sym_eq(a, b)) for one dimension: equal values, or the same symbolic expression.
+bool sameSymInt(const SymInt& a, const SymInt& b) {
+    if (a.isSymbolic() || b.isSymbolic())
+        return a.expr == b.expr;
+    return a.value == b.value;
+}
+bool sameSizes(const std::vector<SymInt>& a, const std::vector<SymInt>& b) {
+    return a.size() == b.size() && std::equal(a.begin(), a.end(), b.begin(), sameSymInt);
+}
+// A shape argument ([2, s0, 8] as ints, symbolic expressions or size nodes) equal to `sizes`.
+// With `oneWildcard` (joint_graph.definitely_equal) a single -1 in the shape matches any size.
+bool shapeArgEquals(const WorkGraph& g, const Value& shape, const std::vector<SymInt>& sizes,
+                    bool oneWildcard = false) {
+    if (!shape.isSequence() || shape.items().size() != sizes.size())
+        return false;
+    int wildcards = 0;
+    for (size_t i = 0; i < sizes.size(); ++i) {
+        const Value& v = shape.items()[i];
+        if (v.kind() == ValueKind::Int) {
+            if (oneWildcard && v.asInt() == -1 && !(!sizes[i].isSymbolic() && sizes[i].value == -1)) {
+                if (++wildcards > 1)
+                    return false;
+                continue;
+            }
+            if (sizes[i].isSymbolic() || sizes[i].value != v.asInt())
+                return false;
+        } else if (v.kind() == ValueKind::SymExpr) {
+            if (v.text() != sizes[i].expr)
+                return false;
+        } else if (v.kind() == ValueKind::NodeRef) {
+            const Node& s = g.node(v.asNode());
+            if (s.symValue.empty() || s.symValue != sizes[i].expr)
+                return false;
+        } else {
+            return false;
+        }
+    }
+    return true;
+}
+
+// post_grad.same_meta: both values tensors with the same sizes, dtype, device and (strided) strides.
+bool sameMeta(const Node& a, const Node& b) {
+    const TensorMeta* x = a.tensor();
+    const TensorMeta* y = b.tensor();
+    if (!x || !y || !x->known() || !y->known())
+        return false;
+    if (!sameSizes(x->sizes, y->sizes) || x->dtype != y->dtype || !(x->device == y->device))
+        return false;
+    if (x->strides.empty() || y->strides.empty())
+        return false; // strides not recorded: not provably the same
+    return sameSizes(x->strides, y->strides);
+}
+
+bool isIntegral(DType d) {
+    switch (d) {
+    case DType::Int8:
+    case DType::Int16:
+    case DType::Int32:
+    case DType::Int64:
+    case DType::UInt8:
+    case DType::UInt16:
+    case DType::UInt32:
+    case DType::UInt64:
+    case DType::Bool:
+        return true;
+    default:
+        return false;
+    }
+}
+
+std::vector<NodeId> outputArgs(const WorkGraph& g) {
+    std::vector<NodeId> out;
+    for (NodeId id : g.liveOrder())
+        if (g.node(id).op == NodeOp::Output) {
+            for (const Value& v : g.node(id).args)
+                v.forEachNode([&](NodeId n) { out.push_back(n); });
+        }
+    return out;
+}
+
+struct PassContext {
+    WorkGraph& g;
+    const Ruleset& rules;
+    const Graph& original; // the logged graph, for storage roots
+    JointPassReport& report;
+
+    PassChange& change(std::string_view pass) {
+        if (report.changes.empty() || report.changes.back().pass != pass)
+            report.changes.push_back(PassChange{std::string(pass), {}, {}, {}});
+        return report.changes.back();
+    }
+    void removed(std::string_view pass, NodeId id) { change(pass).removed.push_back(g.node(id).name); }
+    // get_node_storage: the node whose storage a value has (views and aliases see through to their base).
+    NodeId storage(NodeId id) const { return id < original.size() ? storageRoot(original, id, rules) : id; }
+};
+
+// ---- remove_noop_ops (torch/_inductor/fx_passes/post_grad.py) ----
+
+// noop_registry: the ops that may be a no-op, the condition, and which argument they return.
+struct NoopRule {
+    std::optional<NodeId> source;
+    bool noop = false;
+};
+NoopRule noopRule(const WorkGraph& g, const Node& n) {
+    if (n.op != NodeOp::CallFunction || n.target.kind != TargetKind::OpOverload)
+        return {};
+    const Target& t = n.target;
+    auto input = [&](size_t i) { return nodeArg(n, i); };
+    auto meta = [&](std::optional<NodeId> id) -> const TensorMeta* {
+        return id ? g.node(*id).tensor() : nullptr;
+    };
+    if (t.ns == "aten" && (t.op == "alias" || t.op == "clone") && t.overload == "default")
+        return {input(0), true};
+    if (t.ns == "aten" && t.op == "copy" && t.overload == "default")
+        return {input(1), true};
+    if (t.ns == "aten" && t.op == "view" && t.overload == "default") {
+        const TensorMeta* in = meta(input(0));
+        return {input(0), in && n.args.size() > 1 && shapeArgEquals(g, n.args[1], in->sizes)};
+    }
+    if (t.ns == "aten" && t.op == "view" && t.overload == "dtype") {
+        const TensorMeta* in = meta(input(0));
+        return {input(0), in && n.args.size() > 1 && n.args[1].kind() == ValueKind::DType &&
+                              n.args[1].asDType() == in->dtype};
+    }
+    if (t.ns == "prims" && t.op == "convert_element_type") {
+        const TensorMeta* in = meta(input(0));
+        return {input(0), in && n.args.size() > 1 && n.args[1].kind() == ValueKind::DType &&
+                              n.args[1].asDType() == in->dtype};
+    }
+    if (t.ns == "aten" && t.op == "slice") {
+        const TensorMeta* in = meta(input(0));
+        if (!in)
+            return {input(0), false};
+        int64_t dim = intArg(n, 1, "dim").value_or(0);
+        const Value* start = argument(n, 2, "start");
+        const Value* end = argument(n, 3, "end");
+        const int64_t step = intArg(n, 4, "step").value_or(1);
+        if (!start || !end || start->isNone() || end->isNone())
+            return {input(0), false};
+        if (dim < 0)
+            dim += static_cast<int64_t>(in->sizes.size());
+        if (dim < 0 || dim >= static_cast<int64_t>(in->sizes.size()))
+            return {input(0), false};
+        const SymInt& size = in->sizes[static_cast<size_t>(dim)];
+        const bool startZero = start->kind() == ValueKind::Int && start->asInt() == 0;
+        bool endPast = false;
+        if (end->kind() == ValueKind::Int)
+            endPast = end->asInt() >= kInt64Max || (!size.isSymbolic() && end->asInt() >= size.value);
+        else if (end->kind() == ValueKind::SymExpr)
+            endPast = size.isSymbolic() && end->text() == size.expr;
+        else if (end->kind() == ValueKind::NodeRef)
+            endPast = size.isSymbolic() && g.node(end->asNode()).symValue == size.expr;
+        return {input(0), startZero && endPast && step == 1};
+    }
+    if (t.ns == "aten" && t.op == "repeat") {
+        const Value* r = argument(n, 1, "repeats");
+        bool ones = r && r->isSequence();
+        if (ones)
+            for (const Value& v : r->items())
+                ones = ones && v.kind() == ValueKind::Int && v.asInt() == 1;
+        return {input(0), ones};
+    }
+    if (t.ns == "aten" && t.op == "constant_pad_nd") {
+        const Value* p = argument(n, 1, "pad");
+        bool zeros = p && p->isSequence();
+        if (zeros)
+            for (const Value& v : p->items())
+                zeros = zeros && v.kind() == ValueKind::Int && v.asInt() == 0;
+        return {input(0), zeros};
+    }
+    if (t.ns == "aten" && (t.op == "ceil" || t.op == "floor" || t.op == "round" || t.op == "trunc")) {
+        const TensorMeta* in = meta(input(0));
+        return {input(0), in && isIntegral(in->dtype)};
+    }
+    if (t.ns == "aten" && t.op == "pow") {
+        return {input(0), n.args.size() > 1 && n.args[1].kind() == ValueKind::Int && n.args[1].asInt() == 1};
+    }
+    if (t.ns == "aten" && t.op == "cat") {
+        if (n.args.empty() || !n.args[0].isSequence() || n.args[0].items().size() != 1 ||
+            n.args[0].items()[0].kind() != ValueKind::NodeRef)
+            return {};
+        return {n.args[0].items()[0].asNode(), true};
+    }
+    return {};
+}
+
+// post_grad.remove_noop_ops
+void removeNoopOps(PassContext& c) {
+    WorkGraph& g = c.g;
+    std::set<NodeId> inputs, inputStorages, outputStorages, mutatedStorages;
+    for (NodeId id : g.liveOrder())
+        if (g.node(id).op == NodeOp::Placeholder) {
+            inputs.insert(id);
+            inputStorages.insert(c.storage(id));
+        }
+    for (NodeId id : outputArgs(g))
+        outputStorages.insert(c.storage(id));
+    for (NodeId id : g.liveOrder()) {
+        const Node& n = g.node(id);
+        if ((isAten(n, "copy_", "default") || isAten(n, "set_", "source_Tensor")) && !n.args.empty() &&
+            n.args[0].kind() == ValueKind::NodeRef)
+            mutatedStorages.insert(c.storage(n.args[0].asNode()));
+    }
+    for (NodeId id : g.liveOrder()) {
+        const Node& n = g.node(id);
+        const NoopRule rule = noopRule(g, n);
+        if (!rule.source)
+            continue;
+        const NodeId src = *rule.source;
+        const NodeId nodeStorage = c.storage(id), srcStorage = c.storage(src);
+        const bool nodeIsView = nodeStorage == srcStorage;
+        // Don't introduce new aliasing between inputs and outputs.
+        if (!nodeIsView && outputStorages.count(nodeStorage) &&
+            (inputStorages.count(srcStorage) || outputStorages.count(srcStorage)))
+            continue;
+        // A real copy of a storage the graph mutates stays.
+        if (!nodeIsView && mutatedStorages.count(srcStorage))
+            continue;
+        if (!sameMeta(n, g.node(src)) || !rule.noop)
+            continue;
+        c.removed("remove_noop_ops", id);
+        g.replaceAllUses(id, src);
+        g.erase(id);
+    }
+}
+
+// ---- constant_fold_uniform_value (joint_graph.py: UniformValueConstantFolder) ----
+
+// A value the folder knows: a one-element tensor (the uniform value) of a dtype, or a symbolic int.
+struct Known {
+    double value = 0;
+    DType dtype = DType::Undefined;
+    int64_t storage = -1; // constant_data_ptrs: which folded tensor object it is (views share it)
+};
+
+bool isViewPacket(const Node& n) {
+    if (n.target.kind != TargetKind::OpOverload)
+        return false;
+    const Target& t = n.target;
+    if (t.ns == "prims" && t.op == "broadcast_in_dim")
+        return true;
+    static const std::set<std::string, std::less<>> kViews = {
+        "squeeze", "unsqueeze", "alias", "view", "slice", "t", "expand", "as_strided", "permute"};
+    return t.ns == "aten" && kViews.count(t.op) && !(t.op == "view" && t.overload == "dtype");
+}
+
+double castTo(double v, DType d) {
+    if (d == DType::Bool)
+        return v != 0 ? 1 : 0;
+    if (isIntegral(d))
+        return std::trunc(v);
+    if (d == DType::Float32)
+        return static_cast<double>(static_cast<float>(v));
+    return v;
+}
+
+class UniformFolder {
+public:
+    explicit UniformFolder(PassContext& c) : c_(c), g_(c.g) {}
+
+    void run() {
+        const std::vector<NodeId> order = g_.liveOrder();
+        // symint_nodes: the first node holding each symbolic value (a full's shape can name it).
+        for (NodeId id : order) {
+            const Node& n = g_.node(id);
+            if (n.outputKind == OutputKind::SymInt && !n.symValue.empty()) {
+                symbolic_.insert(id);
+                symbolNodes_.emplace(n.symValue, id);
+            }
+        }
+        lastUsers_ = lastUses(order);
+        addMulByZeroPeepholes(order);
+        for (NodeId id : order)
+            visit(id);
+        rewrite();
+    }
+
+private:
+    void addMulByZeroPeepholes(const std::vector<NodeId>& order) {
+        for (NodeId id : order) {
+            const Node& n = g_.node(id);
+            if (!(isAten(n, "mul", "Tensor") || isAten(n, "mul", "Scalar")) || !n.tensor())
+                continue;
+            bool zeroInt = false;
+            for (const Value& a : n.args)
+                zeroInt = zeroInt || (a.kind() == ValueKind::Int && a.asInt() == 0);
+            if (!zeroInt || !isIntegral(n.tensor()->dtype))
+                continue;
+            addReplacement(id, Known{0, n.tensor()->dtype, nextStorage_++});
+        }
+    }
+
+    // Interpreter's user_to_last_uses: for each node, the nodes whose last reader it is.
+    std::unordered_map<NodeId, std::vector<NodeId>> lastUses(const std::vector<NodeId>& order) {
+        std::unordered_map<NodeId, std::vector<NodeId>> out;
+        std::unordered_set<NodeId> seen;
+        for (auto it = order.rbegin(); it != order.rend(); ++it)
+            g_.node(*it).forEachInput([&](NodeId input) {
+                if (seen.insert(input).second)
+                    out[*it].push_back(input);
+            });
+        return out;
+    }
+
+    std::optional<Known> valueOf(const Value& v) const {
+        switch (v.kind()) {
+        case ValueKind::Bool:
+            return Known{v.asBool() ? 1.0 : 0.0, DType::Bool, -1};
+        case ValueKind::Int:
+            return Known{static_cast<double>(v.asInt()), DType::Int64, -1};
+        case ValueKind::Float:
+            return Known{v.asFloat(), DType::Float32, -1}; // a Python float: the default dtype
+        case ValueKind::NodeRef: {
+            auto it = env_.find(v.asNode());
+            if (it == env_.end())
+                return std::nullopt;
+            return it->second;
+        }
+        default:
+            return std::nullopt;
+        }
+    }
+    bool anyUnknownInput(const Node& n) const {
+        bool unknown = false;
+        n.forEachInput(
+            [&](NodeId input) { unknown = unknown || (!env_.count(input) && !symbolic_.count(input)); });
+        return unknown;
+    }
+    bool anySymbolicInput(const Node& n) const {
+        bool symbolic = false;
+        n.forEachInput([&](NodeId input) { symbolic = symbolic || symbolic_.count(input); });
+        return symbolic;
+    }
+
+    void visit(NodeId id) {
+        const Node& n = g_.node(id);
+        if (n.op != NodeOp::CallFunction || n.target.kind != TargetKind::OpOverload)
+            return;
+        if (isAten(n, "full", "default") && n.args.size() == 2) {
+            if (anyUnknownInput(n))
+                return;
+            const Value& v = n.args[1];
+            if (v.kind() != ValueKind::Int && v.kind() != ValueKind::Float && v.kind() != ValueKind::Bool)
+                return;
+            const TensorMeta* t = n.tensor();
+            if (!t)
+                return;
+            define(id, Known{castTo(valueOf(v)->value, t->dtype), t->dtype, nextStorage_++});
+            return;
+        }
+        if (anyUnknownInput(n))
+            return;
+        if (isViewPacket(n)) {
+            if (auto in = nodeArg(n, 0); in && env_.count(*in))
+                define(id, env_.at(*in)); // the same tensor object: its storage is shared
+            return;
+        }
+        if (isAten(n, "scalar_tensor", "default")) {
+            const TensorMeta* t = n.tensor();
+            auto v = n.args.empty() ? std::nullopt : valueOf(n.args[0]);
+            if (t && v)
+                define(id, Known{castTo(v->value, t->dtype), t->dtype, nextStorage_++});
+            return;
+        }
+        if (symbolic_.count(id) || anySymbolicInput(n))
+            return; // a pointwise op on a symbolic int is not folded
+        std::optional<Known> out = pointwise(n);
+        if (out) {
+            out->storage = nextStorage_++;
+            define(id, *out);
+        } else if (hasTensorInput(n) && c_.rules.recomputable.contains(opKey(n.target))) {
+            c_.report.notReplayed.push_back("constant_fold_uniform_value: " + describe(n) +
+                                            " reads only constants, and jointscope does not evaluate it");
+        }
+    }
+
+    bool hasTensorInput(const Node& n) const {
+        bool any = false;
+        n.forEachInput([&](NodeId) { any = true; });
+        return any;
+    }
+
+    // The pointwise ops the folder runs on one-element tensors, evaluated here in doubles.
+    std::optional<Known> pointwise(const Node& n) const {
+        const Target& t = n.target;
+        const TensorMeta* out = n.tensor();
+        if (!out)
+            return std::nullopt;
+        auto arg = [&](size_t i) { return i < n.args.size() ? valueOf(n.args[i]) : std::nullopt; };
+        auto result = [&](double v) { return Known{castTo(v, out->dtype), out->dtype, -1}; };
+        if (t.ns == "prims" && t.op == "convert_element_type") {
+            auto a = arg(0);
+            return a ? std::optional(result(a->value)) : std::nullopt;
+        }
+        if (t.ns != "aten")
+            return std::nullopt;
+        if (t.op == "_to_copy" || t.op == "clone" || t.op == "lift_fresh_copy") {
+            auto a = arg(0);
+            return a ? std::optional(result(a->value)) : std::nullopt;
+        }
+        if (t.op == "neg") {
+            auto a = arg(0);
+            return a ? std::optional(result(-a->value)) : std::nullopt;
+        }
+        static const std::set<std::string, std::less<>> kBinary = {"add",     "sub",     "mul",  "div", "eq",
+                                                                   "ne",      "lt",      "le",   "gt",  "ge",
+                                                                   "maximum", "minimum", "rsub", "pow"};
+        if (!kBinary.count(t.op) || n.args.size() < 2)
+            return std::nullopt;
+        auto a = arg(0), b = arg(1);
+        if (!a || !b)
+            return std::nullopt;
+        double alpha = 1;
+        for (const auto& [k, v] : n.kwargs)
+            if (k == "alpha")
+                alpha = v.kind() == ValueKind::Int ? static_cast<double>(v.asInt()) : v.asFloat();
+        const std::string& op = t.op;
+        double r = 0;
+        if (op == "add")
+            r = a->value + alpha * b->value;
+        else if (op == "sub")
+            r = a->value - alpha * b->value;
+        else if (op == "rsub")
+            r = b->value - alpha * a->value;
+        else if (op == "mul")
+            r = a->value * b->value;
+        else if (op == "div") {
+            const Value* mode = nullptr;
+            for (const auto& [k, v] : n.kwargs)
+                if (k == "rounding_mode")
+                    mode = &v;
+            r = a->value / b->value;
+            if (mode && mode->kind() == ValueKind::String)
+                r = mode->text() == "floor" ? std::floor(r) : std::trunc(r);
+        } else if (op == "pow")
+            r = std::pow(a->value, b->value);
+        else if (op == "eq")
+            r = a->value == b->value;
+        else if (op == "ne")
+            r = a->value != b->value;
+        else if (op == "lt")
+            r = a->value < b->value;
+        else if (op == "le")
+            r = a->value <= b->value;
+        else if (op == "gt")
+            r = a->value > b->value;
+        else if (op == "ge")
+            r = a->value >= b->value;
+        else if (op == "maximum")
+            r = std::max(a->value, b->value);
+        else if (op == "minimum")
+            r = std::min(a->value, b->value);
+        return result(r);
+    }
+
+    void define(NodeId id, Known k) {
+        env_[id] = k;
+        addReplacement(id, k);
+        // A node whose every use was folded away is not replaced itself: it becomes dead.
+        const Node& n = g_.node(id);
+        n.forEachInput([&](NodeId input) { ++replacedUses_[input]; });
+        auto it = lastUsers_.find(id);
+        if (it == lastUsers_.end())
+            return;
+        for (NodeId last : it->second)
+            if (replacedUses_[last] == g_.users(last).size())
+                dropReplacement(last);
+    }
+    void addReplacement(NodeId id, Known k) {
+        if (!replacements_.count(id)) {
+            replacementOrder_.push_back(id);
+            replacements_[id] = k;
+        }
+    }
+    void dropReplacement(NodeId id) { replacements_.erase(id); }
+
+    // The rewrite in constant_fold_uniform_value: each replaced node becomes a `full` of its shape.
+    void rewrite() {
+        std::map<int64_t, int> perStorage;
+        for (NodeId id : replacementOrder_)
+            if (auto it = replacements_.find(id); it != replacements_.end())
+                ++perStorage[it->second.storage];
+        for (NodeId id : replacementOrder_) {
+            auto it = replacements_.find(id);
+            if (it == replacements_.end())
+                continue;
+            const Node& n = g_.node(id);
+            const TensorMeta* t = n.tensor();
+            if (!t || !contiguous(*t))
+                continue;
+            if (t->dtype == DType::UInt8 || t->dtype == DType::UInt16 || t->dtype == DType::UInt32 ||
+                t->dtype == DType::UInt64)
+                continue;
+            if (it->second.storage >= 0 && perStorage[it->second.storage] > 1)
+                continue;
+            std::optional<Value> shape = shapeValue(*t);
+            if (!shape)
+                continue;
+            Value value = fillValue(n, it->second);
+            Node full;
+            full.op = NodeOp::CallFunction;
+            full.target = Target::parseFunction("torch.ops.aten.full.default");
+            full.args = {*shape, value};
+            full.kwargs = {{"dtype", Value::dtype(t->dtype)},
+                           {"layout", Value::layout("strided")},
+                           {"device", Value::device(t->device.type, t->device.index)},
+                           {"pin_memory", Value::boolean(false)}};
+            full.outputKind = OutputKind::Tensor;
+            full.outputs = {*t};
+            full.meta = n.meta;
+            const NodeId fresh = g_.insert(std::move(full), id, /*after=*/true);
+            c_.change("constant_fold_uniform_value").replaced.emplace_back(n.name, g_.node(fresh).name);
+            g_.replaceAllUses(id, fresh);
+            g_.erase(id);
+            if (value.kind() != ValueKind::NodeRef) {
+                const double v =
+                    value.kind() == ValueKind::Float ? value.asFloat() : static_cast<double>(value.asInt());
+                if (v == 0)
+                    zeros.insert(fresh);
+                else if (v == 1)
+                    ones.insert(fresh);
+            }
+        }
+    }
+
+    static bool contiguous(const TensorMeta& t) {
+        if (t.strides.empty())
+            return true;
+        if (t.strides.size() != t.sizes.size())
+            return false;
+        int64_t expected = 1;
+        for (size_t i = t.sizes.size(); i-- > 0;) {
+            if (t.sizes[i].isSymbolic() || t.strides[i].isSymbolic())
+                return false;
+            if (t.sizes[i].value != 1 && t.strides[i].value != expected)
+                return false;
+            expected *= std::max<int64_t>(t.sizes[i].value, 1);
+        }
+        return true;
+    }
+    std::optional<Value> shapeValue(const TensorMeta& t) const {
+        std::vector<Value> dims;
+        for (const SymInt& s : t.sizes) {
+            if (!s.isSymbolic()) {
+                dims.push_back(Value::integer(s.value));
+                continue;
+            }
+            auto it = symbolNodes_.find(s.expr);
+            if (it == symbolNodes_.end())
+                return std::nullopt; // no node holds the symbol: torch leaves the node alone too
+            dims.push_back(Value::nodeRef(it->second));
+        }
+        return Value::list(std::move(dims));
+    }
+    // The value the new full takes: a full's own literal (lossless), else the folded value in the dtype's
+    // Python type.
+    static Value fillValue(const Node& n, const Known& k) {
+        if (isAten(n, "full", "default") && n.args.size() == 2)
+            return n.args[1];
+        if (k.dtype == DType::Bool)
+            return Value::boolean(k.value != 0);
+        if (isIntegral(k.dtype))
+            return Value::integer(static_cast<int64_t>(k.value));
+        return Value::real(k.value);
+    }
+
+public:
+    std::set<NodeId> zeros, ones;
+
+private:
+    PassContext& c_;
+    WorkGraph& g_;
+    std::unordered_map<NodeId, Known> env_;
+    std::unordered_set<NodeId> symbolic_;
+    std::unordered_map<std::string, NodeId> symbolNodes_;
+    std::unordered_map<NodeId, Known> replacements_;
+    std::vector<NodeId> replacementOrder_;
+    std::unordered_map<NodeId, size_t> replacedUses_;
+    std::unordered_map<NodeId, std::vector<NodeId>> lastUsers_;
+    int64_t nextStorage_ = 0;
+};
+
+// joint_graph.remove_no_ops: x + 0, x - 0, x * 1, x / 1 with the folded zeros and ones.
+void removeNoOps(PassContext& c, const std::set<NodeId>& zeros, const std::set<NodeId>& ones) {
+    WorkGraph& g = c.g;
+    auto replaceNoOp = [&](NodeId id, size_t keep) {
+        const Node& n = g.node(id);
+        for (const Value& a : n.args)
+            if (a.kind() != ValueKind::NodeRef)
+                return;
+        const NodeId replacement = n.args[keep].asNode();
+        const TensorMeta* x = n.tensor();
+        const TensorMeta* y = g.node(replacement).tensor();
+        if (!x || !y || !sameSizes(x->sizes, y->sizes) || !(x->device == y->device))
+            return;
+        if (x->dtype != y->dtype) {
+            c.report.notReplayed.push_back("constant_fold_uniform_value: " + describe(n) +
+                                           " is a no-op up to a dtype conversion, which is not replayed");
+            return;
+        }
+        c.removed("constant_fold_uniform_value", id);
+        g.replaceAllUses(id, replacement);
+        g.erase(id);
+    };
+    auto in = [](const std::set<NodeId>& set, const Value& v) {
+        return v.kind() == ValueKind::NodeRef && set.count(v.asNode());
+    };
+    auto alphaIsOne = [](const Node& n) {
+        for (const auto& [k, v] : n.kwargs)
+            if (k == "alpha" && !(v.kind() == ValueKind::Int && v.asInt() == 1))
+                return false;
+        return true;
+    };
+    for (std::string_view op : {"add", "sub", "mul", "div"}) {
+        for (NodeId id : g.liveOrder()) {
+            const Node& n = g.node(id);
+            if (!isAten(n, op, "Tensor") || n.args.size() != 2)
+                continue;
+            if (op == "add" && (in(zeros, n.args[0]) || in(zeros, n.args[1])) && alphaIsOne(n))
+                replaceNoOp(id, in(zeros, n.args[0]) ? 1 : 0);
+            else if (op == "sub" && in(zeros, n.args[1]) && alphaIsOne(n))
+                replaceNoOp(id, 0);
+            else if (op == "mul" && (in(ones, n.args[0]) || in(ones, n.args[1])))
+                replaceNoOp(id, in(ones, n.args[0]) ? 1 : 0);
+            else if (op == "div" && in(ones, n.args[1]))
+                replaceNoOp(id, 0);
+        }
+    }
+}
+
+// ---- pattern passes (joint_graph.py early_patterns / pass_patterns; PatternMatcherPass.apply walks the
+// candidate nodes last to first) ----
+
+std::optional<std::vector<int64_t>> intList(const Value* v) {
+    if (!v || !v->isSequence())
+        return std::nullopt;
+    std::vector<int64_t> out;
+    for (const Value& item : v->items()) {
+        if (item.kind() != ValueKind::Int)
+            return std::nullopt;
+        out.push_back(item.asInt());
+    }
+    return out;
+}
+
+// An inner node of a pattern must have no reader outside it (CallFunction's users=1).
+bool onlyReader(const WorkGraph& g, NodeId inner, NodeId outer) {
+    return g.users(inner).size() == 1 && g.users(inner)[0] == outer;
+}
+
+void eraseMatch(PassContext& c, std::string_view pass, NodeId outer, NodeId replacement,
+                std::initializer_list<NodeId> inner) {
+    WorkGraph& g = c.g;
+    c.removed(pass, outer);
+    g.replaceAllUses(outer, replacement);
+    g.erase(outer);
+    for (NodeId id : inner)
+        if (!g.erased(id) && g.users(id).empty()) {
+            c.removed(pass, id);
+            g.erase(id);
+        }
+}
+
+// early_patterns: pointless_view, pointless_view_pair, pointless_permute_pair.
+void earlyPatterns(PassContext& c) {
+    WorkGraph& g = c.g;
+    std::vector<NodeId> candidates;
+    for (NodeId id : g.liveOrder())
+        if (isAten(g.node(id), "view", "default") || isAten(g.node(id), "permute", "default"))
+            candidates.push_back(id);
+    for (auto it = candidates.rbegin(); it != candidates.rend(); ++it) {
+        const NodeId id = *it;
+        if (g.erased(id))
+            continue;
+        const Node& n = g.node(id);
+        const auto arg = nodeArg(n, 0);
+        if (!arg)
+            continue;
+        const Node& inner = g.node(*arg);
+        if (isAten(n, "view", "default")) {
+            // Registration order: pointless_view, then pointless_view_pair.
+            const TensorMeta* in = inner.tensor();
+            if (in && n.args.size() > 1 && shapeArgEquals(g, n.args[1], in->sizes, true)) {
+                eraseMatch(c, "pointless_view", id, *arg, {});
+                continue;
+            }
+            if (isAten(inner, "view", "default") && onlyReader(g, *arg, id)) {
+                const auto base = nodeArg(inner, 0);
+                const TensorMeta* b = base ? g.node(*base).tensor() : nullptr;
+                if (b && n.args.size() > 1 && shapeArgEquals(g, n.args[1], b->sizes, true))
+                    eraseMatch(c, "pointless_view_pair", id, *base, {*arg});
+            }
+            continue;
+        }
+        if (!isAten(inner, "permute", "default") || !onlyReader(g, *arg, id))
+            continue;
+        const auto perm1 = intList(argument(inner, 1, "dims"));
+        const auto perm2 = intList(argument(n, 1, "dims"));
+        const auto base = nodeArg(inner, 0);
+        if (!perm1 || !perm2 || !base || perm1->size() != perm2->size())
+            continue;
+        bool identity = true;
+        for (size_t i = 0; i < perm2->size() && identity; ++i) {
+            const int64_t j = (*perm2)[i];
+            identity = j >= 0 && j < static_cast<int64_t>(perm1->size()) &&
+                       (*perm1)[static_cast<size_t>(j)] == static_cast<int64_t>(i);
+        }
+        if (identity)
+            eraseMatch(c, "pointless_permute_pair", id, *base, {*arg});
+    }
+}
+
+// A contiguous tensor's metadata.
+TensorMeta contiguousMeta(DType dtype, std::vector<SymInt> sizes, const Device& device) {
+    TensorMeta m;
+    m.dtype = dtype;
+    m.device = device;
+    m.strides.resize(sizes.size());
+    int64_t stride = 1;
+    for (size_t i = sizes.size(); i-- > 0;) {
+        m.strides[i] = SymInt{stride, {}};
+        stride *= std::max<int64_t>(sizes[i].value, 1);
+    }
+    m.sizes = std::move(sizes);
+    return m;
+}
+
+Node callNode(std::string_view target, std::vector<Value> args,
+              std::vector<std::pair<std::string, Value>> kwargs, TensorMeta out, const NodeMeta& meta) {
+    Node n;
+    n.op = NodeOp::CallFunction;
+    n.target = Target::parseFunction(target);
+    n.args = std::move(args);
+    n.kwargs = std::move(kwargs);
+    n.outputKind = OutputKind::Tensor;
+    n.outputs = {std::move(out)};
+    n.meta = meta;
+    return n;
+}
+
+// joint_graph.scatter_upon_const_tensor: scatter(full(shape, background), dim, selector, val) with a
+// selector of size 1 along dim becomes where(selector.expand(shape) == iota(shape[dim]).view(...), val,
+// background).
+void scatterUponConstTensor(PassContext& c, NodeId id) {
+    WorkGraph& g = c.g;
+    const Node scatter = g.node(id);
+    const auto fullId = nodeArg(scatter, 0);
+    const auto selectorId = nodeArg(scatter, 2);
+    if (!fullId || !selectorId || scatter.args.size() < 4 || !onlyReader(g, *fullId, id))
+        return;
+    const Node& full = g.node(*fullId);
+    if (!isAten(full, "full") || full.args.size() < 2)
+        return;
+    const TensorMeta* out = scatter.tensor();
+    const TensorMeta* selector = g.node(*selectorId).tensor();
+    const auto shape = intList(&full.args[0]);
+    if (!out || !selector || !shape || scatter.args[1].kind() != ValueKind::Int)
+        return;
+    int64_t dim = scatter.args[1].asInt();
+    const int64_t rank = static_cast<int64_t>(shape->size());
+    if (dim < 0)
+        dim += rank;
+    if (dim < 0 || dim >= rank || static_cast<int64_t>(selector->sizes.size()) != rank)
+        return;
+    for (int64_t i = 0; i < rank; ++i) {
+        const SymInt& s = selector->sizes[static_cast<size_t>(i)];
+        if (s.isSymbolic())
+            return;
+        if (i == dim ? s.value != 1 : s.value < (*shape)[static_cast<size_t>(i)])
+            return;
+    }
+    const Value& background = full.args[1];
+    const Value& val = scatter.args[3];
+    auto isNumber = [](const Value& v) {
+        return v.kind() == ValueKind::Int || v.kind() == ValueKind::Float || v.kind() == ValueKind::Bool;
+    };
+    if (!isNumber(background) || !isNumber(val))
+        return;
+    // torch.where on two Python scalars: the default float dtype if either is a float, else int64.
+    const DType whereType = background.kind() == ValueKind::Float || val.kind() == ValueKind::Float
+                                ? DType::Float32
+                                : DType::Int64;
+    if (whereType != out->dtype) {
+        c.report.notReplayed.push_back("scatter_upon_const_tensor: " + describe(scatter) +
+                                       " needs a dtype conversion after the where, which is not replayed");
+        return;
+    }
+    const Device& device = selector->device;
+    const Value deviceValue = Value::device(device.type, device.index);
+    const int64_t length = (*shape)[static_cast<size_t>(dim)];
+    std::vector<SymInt> shapeSizes;
+    std::vector<Value> viewShape;
+    std::vector<SymInt> viewSizes;
+    for (int64_t i = 0; i < rank; ++i) {
+        const int64_t d = (*shape)[static_cast<size_t>(i)];
+        shapeSizes.push_back(SymInt{d, {}});
+        viewShape.push_back(Value::integer(i == dim ? length : 1));
+        viewSizes.push_back(SymInt{i == dim ? length : 1, {}});
+    }
+    const NodeMeta& meta = scatter.meta;
+    const NodeId iota = g.insert(callNode("torch.ops.prims.iota.default", {Value::integer(length)},
+                                          {{"start", Value::integer(0)},
+                                           {"step", Value::integer(1)},
+                                           {"dtype", Value::dtype(DType::Int64)},
+                                           {"device", deviceValue},
+                                           {"requires_grad", Value::boolean(false)}},
+                                          contiguousMeta(DType::Int64, {SymInt{length, {}}}, device), meta),
+                                 id, false);
+    const NodeId view =
+        g.insert(callNode("torch.ops.aten.view.default", {Value::nodeRef(iota), Value::list(viewShape)}, {},
+                          contiguousMeta(DType::Int64, viewSizes, device), meta),
+                 id, false);
+    TensorMeta expanded = *selector;
+    expanded.sizes = shapeSizes;
+    const NodeId expand = g.insert(callNode("torch.ops.aten.expand.default",
+                                            {Value::nodeRef(*selectorId), full.args[0]}, {}, expanded, meta),
+                                   id, false);
+    const NodeId eq =
+        g.insert(callNode("torch.ops.aten.eq.Tensor", {Value::nodeRef(expand), Value::nodeRef(view)}, {},
+                          contiguousMeta(DType::Bool, shapeSizes, device), meta),
+                 id, false);
+    auto scalar = [&](const Value& v) {
+        return g.insert(callNode("torch.ops.aten.scalar_tensor.default", {v},
+                                 {{"dtype", Value::dtype(whereType)},
+                                  {"layout", Value::layout("strided")},
+                                  {"device", deviceValue}},
+                                 contiguousMeta(whereType, {}, device), meta),
+                        id, false);
+    };
+    const NodeId other = scalar(background);
+    const NodeId self = scalar(val);
+    const NodeId where = g.insert(callNode("torch.ops.aten.where.self",
+                                           {Value::nodeRef(eq), Value::nodeRef(self), Value::nodeRef(other)},
+                                           {}, contiguousMeta(whereType, shapeSizes, device), meta),
+                                  id, false);
+    PassChange& change = c.change("scatter_upon_const_tensor");
+    for (NodeId added : {iota, view, expand, eq, other, self})
+        change.added.push_back(g.node(added).name);
+    change.replaced.emplace_back(scatter.name, g.node(where).name);
+    g.replaceAllUses(id, where);
+    g.erase(id);
+    if (g.users(*fullId).empty()) {
+        change.removed.push_back(full.name);
+        g.erase(*fullId);
+    }
+}
+
+// joint_graph.pointless_convert: convert(convert(x, d1), d2) over floating dtypes, d1 no narrower than d2,
+// becomes convert(x, d2) (emulate_precision_casts off, its default).
+void pointlessConvert(PassContext& c, NodeId id) {
+    WorkGraph& g = c.g;
+    const Node outer = g.node(id);
+    const auto innerId = nodeArg(outer, 0);
+    if (!innerId || !isPrims(g.node(*innerId), "convert_element_type") || !onlyReader(g, *innerId, id))
+        return;
+    const Node& inner = g.node(*innerId);
+    const auto argId = nodeArg(inner, 0);
+    const TensorMeta* arg = argId ? g.node(*argId).tensor() : nullptr;
+    if (!arg || inner.args.size() < 2 || outer.args.size() < 2 || inner.args[1].kind() != ValueKind::DType ||
+        outer.args[1].kind() != ValueKind::DType)
+        return;
+    auto allowed = [](DType d) {
+        return d == DType::Float16 || d == DType::BFloat16 || d == DType::Float32 || d == DType::Float64;
+    };
+    const DType d1 = inner.args[1].asDType(), d2 = outer.args[1].asDType();
+    if (!allowed(arg->dtype) || !allowed(d1) || !allowed(d2) || itemSize(d1) < itemSize(d2))
+        return;
+    Node repl = outer;
+    repl.args = {Value::nodeRef(*argId), outer.args[1]};
+    const NodeId replId = g.insert(std::move(repl), id, /*after=*/false);
+    PassChange& change = c.change("pointless_convert");
+    change.replaced.emplace_back(outer.name, g.node(replId).name);
+    g.replaceAllUses(id, replId);
+    g.erase(id);
+    if (g.users(*innerId).empty()) {
+        change.removed.push_back(inner.name);
+        g.erase(*innerId);
+    }
+}
+
+// pass_patterns: what jointscope replays (pointless_convert) and what it only recognises.
+void passPatterns(PassContext& c) {
+    WorkGraph& g = c.g;
+    const std::vector<NodeId> order = g.liveOrder();
+    for (auto it = order.rbegin(); it != order.rend(); ++it) {
+        const NodeId id = *it;
+        if (g.erased(id))
+            continue;
+        const Node& n = g.node(id);
+        if (isPrims(n, "convert_element_type")) {
+            pointlessConvert(c, id);
+            continue;
+        }
+        if (isAten(n, "scatter", "value"))
+            scatterUponConstTensor(c, id);
+    }
+}
+
+// ---- replace_random (torch/_inductor/fx_passes/replace_random.py) ----
+
+std::optional<std::pair<std::string, int64_t>> deviceOf(const Node& n) {
+    for (const auto& [k, v] : n.kwargs)
+        if (k == "device" && v.kind() == ValueKind::Device)
+            return std::pair(v.text(), v.deviceIndex());
+    if (const TensorMeta* t = n.tensor(); t && !t->device.type.empty())
+        return std::pair(t->device.type, t->device.index);
+    return std::pair(std::string("cpu"), int64_t(-1));
+}
+
+void replaceRandom(PassContext& c) {
+    WorkGraph& g = c.g;
+    std::vector<NodeId> candidates;
+    for (NodeId id : g.liveOrder()) {
+        const Node& n = g.node(id);
+        if (isAten(n, "rand") || isAten(n, "randn"))
+            candidates.push_back(id);
+    }
+    std::vector<NodeId> seeds;
+    for (auto it = candidates.rbegin(); it != candidates.rend(); ++it) {
+        const NodeId id = *it;
+        const Node n = g.node(id);
+        bool skip = n.target.overload != "default" && n.target.overload != "generator";
+        const TensorMeta* t = n.tensor();
+        std::optional<DType> dtype;
+        for (const auto& [k, v] : n.kwargs) {
+            if (k == "generator" && !v.isNone())
+                skip = true;
+            if (k == "pin_memory" && v.kind() == ValueKind::Bool && v.asBool())
+                skip = true;
+            if (k == "dtype" && v.kind() == ValueKind::DType)
+                dtype = v.asDType();
+        }
+        if (skip || !t || n.args.empty())
+            continue;
+        if (dtype && *dtype != DType::Float32) {
+            c.report.notReplayed.push_back("replace_random: " + describe(n) +
+                                           " draws a non-float32 dtype (its conversion is not replayed)");
+            continue;
+        }
+        const auto device = deviceOf(n);
+        Node seed;
+        seed.op = NodeOp::CallFunction;
+        seed.target = Target::parseFunction("torch.ops.prims.inductor_seed.default");
+        seed.args = {Value::device(device->first, device->second)};
+        seed.outputKind = OutputKind::Tensor;
+        TensorMeta seedMeta;
+        seedMeta.dtype = DType::Int64;
+        seedMeta.device = t->device;
+        seed.outputs = {seedMeta};
+        seed.meta = n.meta;
+        const NodeId seedId = g.insert(std::move(seed), id, /*after=*/false);
+        Node random;
+        random.op = NodeOp::CallFunction;
+        random.target = Target::parseFunction("torch.ops.prims.inductor_random.default");
+        random.args = {n.args[0], Value::nodeRef(seedId), Value::string(n.target.op)};
+        random.outputKind = OutputKind::Tensor;
+        random.outputs = n.outputs;
+        random.meta = n.meta;
+        const NodeId randomId = g.insert(std::move(random), id, /*after=*/false);
+        c.change("replace_random").replaced.emplace_back(n.name, g.node(randomId).name);
+        g.replaceAllUses(id, randomId);
+        g.erase(id);
+        seeds.push_back(seedId);
+    }
+    if (seeds.empty())
+        return;
+    // fuse_seed_creation_pass: one inductor_seeds per device, looked up by index, in graph order.
+    std::map<std::pair<std::string, int64_t>, std::vector<NodeId>> byDevice;
+    std::vector<std::pair<std::string, int64_t>> deviceOrder;
+    for (NodeId id : g.liveOrder()) {
+        const Node& n = g.node(id);
+        if (!isPrims(n, "inductor_seed"))
+            continue;
+        const auto key = std::pair(n.args[0].text(), n.args[0].deviceIndex());
+        if (!byDevice.count(key))
+            deviceOrder.push_back(key);
+        byDevice[key].push_back(id);
+    }
+    for (const auto& key : deviceOrder) {
+        const std::vector<NodeId>& list = byDevice[key];
+        Node combined;
+        combined.op = NodeOp::CallFunction;
+        combined.target = Target::parseFunction("torch.ops.prims.inductor_seeds.default");
+        combined.args = {Value::integer(static_cast<int64_t>(list.size())),
+                         Value::device(key.first, key.second)};
+        combined.outputKind = OutputKind::Tensor;
+        TensorMeta m = g.node(list[0]).outputs.empty() ? TensorMeta{} : g.node(list[0]).outputs[0];
+        m.sizes = {SymInt{static_cast<int64_t>(list.size()), {}}};
+        m.strides = {SymInt{1, {}}};
+        combined.outputs = {m};
+        combined.meta = g.node(list[0]).meta;
+        const NodeId seedsId = g.insert(std::move(combined), list[0], /*after=*/false);
+        c.change("replace_random").added.push_back(g.node(seedsId).name);
+        for (size_t i = 0; i < list.size(); ++i) {
+            Node lookup;
+            lookup.op = NodeOp::CallFunction;
+            lookup.target = Target::parseFunction("torch.ops.prims.inductor_lookup_seed.default");
+            lookup.args = {Value::nodeRef(seedsId), Value::integer(static_cast<int64_t>(i))};
+            lookup.outputKind = OutputKind::Tensor;
+            lookup.outputs = g.node(list[i]).outputs;
+            lookup.meta = g.node(list[i]).meta;
+            const NodeId lookupId = g.insert(std::move(lookup), list[i], /*after=*/false);
+            c.change("replace_random").added.push_back(g.node(lookupId).name);
+            g.replaceAllUses(list[i], lookupId);
+            g.erase(list[i]);
+        }
+    }
+}
+
+} // namespace
+
+JointPassReport replayJointGraphPasses(Graph& joint, const Ruleset& rules, const JointPassOptions& options) {
+    JointPassReport report;
+    const Graph original = joint;
+    WorkGraph work(joint);
+    PassContext c{work, rules, original, report};
+    // joint_graph_passes, in torch's order (canonicalize_aten_ir_passes only rewrites quantization HOPs).
+    removeNoopOps(c);
+    if (options.constantFolding) {
+        UniformFolder folder(c);
+        folder.run();
+        removeNoOps(c, folder.zeros, folder.ones);
+    }
+    if (options.patternMatcher) {
+        earlyPatterns(c);
+        passPatterns(c);
+    }
+    if (!options.fallbackRandom)
+        replaceRandom(c);
+    if (report.changed())
+        work.writeBack(joint);
+    return report;
+}
+
+} // namespace jointscope::partition

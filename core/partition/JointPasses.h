@@ -1,0 +1,46 @@
+// inductor's joint-graph passes, replayed: the graph torch's partition_fn hands to
+// min_cut_rematerialization_partition is not the aot_joint_graph a TORCH_TRACE log records. inductor's
+// partition_fn first runs _recursive_joint_graph_passes (torch/_inductor/fx_passes/joint_graph.py:
+// joint_graph_passes), which removes no-op ops, folds uniform constants into `full` nodes, drops pointless
+// view / permute pairs and replaces random ops with inductor's seeded ones. This stage does the same, in
+// torch's order, and says what each pass changed and which it could not replay.
+#pragma once
+
+#include "graph/Graph.h"
+#include "ops/Ruleset.h"
+
+#include <string>
+#include <utility>
+#include <vector>
+
+namespace jointscope::partition {
+
+// The torch._inductor.config switches joint_graph_passes reads.
+struct JointPassOptions {
+    bool patternMatcher = true;  // pattern_matcher
+    bool constantFolding = true; // joint_graph_constant_folding
+    bool fallbackRandom = false; // fallback_random: random ops stay aten ops
+};
+
+// What one pass changed, in node names.
+struct PassChange {
+    std::string
+        pass; // torch's name: "remove_noop_ops", "constant_fold_uniform_value", "pointless_permute_pair"
+    std::vector<std::string> removed;                          // erased; their readers read another node
+    std::vector<std::pair<std::string, std::string>> replaced; // (old, new node torch made in its place)
+    std::vector<std::string> added;                            // new nodes that replace no single node
+};
+
+struct JointPassReport {
+    std::vector<PassChange> changes; // the passes that changed something, in the order torch runs them
+    // Passes torch would have applied here that this replay does not: "pass: node (op): why".
+    std::vector<std::string> notReplayed;
+    bool changed() const { return !changes.empty(); }
+};
+
+// Rewrites `joint` as joint_graph_passes does. Node names follow torch.fx's namespace (a new node is named
+// after its target, "full_default", "inductor_random_default_1"), so names in torch's forward / backward
+// match. The graph's HOP bodies are left alone (torch runs the passes on them when it partitions them).
+JointPassReport replayJointGraphPasses(Graph& joint, const Ruleset& rules, const JointPassOptions& options);
+
+} // namespace jointscope::partition

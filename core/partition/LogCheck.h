@@ -1,0 +1,57 @@
+// `check`: for every compile of a TORCH_TRACE log that holds torch's joint graph and the forward / backward
+// torch partitioned it into, partition the joint graph again under the configuration the log records and say
+// whether the decision is torch's: the saved tensors in torch's order and the saved symbols.
+#pragma once
+
+#include "io/CompileConfig.h"
+#include "io/GraphFile.h"
+#include "partition/CompileSettings.h"
+#include "partition/JointPasses.h"
+
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace jointscope::partition {
+
+// The graphs AOTAutograd logged for one compile (indices into the file's graphs).
+struct CompileGraphs {
+    std::string compileId; // as the log writes it ("0/0")
+    std::string label;     // "0/0", or "0/0 #2" when torch._dynamo.reset() restarted the counter
+    std::optional<size_t> joint, forward, backward;
+    // jointscope_torch's capture of the graph the partitioner received (after inductor's joint passes)
+    std::optional<size_t> partitionerInput;
+};
+// One group per compile, in log order.
+std::vector<CompileGraphs> groupCompiles(const GraphFile& file);
+
+enum class CheckStatus { Identical, Differs, Error, Skipped };
+std::string_view checkStatusName(CheckStatus status);
+
+struct NodeSetDiff {
+    size_t torchNodes = 0;
+    std::vector<std::string> onlyOurs, onlyTorch;
+};
+
+struct CompileCheck {
+    std::string label;
+    CheckStatus status = CheckStatus::Skipped;
+    std::string message; // the error, or why the compile was skipped
+    std::string ruleset, rulesetChoice;
+    std::string graphSource; // "aot_joint_graph" or "jointscope_partitioner_input"
+    CompileSettings settings;
+    JointPassReport passes;
+    std::vector<std::string> ours, torch, oursSym, torchSym;
+    std::optional<NodeSetDiff> forward, backward;
+    std::string escalation;
+};
+
+struct CheckRequest {
+    std::string ruleset = "auto";
+    SettingsOverrides overrides;
+};
+
+CompileCheck checkCompile(const GraphFile& file, const CompileGraphs& graphs,
+                          const std::vector<CompileConfig>& configs, const CheckRequest& request);
+
+} // namespace jointscope::partition

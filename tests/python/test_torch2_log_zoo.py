@@ -1,0 +1,135 @@
+"""The log zoo (issue 28): TORCH_TRACE logs captured live under torch 2.x, every compile reproduced by `check`.
+
+What a compiler engineer has is a TORCH_TRACE log of a real run, mostly under inductor. Here the torch 2 zoo's models
+(plain, MoE, batch norm, dropout + cross-entropy, full and selective activation checkpointing, dynamic batch and
+sequence, nested_compile_region, LLaMA-3) are compiled with torch.compile in child processes with TORCH_TRACE set,
+one log per (backend, memory budget): inductor with no budget, 0.5 and 0.1, aot_eager with no budget and 0.5. Their
+forward and backward run once. `jointscope-cli check LOG --json` is then run with no flag at all: it must read what
+torch ran with from the log (backend, budget, inductor's joint-graph passes, static inputs, symbol hints) and find
+torch's saved list for every compile.
+
+Run with the torch 2 venv, PYTHONPATH=python:tests/python and JOINTSCOPE_CLI. A missing torch 2 or CLI fails, and a
+compile that is not reproduced fails with its JSON report. JOINTSCOPE_BUILD_DIR keeps the logs in
+<build>/log-zoo/<config>/ for a look afterwards.
+"""
+
+import glob
+import json
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+import unittest
+
+from clitool import require_torch2  # noqa: E402
+
+torch = require_torch2("test_torch2_log_zoo")
+
+from clitool import cli_path
+
+MODELS = ("mlp", "gpt_block_sdpa", "gpt_block_eager_attention", "llama3_block", "moe_topk", "convnet_bn_train",
+          "tiny_lm_dropout_ce", "gpt_stack_ac", "gpt_stack_ac_dropout", "sac_save_matmuls", "sac_must_recompute",
+          "dynamic_mlp_batch", "dynamic_gpt_seq", "nested_compile_region")
+# (name, backend, activation_memory_budget or None)
+CONFIGS = (("inductor", "inductor", None), ("inductor_budget05", "inductor", 0.5),
+           ("inductor_budget01", "inductor", 0.1), ("aot_eager", "aot_eager", None),
+           ("aot_eager_budget05", "aot_eager", 0.5))
+# Fewer models at the low budget: every compile still takes inductor's full pipeline.
+LOW_BUDGET_MODELS = ("gpt_block_sdpa", "llama3_block", "gpt_stack_ac", "sac_save_matmuls", "dynamic_gpt_seq")
+
+CHILD = r"""
+import json, sys, traceback
+import torch
+from jointscope_torch.models import torch2_zoo_builders
+backend, budget = sys.argv[1], sys.argv[2]
+builders = torch2_zoo_builders()
+for name in sys.argv[3:]:
+    try:
+        model, args, options = builders[name]()
+        torch._dynamo.reset()
+        for index, dims in (options.get("dynamic") or {}).items():
+            torch._dynamo.mark_dynamic(args[int(index)], dims)
+        patch = {"activation_memory_budget": 1.0 if budget == "none" else float(budget)}
+        with torch._functorch.config.patch(**patch):
+            compiled = torch.compile(model, backend=backend, fullgraph=True)
+            out = compiled(*args)
+            out = out if isinstance(out, (tuple, list)) else (out,)
+            sum(o.float().sum() for o in out if isinstance(o, torch.Tensor) and o.requires_grad).backward()
+        print(json.dumps({"case": name, "ok": True}), flush=True)
+    except Exception as e:
+        print(json.dumps({"case": name, "ok": False, "error": "%s: %s" % (type(e).__name__, e)}), flush=True)
+        traceback.print_exc()
+"""
+
+
+def models_of(config):
+    return LOW_BUDGET_MODELS if config[2] == 0.1 else MODELS
+
+
+class LogZoo(unittest.TestCase):
+    @classmethod
+    def setUpClass(cls):
+        cli_path()
+        base = os.environ.get("JOINTSCOPE_BUILD_DIR")
+        cls.tmp = None if base else tempfile.TemporaryDirectory()
+        root = os.path.join(base, "log-zoo") if base else cls.tmp.name
+        cls.results = {}
+        for config in CONFIGS:
+            name, backend, budget = config
+            directory = os.path.join(root, name)
+            shutil.rmtree(directory, ignore_errors=True)
+            os.makedirs(directory)
+            env = dict(os.environ, TORCH_TRACE=directory, TORCHINDUCTOR_CACHE_DIR=os.path.join(directory, "cache"))
+            start = time.time()
+            proc = subprocess.run([sys.executable, "-c", CHILD, backend, "none" if budget is None else str(budget),
+                                   *models_of(config)], env=env, capture_output=True, text=True, timeout=1800)
+            captured = [json.loads(line) for line in proc.stdout.splitlines() if line.startswith("{")]
+            logs = glob.glob(os.path.join(directory, "*.log"))
+            report, check_stderr = None, ""
+            if len(logs) == 1:
+                check = subprocess.run([cli_path(), "check", logs[0], "--json"], capture_output=True, text=True,
+                                       timeout=600)
+                check_stderr = check.stderr
+                report = json.loads(check.stdout) if check.stdout.strip() else None
+            cls.results[name] = dict(captured=captured, logs=logs, report=report, capture_stderr=proc.stderr[-3000:],
+                                     check_stderr=check_stderr, seconds=time.time() - start)
+            print("%s: %d cases captured in %.0f s" % (name, len(captured), time.time() - start), flush=True)
+
+    @classmethod
+    def tearDownClass(cls):
+        if cls.tmp:
+            cls.tmp.cleanup()
+
+    def test_zoo_holds_forty_compiles(self):
+        total = sum(len([c for c in r["captured"] if c["ok"]]) for r in self.results.values())
+        self.assertGreaterEqual(total, 40)
+
+    def test_every_case_compiles(self):
+        for name, r in self.results.items():
+            for c in r["captured"]:
+                with self.subTest(config=name, case=c["case"]):
+                    self.assertTrue(c["ok"], c.get("error", "") + "\n" + r["capture_stderr"])
+
+    def test_every_compile_is_torchs_decision(self):
+        for config in CONFIGS:
+            r = self.results[config[0]]
+            with self.subTest(config=config[0]):
+                self.assertEqual(len(r["logs"]), 1, r["capture_stderr"])
+                self.assertIsNotNone(r["report"], r["check_stderr"])
+                checked = [c for c in r["report"]["compiles"] if c["status"] != "skipped"]
+                compiled = [c for c in r["captured"] if c["ok"]]
+                # one compile per model (fullgraph; nested_compile_region's body is partitioned inside it)
+                self.assertGreaterEqual(len(checked), len(compiled))
+            for c in (r["report"] or {}).get("compiles", []):
+                with self.subTest(config=config[0], compile_id=c["compile_id"]):
+                    if c["status"] == "skipped":
+                        continue
+                    self.assertEqual(c["status"], "identical", json.dumps(c, indent=1)[:4000])
+                    self.assertEqual(c.get("not_followed", []), [], json.dumps(c, indent=1)[:2000])
+
+
+if __name__ == "__main__":
+    result = unittest.main(exit=False, verbosity=2).result
+    sys.exit(0 if result.wasSuccessful() and result.testsRun > 0 and not result.skipped else 1)

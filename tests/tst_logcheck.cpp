@@ -1,0 +1,99 @@
+// `check` on a TORCH_TRACE log torch 2.15 wrote under inductor
+// (tests/data/torch2/dyn_gpt_inductor_budget05_trace.log, trimmed to the records `check` reads): a GPT block
+// whose batch was marked dynamic (4), compiled with backend="inductor" and
+// torch._functorch.config.activation_memory_budget = 0.5. What the capture set is the expected configuration;
+// the forward torch logged is the expected decision.
+#include "io/CompileConfig.h"
+#include "partition/LogCheck.h"
+#include "testutil.h"
+
+#include <QtTest>
+
+using namespace jointscope;
+using namespace jointscope::partition;
+
+namespace {
+
+const std::string kLog = "tests/data/torch2/dyn_gpt_inductor_budget05_trace.log";
+
+} // namespace
+
+class TestLogCheck : public QObject {
+    Q_OBJECT
+
+private slots:
+    void configIsReadFromTheLog() {
+        const std::vector<CompileConfig> configs = scanCompileConfigsFile(test::sourcePath(kLog));
+        QCOMPARE(configs.size(), size_t(1));
+        const CompileConfig& c = configs[0];
+        QCOMPARE(c.compileId, std::string("0/0"));
+        QVERIFY(c.fromMetrics);
+        QCOMPARE(c.torchVersion, std::string("2.15.0+cu132"));
+        QVERIFY(c.jointGraphPassesRan); // inductor's partition_fn ran them
+        QCOMPARE(c.functorch.activationMemoryBudget.value_or(-1), 0.5);
+        QCOMPARE(c.functorch.budgetSolver.value_or(""), std::string("dp"));
+        QCOMPARE(c.functorch.budgetEstimator.value_or(""), std::string("flops"));
+        QCOMPARE(c.inductor.patternMatcher.value_or(false), true);
+        QVERIFY(!c.inductor.customPostPass);
+        // the dynamic batch: one backed symbol, created from the example's batch of 4
+        QCOMPARE(c.symbolHints.size(), size_t(1));
+        QCOMPARE(c.symbolHints[0].second, int64_t(4));
+    }
+
+    // No flags: torch's decision, which needs the budget, the joint passes and the symbol's hint from the
+    // log.
+    void checkReproducesTorchWithNoFlags() {
+        Expected<GraphFile> file = GraphFile::open(test::sourcePath(kLog));
+        QVERIFY(file);
+        const std::vector<CompileGraphs> compiles = groupCompiles(*file);
+        QCOMPARE(compiles.size(), size_t(1));
+        const CompileCheck c =
+            checkCompile(*file, compiles[0], scanCompileConfigsFile(test::sourcePath(kLog)), CheckRequest{});
+        QCOMPARE(std::string(checkStatusName(c.status)), std::string("identical"));
+        QCOMPARE(c.ours, c.torch);
+        QCOMPARE(c.torch.size(), size_t(18));
+        QVERIFY(c.settings.replayJointPasses);
+        QVERIFY(c.passes.changed());
+        QVERIFY(c.passes.notReplayed.empty());
+        QCOMPARE(c.settings.options.memoryBudget.value_or(-1), 0.5);
+    }
+
+    // Each of the three is needed: without it the decision is not torch's.
+    void eachLogFactMatters_data() {
+        QTest::addColumn<bool>("passes");
+        QTest::addColumn<bool>("budget");
+        QTest::newRow("joint passes not replayed") << false << true;
+        QTest::newRow("budget overridden to 1") << true << false;
+    }
+    void eachLogFactMatters() {
+        QFETCH(bool, passes);
+        QFETCH(bool, budget);
+        Expected<GraphFile> file = GraphFile::open(test::sourcePath(kLog));
+        QVERIFY(file);
+        CheckRequest request;
+        if (!passes)
+            request.overrides.replayJointPasses = false;
+        if (!budget)
+            request.overrides.memoryBudget = 1.0;
+        const CompileCheck c = checkCompile(*file, groupCompiles(*file)[0],
+                                            scanCompileConfigsFile(test::sourcePath(kLog)), request);
+        QCOMPARE(std::string(checkStatusName(c.status)), std::string("differs"));
+        // and the override is said
+        bool said = false;
+        for (const std::string& note : c.settings.notes)
+            said = said || note.find("overrides") != std::string::npos;
+        QVERIFY(said);
+    }
+
+    void symbolHintsMatter() {
+        Expected<GraphFile> file = GraphFile::open(test::sourcePath(kLog));
+        QVERIFY(file);
+        std::vector<CompileConfig> configs = scanCompileConfigsFile(test::sourcePath(kLog));
+        configs[0].symbolHints.clear();
+        const CompileCheck c = checkCompile(*file, groupCompiles(*file)[0], configs, CheckRequest{});
+        QCOMPARE(std::string(checkStatusName(c.status)), std::string("differs"));
+    }
+};
+
+QTEST_GUILESS_MAIN(TestLogCheck)
+#include "tst_logcheck.moc"

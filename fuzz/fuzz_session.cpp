@@ -7,6 +7,7 @@
 
 #include <cstdio>
 #include <cstdlib>
+#include <filesystem>
 #include <fstream>
 #include <string>
 #include <unistd.h>
@@ -38,9 +39,8 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     // The same bytes as a file: graph.path "self.jointscope" (or anything that resolves to this file) names
     // a session, which readSession refuses.
     static const std::string dir = [] {
-        std::string d = "/tmp/fuzz-session-" + std::to_string(getpid());
-        std::string mk = d;
-        ::mkdir(mk.c_str(), 0700);
+        const std::string d = "/tmp/fuzz-session-" + std::to_string(getpid());
+        std::filesystem::create_directories(d);
         return d;
     }();
     const std::string path = dir + "/self.jointscope";

@@ -5,6 +5,7 @@
 
 #include "PartitionDocument.h"
 #include "io/GraphFile.h"
+#include "partition/CompileSettings.h"
 #include "partition/Partitioner.h"
 
 #include <QSignalSpy>
@@ -314,6 +315,53 @@ private slots:
         QVERIFY2(error.contains(path + QStringLiteral(":1:34:")) &&
                      error.contains(QStringLiteral("version 2")),
                  qPrintable(error));
+    }
+
+    // A joint graph from an inductor TORCH_TRACE log (captured live, torch 2.15, activation_memory_budget
+    // 0.5) is partitioned as torch ran it: the budget comes from the log, inductor's joint-graph passes are
+    // replayed and listed, and the saved list is the one torch's forward returns (read here from the log's
+    // aot_forward_graph: its outputs after the joint graph's forward outputs).
+    void loggedCompileIsPartitionedAsTorchRanIt() {
+        const std::string log = test::sourcePath("tests/data/torch2/dyn_gpt_inductor_budget05_trace.log");
+        Expected<GraphFile> file = GraphFile::open(log);
+        QVERIFY(bool(file));
+        Expected<Graph> joint = file->load(0);
+        Expected<Graph> forward = file->load(1);
+        QVERIFY(joint && forward);
+        QCOMPARE(file->graphs()[1].kind, std::string("aot_forward_graph"));
+        std::vector<std::string> torchSaved;
+        const std::vector<const Value*> leaves = forward->outputLeaves();
+        for (size_t i = size_t(joint->numFwdOutputs.value_or(0)); i < leaves.size(); ++i)
+            if (leaves[i]->kind() == ValueKind::NodeRef)
+                torchSaved.push_back(forward->node(leaves[i]->asNode()).name);
+        QVERIFY(!torchSaved.empty());
+
+        auto graph = std::make_shared<const Graph>(joint.take());
+        std::optional<CompileConfig> logged = partition::loggedConfigFor(*file, 0);
+        QVERIFY(logged);
+        PartitionDocument doc;
+        QSignalSpy finished(&doc, &PartitionDocument::finished);
+        QSignalSpy failed(&doc, &PartitionDocument::failed);
+        doc.setGraph(graph, QString::fromStdString(log), 0, logged);
+        QCOMPARE(doc.options().memoryBudget, 0.5); // from the log, not the default 1.0
+        doc.solve();
+        QVERIFY(waitSolved(doc, finished, failed));
+        const auto r = doc.result();
+        QVERIFY(r->logged);
+        QVERIFY(r->logged->settings.replayJointPasses);
+        QVERIFY(r->logged->passes.changed());
+        QCOMPARE(savedNames(*r), torchSaved);
+
+        // The same graph without the log's facts: another decision (the GUI showed that before).
+        PartitionDocument plain;
+        QSignalSpy plainFinished(&plain, &PartitionDocument::finished);
+        QSignalSpy plainFailed(&plain, &PartitionDocument::failed);
+        plain.setGraph(graph, QString::fromStdString(log), 0);
+        EngineOptions options = plain.options();
+        options.memoryBudget = 0.5;
+        plain.setOptions(options);
+        QVERIFY(waitSolved(plain, plainFinished, plainFailed));
+        QVERIFY(savedNames(*plain.result()) != torchSaved);
     }
 };
 

@@ -43,6 +43,18 @@ std::string sessionNaming(const std::string& graphPath) {
         .dump();
 }
 
+// Opens `path` as File › Open Session does and waits (up to `ms`) for the answer: applied or not.
+bool openSessionAndWait(MainWindow& window, const QString& path, int ms = 10000) {
+    bool done = false, applied = false;
+    window.sessionController()->open(path, [&](bool ok) {
+        done = true;
+        applied = ok;
+    });
+    if (!QTest::qWaitFor([&] { return done; }, ms))
+        qFatal("the session %s was not opened within %d ms", qPrintable(path), ms);
+    return applied;
+}
+
 } // namespace
 
 class TestGuiSession : public QObject {
@@ -56,13 +68,7 @@ private slots:
         const QString self =
             writeText(dir, QStringLiteral("self.jointscope"), sessionNaming("self.jointscope"));
         MainWindow window(false);
-        bool done = false, applied = true;
-        window.sessionController()->open(self, [&](bool ok) {
-            done = true;
-            applied = ok;
-        });
-        QTRY_VERIFY_WITH_TIMEOUT(done, 10000);
-        QVERIFY(!applied);
+        QVERIFY(!openSessionAndWait(window, self));
         QVERIFY(!window.scene()->graph());
         // Located at graph.path: line 1, the "path" key after {"format":...,"graph":{ — counted below.
         const std::string text = sessionNaming("self.jointscope");
@@ -77,13 +83,7 @@ private slots:
         const QString a = writeText(dir, QStringLiteral("a.jointscope"), sessionNaming("b.jointscope"));
         writeText(dir, QStringLiteral("b.jointscope"), sessionNaming("a.jointscope"));
         MainWindow window(false);
-        bool done = false, applied = true;
-        window.sessionController()->open(a, [&](bool ok) {
-            done = true;
-            applied = ok;
-        });
-        QTRY_VERIFY_WITH_TIMEOUT(done, 10000);
-        QVERIFY(!applied);
+        QVERIFY(!openSessionAndWait(window, a));
         QVERIFY2(logText(window).contains(QStringLiteral("graph.path names the session")),
                  qPrintable(logText(window)));
         // Opened from the File menu's path (openFile), by content too: a session saved as .json.
@@ -107,13 +107,7 @@ private slots:
         session["sharding"]["mesh"] = {{"shape", {2}}, {"names", {"dp"}}};
         const QString path = writeText(dir, QStringLiteral("big.jointscope"), session.dump());
         MainWindow window(false);
-        bool done = false, applied = false;
-        window.sessionController()->open(path, [&](bool ok) {
-            done = true;
-            applied = ok;
-        });
-        QTRY_VERIFY_WITH_TIMEOUT(done, 30000);
-        QVERIFY(applied);
+        QVERIFY(openSessionAndWait(window, path, 30000));
         QCOMPARE(window.partitionDocument()->edits().size(), size_t(1));
         QCOMPARE(window.partitionDocument()->edits().at("gelu"), Policy::MustRecompute);
         const QString log = logText(window);

@@ -78,15 +78,22 @@ private slots:
             QAbstractItemModelTester tester(&m, QAbstractItemModelTester::FailureReportingMode::QtTest);
             m.setPartition(&shown, solve(shown, Strategy::MinCut), 0, nullptr, torchSaved);
             // Torch's saved count, and the bytes of those tensors counted from the graph's metadata.
-            uint64_t bytes = 0;
+            uint64_t bytes = 0, inputBytes = 0;
             for (const std::string& name : torchSaved) {
                 const auto id = shown.find(name);
                 QVERIFY2(id, name.c_str());
-                if (const TensorMeta* t = shown.node(*id).tensor())
+                if (const TensorMeta* t = shown.node(*id).tensor()) {
                     bytes += t->bytes().value_or(0);
+                    // torch 1.13 names inputs primals_N / tangents_N
+                    if (name.rfind("primals_", 0) == 0 || name.rfind("tangents_", 0) == 0)
+                        inputBytes += t->bytes().value_or(0);
+                }
             }
             QCOMPARE(m.summaryValue(QStringLiteral("Saved")),
                      QStringLiteral("%1 tensors, %2").arg(torchSaved.size()).arg(views::formatBytes(bytes)));
+            QCOMPARE(m.summaryValue(QStringLiteral("Saved activations")),
+                     views::formatBytes(bytes - inputBytes));
+            QCOMPARE(m.summaryValue(QStringLiteral("Saved inputs")), views::formatBytes(inputBytes));
             QCOMPARE(m.summaryValue(QStringLiteral("Torch's decision")), QStringLiteral("same saved set"));
             QVERIFY(m.sectionNodes(QStringLiteral("Torch saves, jointscope does not")).isEmpty());
             QVERIFY(m.sectionNodes(QStringLiteral("jointscope saves, torch does not")).isEmpty());
@@ -163,6 +170,33 @@ private slots:
         QVERIFY(m.rowCount() > 0);
         m.clear();
         QCOMPARE(m.rowCount(), 0);
+    }
+
+    // A logged compile: the log's settings and each joint-graph pass with the nodes it removed / replaced.
+    void loggedRunSections() {
+        const Graph g = loadJoint("mlp");
+        PartitionModel m;
+        partition::LoggedRun run;
+        run.settings.replayJointPasses = true;
+        run.settings.notes = {"activation_memory_budget 0.5 (log)"};
+        run.settings.unsupported = {"joint_custom_post_pass: a user pass"};
+        run.passes.changes.push_back({"remove_noop_ops", {"t"}, {}, {}});
+        run.passes.changes.push_back({"constant_fold_uniform_value", {}, {{"gelu", "full_default"}}, {}});
+        m.setLoggedRun(run);
+        m.setPartition(&g, solve(g, Strategy::MinCut), 0, nullptr, std::nullopt);
+        QVERIFY(m.sectionRow(QStringLiteral("Log settings")) >= 0);
+        const int passes = m.sectionRow(QStringLiteral("Joint-graph passes"));
+        QVERIFY(passes >= 0);
+        const QModelIndex section = m.index(passes, PartitionModel::ValueColumn);
+        QCOMPARE(section.data().toString(), QStringLiteral("2 passes changed 2 nodes"));
+        const QModelIndex first = m.index(0, PartitionModel::KeyColumn, m.index(passes, 0));
+        QCOMPARE(first.data().toString(), QStringLiteral("remove_noop_ops"));
+        const QModelIndex removed = m.index(0, PartitionModel::KeyColumn, first);
+        QCOMPARE(removed.data().toString(), QStringLiteral("t"));
+        QCOMPARE(removed.data(PartitionModel::NodeIdRole).toUInt(), *g.find("t")); // selectable on the canvas
+        const QModelIndex second = m.index(1, PartitionModel::KeyColumn, m.index(passes, 0));
+        const QModelIndex replaced = m.index(0, PartitionModel::ValueColumn, second);
+        QCOMPARE(replaced.data().toString(), QStringLiteral("replaced by full_default"));
     }
 };
 

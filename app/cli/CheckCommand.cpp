@@ -83,6 +83,7 @@ Json compileJson(const CompileCheck& c) {
                            {"not_replayed", namesJson(c.passes.notReplayed)}};
     out["saved"] = {{"ours", namesJson(c.ours)}, {"torch", namesJson(c.torch)}};
     out["saved_sym"] = {{"ours", namesJson(c.oursSym)}, {"torch", namesJson(c.torchSym)}};
+    out["rng_states"] = {{"ours", namesJson(c.oursRng)}, {"torch", namesJson(c.torchRng)}};
     auto graphJson = [](const NodeSetDiff& d) {
         return Json{{"nodes", d.torchNodes},
                     {"only_ours", namesJson(d.onlyOurs)},
@@ -132,6 +133,9 @@ void printCompile(const CompileCheck& c) {
     if (c.oursSym != c.torchSym)
         std::printf("  sym    ours:  %s\n  sym    torch: %s\n", joined(c.oursSym).c_str(),
                     joined(c.torchSym).c_str());
+    if (c.oursRng != c.torchRng)
+        std::printf("  rng    ours:  %s\n  rng    torch: %s\n", joined(c.oursRng).c_str(),
+                    joined(c.torchRng).c_str());
     for (const auto* graph : {&c.forward, &c.backward}) {
         if (!*graph)
             continue;

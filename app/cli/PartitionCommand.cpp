@@ -68,14 +68,13 @@ void applyLogSettings(const ParsedArgs& args, const CompileConfig* config, Engin
     overrides.memoryBudget = e.options.memoryBudget;
     if (args.has("--solver"))
         overrides.solver = e.options.solver;
-    CompileSettings settings = settingsFromLog(config, e.rules, overrides);
-    e.options.memoryBudget = settings.options.memoryBudget;
-    e.options.solver = settings.options.solver;
-    if (settings.replayJointPasses)
-        e.passes = replayJointGraphPasses(e.graph, e.rules, settings.passes);
-    for (const std::string& u : settings.unsupported)
+    LoggedRun run = prepareLoggedRun(e.graph, config, e.rules, overrides);
+    e.options.memoryBudget = run.settings.options.memoryBudget;
+    e.options.solver = run.settings.options.solver;
+    e.passes = std::move(run.passes);
+    for (const std::string& u : run.settings.unsupported)
         std::fprintf(stderr, "jointscope-cli: warning: not followed: %s\n", u.c_str());
-    e.logSettings = std::move(settings);
+    e.logSettings = std::move(run.settings);
 }
 
 // Fills `e` from the command line; returns kExitOk or a usage / input error code.
@@ -84,11 +83,9 @@ int setUpEngine(const Command& command, const ParsedArgs& args, EngineSetup& e) 
     FileFormat format = FileFormat::FxText;
     if (int code = loadJointGraph(command, args, e.graph, &entry, &format); code != kExitOk)
         return code;
-    const bool fromLog = format == FileFormat::TraceLog && entry.kind == "aot_joint_graph";
-    const std::vector<CompileConfig> configs =
-        fromLog ? scanCompileConfigsFile(entry.file.empty() ? args.positional[0] : entry.file)
-                : std::vector<CompileConfig>{};
-    const CompileConfig* config = fromLog ? findCompileConfig(configs, entry.compileId, entry.line) : nullptr;
+    const bool fromLog = isLoggedJointGraph(format, entry);
+    const std::optional<CompileConfig> logged = loggedConfigFor(format, args.positional[0], entry);
+    const CompileConfig* config = logged ? &*logged : nullptr;
     if (config)
         addLogGraphFacts(e.graph, *config);
     Expected<Ruleset> loaded = loadRulesetFor(args.valueOr("--ruleset", "auto"), e.graph, &e.choice);
@@ -209,10 +206,13 @@ int runPartition(const ParsedArgs& args) {
     std::printf("graph %s: %zu nodes after DCE/CSE (%zu dead, %zu merged), ruleset %s, %s\n",
                 p.graph.name.c_str(), p.graph.size(), p.deadNodes.size(), p.merged.size(), rules.name.c_str(),
                 std::string(escalationName(p.escalation)).c_str());
-    std::printf("saved %zu tensors (%llu bytes)%s, %zu sym; recomputed %zu; banned %zu; engine %.3f ms\n",
-                p.saved.size(), (unsigned long long)p.savedBytes,
-                p.cut ? (" cut value " + std::to_string(p.cut->cutValue)).c_str() : "", p.savedSym.size(),
-                p.recomputed.size(), p.cut ? p.cut->banned.size() : size_t(0), p.seconds * 1e3);
+    std::printf(
+        "saved %zu tensors (%llu bytes: %llu of activations, %llu of inputs)%s, %zu sym; recomputed %zu; "
+        "banned %zu; engine %.3f ms\n",
+        p.saved.size(), (unsigned long long)p.savedBytes, (unsigned long long)p.activationBytes,
+        (unsigned long long)(p.savedBytes - p.activationBytes),
+        p.cut ? (" cut value " + std::to_string(p.cut->cutValue)).c_str() : "", p.savedSym.size(),
+        p.recomputed.size(), p.cut ? p.cut->banned.size() : size_t(0), p.seconds * 1e3);
     std::printf("saved:");
     for (NodeId id : p.saved)
         std::printf(" %s", p.graph.node(id).name.c_str());
@@ -271,6 +271,7 @@ int runPareto(const ParsedArgs& args) {
             list.push_back({{"budget", pt.budget},
                             {"memory_ratio", pt.memoryRatio},
                             {"saved_bytes", pt.savedBytes},
+                            {"activation_bytes", pt.activationBytes},
                             {"saved", pt.savedCount},
                             {"recomputed", pt.recomputedCount},
                             {"recompute_cost", pt.recomputeCost},
@@ -280,12 +281,12 @@ int runPareto(const ParsedArgs& args) {
         return kExitOk;
     }
     std::printf("ruleset %s: %s\n", rules.name.c_str(), choice.reason.c_str());
-    std::printf("%8s %12s %14s %8s %10s %16s  %s\n", "budget", "mem ratio", "saved bytes", "saved",
-                "recomputed", "recompute cost", "decided by");
+    std::printf("%8s %12s %14s %14s %8s %10s %16s  %s\n", "budget", "mem ratio", "saved bytes", "activations",
+                "saved", "recomputed", "recompute cost", "decided by");
     for (const ParetoPoint& pt : *curve)
-        std::printf("%8.3f %12.4f %14llu %8zu %10zu %16.4g  %s\n", pt.budget, pt.memoryRatio,
-                    (unsigned long long)pt.savedBytes, pt.savedCount, pt.recomputedCount, pt.recomputeCost,
-                    std::string(escalationName(pt.escalation)).c_str());
+        std::printf("%8.3f %12.4f %14llu %14llu %8zu %10zu %16.4g  %s\n", pt.budget, pt.memoryRatio,
+                    (unsigned long long)pt.savedBytes, (unsigned long long)pt.activationBytes, pt.savedCount,
+                    pt.recomputedCount, pt.recomputeCost, std::string(escalationName(pt.escalation)).c_str());
     std::printf("%d budgets in %.1f ms\n", points, seconds * 1e3);
     return kExitOk;
 }

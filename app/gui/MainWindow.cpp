@@ -19,6 +19,7 @@
 #include "models/NodeTableModel.h"
 #include "panels/ResultTable.h"
 #include "panels/RuntimePanel.h"
+#include "partition/CompileSettings.h"
 
 #include <QAction>
 #include <QApplication>
@@ -504,7 +505,7 @@ void MainWindow::onDocumentLoaded(quint64 ticket, std::shared_ptr<views::OpenedF
         return;
     }
     pickedEntry_ = opened->index;
-    showGraph(opened->index, std::move(*opened->graph));
+    showGraph(opened->index, std::move(*opened->graph), std::move(opened->logged));
     finishDocument(ticket, canvas_->root() != nullptr);
 }
 
@@ -548,23 +549,27 @@ void MainWindow::loadGraph(size_t index, std::function<void(bool)> done) {
     pickedEntry_ = index;
     canvas_->setLayoutStatus(tr("parsing graph %1…").arg(index));
     // Parsed on a worker (a 100k-node graph takes seconds); a newer pick supersedes this one.
-    using Parsed = std::pair<std::optional<Graph>, std::optional<Diagnostic>>;
+    struct Parsed {
+        std::optional<Graph> graph;
+        std::optional<Diagnostic> problem;
+        std::optional<CompileConfig> logged;
+    };
     parseJob_.run(
         [file = file_, index](views::JobControl&) -> Parsed {
             auto loaded = file->load(index);
             if (!loaded)
-                return {std::nullopt, loaded.error()};
-            return {loaded.take(), std::nullopt};
+                return {std::nullopt, loaded.error(), std::nullopt};
+            return {loaded.take(), std::nullopt, partition::loggedConfigFor(*file, index)};
         },
         [this, index, done](Parsed parsed) {
-            if (parsed.first)
-                showGraph(index, std::move(*parsed.first));
+            if (parsed.graph)
+                showGraph(index, std::move(*parsed.graph), std::move(parsed.logged));
             else
-                reportError(tr("Cannot load graph"), parsed.second.value_or(Diagnostic{}));
-            if (!parsed.first)
+                reportError(tr("Cannot load graph"), parsed.problem.value_or(Diagnostic{}));
+            if (!parsed.graph)
                 pickedEntry_.reset(); // picking it again tries again
             if (done)
-                done(parsed.first.has_value());
+                done(parsed.graph.has_value());
         });
 }
 
@@ -572,7 +577,7 @@ void MainWindow::showGraphIndex(int index, std::function<void(bool)> done) {
     loadGraph(size_t(index), std::move(done));
 }
 
-void MainWindow::showGraph(size_t index, Graph graph) {
+void MainWindow::showGraph(size_t index, Graph graph, std::optional<CompileConfig> logged) {
     nodeModel_->setGraph(nullptr);
     inspectorModel_->setNode(nullptr, kNoNode);
     auto root = std::make_shared<const Graph>(std::move(graph));
@@ -582,7 +587,7 @@ void MainWindow::showGraph(size_t index, Graph graph) {
     // The title names the file of the graph shown: a file whose graphs fail to read leaves it as it was.
     setWindowTitle(tr("%1 — jointscope").arg(QFileInfo(filePath_).fileName()));
     log(tr("Loaded graph %1: %2 nodes").arg(index).arg(root->size()));
-    partition_->setGraph(root, filePath_, int(index));
+    partition_->setGraph(root, filePath_, int(index), std::move(logged));
     sharding_->setGraph(root);
     runtime_->panel()->setGraph(filePath_, file_->graphs().size() > 1 ? QString::number(index) : QString(),
                                 root.get());

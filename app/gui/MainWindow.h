@@ -5,6 +5,7 @@
 
 #include "SessionController.h"
 #include "graph/Graph.h"
+#include "io/CompileConfig.h"
 #include "io/GraphFile.h"
 #include "models/BackgroundJob.h"
 #include "models/DocumentLoader.h"
@@ -134,7 +135,7 @@ private:
     bool readGraphFile(const QString& path); // openFile for a file that is no session
     void showReading(bool reading);          // the status bar's busy bar and Cancel
     void loadGraph(size_t index, std::function<void(bool)> done = {}); // parsed on a worker
-    void showGraph(size_t index, Graph graph);
+    void showGraph(size_t index, Graph graph, std::optional<CompileConfig> logged = std::nullopt);
     void onDocumentLoaded(quint64 ticket, std::shared_ptr<views::OpenedFile> opened);
     void finishDocument(quint64 ticket, bool ok); // status bar, afterLoad_ callbacks, documentLoaded
     void onLevelShown(const Graph* graph);

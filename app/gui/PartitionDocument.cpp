@@ -43,7 +43,22 @@ struct EngineInput {
     EngineOptions options;
     PolicyEdits edits;
     std::string rulesetName;
+    std::shared_ptr<const CompileConfig> logged;
 };
+
+// The joint graph the engine partitions: for a logged compile, with the log's facts and settings applied to
+// `rules` and inductor's joint-graph passes replayed (`run` says what they did).
+Graph preparedJoint(const EngineInput& in, Ruleset& rules, std::optional<LoggedRun>& run) {
+    Graph joint(*in.graph);
+    if (in.logged) {
+        addLogGraphFacts(joint, *in.logged);
+        SettingsOverrides overrides; // the document's options: the log's, or the user's edits of them
+        overrides.memoryBudget = in.options.memoryBudget;
+        overrides.solver = in.options.solver;
+        run = prepareLoggedRun(joint, in.logged.get(), rules, overrides);
+    }
+    return joint;
+}
 
 // The graph as FX text under `name`.
 std::string namedFx(Graph graph, const char* name) {
@@ -120,10 +135,22 @@ PartitionDocument::PartitionDocument(QUndoStack* undo, QObject* parent) : QObjec
 
 PartitionDocument::~PartitionDocument() = default;
 
-void PartitionDocument::setGraph(std::shared_ptr<const Graph> joint, QString path, int index) {
+void PartitionDocument::setGraph(std::shared_ptr<const Graph> joint, QString path, int index,
+                                 std::optional<CompileConfig> logged) {
     cancel();
     paretoJob_.cancel();
     graph_ = std::move(joint);
+    logged_ = logged ? std::make_shared<const CompileConfig>(std::move(*logged)) : nullptr;
+    if (logged_ && graph_) {
+        // The options start from what torch ran with; the user's edits override them from here on.
+        Expected<Ruleset> rules = loadRuleset(resolveRuleset(options_.ruleset.toStdString(), *graph_).name);
+        if (rules) {
+            const CompileSettings settings = settingsFromLog(logged_.get(), *rules, {});
+            options_.memoryBudget = settings.options.memoryBudget.value_or(1.0);
+            options_.solver = settings.options.solver;
+            emit optionsChanged();
+        }
+    }
     path_ = std::move(path);
     index_ = index;
     edits_.clear();
@@ -253,9 +280,10 @@ void addMemoryTimelines(PartitionResult& r, const Graph& joint) {
 void PartitionDocument::solve() {
     if (!graph_)
         return;
-    const EngineInput in{graph_, options_, edits_, effectiveRuleset().toStdString()};
+    const EngineInput in{graph_, options_, edits_, effectiveRuleset().toStdString(), logged_};
     auto work = [in](views::JobControl&) {
-        const auto& [graph, options, edits, rulesetName] = in;
+        const auto& [graph, options, edits, rulesetName, logged] = in;
+        (void)logged;
         std::shared_ptr<const PartitionResult> out;
         QString error;
         std::vector<std::string> errorNodes;
@@ -265,7 +293,11 @@ void PartitionDocument::solve() {
         } else {
             PartitionOptions po = engineOptions(options, edits);
             po.extract = true;
-            Expected<Partition> p = partitionJoint(Graph(*graph), *rules, po);
+            std::optional<LoggedRun> run;
+            Graph joint = preparedJoint(in, *rules, run);
+            const std::shared_ptr<const Graph> solvedGraph =
+                run && run->passes.changed() ? std::make_shared<const Graph>(joint) : graph;
+            Expected<Partition> p = partitionJoint(std::move(joint), *rules, po);
             if (!p) {
                 Diagnostic d = p.error();
                 if (d.loc.file.empty())
@@ -281,7 +313,8 @@ void PartitionDocument::solve() {
                 r->pinConflicts = pinConflicts(*p, po.overrides);
                 r->partition = std::make_shared<const Partition>(p.take());
                 r->rules = std::make_shared<const Ruleset>(rules.take());
-                addMemoryTimelines(*r, *graph);
+                addMemoryTimelines(*r, *solvedGraph);
+                r->logged = std::move(run);
                 r->solvedIn = graph.get();
                 r->solvedIds.reserve(r->partition->graph.size());
                 for (const Node& node : r->partition->graph.nodes())
@@ -328,10 +361,12 @@ void PartitionDocument::cancel() {
 void PartitionDocument::computePareto(int points) {
     if (!graph_)
         return;
-    const EngineInput in{graph_, options_, edits_, effectiveRuleset().toStdString()};
+    const EngineInput in{graph_, options_, edits_, effectiveRuleset().toStdString(), logged_};
     using Curve = std::pair<std::vector<ParetoPoint>, QString>; // the points, or why not
     auto work = [in, points](views::JobControl&) -> Curve {
-        const auto& [graph, options, edits, rulesetName] = in;
+        const auto& [graph, options, edits, rulesetName, logged] = in;
+        (void)graph;
+        (void)logged;
         std::vector<ParetoPoint> curve;
         QString error;
         Expected<Ruleset> rules = loadRuleset(rulesetName);
@@ -341,7 +376,9 @@ void PartitionDocument::computePareto(int points) {
             PartitionOptions po = engineOptions(options, edits);
             po.memoryBudget.reset(); // the curve sweeps every budget
             po.extract = false;
-            Expected<std::vector<ParetoPoint>> c = paretoCurve(Graph(*graph), *rules, po, points);
+            std::optional<LoggedRun> run;
+            Expected<std::vector<ParetoPoint>> c =
+                paretoCurve(preparedJoint(in, *rules, run), *rules, po, points);
             if (c)
                 curve = c.take();
             else

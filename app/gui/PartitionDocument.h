@@ -8,6 +8,7 @@
 #include "models/BackgroundJob.h"
 #include "models/MemoryTimelineModel.h"
 #include "ops/Ruleset.h"
+#include "partition/CompileSettings.h"
 #include "partition/MemoryTimeline.h"
 #include "partition/Partitioner.h"
 #include "partition/PinConflicts.h"
@@ -57,6 +58,8 @@ struct PartitionResult {
     const Graph* solvedIn = nullptr;
     // `memory` and `torchMemory` as the Memory dock shows them (node names as QString), built on the worker.
     std::optional<views::MemoryCurve> memoryCurve, torchMemoryCurve;
+    // A joint graph from a TORCH_TRACE log: the log's settings and the joint-graph passes replayed first.
+    std::optional<partition::LoggedRun> logged;
 };
 
 // A session file (*.jointscope, read and written by core's io/Session.h): what to open and how it was edited.
@@ -79,7 +82,11 @@ public:
     ~PartitionDocument() override;
 
     // A new graph: edits, undo history and results are dropped; nothing is solved until solve().
-    void setGraph(std::shared_ptr<const Graph> joint, QString path = {}, int index = 0);
+    // `logged`: the compile's config when the graph is torch's joint graph in a TORCH_TRACE log; the graph is
+    // then partitioned as torch ran it (the log's budget and solver as the starting options, its switches,
+    // inductor's joint-graph passes).
+    void setGraph(std::shared_ptr<const Graph> joint, QString path = {}, int index = 0,
+                  std::optional<CompileConfig> logged = std::nullopt);
     const Graph* graph() const { return graph_.get(); }
     QString graphPath() const { return path_; }
     int graphIndex() const { return index_; }
@@ -160,7 +167,8 @@ private:
     int index_ = 0;
     EngineOptions options_;
     PolicyEdits edits_;
-    std::unique_ptr<QUndoStack> ownUndo_; // when no stack was given
+    std::shared_ptr<const CompileConfig> logged_; // the log's config of the graph's compile
+    std::unique_ptr<QUndoStack> ownUndo_;         // when no stack was given
     QUndoStack* undo_;
     // One solve and one Pareto sweep at a time at most; a superseded solve still running only delays the
     // newer one.

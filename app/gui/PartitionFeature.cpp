@@ -95,10 +95,11 @@ void PartitionFeature::createActions() {
     }
 }
 
-void PartitionFeature::setGraph(std::shared_ptr<const Graph> root, const QString& path, int index) {
+void PartitionFeature::setGraph(std::shared_ptr<const Graph> root, const QString& path, int index,
+                                std::optional<CompileConfig> logged) {
     infinitePath_.clear();
     root_ = std::move(root);
-    document_->setGraph(root_, path, index);
+    document_->setGraph(root_, path, index, std::move(logged));
     panel_->syncFromDocument();
     if (root_ && root_->numFwdOutputs)
         document_->solve();

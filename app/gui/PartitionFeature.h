@@ -4,10 +4,12 @@
 
 #include "FeatureContext.h"
 #include "graph/Graph.h"
+#include "io/CompileConfig.h"
 
 #include <QObject>
 
 #include <memory>
+#include <optional>
 #include <vector>
 
 class QAction;
@@ -39,7 +41,8 @@ public:
     const Actions& actions() const { return actions_; }
 
     // A new root graph: the document takes it and solves.
-    void setGraph(std::shared_ptr<const Graph> root, const QString& path, int index);
+    void setGraph(std::shared_ptr<const Graph> root, const QString& path, int index,
+                  std::optional<CompileConfig> logged = std::nullopt);
     void applyOverlay(); // the canvas shows a new layout or level
     // kind: "decision", "policy", "forward", "backward"; asks for a path beside `documentPath` when `path`
     // is empty and interactive.

@@ -233,7 +233,9 @@ void PartitionPanel::onFinished() {
     model_->setPinConflicts(result ? result->pinConflicts : std::vector<partition::PinConflict>{});
     if (result) // the memory timeline's peaks (views/models keep no engine logic)
         model_->setPeakBytes(result->memory ? std::optional(result->memory->peakBytes) : std::nullopt,
-                             result->torchMemory ? std::optional(result->torchMemory->peakBytes) : std::nullopt);
+                             result->torchMemory ? std::optional(result->torchMemory->peakBytes)
+                                                 : std::nullopt);
+    model_->setLoggedRun(result ? result->logged : std::nullopt);
     model_->setPartition(doc_->graph(), result ? result->partition : nullptr,
                          result ? result->recomputeCost : 0, previous ? previous->partition : nullptr,
                          doc_->torchSaved());
@@ -258,14 +260,14 @@ void PartitionPanel::onFinished() {
 }
 
 QPointF PartitionPanel::chartPoint(const partition::ParetoPoint& point) const {
-    return QPointF(double(point.savedBytes) / xUnit_, point.recomputeCost / yUnit_);
+    return QPointF(double(point.activationBytes) / xUnit_, point.recomputeCost / yUnit_);
 }
 
 void PartitionPanel::onParetoReady(const std::vector<partition::ParetoPoint>& points) {
     pareto_ = points;
     double maxBytes = 0, maxCost = 0;
     for (const auto& pt : points) {
-        maxBytes = std::max(maxBytes, double(pt.savedBytes));
+        maxBytes = std::max(maxBytes, double(pt.activationBytes));
         maxCost = std::max(maxCost, pt.recomputeCost);
     }
     // Units that keep the axis labels readable on small and large graphs alike.
@@ -273,9 +275,9 @@ void PartitionPanel::onParetoReady(const std::vector<partition::ParetoPoint>& po
              : maxBytes >= double(1 << 20) ? double(1 << 20)
                                            : 1024.0;
     yUnit_ = maxCost >= 1e12 ? 1e12 : maxCost >= 1e9 ? 1e9 : maxCost >= 1e6 ? 1e6 : 1e3;
-    const QString xName = xUnit_ >= double(1 << 30)   ? tr("saved GiB")
-                          : xUnit_ >= double(1 << 20) ? tr("saved MiB")
-                                                      : tr("saved KiB");
+    const QString xName = xUnit_ >= double(1 << 30)   ? tr("saved activations, GiB")
+                          : xUnit_ >= double(1 << 20) ? tr("saved activations, MiB")
+                                                      : tr("saved activations, KiB");
     const QString yName = yUnit_ >= 1e12  ? tr("TFLOP")
                           : yUnit_ >= 1e9 ? tr("GFLOP")
                           : yUnit_ >= 1e6 ? tr("MFLOP")
@@ -292,7 +294,7 @@ void PartitionPanel::onParetoReady(const std::vector<partition::ParetoPoint>& po
         value->setRange(0, (horizontal ? maxBytes / xUnit_ : maxCost / yUnit_) * 1.08 + 1e-9);
         value->setTitleText(horizontal ? xName : tr("recompute %1").arg(yName));
     }
-    chart_->chart()->setTitle(tr("Pareto: saved memory vs recompute (%1 budgets)").arg(points.size()));
+    chart_->chart()->setTitle(tr("Pareto: saved activations vs recompute (%1 budgets)").arg(points.size()));
     markBudget();
 }
 
@@ -301,7 +303,8 @@ void PartitionPanel::markBudget() {
         return;
     QList<QPointF> mark;
     if (const auto result = doc_->result())
-        mark.append(QPointF(double(result->partition->savedBytes) / xUnit_, result->recomputeCost / yUnit_));
+        mark.append(
+            QPointF(double(result->partition->activationBytes) / xUnit_, result->recomputeCost / yUnit_));
     current_->replace(mark);
 }
 

@@ -132,4 +132,34 @@ CompileSettings settingsFromLog(const CompileConfig* config, Ruleset& rules,
     return s;
 }
 
+bool isLoggedJointGraph(FileFormat format, const GraphEntry& entry) {
+    return format == FileFormat::TraceLog && entry.kind == "aot_joint_graph";
+}
+
+std::optional<CompileConfig> loggedConfigFor(FileFormat format, const std::string& fileName,
+                                             const GraphEntry& entry) {
+    if (!isLoggedJointGraph(format, entry))
+        return std::nullopt;
+    // A folder of per-rank logs names each entry's own file.
+    const std::vector<CompileConfig> configs =
+        scanCompileConfigsFile(entry.file.empty() ? fileName : entry.file);
+    const CompileConfig* config = findCompileConfig(configs, entry.compileId, entry.line);
+    return config ? std::optional<CompileConfig>(*config) : std::nullopt;
+}
+
+std::optional<CompileConfig> loggedConfigFor(const GraphFile& file, size_t index) {
+    if (index >= file.graphs().size())
+        return std::nullopt;
+    return loggedConfigFor(file.format(), file.fileName(), file.graphs()[index]);
+}
+
+LoggedRun prepareLoggedRun(Graph& joint, const CompileConfig* config, Ruleset& rules,
+                           const SettingsOverrides& overrides) {
+    LoggedRun run;
+    run.settings = settingsFromLog(config, rules, overrides);
+    if (run.settings.replayJointPasses)
+        run.passes = replayJointGraphPasses(joint, rules, run.settings.passes);
+    return run;
+}
+
 } // namespace jointscope::partition

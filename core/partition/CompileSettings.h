@@ -4,6 +4,7 @@
 #pragma once
 
 #include "io/CompileConfig.h"
+#include "io/GraphFile.h"
 #include "ops/Ruleset.h"
 #include "partition/JointPasses.h"
 #include "partition/Partitioner.h"
@@ -37,5 +38,23 @@ void addLogGraphFacts(Graph& joint, const CompileConfig& config);
 // Applies `config` (null: the log records none) to `rules` and the options; then the overrides.
 CompileSettings settingsFromLog(const CompileConfig* config, Ruleset& rules,
                                 const SettingsOverrides& overrides);
+
+// The config of the compile graph `entry` of `file` belongs to, when it is torch's joint graph in a
+// TORCH_TRACE log (a pass over the log's records; nullopt otherwise or when the log records none). The CLI's
+// `partition` and the GUI both start from it.
+std::optional<CompileConfig> loggedConfigFor(FileFormat format, const std::string& fileName,
+                                             const GraphEntry& entry);
+bool isLoggedJointGraph(FileFormat format, const GraphEntry& entry);
+// The same for graph `index` of an open file.
+std::optional<CompileConfig> loggedConfigFor(const GraphFile& file, size_t index);
+
+// What partitioning a logged joint graph as torch ran it did before the partitioner: the settings applied
+// (with the user's overrides) and inductor's joint-graph passes replayed on `joint`.
+struct LoggedRun {
+    CompileSettings settings;
+    JointPassReport passes;
+};
+LoggedRun prepareLoggedRun(Graph& joint, const CompileConfig* config, Ruleset& rules,
+                           const SettingsOverrides& overrides);
 
 } // namespace jointscope::partition

@@ -61,6 +61,7 @@ Json decisionJson(const Partition& p, const Ruleset& rules, const PartitionOptio
     j["saved"] = nodeNamesJson(g, p.saved);
     j["saved_sym"] = nodeNamesJson(g, p.savedSym);
     j["saved_bytes"] = p.savedBytes;
+    j["activation_bytes"] = p.activationBytes; // saved_bytes without the saved inputs (parameters, batch)
     j["recomputed"] = nodeNamesJson(g, p.recomputed);
     j["rng_states"] = nodeNamesJson(g, p.rngStates);
     Json banned = Json::object();

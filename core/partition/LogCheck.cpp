@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <iterator>
 #include <map>
+#include <optional>
 #include <set>
 
 namespace jointscope::partition {
@@ -15,15 +16,39 @@ using Names = std::vector<std::string>;
 
 constexpr std::string_view kPartitionerInput = "artifact:jointscope_partitioner_input";
 
+// A random op and the RNG state saved for it, named by the op's first input (torch keeps joint names).
+std::string rngStateLabel(const Graph& graph, const Node& randomOp) {
+    for (const Value& a : randomOp.args)
+        if (a.kind() == ValueKind::NodeRef)
+            return "rng_state(" + graph.node(a.asNode()).name + ")";
+    return "rng_state(" + randomOp.name + ")";
+}
+
+// getitem 0 of run_and_save_rng_state(op, inputs...): the state functionalize_rng_ops adds to the forward's
+// outputs; the label of its random op. nullopt for any other node.
+std::optional<std::string> savedRngState(const Graph& forward, const Node& node) {
+    if (!node.target.isGetItem() || node.args.size() != 2 || node.args[0].kind() != ValueKind::NodeRef ||
+        node.args[1].kind() != ValueKind::Int || node.args[1].asInt() != 0)
+        return std::nullopt;
+    const Node& run = forward.node(node.args[0].asNode());
+    if (run.target.text.find("run_and_save_rng_state") == std::string::npos)
+        return std::nullopt;
+    return rngStateLabel(forward, run);
+}
+
 // torch's saved values: the forward graph's outputs after the first num_fwd_outputs, node outputs only
-// (min_cut_rematerialization_partition returns fwd_outputs + saved_values + saved_sym_nodes).
-void torchSaved(const Graph& forward, size_t numFwdOutputs, Names& saved, Names& savedSym) {
+// (min_cut_rematerialization_partition returns fwd_outputs + saved_values + saved_sym_nodes;
+// functionalize_rng_ops puts the RNG states between the tensors and the symbols).
+void torchSaved(const Graph& forward, size_t numFwdOutputs, Names& saved, Names& savedSym, Names& rng) {
     const std::vector<const Value*> leaves = forward.outputLeaves();
     for (size_t i = numFwdOutputs; i < leaves.size(); ++i) {
         if (leaves[i]->kind() != ValueKind::NodeRef)
             continue;
         const Node& node = forward.node(leaves[i]->asNode());
-        (isSymNode(node) ? savedSym : saved).push_back(node.name);
+        if (std::optional<std::string> state = savedRngState(forward, node))
+            rng.push_back(std::move(*state));
+        else
+            (isSymNode(node) ? savedSym : saved).push_back(node.name);
     }
 }
 
@@ -141,7 +166,7 @@ CompileCheck checkCompile(const GraphFile& file, const CompileGraphs& g,
         return failed(makeError(jointAt, "compile " + g.label +
                                              ": the joint graph does not say how many outputs are forward "
                                              "outputs (torch before 2.8 prints no output descriptors)"));
-    torchSaved(*forward, size_t(*joint->numFwdOutputs), out.torch, out.torchSym);
+    torchSaved(*forward, size_t(*joint->numFwdOutputs), out.torch, out.torchSym, out.torchRng);
 
     const CompileConfig* config = findCompileConfig(configs, g.compileId, file.graphs()[jointIndex].line);
     if (config)
@@ -171,6 +196,17 @@ CompileCheck checkCompile(const GraphFile& file, const CompileGraphs& g,
             unsupported.end());
         out.settings.replayJointPasses = false;
     }
+    // nested_compile_region: torch partitions each invoke_subgraph body on its own (the forward then calls
+    // partitioned_fw_subgraph_*, whose extra outputs are the body's saved values) before the outer graph.
+    const bool invokesSubgraphs =
+        std::any_of(joint->nodes().begin(), joint->nodes().end(), [](const Node& n) {
+            return n.op == NodeOp::CallFunction &&
+                   n.target.text.find("higher_order.invoke_subgraph") != n.target.text.npos;
+        });
+    if (invokesSubgraphs)
+        out.settings.unsupported.push_back(
+            "invoke_subgraph (nested_compile_region): torch partitions the bodies before the outer graph and "
+            "saves their activations through the calls; check partitions the outer graph only");
     Graph partitioned = joint.take();
     if (out.settings.replayJointPasses)
         out.passes = replayJointGraphPasses(partitioned, *rules, out.settings.passes);
@@ -187,13 +223,16 @@ CompileCheck checkCompile(const GraphFile& file, const CompileGraphs& g,
         out.ours.push_back(p->graph.node(id).name);
     for (NodeId id : p->savedSym)
         out.oursSym.push_back(p->graph.node(id).name);
+    for (NodeId id : p->rngStates)
+        out.oursRng.push_back(rngStateLabel(p->graph, p->graph.node(id)));
     // The node sets of the graphs are reported; the decision is the saved lists.
     out.forward = nodeSetDiff(p->forward, *forward);
     if (backward)
         out.backward = nodeSetDiff(p->backward, *backward);
     out.escalation = std::string(escalationName(p->escalation));
-    out.status =
-        out.ours == out.torch && out.oursSym == out.torchSym ? CheckStatus::Identical : CheckStatus::Differs;
+    out.status = out.ours == out.torch && out.oursSym == out.torchSym && out.oursRng == out.torchRng
+                     ? CheckStatus::Identical
+                     : CheckStatus::Differs;
     return out;
 }
 

@@ -42,6 +42,10 @@ struct CompileCheck {
     CompileSettings settings;
     JointPassReport passes;
     std::vector<std::string> ours, torch, oursSym, torchSym;
+    // Random ops recomputed under checkpointing whose RNG state the forward returns (functionalize_rng_ops),
+    // as "rng_state(INPUT)": torch's forward returns them as getitem 0 of run_and_save_rng_state after the
+    // saved tensors.
+    std::vector<std::string> oursRng, torchRng;
     std::optional<NodeSetDiff> forward, backward;
     std::string escalation;
 };

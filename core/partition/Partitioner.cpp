@@ -328,8 +328,12 @@ Expected<bool> finishPartition(Partition& p, std::vector<NodeId> saved, bool bui
         p.rngStates = rngStatesSaved(p.graph, recomputedRng, *rules);
     p.rngReplayed = std::move(recomputedRng);
     p.savedBytes = 0;
-    for (NodeId id : p.saved)
+    p.activationBytes = 0;
+    for (NodeId id : p.saved) {
         p.savedBytes += p.info.bytes[id];
+        if (p.graph.node(id).op != NodeOp::Placeholder)
+            p.activationBytes += p.info.bytes[id];
+    }
     return true;
 }
 
@@ -606,8 +610,11 @@ Expected<std::vector<ParetoPoint>> paretoCurve(Graph joint, const Ruleset& rules
         point.budget = budget;
         point.escalation = choice->escalation;
         point.savedCount = choice->saved.size();
-        for (NodeId id : choice->saved)
+        for (NodeId id : choice->saved) {
             point.savedBytes += info.bytes[id];
+            if (graph.node(id).op != NodeOp::Placeholder)
+                point.activationBytes += info.bytes[id];
+        }
         point.memoryRatio = fullBytes > inputBytes ? (double(point.savedBytes) - double(inputBytes)) /
                                                          (double(fullBytes) - double(inputBytes))
                                                    : 1.0;

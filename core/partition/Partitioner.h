@@ -51,11 +51,13 @@ struct Partition {
     std::vector<NodeId> saved;       // saved tensors, in torch's order
     std::vector<NodeId> savedSym;    // saved symbolic values
     std::vector<NodeId> recomputed;  // forward nodes the backward computes again
-    std::vector<NodeId> rngStates;   // recomputed random ops whose RNG state the forward returns (torch's order)
+    std::vector<NodeId>
+        rngStates; // recomputed random ops whose RNG state the forward returns (torch's order)
     // Every recomputed random op torch runs again with the forward's RNG state (functionalize_rng_ops): those
     // of rngStates, and on one CUDA device those whose state the graphs take as inputs instead.
     std::vector<NodeId> rngReplayed;
-    uint64_t savedBytes = 0;
+    uint64_t savedBytes = 0;      // every saved tensor, inputs (parameters, batch) included
+    uint64_t activationBytes = 0; // the saved tensors the forward computes: what the decision adds to memory
     Graph forward, backward;
     Escalation escalation = Escalation::RuntimeOptimized;
     double memoryBudget = 1.0;
@@ -89,7 +91,8 @@ struct ParetoPoint {
     double budget = 0;
     double memoryRatio = 0; // (saved - inputs) / (runtime-optimized - inputs), as torch's get_mem_ratio
     uint64_t savedBytes = 0;
-    double recomputeCost = 0; // estimator units (FLOPs by default) of the recomputed forward nodes
+    uint64_t activationBytes = 0; // savedBytes less the saved inputs: what the budget bounds
+    double recomputeCost = 0;     // estimator units (FLOPs by default) of the recomputed forward nodes
     size_t savedCount = 0;
     size_t recomputedCount = 0;
     Escalation escalation = Escalation::RuntimeOptimized;

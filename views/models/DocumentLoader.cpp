@@ -1,5 +1,7 @@
 #include "models/DocumentLoader.h"
 
+#include "partition/CompileSettings.h"
+
 #include <QElapsedTimer>
 #include <algorithm>
 
@@ -59,6 +61,8 @@ quint64 DocumentLoader::open(const QString& path) {
                     opened->graph.emplace(graph.take());
                 else
                     opened->problem = graph.error();
+                if (opened->graph)
+                    opened->logged = partition::loggedConfigFor(opened->file, opened->index);
             }
             opened->seconds = double(clock.nsecsElapsed()) / 1e9;
             return {std::move(opened), std::nullopt};

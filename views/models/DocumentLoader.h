@@ -3,6 +3,7 @@
 #pragma once
 
 #include "graph/Graph.h"
+#include "io/CompileConfig.h"
 #include "io/GraphFile.h"
 #include "models/BackgroundJob.h"
 #include "support/Diagnostic.h"
@@ -22,7 +23,9 @@ struct OpenedFile {
     size_t index = 0;                  // GraphEntry::index of `graph`
     std::optional<Graph> graph;        // empty when the file lists no graph or it failed to parse
     std::optional<Diagnostic> problem; // why `graph` is empty, when it failed to parse
-    double seconds = 0;                // reading and parsing, on the worker
+    std::optional<CompileConfig>
+        logged;         // `graph` is torch's joint graph in a TORCH_TRACE log: its compile's config
+    double seconds = 0; // reading and parsing, on the worker
 };
 
 class DocumentLoader : public QObject {

@@ -70,6 +70,45 @@ void PartitionModel::addNode(int section, const std::string& name, const QString
             items_[size_t(row)].ref = *id;
 }
 
+void PartitionModel::addLoggedRun(const LoggedRun& run) {
+    const CompileSettings& s = run.settings;
+    const int settings = add(0, tr("Log settings"), tr("as torch ran this compile"));
+    // Notes go in the value column: a long key would push every value of the tree out of the dock.
+    for (const std::string& note : s.notes)
+        add(settings, tr("setting"), QString::fromStdString(note));
+    for (const std::string& u : s.unsupported)
+        add(settings, tr("⚠ not followed"), QString::fromStdString(u));
+    if (!s.replayJointPasses)
+        return;
+    // The graph the partitioner saw: each pass that changed it, and the nodes it removed or replaced.
+    size_t touched = 0;
+    for (const PassChange& c : run.passes.changes)
+        touched += c.removed.size() + c.replaced.size() + c.added.size();
+    const int passes =
+        add(0, tr("Joint-graph passes"),
+            run.passes.changed()
+                ? tr("%1 changed %2")
+                      .arg(run.passes.changes.size() == 1 ? tr("1 pass")
+                                                          : tr("%1 passes").arg(run.passes.changes.size()),
+                           count(touched, "node"))
+                : tr("replayed: nothing to change"));
+    for (const PassChange& c : run.passes.changes) {
+        const int pass = add(passes, QString::fromStdString(c.pass),
+                             tr("%1 removed, %2 replaced, %3 added")
+                                 .arg(c.removed.size())
+                                 .arg(c.replaced.size())
+                                 .arg(c.added.size()));
+        for (const std::string& name : c.removed)
+            addNode(pass, name, tr("removed"));
+        for (const auto& [old, replacement] : c.replaced)
+            addNode(pass, old, tr("replaced by %1").arg(QString::fromStdString(replacement)));
+        for (const std::string& name : c.added)
+            addNode(pass, name, tr("added"));
+    }
+    for (const std::string& n : run.passes.notReplayed)
+        add(passes, tr("⚠ not replayed"), QString::fromStdString(n));
+}
+
 void PartitionModel::setPartition(const Graph* shown, std::shared_ptr<const Partition> current,
                                   double recomputeCost, std::shared_ptr<const Partition> previous,
                                   std::optional<std::vector<std::string>> torchSaved) {
@@ -81,6 +120,9 @@ void PartitionModel::setPartition(const Graph* shown, std::shared_ptr<const Part
         const int summary = add(0, tr("Summary"));
         add(summary, tr("Saved"),
             count(p.saved.size(), "tensor") + QStringLiteral(", ") + formatBytes(p.savedBytes));
+        // The budget bounds activations: saved inputs (parameters, the batch) are alive anyway.
+        add(summary, tr("Saved activations"), formatBytes(p.activationBytes));
+        add(summary, tr("Saved inputs"), formatBytes(p.savedBytes - p.activationBytes));
         add(summary, tr("Saved symbols"), QString::number(p.savedSym.size()));
         add(summary, tr("Recomputed"), count(p.recomputed.size(), "node"));
         add(summary, tr("Recompute cost"), formatFlops(recomputeCost));
@@ -112,6 +154,8 @@ void PartitionModel::setPartition(const Graph* shown, std::shared_ptr<const Part
             addNodes(tr("Torch saves, jointscope does not"), onlyTorch, tr("saved by torch"));
             addNodes(tr("jointscope saves, torch does not"), onlyOurs, tr("saved by jointscope"));
         }
+        if (loggedRun_)
+            addLoggedRun(*loggedRun_);
         if (previous) {
             const std::vector<std::string> before = savedNames(*previous);
             addNodes(tr("Became saved"), minus(ours, before), tr("now saved"));

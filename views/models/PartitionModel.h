@@ -5,6 +5,7 @@
 
 #include "graph/Graph.h"
 #include "models/FlatTreeModel.h"
+#include "partition/CompileSettings.h"
 #include "partition/Partitioner.h"
 #include "partition/PinConflicts.h"
 
@@ -46,12 +47,17 @@ public:
         pinConflicts_ = std::move(conflicts);
     }
 
-    // Peak activation bytes of the decision and of torch's (memory timeline), shown in the summary by the next
-    // setPartition ("Peak memory", "Torch's peak memory"); nullopt: not known.
+    // Peak activation bytes of the decision and of torch's (memory timeline), shown in the summary by the
+    // next setPartition ("Peak memory", "Torch's peak memory"); nullopt: not known.
     void setPeakBytes(std::optional<uint64_t> ours, std::optional<uint64_t> torchs) {
         peakBytes_ = ours;
         torchPeakBytes_ = torchs;
     }
+
+    // The graph is a logged compile: what the log set and what inductor's joint-graph passes (replayed before
+    // partitioning) changed, shown by the next setPartition ("Log settings", "Joint-graph passes"); nullopt:
+    // not from a log.
+    void setLoggedRun(std::optional<partition::LoggedRun> run) { loggedRun_ = std::move(run); }
 
     // Top-level section row by title ("Summary", "Pins the solve overrode", "Torch saves, jointscope does
     // not", "jointscope saves, torch does not", "Became saved", "No longer saved", "Became recomputed"); -1
@@ -71,10 +77,12 @@ private:
     }
     void addNodes(const QString& title, const std::vector<std::string>& names, const QString& detail);
     void addNode(int section, const std::string& name, const QString& detail); // a row naming a node
+    void addLoggedRun(const partition::LoggedRun& run);
 
     const Graph* shown_ = nullptr;
     std::vector<partition::PinConflict> pinConflicts_;
     std::optional<uint64_t> peakBytes_, torchPeakBytes_;
+    std::optional<partition::LoggedRun> loggedRun_;
 };
 
 } // namespace jointscope::views

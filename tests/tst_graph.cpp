@@ -429,6 +429,37 @@ private slots:
         QCOMPARE(s.subgraphs, uint64_t(3));
         QCOMPARE(s.uniqueSubgraphs, uint64_t(2));
     }
+
+    // A HOP body's roles come from its tags: torch tags the ops of a partitioned forward body is_forward even
+    // where they read a value named like a tangent (issue 29: a forward body showed "0 forward · 2
+    // backward").
+    void forwardTagsWin() {
+        Graph g;
+        auto add = [&](std::string name, NodeOp op, std::string target, std::vector<Value> args,
+                       std::string tag = {}) {
+            Node n;
+            n.name = std::move(name);
+            n.op = op;
+            n.target = op == NodeOp::CallFunction ? Target::parseFunction(target) : Target::name(target);
+            n.args = std::move(args);
+            n.meta.partitionerTag = std::move(tag);
+            return g.addNode(std::move(n));
+        };
+        NodeId t = add("tangents_1", NodeOp::Placeholder, "tangents_1", {});
+        NodeId a =
+            add("neg", NodeOp::CallFunction, "torch.ops.aten.neg.default", {Value::nodeRef(t)}, "is_forward");
+        NodeId b =
+            add("sin", NodeOp::CallFunction, "torch.ops.aten.sin.default", {Value::nodeRef(a)}, "is_forward");
+        NodeId c = add("cos", NodeOp::CallFunction, "torch.ops.aten.cos.default", {Value::nodeRef(b)});
+        add("output", NodeOp::Output, "output", {Value::tuple({Value::nodeRef(c)})});
+        g.computeUsers();
+        const std::vector<bool> backward = backwardMask(g);
+        QVERIFY(!backward[a] && !backward[b]);
+        QVERIFY(!backward[c]); // reads only forward-tagged values
+        const GraphStats s = computeStats(g);
+        QCOMPARE(s.forward, uint64_t(3));
+        QCOMPARE(s.backward, uint64_t(0));
+    }
 };
 
 QTEST_GUILESS_MAIN(TestGraph)

@@ -3,6 +3,7 @@
 // are built by tests/data/logs/make_pastes.py from shared/graphs/torch-trace the way torch's logging prints
 // graphs; compiled_autograd_*.log are real pastes captured live from torch 2.15 by capture_pastes.py, with
 // torch's own len(gm.graph.nodes) of every logged graph in *.nodes.json beside them.
+#include "graph/GraphStats.h"
 #include "io/TraceLog.h"
 #include "testutil.h"
 
@@ -375,6 +376,27 @@ private slots:
                          readFile(sharedPath(std::string("graphs/torch-trace/") + name)).substr(0, 4096)),
                      name);
         QVERIFY(!looksLikeLogPaste(readFile(sharedPath("graphs/torch-1.13/mlp/joint.txt")).substr(0, 4096)));
+    }
+
+    // Roles follow what the log calls a graph: compiled autograd's graph and AOT's backward are backward as a
+    // whole (issue 29: the compiled-autograd graph read "30 forward"); the forward stays forward.
+    void backwardGraphsAreBackward() {
+        Expected<GraphFile> file =
+            GraphFile::open(test::sourcePath("tests/data/logs/compiled_autograd_mlp.log"));
+        QVERIFY(bool(file));
+        for (size_t i = 0; i < file->graphs().size(); ++i) {
+            const std::string& kind = file->graphs()[i].kind;
+            Expected<Graph> g = file->load(i);
+            QVERIFY(bool(g));
+            const GraphStats s = computeStats(*g);
+            if (kind == "compiled_autograd" || kind == "backward") {
+                QCOMPARE(s.forward, uint64_t(0));
+                QCOMPARE(s.backward, s.callFunctions);
+            } else if (kind == "forward") {
+                QCOMPARE(s.backward, uint64_t(0)); // an AOT forward reads no tangent
+                QVERIFY(s.forward > 0);
+            }
+        }
     }
 };
 

@@ -6,11 +6,34 @@
 
 namespace jointscope {
 
+namespace {
+
+// Graphs that are backward graphs as a whole (the kind a log gives them): torch's partitioned backward
+// (aot_backward_graph in TORCH_TRACE, "backward" in a TORCH_LOGS paste) and compiled autograd's graph.
+bool isBackwardGraph(const Graph& graph) {
+    for (const auto& [key, value] : graph.attributes)
+        if (key == "kind")
+            return value == "aot_backward_graph" || value == "backward" ||
+                   value == "compiled_autograd_graph" || value == "compiled_autograd";
+    return false;
+}
+
+} // namespace
+
 std::vector<bool> backwardMask(const Graph& graph) {
+    if (isBackwardGraph(graph)) {
+        std::vector<bool> backward(graph.size(), false);
+        for (NodeId id = 0; id < graph.size(); ++id)
+            backward[id] = graph.node(id).op == NodeOp::CallFunction;
+        return backward;
+    }
     std::vector<bool> backward(graph.size(), false);
     for (NodeId id = 0; id < graph.size(); ++id) {
         const Node& n = graph.node(id);
         if (n.op == NodeOp::Output)
+            continue;
+        // The file's own tags win: torch tags HOP body ops is_forward / is_backward when it partitions them.
+        if (n.meta.partitionerTag == "is_forward")
             continue;
         bool isBackward = isTangent(n) || n.meta.partitionerTag == "is_backward";
         if (!isBackward)

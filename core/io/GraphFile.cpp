@@ -1,13 +1,12 @@
 // The facade every front end opens files through: read safely, detect the format, list and load graphs.
 #include "io/GraphFile.h"
 
-#include "support/EnumNames.h"
-#include "support/Utf8.h"
 #include "io/FxReader.h"
 #include "io/JsonFormat.h"
 #include "io/JsonSupport.h"
 #include "io/RankLogs.h"
 #include "io/TraceLog.h"
+#include "support/EnumNames.h"
 #include "support/Utf8.h"
 
 #include <algorithm>
@@ -223,6 +222,12 @@ Expected<Graph> GraphFile::load(size_t index) const {
     }();
     if (!graph)
         return graph;
+    // What the log calls the graph (aot_backward_graph, compiled_autograd_graph, ...): the roles follow it.
+    const bool logged = format_ == FileFormat::TraceLog || format_ == FileFormat::LogPaste;
+    if (logged && !entry.kind.empty() &&
+        std::none_of(graph->attributes.begin(), graph->attributes.end(),
+                     [](const auto& a) { return a.first == "kind"; }))
+        graph->attributes.emplace_back("kind", entry.kind);
     if (entry.staticInputIndices) { // as export_joint records it: the primals torch treats as static
         std::string list;
         for (int64_t i : *entry.staticInputIndices)

@@ -7,6 +7,7 @@
 
 #include "CanvasFeature.h"
 #include "DiffFeature.h"
+#include "ExportFolder.h"
 #include "MainWindow.h"
 #include "PartitionDocument.h"
 #include "PartitionFeature.h"
@@ -652,6 +653,28 @@ private slots:
         QVERIFY(watcher.boxes.isEmpty()); // neither offered the other's live session
         a.close();
         b.close();
+    }
+
+    // Export dialogs open where the last export went (issue 29: they forgot the folder), across windows.
+    void exportFolderIsRemembered() {
+        QTemporaryDir exports;
+        const QString document = mlpPath();
+        QCOMPARE(gui::exportFolder(document), QFileInfo(document).absolutePath()); // nothing exported yet
+        gui::rememberExportFolder(exports.filePath(QStringLiteral("view.svg")));
+        QCOMPARE(gui::exportFolder(document), QFileInfo(exports.path()).absoluteFilePath());
+        QCOMPARE(gui::exportFolder(QString()), QFileInfo(exports.path()).absoluteFilePath());
+        QSettings().remove(QStringLiteral("export/folder"));
+    }
+
+    // The Inspector gets a share of the right column it can show a node in (issue 29: two rows tall).
+    void inspectorGetsItsShare() {
+        MainWindow window(false);
+        window.show();
+        QVERIFY(QTest::qWaitForWindowExposed(&window));
+        auto* inspector = window.findChild<QDockWidget*>(QStringLiteral("inspectorDock"));
+        QVERIFY(inspector);
+        QTRY_VERIFY2(inspector->height() >= window.height() / 5, // a dozen rows, not two
+                     qPrintable(QStringLiteral("%1 of %2").arg(inspector->height()).arg(window.height())));
     }
 
 private:

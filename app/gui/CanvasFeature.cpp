@@ -1,5 +1,7 @@
 #include "CanvasFeature.h"
 
+#include "ExportFolder.h"
+
 #include "canvas/GraphScene.h"
 #include "canvas/GraphView.h"
 #include "canvas/GroupItem.h"
@@ -13,6 +15,7 @@
 #include <QAction>
 #include <QApplication>
 #include <QDateTime>
+#include <QDir>
 #include <QDockWidget>
 #include <QFileDialog>
 #include <QFileInfo>
@@ -647,12 +650,15 @@ void CanvasFeature::fillSearchResults() {
 bool CanvasFeature::exportViewTo(const QString& target, const QString& documentPath) {
     QString path = target;
     if (path.isEmpty() && ctx_.interactive)
-        path =
-            QFileDialog::getSaveFileName(ctx_.window, tr("Export View"),
-                                         QFileInfo(documentPath).completeBaseName() + QStringLiteral(".svg"),
-                                         tr("SVG (*.svg);;PNG image (*.png)"));
+        path = QFileDialog::getSaveFileName(
+            ctx_.window, tr("Export View"),
+            QDir(exportFolder(documentPath))
+                .filePath(QFileInfo(documentPath).completeBaseName() + QStringLiteral(".svg")),
+            tr("SVG (*.svg);;PNG image (*.png)"));
     if (path.isEmpty())
         return false;
+    if (target.isEmpty())
+        rememberExportFolder(path);
     QString error;
     const bool png = path.endsWith(QStringLiteral(".png"), Qt::CaseInsensitive);
     const Graph* graph = currentGraph();

@@ -260,18 +260,34 @@ void MainWindow::placeFeatureDocks() {
     canvas_->searchResultsDock()->hide();
     addDockWidget(Qt::BottomDockWidgetArea, runtime_->dock());
     addDockWidget(Qt::RightDockWidgetArea, partition_->dock());
-    // The summary, the diff lists and the chart need the larger share of the right column.
-    resizeDocks({inspectorDock_, partition_->dock()}, {260, 640}, Qt::Vertical);
-    resizeDocks({inspectorDock_}, {430}, Qt::Horizontal);
     // A tab beside the Partition dock: both need the column's height.
     addDockWidget(Qt::RightDockWidgetArea, sharding_->dock());
     tabifyDockWidget(partition_->dock(), sharding_->dock());
     addDockWidget(Qt::RightDockWidgetArea, diff_->dock());
     tabifyDockWidget(sharding_->dock(), diff_->dock());
     partition_->dock()->raise(); // the partition is what a joint graph opens on
-    // Beside the Runtime dock, with the width a curve over hundreds of steps needs.
+    // Beside the Runtime dock.
     splitDockWidget(runtime_->dock(), memory_->dock(), Qt::Horizontal);
-    resizeDocks({runtime_->dock(), memory_->dock()}, {420, 760}, Qt::Horizontal);
+}
+
+// Sizes only take once the window has its own size: before the first show they are overridden by the docks'
+// minimum sizes (the Inspector came up two rows tall). A restored layout is the user's and stays.
+void MainWindow::showEvent(QShowEvent* event) {
+    QMainWindow::showEvent(event);
+    if (docksSized_)
+        return;
+    docksSized_ = true;
+    if (dockStateRestored_)
+        return;
+    // Once the show is laid out: the docks have their minimum sizes then, and these proportions can apply.
+    QTimer::singleShot(0, this, [this] {
+        const int h = height();
+        // The Inspector shows a node's dozen properties; the Partition dock's summary and chart get the rest.
+        resizeDocks({inspectorDock_, partition_->dock()}, {h * 2 / 5, h * 3 / 5}, Qt::Vertical);
+        resizeDocks({inspectorDock_}, {430}, Qt::Horizontal);
+        // The memory curve over hundreds of steps needs the width.
+        resizeDocks({runtime_->dock(), memory_->dock()}, {420, 760}, Qt::Horizontal);
+    });
 }
 
 void MainWindow::createMenus() {
@@ -384,7 +400,7 @@ views::RuntimePanel* MainWindow::runtimePanel() const {
 void MainWindow::restoreSettings() {
     QSettings settings;
     restoreGeometry(settings.value(QStringLiteral("window/geometry")).toByteArray());
-    restoreState(settings.value(QStringLiteral("window/state")).toByteArray());
+    dockStateRestored_ = restoreState(settings.value(QStringLiteral("window/state")).toByteArray());
     updateRecentMenu();
 }
 

@@ -113,6 +113,7 @@ protected:
     void dragEnterEvent(QDragEnterEvent* event) override;
     void dropEvent(QDropEvent* event) override;
     void closeEvent(QCloseEvent* event) override;
+    void showEvent(QShowEvent* event) override;
 
 private:
     // SessionHost
@@ -183,6 +184,8 @@ private:
     RuntimeFeature* runtime_ = nullptr;
     DiffFeature* diff_ = nullptr;
     SessionController* sessions_ = nullptr;
+    bool docksSized_ = false;        // the first show sized the docks
+    bool dockStateRestored_ = false; // the settings held the user's dock layout
 };
 
 } // namespace jointscope::gui

@@ -23,7 +23,7 @@ namespace {
 constexpr double kMiB = 1024.0 * 1024.0;
 // Points per curve on the chart: about two per pixel of a wide dock.
 constexpr size_t kChartPoints = 4000;
-}
+} // namespace
 
 MemoryPanel::MemoryPanel(views::MemoryTimelineModel* model, QWidget* parent)
     : QWidget(parent), model_(model) {

@@ -1,5 +1,7 @@
 #include "PartitionFeature.h"
 
+#include "ExportFolder.h"
+
 #include "CanvasFeature.h"
 #include "PartitionDocument.h"
 #include "PartitionPanel.h"
@@ -228,10 +230,11 @@ bool PartitionFeature::exportPartition(const QString& kind, const QString& pathI
     QString path = pathIn;
     if (path.isEmpty() && ctx_.interactive)
         path = QFileDialog::getSaveFileName(ctx_.window, tr("Export"),
-                                            QDir(QFileInfo(documentPath).absolutePath()).filePath(suggested),
-                                            filter);
+                                            QDir(exportFolder(documentPath)).filePath(suggested), filter);
     if (path.isEmpty())
         return false;
+    if (pathIn.isEmpty())
+        rememberExportFolder(path);
     QString error;
     if (!PartitionDocument::writeFileAtomically(path, QByteArray::fromStdString(text), &error)) {
         ctx_.reportError(tr("Cannot export"), makeError({path.toStdString(), 0, 0}, error.toStdString()));

@@ -131,10 +131,15 @@ PartitionPanel::PartitionPanel(PartitionDocument* document, QWidget* parent)
     }
     chart_ = new QChartView(chart, tabs);
     chart_->setRenderHint(QPainter::Antialiasing);
-    // The vertical axis title ("recompute MFLOP") needs the height; the dock's splitter gives more.
-    chart_->setMinimumSize(300, 260);
     chart_->setToolTip(tr("Click a point to take its memory budget (undoable)"));
     tabs->addTab(chart_, tr("Pareto"));
+    // The vertical axis title ("recompute MFLOP") needs the height, but only while the chart is shown: a
+    // hidden tab's minimum would still size the dock and squeeze the Inspector above it.
+    auto chartMinimum = [this, tabs] {
+        chart_->setMinimumSize(tabs->currentWidget() == chart_ ? QSize(300, 260) : QSize(0, 0));
+    };
+    connect(tabs, &QTabWidget::currentChanged, this, chartMinimum);
+    chartMinimum();
     layout->addWidget(tabs, 1);
 
     connect(points_, &QScatterSeries::clicked, this, [this](const QPointF& p) {

@@ -491,6 +491,32 @@ private slots:
         QCOMPARE(names(p, p.saved), (Names{"primals_1", "sum_1"}));
     }
 
+    // fx_graph_cse keys nodes by Python's hash of their arguments, and hash(-1) == hash(-2): unsqueeze(x, -1)
+    // after unsqueeze(x, -2) finds the -2 node's token under its hash and is kept, and so is its later twin.
+    // Torch 2.15 kept both causal-mask chains of tiny_lm_dropout_ce this way (the log zoo, live). dim 1 twins merge.
+    void cseKeepsPythonHashCollisions() {
+        const Graph g = parseJoint(R"(class GraphModule(torch.nn.Module):
+    def forward(self, primals_1: "f32[4]", tangents_1: "f32[4, 4]"):
+        unsqueeze: "f32[1, 4]" = torch.ops.aten.unsqueeze.default(primals_1, -2)
+        unsqueeze_1: "f32[4, 1]" = torch.ops.aten.unsqueeze.default(primals_1, -1)
+        unsqueeze_2: "f32[4, 1]" = torch.ops.aten.unsqueeze.default(primals_1, -1)
+        unsqueeze_3: "f32[4, 1]" = torch.ops.aten.unsqueeze.default(primals_1, 1)
+        unsqueeze_4: "f32[4, 1]" = torch.ops.aten.unsqueeze.default(primals_1, 1)
+        add: "f32[4, 4]" = torch.ops.aten.add.Tensor(unsqueeze, unsqueeze_1)
+        add_1: "f32[4, 4]" = torch.ops.aten.add.Tensor(add, unsqueeze_2)
+        add_2: "f32[4, 4]" = torch.ops.aten.add.Tensor(add_1, unsqueeze_3)
+        add_3: "f32[4, 4]" = torch.ops.aten.add.Tensor(add_2, unsqueeze_4)
+        mul: "f32[4, 4]" = torch.ops.aten.mul.Tensor(tangents_1, add_3)
+        return (add_3, mul)
+)",
+                                   1);
+        const PreparedJoint prepared = prepareJoint(g, ruleset("torch-2.15"));
+        QCOMPARE(prepared.merged.size(), size_t(1));
+        QCOMPARE(prepared.merged[0].first, std::string("unsqueeze_4"));
+        QCOMPARE(prepared.merged[0].second, std::string("unsqueeze_3"));
+        QVERIFY(prepared.graph.find("unsqueeze_1") && prepared.graph.find("unsqueeze_2"));
+    }
+
     void cseMergesButNotRandomOps() {
         const Graph g = parseJoint(R"(class GraphModule(torch.nn.Module):
     def forward(self, primals_1: "f32[8]", tangents_1: "f32[8]"):

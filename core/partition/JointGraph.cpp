@@ -34,9 +34,14 @@ void appendNumber(std::string& key, double number) {
     }
 }
 
+// How a token is keyed: exactly (the token itself), or as fx_graph_cse's hash_val, where Python's hash(-1) is
+// hash(-2) (-1 is CPython's error value).
+enum class TokenKey { Exact, PythonHash };
+
 // The CSE token of fx_graph_cse: the target, the flattened arguments (node references already substituted)
 // and the pytree spec (structure) they came from.
-void appendToken(std::string& key, const Value& value, const std::vector<NodeId>& replace, bool& unique) {
+void appendToken(std::string& key, const Value& value, const std::vector<NodeId>& replace, bool& unique,
+                 TokenKey keyed) {
     switch (value.kind()) {
     case ValueKind::None:
         key += 'N';
@@ -46,7 +51,7 @@ void appendToken(std::string& key, const Value& value, const std::vector<NodeId>
         return;
     case ValueKind::Int:
         key += 'n';
-        appendInt(key, value.asInt());
+        appendInt(key, keyed == TokenKey::PythonHash && value.asInt() == -1 ? -2 : value.asInt());
         return;
     case ValueKind::Float:
         if (std::isnan(value.asFloat()))
@@ -78,7 +83,7 @@ void appendToken(std::string& key, const Value& value, const std::vector<NodeId>
         break;
     }
     for (const Value& item : value.items()) {
-        appendToken(key, item, replace, unique);
+        appendToken(key, item, replace, unique, keyed);
         key += ',';
     }
     key += ']';
@@ -132,8 +137,8 @@ CseClasses classifyForCse(const Graph& graph, const Ruleset& rules) {
         }
         c.aliases[id] = node.op == NodeOp::CallFunction && it->second.first && !node.args.empty() &&
                         node.args[0].kind() == ValueKind::NodeRef;
-        c.excluded[id] = node.op != NodeOp::CallFunction || it->second.second ||
-                         isImpure(node, rules.dceKeepsMutatingOps);
+        c.excluded[id] =
+            node.op != NodeOp::CallFunction || it->second.second || isImpure(node, rules.dceKeepsMutatingOps);
     }
     return c;
 }
@@ -242,35 +247,48 @@ PreparedJoint prepareJoint(Graph joint, const Ruleset& rules) {
             backwardDep = backwardDependencies(joint);
             outputAlias = aliasesOfOutputs(joint, classes.aliases);
         }
-        std::unordered_map<std::string, NodeId> firstWithToken;
-        firstWithToken.reserve(n);
-        std::string key;
+        // fx_graph_cse keys its table by the hash of the token and merges a node only when the token
+        // registered under that hash is its own; a node whose hash is taken by another token is kept and not
+        // registered (so unsqueeze(x, -1) after unsqueeze(x, -2) is never merged with its twin: hash(-1) ==
+        // hash(-2)).
+        struct Registered {
+            std::string token;
+            NodeId id;
+        };
+        std::unordered_map<std::string, Registered> byHash;
+        byHash.reserve(n);
+        std::string key, hashKey;
+        auto appendArgs = [&](std::string& out, NodeId id, TokenKey keyed, bool& unique) {
+            const Node& node = joint.node(id);
+            out.assign(node.target.text);
+            out += !backwardDep.empty() && backwardDep[id] ? "|b|" : "|";
+            for (const Value& arg : node.args) {
+                appendToken(out, arg, replace, unique, keyed);
+                out += ';';
+            }
+            out += '|';
+            for (const auto& [name, value] : node.kwargs) {
+                out += name;
+                out += '=';
+                appendToken(out, value, replace, unique, keyed);
+                out += ';';
+            }
+        };
         for (NodeId id = 0; id < n; ++id) {
             const Node& node = joint.node(id);
             if (!keep[id] || classes.excluded[id] || (!outputAlias.empty() && outputAlias[id]))
                 continue;
-            key.assign(node.target.text);
-            key += !backwardDep.empty() && backwardDep[id] ? "|b|" : "|";
             bool unique = false;
-            for (const Value& arg : node.args) {
-                appendToken(key, arg, replace, unique);
-                key += ';';
-            }
-            key += '|';
-            for (const auto& [name, value] : node.kwargs) {
-                key += name;
-                key += '=';
-                appendToken(key, value, replace, unique);
-                key += ';';
-            }
+            appendArgs(key, id, TokenKey::Exact, unique);
             if (unique)
                 continue;
-            auto [it, inserted] = firstWithToken.emplace(key, id);
-            if (!inserted) {
-                replace[id] = it->second;
-                keep[id] = false;
-                prepared.merged.emplace_back(node.name, joint.node(it->second).name);
-            }
+            appendArgs(hashKey, id, TokenKey::PythonHash, unique);
+            auto [it, inserted] = byHash.try_emplace(hashKey, Registered{key, id});
+            if (inserted || it->second.token != key)
+                continue;
+            replace[id] = it->second.id;
+            keep[id] = false;
+            prepared.merged.emplace_back(node.name, joint.node(it->second.id).name);
         }
     }
     if (!prepared.deadNodes.empty() || !prepared.merged.empty())

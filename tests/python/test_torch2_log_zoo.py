@@ -46,10 +46,6 @@ CONFIGS = (("inductor", "inductor", None, INDUCTOR_MODELS),
 # Compiles check does not reproduce yet, kept in the zoo (never dropped) and asserted to be reported as differing,
 # so that a fix shows up here as a failure to update. Each is in docs/partition.md and the note.
 KNOWN_DIFFERENCES = {
-    ("inductor", "tiny_lm_dropout_ce"):
-        "torch saves bitwise_not_1 (the second block's causal mask); jointscope's CSE merges le_1 / logical_and_1 / "
-        "bitwise_not_1 into the first block's mask chain, torch's fx_graph_cse keeps them apart -- also given "
-        "torch's own partitioner input",
     ("aot_eager", "nested_compile_region"):
         "torch partitions the invoke_subgraph bodies first and saves their activations through the calls",
     ("aot_eager_budget05", "nested_compile_region"):

@@ -135,9 +135,26 @@ private slots:
         doc->waitForIdle();
     }
 
-    // The Memory dock follows the partition document: the MLP's curve (peak 9,792 B at sum_2, as torch measured
-    // it running fw.txt / bw.txt) with torch's decision overlaid, the peaks in the Partition summary, a click on
-    // the curve selects the node on the canvas, and a pin (then its undo) changes the curve.
+    // The Memory dock follows the partition document: the MLP's curve (peak 9,792 B at sum_2, as torch
+    // measured it running fw.txt / bw.txt) with torch's decision overlaid, the peaks in the Partition
+    // summary, a click on the curve selects the node on the canvas, and a pin (then its undo) changes the
+    // curve. torch's curve is drawn on the decision's step axis phase by phase (issue 29: at another budget
+    // the two decisions run other step counts and the curves were misaligned). Values worked by hand.
+    void torchCurveIsPhaseAligned() {
+        views::MemoryCurve torchs, ours;
+        torchs.nodes.resize(30);
+        torchs.forwardSteps = 10; // 10 forward, 20 backward steps
+        ours.nodes.resize(15);
+        ours.forwardSteps = 5; // 5 forward, 10 backward
+        QCOMPARE(gui::MemoryPanel::phaseAligned(0, torchs, ours), 0.0);
+        QCOMPARE(gui::MemoryPanel::phaseAligned(9, torchs, ours), 4.5);
+        QCOMPARE(gui::MemoryPanel::phaseAligned(10, torchs, ours),
+                 5.0); // first backward step on the boundary
+        QCOMPARE(gui::MemoryPanel::phaseAligned(20, torchs, ours), 10.0);
+        QCOMPARE(gui::MemoryPanel::phaseAligned(29, torchs, ours), 14.5);
+        QCOMPARE(gui::MemoryPanel::phaseAligned(7, ours, ours), 7.0); // the same run: unchanged
+    }
+
     void memoryFeatureFollowsTheDecision() {
         Harness h;
         auto* partition = new gui::PartitionFeature(h.context, &h.window);

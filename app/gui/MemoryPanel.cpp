@@ -106,6 +106,18 @@ MemoryPanel::MemoryPanel(views::MemoryTimelineModel* model, QWidget* parent)
     rebuild();
 }
 
+double MemoryPanel::phaseAligned(double step, const views::MemoryCurve& from,
+                                 const views::MemoryCurve& onto) {
+    const double fromForward = from.forwardSteps, ontoForward = onto.forwardSteps;
+    if (fromForward <= 0 || ontoForward <= 0)
+        return from.size() > 1 ? step * (onto.size() - 1) / double(from.size() - 1) : step;
+    if (step < fromForward)
+        return step * ontoForward / fromForward;
+    const double fromBackward = std::max(1, from.size() - from.forwardSteps);
+    const double ontoBackward = std::max(1, onto.size() - onto.forwardSteps);
+    return ontoForward + (step - fromForward) * ontoBackward / fromBackward;
+}
+
 void MemoryPanel::rebuild() {
     const views::MemoryCurve& c = model_->ours();
     const auto chartPoints = [](const views::MemoryCurve& curve) {
@@ -119,9 +131,12 @@ void MemoryPanel::rebuild() {
     uint64_t top = c.peakBytes;
     int steps = c.size();
     if (const auto& t = model_->torchs()) {
+        // torch's decision runs another number of forward and backward steps: each phase is stretched onto
+        // this decision's, so that both cross into the backward at the boundary line.
         torchPoints = chartPoints(*t);
+        for (QPointF& p : torchPoints)
+            p.setX(phaseAligned(p.x(), *t, c));
         top = std::max(top, t->peakBytes);
-        steps = std::max(steps, t->size());
     }
     // Axes first: each range change lays out every series again, thousands of points each after a solve of
     // a big graph; the old (or no) points are what they lay out now.

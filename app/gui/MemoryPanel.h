@@ -14,7 +14,8 @@ class QValueAxis;
 
 namespace jointscope::views {
 class MemoryTimelineModel;
-}
+struct MemoryCurve;
+} // namespace jointscope::views
 
 namespace jointscope::gui {
 
@@ -30,6 +31,9 @@ public:
     int stepAt(const QPointF& value) const;
     // Scene position (in chartView()'s viewport) of step `step` on the decision's curve.
     QPoint viewportPointOfStep(int step) const;
+    // Where step `step` of `from` (torch's decision) is drawn on the axis of `onto` (the decision shown):
+    // each phase stretched onto the other's, so the forward / backward boundaries coincide.
+    static double phaseAligned(double step, const views::MemoryCurve& from, const views::MemoryCurve& onto);
 
 protected:
     bool eventFilter(QObject* watched, QEvent* event) override;

@@ -173,6 +173,10 @@ private slots:
         QVERIFY(model->torchs()); // reference.json's decision, the same as ours on this graph
         QCOMPARE(model->torchs()->peakBytes, uint64_t(9792));
         QVERIFY(memory->panel()->summary().contains(QStringLiteral("sum_2")));
+        // sum_2 is a backward node (the MLP's bias gradient): the summary says why the budget does not move
+        // it.
+        QVERIFY(model->ours().peakStep >= model->ours().forwardSteps);
+        QVERIFY(memory->panel()->summary().contains(QStringLiteral("The peak is in the backward")));
         auto* summary = partition->panel()->findChild<views::PartitionModel*>();
         QVERIFY(summary);
         QCOMPARE(summary->summaryValue(QStringLiteral("Peak memory")), views::formatBytes(9792));

@@ -163,6 +163,10 @@ void MemoryPanel::rebuild() {
                        .arg(c.peakStep < c.forwardSteps ? tr("forward") : tr("backward"))
                        .arg(c.forwardSteps > 0 ? views::formatBytes(c.liveBytes[size_t(c.forwardSteps - 1)])
                                                : QStringLiteral("0 B"));
+    // Why a lower budget may not move the peak: it bounds what is saved across, not the backward's own peak.
+    if (c.peakStep >= c.forwardSteps && c.forwardSteps > 0)
+        text += tr(" The peak is in the backward: the memory budget bounds what is saved between forward and "
+                   "backward, not the backward's own working set.");
     if (const auto& t = model_->torchs(); t && t->peakStep >= 0)
         text += tr(" Torch's decision: peak %1 at %2.")
                     .arg(views::formatBytes(t->peakBytes), t->nodes[size_t(t->peakStep)]);

@@ -222,8 +222,8 @@ private slots:
     // as torch's node summary comments ("# ac_graph_id: 3 - PREFER_RECOMPUTE File: ..."), the parameters only
     // as the fw_metadata's static_input_indices.
     void torch215CheckpointedTraceLog() {
-        Expected<GraphFile> file = GraphFile::open(std::string(JOINTSCOPE_SOURCE_DIR) +
-                                                   "/tests/data/torch2/gpt_stack_ac_trace.log");
+        Expected<GraphFile> file =
+            GraphFile::open(std::string(JOINTSCOPE_SOURCE_DIR) + "/tests/data/torch2/gpt_stack_ac_trace.log");
         QVERIFY(file);
         Expected<Graph> joint = file->load(*file->select("aot_joint_graph"));
         Expected<Graph> torchForward = file->load(*file->select("aot_forward_graph"));
@@ -493,7 +493,8 @@ private slots:
 
     // fx_graph_cse keys nodes by Python's hash of their arguments, and hash(-1) == hash(-2): unsqueeze(x, -1)
     // after unsqueeze(x, -2) finds the -2 node's token under its hash and is kept, and so is its later twin.
-    // Torch 2.15 kept both causal-mask chains of tiny_lm_dropout_ce this way (the log zoo, live). dim 1 twins merge.
+    // Torch 2.15 kept both causal-mask chains of tiny_lm_dropout_ce this way (the log zoo, live). dim 1 twins
+    // merge.
     void cseKeepsPythonHashCollisions() {
         const Graph g = parseJoint(R"(class GraphModule(torch.nn.Module):
     def forward(self, primals_1: "f32[4]", tangents_1: "f32[4, 4]"):

@@ -12,6 +12,7 @@
 
 #include <algorithm>
 #include <limits>
+#include <tuple>
 
 namespace jointscope::gui {
 
@@ -282,8 +283,8 @@ void PartitionDocument::solve() {
         return;
     const EngineInput in{graph_, options_, edits_, effectiveRuleset().toStdString(), logged_};
     auto work = [in](views::JobControl&) {
-        const auto& [graph, options, edits, rulesetName, logged] = in;
-        (void)logged;
+        const auto& [graph, options, edits, rulesetName] =
+            std::tie(in.graph, in.options, in.edits, in.rulesetName);
         std::shared_ptr<const PartitionResult> out;
         QString error;
         std::vector<std::string> errorNodes;
@@ -364,9 +365,7 @@ void PartitionDocument::computePareto(int points) {
     const EngineInput in{graph_, options_, edits_, effectiveRuleset().toStdString(), logged_};
     using Curve = std::pair<std::vector<ParetoPoint>, QString>; // the points, or why not
     auto work = [in, points](views::JobControl&) -> Curve {
-        const auto& [graph, options, edits, rulesetName, logged] = in;
-        (void)graph;
-        (void)logged;
+        const auto& [options, edits, rulesetName] = std::tie(in.options, in.edits, in.rulesetName);
         std::vector<ParetoPoint> curve;
         QString error;
         Expected<Ruleset> rules = loadRuleset(rulesetName);

@@ -43,13 +43,6 @@ std::vector<bool> backwardMask(const Graph& graph) {
     return backward;
 }
 
-static uint64_t countSubgraphs(const Graph& graph) {
-    uint64_t count = graph.subgraphs().size();
-    for (const auto& sub : graph.subgraphs())
-        count += countSubgraphs(*sub);
-    return count;
-}
-
 static void collectSubgraphs(const Graph& graph, std::vector<const Graph*>& out) {
     for (const auto& sub : graph.subgraphs()) {
         out.push_back(sub.get());
@@ -76,9 +69,7 @@ static bool sameContent(const Graph& a, const Graph& b) {
     return true;
 }
 
-static uint64_t countUniqueSubgraphs(const Graph& graph) {
-    std::vector<const Graph*> all;
-    collectSubgraphs(graph, all);
+static uint64_t countUnique(const std::vector<const Graph*>& all) {
     std::vector<const Graph*> unique;
     for (const Graph* g : all)
         if (std::none_of(unique.begin(), unique.end(), [&](const Graph* u) { return sameContent(*u, *g); }))
@@ -114,8 +105,10 @@ GraphStats computeStats(const Graph& graph, const std::vector<bool>& backward) {
         for (const TensorMeta& t : n.outputs)
             s.tensorBytes = saturatingAdd(s.tensorBytes, t.bytes().value_or(0));
     }
-    s.subgraphs = countSubgraphs(graph);
-    s.uniqueSubgraphs = s.subgraphs ? countUniqueSubgraphs(graph) : 0;
+    std::vector<const Graph*> bodies;
+    collectSubgraphs(graph, bodies);
+    s.subgraphs = bodies.size();
+    s.uniqueSubgraphs = countUnique(bodies);
     return s;
 }
 

@@ -1,5 +1,6 @@
 // IR basics: values, targets, dtypes, users, stats on hand-counted graphs; symbolic sizes, tensor metadata
 // checks, op schemas and graph validation.
+#include "graph/FxNamespace.h"
 #include "graph/Graph.h"
 #include "graph/GraphStats.h"
 #include "graph/HopBody.h"
@@ -459,6 +460,37 @@ private slots:
         const GraphStats s = computeStats(g);
         QCOMPARE(s.forward, uint64_t(3));
         QCOMPARE(s.backward, uint64_t(0));
+    }
+
+    // New node names as torch.fx's _Namespace.create_name gives them (torch/fx/graph.py), counted by hand:
+    // a free candidate is kept, a taken one gets its base's next number, builtins are never names, and the
+    // getitems FX made for every element of a tuple spend their numbers even when DCE erased them.
+    void fxNamespaceNamesAsTorchFx() {
+        const std::string text = R"fx(
+class joint(torch.nn.Module):
+    def forward(self, primals_1: "f32[4]", tangents_1: "f32[4]"):
+        sum_1: "f32[]" = torch.ops.aten.sum.default(primals_1)
+        var_mean = torch.ops.aten.var_mean.correction(primals_1, [0], correction = 0)
+        getitem_3: "f32[]" = var_mean[0]
+        mul: "f32[4]" = torch.ops.aten.mul.Tensor(tangents_1, getitem_3)
+        return (sum_1, mul)
+)fx";
+        Expected<Graph> g = readFxText(text, FxReadOptions{"names.txt"});
+        QVERIFY2(bool(g), g ? "" : g.error().format().c_str());
+        FxNamespace names(*g);
+        // (what var_mean's second element was named is not in the text; an invoke_subgraph body says how many
+        // values its call returns, tst_logcheck's nested_compile_region log depends on that)
+        // "getitem" itself is free: FX takes it (a traced graph's first getitem always holds it)
+        QCOMPARE(names.create("getitem"), std::string("getitem"));
+        QCOMPARE(names.create("getitem"), std::string("getitem_4"));
+        QCOMPARE(names.create("sum"), std::string("sum_2"));
+        QCOMPARE(names.create("mul"), std::string("mul_1"));
+        QCOMPARE(names.create("partitioned_fw_subgraph_0_0"), std::string("partitioned_fw_subgraph_0_0"));
+        QCOMPARE(names.create("partitioned_fw_subgraph_0_0"), std::string("partitioned_fw_subgraph_0_1"));
+        QCOMPARE(names.create("max"), std::string("max_1"));
+        QCOMPARE(names.create("full.default"), std::string("full_default"));
+        QCOMPARE(FxNamespace::targetToName("aten.convolutionBackward"),
+                 std::string("aten.convolution_backward"));
     }
 };
 

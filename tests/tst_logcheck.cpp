@@ -15,6 +15,9 @@ using namespace jointscope::partition;
 namespace {
 
 const std::string kLog = "tests/data/torch2/dyn_gpt_inductor_budget05_trace.log";
+// nested_compile_region (jointscope_torch.models: three calls of one region body), backend="aot_eager", torch
+// 2.15, chromium events dropped.
+const std::string kNestedLog = "tests/data/torch2/nested_compile_region_aot_eager_trace.log";
 
 } // namespace
 
@@ -92,6 +95,28 @@ private slots:
         configs[0].symbolHints.clear();
         const CompileCheck c = checkCompile(*file, groupCompiles(*file)[0], configs, CheckRequest{});
         QCOMPARE(std::string(checkStatusName(c.status)), std::string("differs"));
+    }
+
+    // torch partitions the invoke_subgraph body first (run_joint_graph_passes_on_hops): the forward calls run
+    // partitioned_fw_subgraph_0_0, whose extra outputs are the body's saved values, and the outer graph saves
+    // the getitems of those. Torch's log: 5 saved in the body, 3 calls, 15 saved outside.
+    void nestedCompileRegionBodiesFirst() {
+        Expected<GraphFile> file = GraphFile::open(test::sourcePath(kNestedLog));
+        QVERIFY(file);
+        const std::vector<CompileGraphs> compiles = groupCompiles(*file);
+        QCOMPARE(compiles.size(), size_t(1));
+        const CompileCheck c = checkCompile(
+            *file, compiles[0], scanCompileConfigsFile(test::sourcePath(kNestedLog)), CheckRequest{});
+        QVERIFY2(c.status != CheckStatus::Error, c.message.c_str());
+        QCOMPARE(c.bodies.size(), size_t(1));
+        QCOMPARE(c.bodies[0].body, std::string("partitioned_fw_subgraph_0_0"));
+        QCOMPARE(c.bodies[0].torch.size(), size_t(5));
+        QCOMPARE(c.bodies[0].ours, c.bodies[0].torch);
+        QCOMPARE(c.torch.size(), size_t(15));
+        QCOMPARE(c.ours, c.torch);
+        QCOMPARE(std::string(checkStatusName(c.status)), std::string("identical"));
+        QVERIFY(c.settings.unsupported.empty());
+        QVERIFY(c.forward && c.forward->onlyOurs.empty() && c.forward->onlyTorch.empty());
     }
 };
 

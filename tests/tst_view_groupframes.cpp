@@ -55,9 +55,13 @@ private slots:
         QTest::addColumn<LayoutAlgorithm>("algorithm");
         const QString gpt = QStringLiteral("graphs/torch-1.13/gpt_block2/joint.txt");
         const QString convnet = QStringLiteral("graphs/torch-1.13/convnet/joint.txt");
-        for (LayoutAlgorithm algorithm : {LayoutAlgorithm::Graphviz, LayoutAlgorithm::Layered}) {
-            // Large views are laid out by the layered layout; frames must hold there too.
-            const char* name = algorithm == LayoutAlgorithm::Graphviz ? "dot" : "layered";
+        for (LayoutAlgorithm algorithm :
+             {LayoutAlgorithm::Graphviz, LayoutAlgorithm::Layered, LayoutAlgorithm::Ladder}) {
+            // Large views are laid out by the layered layout, joint graphs by the ladder; frames must hold
+            // there too.
+            const char* name = algorithm == LayoutAlgorithm::Graphviz  ? "dot"
+                               : algorithm == LayoutAlgorithm::Layered ? "layered"
+                                                                       : "ladder";
             QTest::addRow("gpt_block2 phases, %s", name) << gpt << 1 << algorithm;
             QTest::addRow("gpt_block2 nested, %s", name) << gpt << 2 << algorithm;
             QTest::addRow("convnet nested, %s", name) << convnet << 2 << algorithm;

@@ -84,6 +84,16 @@ Json compileJson(const CompileCheck& c) {
     out["saved"] = {{"ours", namesJson(c.ours)}, {"torch", namesJson(c.torch)}};
     out["saved_sym"] = {{"ours", namesJson(c.oursSym)}, {"torch", namesJson(c.torchSym)}};
     out["rng_states"] = {{"ours", namesJson(c.oursRng)}, {"torch", namesJson(c.torchRng)}};
+    if (!c.bodies.empty()) {
+        Json bodies = Json::array();
+        for (const BodyCheck& b : c.bodies)
+            bodies.push_back(
+                {{"body", b.body},
+                 {"identical", b.identical()},
+                 {"saved", {{"ours", namesJson(b.ours)}, {"torch", namesJson(b.torch)}}},
+                 {"saved_sym", {{"ours", namesJson(b.oursSym)}, {"torch", namesJson(b.torchSym)}}}});
+        out["invoke_subgraph_bodies"] = bodies;
+    }
     auto graphJson = [](const NodeSetDiff& d) {
         return Json{{"nodes", d.torchNodes},
                     {"only_ours", namesJson(d.onlyOurs)},
@@ -136,6 +146,15 @@ void printCompile(const CompileCheck& c) {
     if (c.oursRng != c.torchRng)
         std::printf("  rng    ours:  %s\n  rng    torch: %s\n", joined(c.oursRng).c_str(),
                     joined(c.torchRng).c_str());
+    for (const BodyCheck& b : c.bodies) {
+        if (b.identical())
+            continue;
+        std::printf("  body %s saved ours:  %s\n  body %s saved torch: %s\n", b.body.c_str(),
+                    joined(b.ours).c_str(), b.body.c_str(), joined(b.torch).c_str());
+        if (b.oursSym != b.torchSym)
+            std::printf("  body %s sym   ours:  %s\n  body %s sym   torch: %s\n", b.body.c_str(),
+                        joined(b.oursSym).c_str(), b.body.c_str(), joined(b.torchSym).c_str());
+    }
     for (const auto* graph : {&c.forward, &c.backward}) {
         if (!*graph)
             continue;

@@ -27,6 +27,9 @@ std::string formatAnnotation(const Node& node);
 // "PlainAOTOutput(idx=0)" or "GradAOTOutput(grad_of=PlainAOTInput(idx=1))"; the value is a JSON array of
 // strings.
 inline constexpr std::string_view kOutputDescriptorsKey = "output_descriptors";
+// Node meta.extra key for node.meta["custom"] as torch's node summary prints it ("# Annotation: {'call_id':
+// 3} File: ..."): the dict's Python text, e.g. "{'call_id': 3}".
+inline constexpr std::string_view kCustomAnnotationKey = "annotation";
 std::string toJsonStringArray(const std::vector<std::string>& items);
 // Inverse of toJsonStringArray; false when text is not a flat JSON array of strings.
 bool fromJsonStringArray(std::string_view text, std::vector<std::string>& items);

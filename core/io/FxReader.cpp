@@ -294,6 +294,8 @@ struct Scope {
     // torch >= 2.5): they hold for every node until the next summary.
     std::string recompute;
     int64_t acGraphId = -1;
+    std::string
+        annotation; // node.meta["custom"] of the summary ("{'call_id': 3}"), for the nodes until the next
     bool placeholdersCreated = false;
     bool returned = false;
 
@@ -791,11 +793,14 @@ bool FxParser::parseAnnotationText(std::string_view& text, Token& at) {
 
 // The leading " Annotation: {...}", "ac_graph_id: N - POLICY", "recompute: POLICY" or "ac_graph_id: N" of a
 // node summary comment (torch.fx's append_stacktrace_summary); returns false when the comment has none.
-bool readCheckpointSummary(std::string_view& text, std::string& recompute, int64_t& acGraphId) {
+bool readCheckpointSummary(std::string_view& text, std::string& recompute, int64_t& acGraphId,
+                           std::string& annotation) {
     bool found = false;
     if (text.starts_with("Annotation: {")) {
         const size_t close = text.find("} ");
-        text.remove_prefix(close == std::string_view::npos ? text.size() : close + 2);
+        const size_t end = close == std::string_view::npos ? text.size() : close + 1;
+        annotation = std::string(text.substr(12, end - 12));
+        text.remove_prefix(std::min(end + 1, text.size()));
         found = true;
     }
     auto word = [&]() {
@@ -829,13 +834,14 @@ void FxParser::handleCommentLine(const Token& comment) {
     if (!text.empty() && text.front() == ' ')
         text.remove_prefix(1);
     Scope& s = *scope_;
-    std::string recompute;
+    std::string recompute, annotation;
     int64_t acGraphId = -1;
-    const bool summary = readCheckpointSummary(text, recompute, acGraphId);
+    const bool summary = readCheckpointSummary(text, recompute, acGraphId, annotation);
     if (summary || (!s.inTraceGroup && (text.starts_with("File:") || text.starts_with("No stacktrace")))) {
         // A new node summary: its checkpoint facts replace the previous ones.
         s.recompute = std::move(recompute);
         s.acGraphId = acGraphId;
+        s.annotation = std::move(annotation);
         s.inTraceGroup = false;
     }
     if (s.inTraceGroup) {
@@ -1104,6 +1110,8 @@ bool FxParser::parseAssignment(const Token& nameTok, const std::string_view* ann
         node.meta.recompute = s.recompute;
         node.meta.acGraphId = s.acGraphId;
     }
+    if (node.op == NodeOp::CallFunction && !s.annotation.empty())
+        node.meta.extra.emplace_back(fx::kCustomAnnotationKey, s.annotation);
     return defineNode(std::move(node), nameTok) && parseStatementEnd();
 }
 

@@ -153,12 +153,35 @@ std::optional<CompileConfig> loggedConfigFor(const GraphFile& file, size_t index
     return loggedConfigFor(file.format(), file.fileName(), file.graphs()[index]);
 }
 
+Expected<HopPartitionReport> partitionHopBodies(Graph& joint, const Ruleset& rules,
+                                                const CompileSettings& settings) {
+    return partitionInvokeSubgraphBodies(joint, [&](Graph body) -> Expected<Partition> {
+        if (settings.replayJointPasses)
+            replayJointGraphPasses(body, rules, settings.passes);
+        PartitionOptions options = settings.options;
+        options.extract = true;
+        return partitionJoint(std::move(body), rules, options);
+    });
+}
+
+void addHopChange(JointPassReport& passes, const HopPartitionReport& hops) {
+    if (!hops.change.replaced.empty())
+        passes.changes.insert(passes.changes.begin(), hops.change);
+}
+
 LoggedRun prepareLoggedRun(Graph& joint, const CompileConfig* config, Ruleset& rules,
                            const SettingsOverrides& overrides) {
     LoggedRun run;
     run.settings = settingsFromLog(config, rules, overrides);
+    if (Expected<HopPartitionReport> hops = partitionHopBodies(joint, rules, run.settings))
+        run.hops = hops.take();
+    else
+        run.settings.unsupported.push_back(
+            hops.error().message + "; the outer graph is partitioned with its invoke_subgraph calls as "
+                                   "logged");
     if (run.settings.replayJointPasses)
         run.passes = replayJointGraphPasses(joint, rules, run.settings.passes);
+    addHopChange(run.passes, run.hops);
     return run;
 }
 

@@ -6,6 +6,7 @@
 #include "io/CompileConfig.h"
 #include "io/GraphFile.h"
 #include "ops/Ruleset.h"
+#include "partition/HopPartition.h"
 #include "partition/JointPasses.h"
 #include "partition/Partitioner.h"
 
@@ -48,10 +49,21 @@ bool isLoggedJointGraph(FileFormat format, const GraphEntry& entry);
 // The same for graph `index` of an open file.
 std::optional<CompileConfig> loggedConfigFor(const GraphFile& file, size_t index);
 
+// run_joint_graph_passes_on_hops with the compile's partition function: each invoke_subgraph body gets
+// inductor's joint-graph passes (when inductor ran them) and the partitioner under `settings`.
+Expected<HopPartitionReport> partitionHopBodies(Graph& joint, const Ruleset& rules,
+                                                const CompileSettings& settings);
+
+// Lists the invoke_subgraph rewrite first among the passes (torch runs it before inductor's).
+void addHopChange(JointPassReport& passes, const HopPartitionReport& hops);
+
 // What partitioning a logged joint graph as torch ran it did before the partitioner: the settings applied
-// (with the user's overrides) and inductor's joint-graph passes replayed on `joint`.
+// (with the user's overrides), the invoke_subgraph bodies partitioned and the calls rewritten, and inductor's
+// joint-graph passes replayed on `joint`. A body that cannot be partitioned leaves the graph as logged and
+// says so in settings.unsupported.
 struct LoggedRun {
     CompileSettings settings;
+    HopPartitionReport hops;
     JointPassReport passes;
 };
 LoggedRun prepareLoggedRun(Graph& joint, const CompileConfig* config, Ruleset& rules,

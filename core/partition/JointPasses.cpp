@@ -1,5 +1,6 @@
 #include "partition/JointPasses.h"
 
+#include "graph/FxNamespace.h"
 #include "partition/JointGraph.h"
 
 #include <algorithm>
@@ -18,66 +19,11 @@ namespace {
 
 constexpr int64_t kInt64Max = std::numeric_limits<int64_t>::max();
 
-// torch.fx.graph._Namespace: a new node's name is its target's name ("full.default" -> "full_default"),
-// numbered past every name the base was given before; names of erased nodes stay taken.
-class FxNamespace {
-public:
-    explicit FxNamespace(const std::vector<Node>& nodes) {
-        for (const Node& n : nodes)
-            used_.insert(n.name);
-    }
-    std::string create(std::string_view targetName) {
-        std::string base = snakeCase(targetName);
-        for (char& c : base)
-            if (!(std::isalnum(static_cast<unsigned char>(c)) || c == '_'))
-                c = '_';
-        // "name_3" carries its number: base "name", counting from 3.
-        int64_t num = 0;
-        bool numbered = false;
-        if (size_t us = base.rfind('_'); us != std::string::npos && us + 1 < base.size() &&
-                                         std::all_of(base.begin() + us + 1, base.end(), ::isdigit) &&
-                                         base[us + 1] != '0') {
-            num = std::stoll(base.substr(us + 1));
-            numbered = true;
-            base.resize(us);
-        }
-        std::string candidate = numbered ? base + "_" + std::to_string(num) : base;
-        if (!num)
-            num = baseCount_[base];
-        while (used_.count(candidate))
-            candidate = base + "_" + std::to_string(++num);
-        used_.insert(candidate);
-        baseCount_[base] = num;
-        return candidate;
-    }
-
-private:
-    // torch.fx.graph._snake_case: an upper-case letter after a lower-case one starts a new word.
-    static std::string snakeCase(std::string_view s) {
-        std::string out;
-        for (size_t i = 0; i < s.size(); ++i) {
-            const char c = s[i];
-            if (std::isupper(static_cast<unsigned char>(c))) {
-                if (i > 0 && std::islower(static_cast<unsigned char>(s[i - 1])))
-                    out += '_';
-                out += static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
-            } else {
-                out += c;
-            }
-        }
-        return out;
-    }
-
-    std::unordered_set<std::string> used_;
-    std::unordered_map<std::string, int64_t> baseCount_;
-};
-
 // The joint graph while passes rewrite it: nodes keep their ids, new ones are appended, and `order` is the
 // graph order (erased ids stay in it, skipped).
 class WorkGraph {
 public:
-    explicit WorkGraph(Graph& graph)
-        : nodes_(graph.nodes().begin(), graph.nodes().end()), names_(graph.nodes()) {
+    explicit WorkGraph(Graph& graph) : nodes_(graph.nodes().begin(), graph.nodes().end()), names_(graph) {
         order_.resize(nodes_.size());
         for (NodeId id = 0; id < nodes_.size(); ++id)
             order_[id] = id;
@@ -128,7 +74,7 @@ public:
     // graph.call_function under inserting_before(anchor) / inserting_after(anchor).
     NodeId insert(Node node, NodeId anchor, bool after) {
         const NodeId id = static_cast<NodeId>(nodes_.size());
-        node.name = names_.create(targetName(node.target));
+        node.name = names_.create(FxNamespace::targetToName(targetName(node.target)));
         node.forEachInput([&](NodeId input) {
             auto& u = users_[input];
             if (std::find(u.begin(), u.end(), id) == u.end())

@@ -52,6 +52,17 @@ void torchSaved(const Graph& forward, size_t numFwdOutputs, Names& saved, Names&
     }
 }
 
+// A diagnostic of the engine (no file of its own) placed at the joint graph, keeping a line it names.
+Diagnostic located(Diagnostic d, const SourceLocation& joint) {
+    if (d.loc.file.empty()) {
+        const uint32_t line = d.loc.line;
+        d.loc = joint;
+        if (line)
+            d.loc.line = line;
+    }
+    return d;
+}
+
 NodeSetDiff nodeSetDiff(const Graph& mine, const Graph& theirs) {
     auto names = [](const Graph& g) {
         std::set<std::string> out;
@@ -196,29 +207,34 @@ CompileCheck checkCompile(const GraphFile& file, const CompileGraphs& g,
             unsupported.end());
         out.settings.replayJointPasses = false;
     }
-    // nested_compile_region: torch partitions each invoke_subgraph body on its own (the forward then calls
-    // partitioned_fw_subgraph_*, whose extra outputs are the body's saved values) before the outer graph.
-    const bool invokesSubgraphs =
-        std::any_of(joint->nodes().begin(), joint->nodes().end(), [](const Node& n) {
-            return n.op == NodeOp::CallFunction &&
-                   n.target.text.find("higher_order.invoke_subgraph") != n.target.text.npos;
-        });
-    if (invokesSubgraphs)
-        out.settings.unsupported.push_back(
-            "invoke_subgraph (nested_compile_region): torch partitions the bodies before the outer graph and "
-            "saves their activations through the calls; check partitions the outer graph only");
     Graph partitioned = joint.take();
+    // nested_compile_region: the invoke_subgraph bodies first, each compared with the body torch's forward
+    // calls.
+    Expected<HopPartitionReport> hops = partitionHopBodies(partitioned, *rules, out.settings);
+    if (!hops)
+        return failed(located(hops.error(), jointAt));
+    for (const std::string& note : hops->notes)
+        out.settings.notes.push_back(note);
+    for (const HopBodyPartition& body : hops->bodies) {
+        BodyCheck b;
+        b.body = body.forwardBody;
+        b.ours = body.saved;
+        b.oursSym = body.savedSym;
+        const int32_t logged = forward->findSubgraph(body.forwardBody);
+        if (logged >= 0) {
+            Names rng;
+            torchSaved(*forward->subgraph(logged), body.forwardOutputs, b.torch, b.torchSym, rng);
+        }
+        out.bodies.push_back(std::move(b));
+    }
     if (out.settings.replayJointPasses)
         out.passes = replayJointGraphPasses(partitioned, *rules, out.settings.passes);
+    addHopChange(out.passes, *hops);
     PartitionOptions options = out.settings.options;
     options.extract = true;
     Expected<Partition> p = partitionJoint(std::move(partitioned), *rules, options);
-    if (!p) {
-        Diagnostic d = p.error();
-        if (d.loc.file.empty())
-            d.loc = jointAt;
-        return failed(d);
-    }
+    if (!p)
+        return failed(located(p.error(), jointAt));
     for (NodeId id : p->saved)
         out.ours.push_back(p->graph.node(id).name);
     for (NodeId id : p->savedSym)
@@ -230,9 +246,12 @@ CompileCheck checkCompile(const GraphFile& file, const CompileGraphs& g,
     if (backward)
         out.backward = nodeSetDiff(p->backward, *backward);
     out.escalation = std::string(escalationName(p->escalation));
-    out.status = out.ours == out.torch && out.oursSym == out.torchSym && out.oursRng == out.torchRng
-                     ? CheckStatus::Identical
-                     : CheckStatus::Differs;
+    const bool bodiesIdentical =
+        std::all_of(out.bodies.begin(), out.bodies.end(), [](const BodyCheck& b) { return b.identical(); });
+    out.status =
+        out.ours == out.torch && out.oursSym == out.torchSym && out.oursRng == out.torchRng && bodiesIdentical
+            ? CheckStatus::Identical
+            : CheckStatus::Differs;
     return out;
 }
 

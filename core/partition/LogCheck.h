@@ -33,6 +33,14 @@ struct NodeSetDiff {
     std::vector<std::string> onlyOurs, onlyTorch;
 };
 
+// One invoke_subgraph body partitioned before the outer graph, against the partitioned forward body torch
+// logged.
+struct BodyCheck {
+    std::string body; // "partitioned_fw_subgraph_0_0"
+    std::vector<std::string> ours, torch, oursSym, torchSym;
+    bool identical() const { return ours == torch && oursSym == torchSym; }
+};
+
 struct CompileCheck {
     std::string label;
     CheckStatus status = CheckStatus::Skipped;
@@ -46,6 +54,7 @@ struct CompileCheck {
     // as "rng_state(INPUT)": torch's forward returns them as getitem 0 of run_and_save_rng_state after the
     // saved tensors.
     std::vector<std::string> oursRng, torchRng;
+    std::vector<BodyCheck> bodies;
     std::optional<NodeSetDiff> forward, backward;
     std::string escalation;
 };

@@ -2,7 +2,7 @@
 
 What a compiler engineer has is a TORCH_TRACE log of a real run, mostly under inductor. Here the torch 2 zoo's models
 (plain, MoE, batch norm, dropout + cross-entropy, full and selective activation checkpointing, dynamic batch and
-sequence, nested_compile_region, LLaMA-3; 44 compiles) are compiled with torch.compile in child processes with TORCH_TRACE set,
+sequence, nested_compile_region, LLaMA-3; 45 compiles) are compiled with torch.compile in child processes with TORCH_TRACE set,
 one log per (backend, memory budget): inductor with no budget, 0.5 and 0.1, aot_eager with no budget and 0.5. Their
 forward and backward run once. `jointscope-cli check LOG --json` is then run with no flag at all: it must read what
 torch ran with from the log (backend, budget, inductor's joint-graph passes, static inputs, symbol hints) and find
@@ -34,7 +34,7 @@ MODELS = ("mlp", "gpt_block_sdpa", "gpt_block_eager_attention", "llama3_block", 
           "dynamic_mlp_batch", "dynamic_gpt_seq", "nested_compile_region")
 # Inductor compiles each graph to C++ (~30 s a model on 2 cores): a spread of the models, fewer at lower budgets.
 INDUCTOR_MODELS = ("mlp", "gpt_block_sdpa", "llama3_block", "moe_topk", "tiny_lm_dropout_ce", "gpt_stack_ac",
-                   "sac_save_matmuls", "dynamic_gpt_seq")
+                   "sac_save_matmuls", "dynamic_gpt_seq", "nested_compile_region")
 INDUCTOR_BUDGET_MODELS = ("gpt_block_sdpa", "llama3_block", "gpt_stack_ac", "sac_save_matmuls", "dynamic_gpt_seq")
 # (name, backend, activation_memory_budget or None, models)
 CONFIGS = (("inductor", "inductor", None, INDUCTOR_MODELS),
@@ -42,15 +42,6 @@ CONFIGS = (("inductor", "inductor", None, INDUCTOR_MODELS),
            ("inductor_budget01", "inductor", 0.1, INDUCTOR_BUDGET_MODELS[:3]),
            ("aot_eager", "aot_eager", None, MODELS),
            ("aot_eager_budget05", "aot_eager", 0.5, MODELS))
-
-# Compiles check does not reproduce yet, kept in the zoo (never dropped) and asserted to be reported as differing,
-# so that a fix shows up here as a failure to update. Each is in docs/partition.md and the issue's note.
-KNOWN_DIFFERENCES = {
-    ("aot_eager", "nested_compile_region"):
-        "torch partitions the invoke_subgraph bodies first and saves their activations through the calls",
-    ("aot_eager_budget05", "nested_compile_region"):
-        "torch partitions the invoke_subgraph bodies first and saves their activations through the calls",
-}
 
 CHILD = r"""
 import json, sys, traceback
@@ -134,25 +125,14 @@ class LogZoo(unittest.TestCase):
     def test_every_compile_is_torchs_decision(self):
         for config in CONFIGS:
             for case, c in self.compiles_by_case(config):
-                if (config[0], case) in KNOWN_DIFFERENCES:
-                    continue
                 with self.subTest(config=config[0], case=case, compile_id=c["compile_id"]):
                     self.assertEqual(c["status"], "identical", json.dumps(c, indent=1)[:4000])
                     self.assertEqual(c.get("not_followed", []), [], json.dumps(c, indent=1)[:2000])
-
-    def test_known_differences_still_differ(self):
-        seen = set()
-        for config in CONFIGS:
-            for case, c in self.compiles_by_case(config):
-                if (config[0], case) not in KNOWN_DIFFERENCES:
-                    continue
-                seen.add((config[0], case))
-                with self.subTest(config=config[0], case=case):
-                    # fixed? move it out of KNOWN_DIFFERENCES (and the docs)
-                    self.assertEqual(c["status"], "differs", KNOWN_DIFFERENCES[(config[0], case)])
                     if case == "nested_compile_region":
-                        self.assertTrue(any("invoke_subgraph" in u for u in c["not_followed"]), c["not_followed"])
-        self.assertEqual(seen, set(KNOWN_DIFFERENCES))
+                        # the region's body was partitioned first and compared with torch's partitioned body
+                        bodies = c.get("invoke_subgraph_bodies", [])
+                        self.assertTrue(bodies and all(b["identical"] and b["saved"]["torch"] for b in bodies),
+                                        json.dumps(bodies, indent=1))
 
 
 if __name__ == "__main__":

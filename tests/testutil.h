@@ -94,14 +94,23 @@ inline GeneratedGraph generateBigGraph(const QString& out, const QString& style,
 }
 
 // The first graph of a file under shared/; a suite without its data cannot run at all.
-inline Graph loadSharedGraph(const std::string& relative) {
-    auto file = GraphFile::open(sharedPath(relative));
+inline Graph loadGraphAt(const std::string& path) {
+    auto file = GraphFile::open(path);
     if (!file)
         qFatal("%s", file.error().format().c_str());
     auto graph = file->load(0);
     if (!graph)
         qFatal("%s", graph.error().format().c_str());
     return graph.take();
+}
+
+inline Graph loadSharedGraph(const std::string& relative) {
+    return loadGraphAt(sharedPath(relative));
+}
+
+// A graph of tests/data, by its path from the source root.
+inline Graph loadSourceGraph(const std::string& relative) {
+    return loadGraphAt(sourcePath(relative));
 }
 
 inline std::string readFile(const std::string& path) {

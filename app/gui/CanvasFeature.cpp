@@ -483,6 +483,26 @@ void CanvasFeature::resetGrouping() {
     actions_.collapse->setChecked(collapsed_);
 }
 
+bool CanvasFeature::openOnlyGroup(const QString& path) {
+    if (!groupTree_)
+        return false;
+    const std::vector<layout::Group>& groups = groupTree_->groups;
+    const QStringList labels = path.split(QLatin1Char('/'));
+    for (size_t g = 1; g < groups.size(); ++g) {
+        // the group's labels from the top, as many as `path` names
+        QStringList own;
+        for (int32_t a = int32_t(g); a > 0 && own.size() < labels.size(); a = groups[size_t(a)].parent)
+            own.prepend(QString::fromStdString(groups[size_t(a)].label));
+        if (own != labels)
+            continue;
+        std::fill(expanded_.begin(), expanded_.end(), 0);
+        expanded_[0] = 1;
+        onGroupActivated(int(g), true);
+        return true;
+    }
+    return false;
+}
+
 void CanvasFeature::onGroupActivated(int group, bool expand) {
     if (!groupTree_ || group <= 0 || size_t(group) >= groupTree_->groups.size())
         return;

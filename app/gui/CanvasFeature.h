@@ -73,6 +73,9 @@ public:
     // Producers / Consumers submenus of node `id` of the graph shown, whose entries select (context menus).
     void addNodeMenus(QMenu* menu, NodeId id);
     bool selectNodeByName(const QString& name);
+    // View > Collapse Groups, then the group `path` opened as by a double-click: its label ("layer 1"), or
+    // its labels from the top ("forward/layer 1"). False when the view has no such group.
+    bool openOnlyGroup(const QString& path);
     bool layoutBusy() const { return runner_.busy() || runner_.refining(); }
     // Runs `fn` once the graph shown has its layout on the canvas (at once when it has).
     void whenLayoutReady(std::function<void()> fn);

@@ -138,8 +138,13 @@ int main(int argc, char* argv[]) {
                "Compare two graphs of the file (entry indexes A,B, or auto: the joint graph and the "
                "one torch partitioned), the first difference selected.",
                "A,B|auto");
+    const QCommandLineOption open =
+        option("open",
+               "Collapse the groups, then open GROUP (its label, or labels from the top: forward/layer 1) "
+               "once laid out.",
+               "GROUP");
     parser.addOptions({screenshot, enter, select, profile, validate, shard, comparePlan, restoreAnswer,
-                       scriptPins, dumpSession, expandAll, diff});
+                       scriptPins, dumpSession, expandAll, open, diff});
     parser.process(app);
 
     const bool shooting = parser.isSet(screenshot);
@@ -172,6 +177,20 @@ int main(int argc, char* argv[]) {
     });
     if (parser.isSet(expandAll))
         window.whenLayoutReady([&window] { window.canvasFeature()->actions().collapse->setChecked(false); });
+    if (parser.isSet(open)) {
+        const QString group = parser.value(open);
+        window.whenLayoutReady([&window, &ok, group] {
+            jointscope::gui::CanvasFeature* canvas = window.canvasFeature();
+            canvas->actions().collapse->setChecked(true); // a small graph opens expanded
+            canvas->whenLayoutReady([canvas, &ok, group] {
+                if (!canvas->openOnlyGroup(group)) {
+                    std::fprintf(stderr, "jointscope: --open: no group '%s' in the view\n",
+                                 qPrintable(group));
+                    ok = false;
+                }
+            });
+        });
+    }
     if (parser.isSet(select)) {
         const QString name = parser.value(select);
         window.whenLayoutReady([&window, name] { window.selectNodeByName(name); });

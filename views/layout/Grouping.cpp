@@ -391,19 +391,18 @@ std::vector<LayoutCluster> viewClusters(const CollapsedView& view) {
         const Group& group = tree.groups[size_t(view.frames[i])];
         clusters[i].parent = group.parent > 0 ? clusterOf[size_t(group.parent)] : -1;
         clusters[i].title = group.label;
-        // A phase is a column of the ladder.
+        // A phase is a column of the ladder. Any other open group is laid out apart and placed whole, closed
+        // groups inside it included: on the ladder's rows its members would spread over the rows of the
+        // groups beside it (a weight's transpose sinks to its backward reader's row), and its frame over
+        // them.
         clusters[i].block = group.kind != GroupKind::Phase;
     }
     for (uint32_t i = 0; i < view.items.size(); ++i) {
         const ViewItem& item = view.items[i];
         const int32_t owner =
             item.group >= 0 ? tree.groups[size_t(item.group)].parent : tree.groupOf[item.node];
-        if (owner > 0 && clusterOf[size_t(owner)] >= 0) {
-            LayoutCluster& cluster = clusters[size_t(clusterOf[size_t(owner)])];
-            cluster.nodes.push_back(i);
-            // Boxes of closed groups keep the ladder's rows: their rungs stay level.
-            cluster.block = cluster.block && item.group < 0;
-        }
+        if (owner > 0 && clusterOf[size_t(owner)] >= 0)
+            clusters[size_t(clusterOf[size_t(owner)])].nodes.push_back(i);
     }
     return clusters;
 }

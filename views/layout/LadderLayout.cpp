@@ -362,37 +362,74 @@ std::optional<LayoutResult> rowLadder(const Graph& graph, const std::vector<Node
 constexpr double kBlockQuantum = 16;     // box sizes are rounded up to this for a frame's shape
 constexpr size_t kMaxBlockMembers = 300; // dot takes seconds beyond
 
-// A frame laid out apart: its members' local placements and routes, from its content's top-left.
+// A frame laid out apart: its items (direct member nodes, then the frames inside it, each a block itself)
+// placed from its content's top-left.
 struct Block {
     size_t cluster = 0;
-    std::vector<NodeId> members; // ascending
-    std::shared_ptr<const LayoutResult> inside;
+    std::vector<NodeId> members;                // direct member nodes, ascending
+    std::vector<size_t> children;               // blocks directly inside, by their first node
+    int64_t parent = -1;                        // the block directly around it
+    NodeId first = 0;                           // its smallest node, members of blocks inside included
+    size_t nodes = 0;                           // its nodes, members of blocks inside included
+    std::shared_ptr<const LayoutResult> inside; // item i: members[i], then children[i - members.size()]
 };
 
-// The frames that become blocks: marked so, no frame inside, at least two members, all of one column.
+// The frames that become blocks: marked so, all of one column, every frame inside a block too, and not too
+// many nodes for dot. Children come before their parents.
 std::vector<Block> findBlocks(const LayoutOptions& options, const std::vector<LadderSide>& sides, size_t n) {
     const auto& clusters = options.clusters;
-    std::vector<char> hasChild(clusters.size(), 0);
-    for (const LayoutCluster& c : clusters)
-        if (c.parent >= 0 && size_t(c.parent) < clusters.size())
-            hasChild[size_t(c.parent)] = 1;
+    const size_t count = clusters.size();
+    std::vector<std::vector<size_t>> childClusters(count);
+    for (size_t c = 0; c < count; ++c)
+        if (clusters[c].parent >= 0 && size_t(clusters[c].parent) < c)
+            childClusters[size_t(clusters[c].parent)].push_back(c);
+    std::vector<int64_t> blockOfCluster(count, -1);
+    std::vector<LadderSide> side(count, LadderSide::Output);
     std::vector<Block> blocks;
-    for (size_t c = 0; c < clusters.size(); ++c) {
-        if (hasChild[c] || !clusters[c].block)
+    for (size_t c = count; c-- > 0;) { // parents have smaller indices: children are seen first
+        if (!clusters[c].block)
             continue;
-        std::vector<NodeId> members;
+        Block block;
+        block.cluster = c;
         for (NodeId id : clusters[c].nodes)
             if (id < n)
-                members.push_back(id);
-        std::sort(members.begin(), members.end());
-        members.erase(std::unique(members.begin(), members.end()), members.end());
-        if (members.size() < 2 || members.size() > kMaxBlockMembers ||
-            sides[members[0]] == LadderSide::Output)
+                block.members.push_back(id);
+        std::sort(block.members.begin(), block.members.end());
+        block.members.erase(std::unique(block.members.begin(), block.members.end()), block.members.end());
+        bool ok = true;
+        std::optional<LadderSide> column;
+        auto sameColumn = [&](LadderSide s) {
+            if (column && *column != s)
+                ok = false;
+            column = s;
+        };
+        for (NodeId id : block.members)
+            sameColumn(sides[id]);
+        block.nodes = block.members.size();
+        block.first = block.members.empty() ? NodeId(n) : block.members.front();
+        for (size_t child : childClusters[c]) {
+            if (blockOfCluster[child] < 0) {
+                ok = false;
+                break;
+            }
+            const Block& inner = blocks[size_t(blockOfCluster[child])];
+            sameColumn(side[child]);
+            block.children.push_back(size_t(blockOfCluster[child]));
+            block.nodes += inner.nodes;
+            block.first = std::min(block.first, inner.first);
+        }
+        const size_t items = block.members.size() + block.children.size();
+        // a lone member is no block unless a frame lies inside (its frame holds one box anyway)
+        if (!ok || !column || *column == LadderSide::Output || items == 0 || block.nodes > kMaxBlockMembers ||
+            (items < 2 && block.children.empty()))
             continue;
-        const bool oneColumn = std::all_of(members.begin(), members.end(),
-                                           [&](NodeId id) { return sides[id] == sides[members[0]]; });
-        if (oneColumn)
-            blocks.push_back({c, std::move(members), nullptr});
+        std::sort(block.children.begin(), block.children.end(),
+                  [&](size_t x, size_t y) { return blocks[x].first < blocks[y].first; });
+        side[c] = *column;
+        blockOfCluster[c] = int64_t(blocks.size());
+        for (size_t child : block.children)
+            blocks[child].parent = int64_t(blocks.size());
+        blocks.push_back(std::move(block));
     }
     return blocks;
 }
@@ -421,28 +458,21 @@ LayoutResult gridLayout(const std::vector<NodeSize>& sizes, const LayoutOptions&
     return result;
 }
 
-// Lays out one block's members: dot's layout from the cache or fresh, else the layered layout. Sets
-// `provisional` when dot was wanted but left for later.
-std::shared_ptr<const LayoutResult> layOutBlock(const Block& block, const std::vector<uint32_t>& local,
-                                                const std::vector<std::vector<NodeId>>& inputs,
-                                                const std::vector<NodeSize>& sizes,
+// Lays out one block's items (their sizes and, per item, the items it reads): dot's layout from the cache or
+// fresh, else the layered layout. Sets `provisional` when dot was wanted but left for later.
+std::shared_ptr<const LayoutResult> layOutBlock(const std::vector<std::vector<NodeId>>& localInputs,
+                                                const std::vector<NodeSize>& itemSizes,
                                                 const LayoutOptions& options, const std::atomic<bool>* cancel,
                                                 bool& provisional) {
-    std::vector<std::vector<NodeId>> localInputs(block.members.size());
     std::vector<NodeSize> rounded;
-    rounded.reserve(block.members.size());
+    rounded.reserve(itemSizes.size());
     std::string shape;
-    for (size_t i = 0; i < block.members.size(); ++i) {
-        const NodeId id = block.members[i];
-        const NodeSize size = sizes[id];
-        rounded.push_back({std::ceil(size.width / kBlockQuantum) * kBlockQuantum,
-                           std::ceil(size.height / kBlockQuantum) * kBlockQuantum});
+    for (size_t i = 0; i < itemSizes.size(); ++i) {
+        rounded.push_back({std::ceil(itemSizes[i].width / kBlockQuantum) * kBlockQuantum,
+                           std::ceil(itemSizes[i].height / kBlockQuantum) * kBlockQuantum});
         shape += std::to_string(int(rounded.back().width)) + 'x' + std::to_string(int(rounded.back().height));
-        for (NodeId in : inputs[id])
-            if (local[in] != UINT32_MAX) {
-                localInputs[i].push_back(local[in]);
-                shape += ',' + std::to_string(local[in]);
-            }
+        for (NodeId in : localInputs[i])
+            shape += ',' + std::to_string(in);
         shape += ';';
     }
     const bool edgeless = std::all_of(localInputs.begin(), localInputs.end(),
@@ -472,8 +502,9 @@ std::shared_ptr<const LayoutResult> layOutBlock(const Block& block, const std::v
     return laid ? std::make_shared<const LayoutResult>(std::move(*laid)) : nullptr;
 }
 
-// The ladder with its one-column frames as blocks: each block laid out apart, the ladder run on a graph
-// with one box per block, then the members placed inside their block.
+// The ladder with its one-column frames as blocks: each block laid out apart (the blocks inside it first, as
+// one box each), the ladder run on a graph with one box per outermost block, then every block's items placed
+// inside its box.
 std::optional<LayoutResult> blockLadder(const Graph& graph, const std::vector<NodeSize>& sizes,
                                         const LayoutOptions& options, const std::vector<LadderSide>& sides,
                                         const std::atomic<bool>* cancel) {
@@ -486,27 +517,74 @@ std::optional<LayoutResult> blockLadder(const Graph& graph, const std::vector<No
     for (auto [from, to] : edges)
         inputs[to].push_back(from);
 
-    bool provisional = false;
+    // Each node's innermost block, and the item it is of block b (a member, or the block inside b holding
+    // it).
     std::vector<int64_t> blockOf(n, -1);
-    std::vector<uint32_t> local(n, UINT32_MAX);
-    for (size_t b = 0; b < blocks.size(); ++b) {
-        for (size_t i = 0; i < blocks[b].members.size(); ++i) {
-            blockOf[blocks[b].members[i]] = int64_t(b);
-            local[blocks[b].members[i]] = uint32_t(i);
-        }
-        blocks[b].inside = layOutBlock(blocks[b], local, inputs, sizes, options, cancel, provisional);
+    for (size_t b = 0; b < blocks.size(); ++b)
         for (NodeId id : blocks[b].members)
-            local[id] = UINT32_MAX;
+            blockOf[id] = int64_t(b);
+    const auto itemOf = [&](NodeId id, size_t b) -> std::optional<size_t> {
+        const Block& block = blocks[b];
+        int64_t inner = blockOf[id];
+        if (inner == int64_t(b))
+            return size_t(std::lower_bound(block.members.begin(), block.members.end(), id) -
+                          block.members.begin());
+        while (inner >= 0 && blocks[size_t(inner)].parent != int64_t(b))
+            inner = blocks[size_t(inner)].parent;
+        if (inner < 0)
+            return std::nullopt;
+        const auto at = std::find(block.children.begin(), block.children.end(), size_t(inner));
+        return block.members.size() + size_t(at - block.children.begin());
+    };
+    const auto boxSize = [](const LayoutResult& inside) {
+        return NodeSize{inside.width + 2 * kFramePad, inside.height + kFrameTitle + kFramePad};
+    };
+
+    bool provisional = false;
+    for (size_t b = 0; b < blocks.size(); ++b) { // children first
+        const Block& block = blocks[b];
+        const size_t items = block.members.size() + block.children.size();
+        std::vector<NodeSize> itemSizes;
+        itemSizes.reserve(items);
+        for (NodeId id : block.members)
+            itemSizes.push_back(sizes[id]);
+        for (size_t child : block.children)
+            itemSizes.push_back(boxSize(*blocks[child].inside));
+        std::vector<std::vector<NodeId>> localInputs(items);
+        const auto addInput = [&](size_t to, NodeId fromNode) {
+            const std::optional<size_t> from = itemOf(fromNode, b);
+            if (from && *from != to &&
+                std::find(localInputs[to].begin(), localInputs[to].end(), NodeId(*from)) ==
+                    localInputs[to].end())
+                localInputs[to].push_back(NodeId(*from));
+        };
+        for (size_t i = 0; i < block.members.size(); ++i)
+            for (NodeId in : inputs[block.members[i]])
+                addInput(i, in);
+        for (auto [from, to] : edges)
+            if (const std::optional<size_t> item = itemOf(to, b); item && *item >= block.members.size())
+                addInput(*item, from);
+        blocks[b].inside = layOutBlock(localInputs, itemSizes, options, cancel, provisional);
         if (!blocks[b].inside)
             return std::nullopt;
     }
+    const auto outermost = [&](NodeId id) {
+        int64_t b = blockOf[id];
+        while (b >= 0 && blocks[size_t(b)].parent >= 0)
+            b = blocks[size_t(b)].parent;
+        return b;
+    };
+    std::vector<int64_t> topOf(n, -1); // the outermost block holding each node
+    for (NodeId id = 0; id < n; ++id)
+        topOf[id] = outermost(id);
 
-    // The outer graph: nodes outside blocks and one box per block, in the order of their first node.
+    // The outer graph: nodes outside blocks and one box per outermost block, in the order of their first
+    // node.
     std::vector<uint32_t> outerOf(n, UINT32_MAX);
     std::vector<int64_t> outerThing; // >= 0: node; < 0: block -1 - b
     std::vector<uint32_t> outerOfBlock(blocks.size(), UINT32_MAX);
     for (NodeId id = 0; id < n; ++id) {
-        const int64_t b = blockOf[id];
+        const int64_t b = topOf[id];
         if (b >= 0 && outerOfBlock[size_t(b)] != UINT32_MAX) {
             outerOf[id] = outerOfBlock[size_t(b)];
             continue;
@@ -529,6 +607,12 @@ std::optional<LayoutResult> blockLadder(const Graph& graph, const std::vector<No
     outer.sides.reserve(outerThing.size());
     std::vector<NodeSize> outerSizes;
     outerSizes.reserve(outerThing.size());
+    const auto columnOf = [&](const Block& block) {
+        const Block* b = &block;
+        while (b->members.empty())
+            b = &blocks[b->children.front()];
+        return sides[b->members.front()];
+    };
     for (int64_t thing : outerThing) {
         if (thing >= 0) {
             outerSizes.push_back(sizes[size_t(thing)]);
@@ -536,11 +620,11 @@ std::optional<LayoutResult> blockLadder(const Graph& graph, const std::vector<No
             continue;
         }
         const Block& block = blocks[size_t(-1 - thing)];
-        outerSizes.push_back(
-            {block.inside->width + 2 * kFramePad, block.inside->height + kFrameTitle + kFramePad});
-        outer.sides.push_back(sides[block.members[0]]);
+        outerSizes.push_back(boxSize(*block.inside));
+        outer.sides.push_back(columnOf(block));
     }
-    // Frames that are blocks are the blocks' boxes; the others keep their members, blocks as one each.
+    // Frames that are blocks are the blocks' boxes; the others keep their members, outermost blocks as one
+    // each.
     std::vector<int32_t> outerCluster(options.clusters.size(), -1);
     std::vector<char> isBlock(options.clusters.size(), 0);
     for (const Block& block : blocks)
@@ -560,12 +644,11 @@ std::optional<LayoutResult> blockLadder(const Graph& graph, const std::vector<No
         outerCluster[c] = int32_t(outer.clusters.size());
         outer.clusters.push_back(std::move(mapped));
     }
-    for (const Block& block : blocks)
-        if (const int32_t parent = options.clusters[block.cluster].parent;
-            parent >= 0 && !isBlock[size_t(parent)])
-            if (outerCluster[size_t(parent)] >= 0)
-                outer.clusters[size_t(outerCluster[size_t(parent)])].nodes.push_back(
-                    outerOf[block.members[0]]);
+    for (size_t b = 0; b < blocks.size(); ++b)
+        if (const int32_t parent = options.clusters[blocks[b].cluster].parent;
+            blocks[b].parent < 0 && parent >= 0 && !isBlock[size_t(parent)] &&
+            outerCluster[size_t(parent)] >= 0)
+            outer.clusters[size_t(outerCluster[size_t(parent)])].nodes.push_back(outerOfBlock[b]);
     auto placed = rowLadder(standInGraph(outerInputs, "o"), outerSizes, outer, cancel);
     if (!placed)
         return std::nullopt;
@@ -587,11 +670,26 @@ std::optional<LayoutResult> blockLadder(const Graph& graph, const std::vector<No
         const double y = upwards[b] ? blocks[b].inside->height - p.y : p.y;
         return Point{origin[b].x + p.x, origin[b].y + y};
     };
-    for (size_t b = 0; b < blocks.size(); ++b) {
-        const NodePlacement& box = placed->nodes[outerOfBlock[b]];
-        result.clusters[blocks[b].cluster] = box;
+    // Boxes from the outside in: an outermost block's from the ladder, an inner one's from its parent's
+    // items.
+    for (size_t b = blocks.size(); b-- > 0;) {
+        const Block& block = blocks[b];
+        NodePlacement box;
+        if (block.parent < 0) {
+            box = placed->nodes[outerOfBlock[b]];
+        } else {
+            const Block& parent = blocks[size_t(block.parent)];
+            const size_t item =
+                parent.members.size() + size_t(std::find(parent.children.begin(), parent.children.end(), b) -
+                                               parent.children.begin());
+            const NodePlacement& p = parent.inside->nodes[item];
+            const Point centre = toView(size_t(block.parent), {p.x, p.y});
+            const NodeSize size = boxSize(*block.inside);
+            box = {centre.x, centre.y, size.width, size.height};
+        }
+        result.clusters[block.cluster] = box;
         origin[b] = {box.x - box.width / 2 + kFramePad, box.y - box.height / 2 + kFrameTitle};
-        upwards[b] = sides[blocks[b].members[0]] == LadderSide::Backward;
+        upwards[b] = columnOf(block) == LadderSide::Backward;
     }
     for (NodeId id = 0; id < n; ++id) {
         const int64_t b = blockOf[id];
@@ -599,18 +697,16 @@ std::optional<LayoutResult> blockLadder(const Graph& graph, const std::vector<No
             result.nodes[id] = placed->nodes[outerOf[id]];
             continue;
         }
-        const Block& block = blocks[size_t(b)];
-        const size_t i =
-            size_t(std::lower_bound(block.members.begin(), block.members.end(), id) - block.members.begin());
-        const NodePlacement& p = block.inside->nodes[i];
+        const NodePlacement& p = blocks[size_t(b)].inside->nodes[*itemOf(id, size_t(b))];
         const Point centre = toView(size_t(b), {p.x, p.y});
         result.nodes[id] = {centre.x, centre.y, sizes[id].width, sizes[id].height};
     }
-    // Edges inside a block keep the block's routes; the others are the ladder's.
+    // Edges between two members of one block keep the block's routes; the others are the ladder's.
     std::vector<std::vector<const EdgeRoute*>> routesFrom(n);
     for (size_t b = 0; b < blocks.size(); ++b)
         for (const EdgeRoute& route : blocks[b].inside->edges)
-            routesFrom[blocks[b].members[route.from]].push_back(&route);
+            if (route.from < blocks[b].members.size() && route.to < blocks[b].members.size())
+                routesFrom[blocks[b].members[route.from]].push_back(&route);
     result.edges.reserve(edges.size());
     for (auto [from, to] : edges) {
         const int64_t b = blockOf[from];

@@ -3,6 +3,7 @@
 // gloo capture (tests/data/multirank, made by make_multirank.py: rank 1 adds tanh, *2 and an all_reduce to
 // its second function).
 #include "graph/GraphDiff.h"
+#include "io/FxWriter.h"
 #include "io/RankLogs.h"
 #include "testutil.h"
 
@@ -129,6 +130,44 @@ private slots:
         QCOMPARE(diff.entries[0].describe(a, b),
                  std::string("changed gelu_backward: name gelu_backward -> gb"));
         QVERIFY(diff.edges.empty());
+    }
+
+    // A checkpointed joint graph against the same graph without its tags (FX text written by jointscope
+    // carries no checkpoint summaries): every tagged node is a checkpoint change, paired by name, nothing
+    // else differs (issue 29: a plain vs SAC diff reported renames and none of the tags).
+    void checkpointTagsAreChanges() {
+        auto file = GraphFile::open(sourcePath("tests/data/torch2/gpt_stack_ac_trace.log"));
+        QVERIFY(file);
+        const Graph tagged = loadEntry(*file, "aot_joint_graph");
+        const Graph plain = parseText(writeFxText(tagged));
+        const size_t tags =
+            size_t(std::count_if(tagged.nodes().begin(), tagged.nodes().end(), [](const Node& n) {
+                return !n.meta.recompute.empty() || n.meta.acGraphId >= 0;
+            }));
+        QVERIFY(tags > 20);
+        const GraphDiff diff = diffGraphs(plain, tagged);
+        QCOMPARE(diff.checkpoint, tags);
+        QCOMPARE(diff.changed, tags);
+        QCOMPARE(diff.renamed, size_t(0));
+        QCOMPARE(diff.added + diff.removed, size_t(0));
+        for (const DiffEntry& e : diff.entries) {
+            QCOMPARE(e.changes.size(), size_t(1));
+            QCOMPARE(e.changes[0].field, std::string("checkpoint"));
+            QCOMPARE(e.changes[0].before, std::string("none"));
+        }
+    }
+
+    // A dynamo input named after another source (a module renamed) pairs with its old self by position and
+    // shape: one rename, not an input removed and another added.
+    void renamedInputPairsByPosition() {
+        auto file = GraphFile::open(sharedPath(kMultiRankLog));
+        QVERIFY(file);
+        const Graph a = loadEntry(*file, "dynamo_output_graph@0/0");
+        const Graph b = parseText(replaceAll(writeFxText(a), "l_x_", "l_input_"));
+        const GraphDiff diff = diffGraphs(a, b);
+        QCOMPARE(diff.entries.size(), size_t(1));
+        QCOMPARE(diff.entries[0].describe(a, b), std::string("changed l_x_: name l_x_ -> l_input_"));
+        QCOMPARE(diff.renamed, size_t(1));
     }
 
     // tlparse's multi-rank log recompiles `kernel` for a new input size: [0/0] sums a 2x2 tensor, [0/1] a

@@ -10,11 +10,14 @@
 #include "MainWindow.h"
 #include "canvas/GraphScene.h"
 #include "canvas/NodeItem.h"
+#include "io/FxWriter.h"
 #include "models/DiffModel.h"
 
 #include <QAction>
 #include <QDockWidget>
+#include <QFile>
 #include <QGraphicsItem>
+#include <QRadioButton>
 #include <QSettings>
 #include <QTemporaryDir>
 
@@ -124,6 +127,60 @@ private slots:
                  QStringLiteral("edge removed"));
         QCOMPARE(diff->shownSide(), std::optional<bool>(false));
         QCOMPARE(window.canvasFeature()->root()->size(), size_t(13));
+    }
+
+    // Graph B from another file: a checkpointed joint graph (torch 2.15, gpt_stack_ac) against the same
+    // graph written without its tags; the differences are the tags, one per tagged node, and showing B puts
+    // the other file's graph on the canvas.
+    void graphBFromAnotherFile() {
+        const std::string logPath = sourcePath("tests/data/torch2/gpt_stack_ac_trace.log");
+        auto log = GraphFile::open(logPath);
+        QVERIFY(log);
+        const size_t jointEntry = *log->select("aot_joint_graph");
+        const Graph tagged = log->load(jointEntry).take();
+        const size_t tags =
+            size_t(std::count_if(tagged.nodes().begin(), tagged.nodes().end(), [](const Node& n) {
+                return !n.meta.recompute.empty() || n.meta.acGraphId >= 0;
+            }));
+        const QString plainPath = dir_.filePath(QStringLiteral("plain.txt"));
+        {
+            QFile out(plainPath);
+            QVERIFY(out.open(QIODevice::WriteOnly));
+            out.write(QByteArray::fromStdString(writeFxText(tagged)));
+        }
+
+        MainWindow window(false);
+        window.show();
+        QVERIFY(window.openFile(plainPath));
+        QTRY_VERIFY_WITH_TIMEOUT(!window.loading() && window.scene()->hasLayout() && !window.layoutBusy(),
+                                 60000);
+        gui::DiffFeature* diff = window.diffFeature();
+        QVERIFY(!diff->setFileB(dir_.filePath(QStringLiteral("missing.log"))));
+        QVERIFY(diff->setFileB(QString::fromStdString(logPath)));
+        QCOMPARE(diff->fileBName(), QStringLiteral("gpt_stack_ac_trace.log"));
+        QCOMPARE(size_t(diff->picked().second), jointEntry); // preset: the joint graph, as A
+        bool compared = false;
+        diff->compare([&](bool ok) { compared = ok; });
+        QTRY_VERIFY_WITH_TIMEOUT(compared, 60000);
+        QVERIFY2(diff->summaryText().contains(
+                     QStringLiteral("%1 changed (0 renamed, %1 checkpoint tags)").arg(tags)),
+                 qPrintable(diff->summaryText()));
+        QVERIFY(diff->summaryText().startsWith(QStringLiteral("0 added, 0 removed")));
+
+        // A is shown with the tagged nodes framed; Show B puts the log's graph on the canvas, framed too.
+        QTRY_VERIFY_WITH_TIMEOUT(framedNodes(window) == int(tags) && !window.layoutBusy(), 60000);
+        QRadioButton* showB = nullptr;
+        for (QRadioButton* button : diff->dock()->findChildren<QRadioButton*>())
+            if (button->text() == QStringLiteral("Show B"))
+                showB = button;
+        QVERIFY(showB);
+        showB->click();
+        QTRY_VERIFY_WITH_TIMEOUT(diff->shownSide().value_or(false) && !window.layoutBusy(), 60000);
+        const Graph* shownB = window.canvasFeature()->root();
+        QVERIFY(shownB && shownB->size() == tagged.size());
+        QVERIFY(std::any_of(shownB->nodes().begin(), shownB->nodes().end(),
+                            [](const Node& n) { return !n.meta.recompute.empty(); }));
+        QTRY_VERIFY_WITH_TIMEOUT(framedNodes(window) == int(tags), 60000);
     }
 };
 

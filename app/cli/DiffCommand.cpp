@@ -59,8 +59,8 @@ Json sideJson(const Side& side) {
 }
 
 void printDiffText(const GraphDiff& diff, const Graph& a, const Graph& b) {
-    std::printf("%zu added, %zu removed, %zu changed (%zu renamed), %zu edges changed\n", diff.added,
-                diff.removed, diff.changed, diff.renamed, diff.edges.size());
+    std::printf("%zu added, %zu removed, %zu changed (%zu renamed, %zu checkpoint tags), %zu edges changed\n",
+                diff.added, diff.removed, diff.changed, diff.renamed, diff.checkpoint, diff.edges.size());
     for (const DiffEntry& entry : diff.entries)
         std::printf("  %s\n", entry.describe(a, b).c_str());
     for (const EdgeChange& edge : diff.edges) {
@@ -199,9 +199,9 @@ Json graphDiffJson(const GraphDiff& diff, const Graph& a, const Graph& b) {
                          {"producer", g.node(edge.producer).name},
                          {"consumer", g.node(edge.consumer).name}});
     }
-    return Json{{"identical", diff.identical()}, {"added", diff.added},     {"removed", diff.removed},
-                {"changed", diff.changed},       {"renamed", diff.renamed}, {"nodes", std::move(nodes)},
-                {"edges", std::move(edges)}};
+    return Json{{"identical", diff.identical()}, {"added", diff.added},      {"removed", diff.removed},
+                {"changed", diff.changed},       {"renamed", diff.renamed},  {"checkpoint", diff.checkpoint},
+                {"nodes", std::move(nodes)},     {"edges", std::move(edges)}};
 }
 
 const Command& diffCommand() {

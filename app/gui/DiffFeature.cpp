@@ -9,7 +9,10 @@
 #include <QAction>
 #include <QComboBox>
 #include <QDockWidget>
+#include <QFileDialog>
+#include <QFileInfo>
 #include <QFormLayout>
+#include <QGuiApplication>
 #include <QHBoxLayout>
 #include <QHeaderView>
 #include <QLabel>
@@ -57,7 +60,8 @@ DiffFeature::DiffFeature(const FeatureContext& context, QObject* parent) : QObje
     createDock();
     actions_.compare = new QAction(tr("&Compare Graphs…"), ctx_.window);
     actions_.compare->setToolTip(
-        tr("Diff two graphs of the open file: two ranks, two compiles, a recompile"));
+        tr("Diff two graphs: two ranks, two compiles or a recompile of the open file, or a graph of "
+           "another file"));
     connect(actions_.compare, &QAction::triggered, this, [this] {
         dock_->show();
         dock_->raise();
@@ -94,6 +98,19 @@ void DiffFeature::createDock() {
     form->addRow(tr("B"), pickB_);
     layout->addLayout(form);
     auto* row = new QHBoxLayout;
+    auto* otherFile = new QPushButton(tr("B from File…"), body);
+    otherFile->setToolTip(tr("Compare graph A with a graph of another file (another run, version, or "
+                             "checkpointing choice); Shift-click: B from the open file again"));
+    connect(otherFile, &QPushButton::clicked, this, [this] {
+        if (QGuiApplication::keyboardModifiers() & Qt::ShiftModifier) {
+            setFileB(QString());
+            return;
+        }
+        const QString path = QFileDialog::getOpenFileName(ctx_.window, tr("Graph B from file"));
+        if (!path.isEmpty())
+            setFileB(path);
+    });
+    form->addRow(QString(), otherFile);
     auto* compareButton = new QPushButton(tr("Compare"), body);
     connect(compareButton, &QPushButton::clicked, this, [this] { compare(); });
     showA_ = new QRadioButton(tr("Show A"), body);
@@ -146,6 +163,7 @@ void DiffFeature::setFile(std::shared_ptr<const GraphFile> file) {
         (*pendingCompare_)(false);
     pendingCompare_.reset();
     file_ = std::move(file);
+    fileB_ = nullptr;
     model_->setDiff(nullptr, nullptr, nullptr);
     a_ = b_ = nullptr;
     diff_ = nullptr;
@@ -159,11 +177,8 @@ void DiffFeature::setFile(std::shared_ptr<const GraphFile> file) {
     summary_->setText(tr("Pick two graphs and Compare."));
     if (!file_)
         return;
-    for (const GraphEntry& e : file_->graphs()) {
-        const QString label = QStringLiteral("%1: %2").arg(e.index).arg(QString::fromStdString(e.title));
-        pickA_->addItem(label);
-        pickB_->addItem(label);
-    }
+    fillPicker(pickA_, *file_, QString());
+    fillPicker(pickB_, *file_, QString());
     const auto [a, b] = firstRecompile(*file_);
     pick(a, b);
     if (file_->ranks().size() < 2)
@@ -185,6 +200,46 @@ void DiffFeature::setFile(std::shared_ptr<const GraphFile> file) {
                          compare(std::move(done));
                      }
                  });
+}
+
+void DiffFeature::fillPicker(QComboBox* pick, const GraphFile& file, const QString& prefix) {
+    pick->clear();
+    for (const GraphEntry& e : file.graphs())
+        pick->addItem(prefix + QStringLiteral("%1: %2").arg(e.index).arg(QString::fromStdString(e.title)));
+}
+
+bool DiffFeature::setFileB(const QString& path) {
+    if (!file_)
+        return false;
+    std::shared_ptr<const GraphFile> other;
+    if (!path.isEmpty()) {
+        Expected<GraphFile> opened = GraphFile::open(path.toStdString());
+        if (!opened) {
+            ctx_.reportError(tr("Cannot read graph B"), opened.error());
+            return false;
+        }
+        other = std::make_shared<const GraphFile>(opened.take());
+    }
+    fileB_ = std::move(other);
+    const GraphFile& b = fileB_ ? *fileB_ : *file_;
+    fillPicker(pickB_, b, fileB_ ? fileBName() + QStringLiteral(" · ") : QString());
+    // B preset to the graph of A's kind (the joint graph against the joint graph), else the first.
+    const int a = pickA_->currentIndex();
+    int preset = 0;
+    if (fileB_ && a >= 0 && size_t(a) < file_->graphs().size())
+        for (const GraphEntry& e : b.graphs())
+            if (e.kind == file_->graphs()[size_t(a)].kind) {
+                preset = int(e.index);
+                break;
+            }
+    pickB_->setCurrentIndex(fileB_ ? preset : int(firstRecompile(b).second));
+    ctx_.log(fileB_ ? tr("Graph B from %1 (%2 graphs)").arg(path).arg(b.graphs().size())
+                    : tr("Graph B from the open file"));
+    return true;
+}
+
+QString DiffFeature::fileBName() const {
+    return fileB_ ? QFileInfo(QString::fromStdString(fileB_->fileName())).fileName() : QString();
 }
 
 std::pair<int, int> DiffFeature::picked() const {
@@ -210,14 +265,15 @@ void DiffFeature::compare(std::function<void(bool)> done) {
     entryB_ = size_t(pickB_->currentIndex());
     summary_->setText(tr("Comparing…"));
     job_.run(
-        [file = file_, a = entryA_, b = entryB_](views::JobControl& control) {
+        [file = file_, fileB = fileB_ ? fileB_ : file_, a = entryA_,
+         b = entryB_](views::JobControl& control) {
             DiffResult result;
             Expected<Graph> ga = file->load(a);
             if (!ga || control.cancelled()) {
                 result.error = ga ? std::nullopt : std::optional<Diagnostic>(ga.error());
                 return result;
             }
-            Expected<Graph> gb = file->load(b);
+            Expected<Graph> gb = fileB->load(b);
             if (!gb) {
                 result.error = gb.error();
                 return result;
@@ -242,7 +298,11 @@ void DiffFeature::compare(std::function<void(bool)> done) {
             model_->setDiff(a_, b_, diff_);
             table_->resizeColumnsToContents();
             summary_->setText(summaryText());
-            ctx_.log(tr("Compared graph %1 with %2: %3").arg(entryA_).arg(entryB_).arg(summaryText()));
+            ctx_.log(tr("Compared graph %1 with %2%3: %4")
+                         .arg(entryA_)
+                         .arg(fileB_ ? fileBName() + QStringLiteral(" · ") : QString())
+                         .arg(entryB_)
+                         .arg(summaryText()));
             showSide(false, [done] {
                 if (done)
                     done(true);
@@ -255,11 +315,12 @@ QString DiffFeature::summaryText() const {
         return {};
     if (diff_->identical())
         return tr("Identical: every node pairs with one of the same name, target, shape and arguments.");
-    return tr("%1 added, %2 removed, %3 changed (%4 renamed), %5 edges changed")
+    return tr("%1 added, %2 removed, %3 changed (%4 renamed, %5 checkpoint tags), %6 edges changed")
         .arg(diff_->added)
         .arg(diff_->removed)
         .arg(diff_->changed)
         .arg(diff_->renamed)
+        .arg(diff_->checkpoint)
         .arg(diff_->edges.size());
 }
 
@@ -272,7 +333,7 @@ void DiffFeature::showSide(bool sideB, std::function<void()> then) {
         return;
     const QSignalBlocker blockA(showA_), blockB(showB_);
     (sideB ? showB_ : showA_)->setChecked(true);
-    ctx_.showEntry(sideB ? entryB_ : entryA_, [this, sideB, then = std::move(then)](bool ok) {
+    auto shown = [this, sideB, then = std::move(then)](bool ok) {
         if (!ok)
             return;
         shownSide_ = sideB;
@@ -282,7 +343,14 @@ void DiffFeature::showSide(bool sideB, std::function<void()> then) {
             if (then)
                 then();
         });
-    });
+    };
+    if (sideB && fileB_) {
+        // A graph of another file: on the canvas alone (the other docks keep the open file's graph).
+        ctx_.canvas->setRoot(b_);
+        shown(true);
+        return;
+    }
+    ctx_.showEntry(sideB ? entryB_ : entryA_, std::move(shown));
 }
 
 void DiffFeature::applyOverlay() {

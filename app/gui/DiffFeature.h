@@ -1,5 +1,6 @@
 // Graph diff in the window: the Graph Diff dock picks two graphs of the open file (two ranks of a folder of
-// per-rank logs, two compiles, a recompile), lists their differences (views/models/DiffModel) and, for a
+// per-rank logs, two compiles, a recompile), or graph B from another file (a plain and a checkpointed run),
+// lists their differences (views/models/DiffModel) and, for a
 // folder, where the ranks diverge; the canvas shows graph A or B with the differences framed (added green,
 // removed red, changed amber); Next / Previous Difference select and centre each in the graph that has it.
 #pragma once
@@ -52,6 +53,10 @@ public:
     void setFile(std::shared_ptr<const GraphFile> file);
     std::pair<int, int> picked() const; // entry indexes in the A and B pickers
     void pick(size_t a, size_t b);
+    // Graph B from another file (B from File…): its graphs fill the B picker, preset to the kind of graph A;
+    // an empty path goes back to the open file. False, said in the log, when the file cannot be read.
+    bool setFileB(const QString& path);
+    QString fileBName() const; // empty: B is a graph of the open file
     // Parses and diffs the picked graphs on a worker, lists the differences and shows graph A; `done(ok)`
     // once shown. While the ranks of a folder are still being compared, it waits for them (and their pick).
     void compare(std::function<void(bool)> done = {});
@@ -67,6 +72,7 @@ public:
 
 private:
     void createDock();
+    void fillPicker(QComboBox* pick, const GraphFile& file, const QString& prefix);
     void showSide(bool sideB, std::function<void()> then);
 
     FeatureContext ctx_;
@@ -75,6 +81,7 @@ private:
     views::BackgroundJob rankJob_;                            // the divergence summary of a folder
     std::optional<std::function<void(bool)>> pendingCompare_; // asked for while rankJob_ runs
     std::shared_ptr<const GraphFile> file_;
+    std::shared_ptr<const GraphFile> fileB_; // null: B is a graph of file_
     std::shared_ptr<const Graph> a_, b_;
     std::shared_ptr<const GraphDiff> diff_;
     size_t entryA_ = 0, entryB_ = 0;

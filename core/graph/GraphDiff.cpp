@@ -96,6 +96,22 @@ std::string kwargsText(const Node& node, const Graph& graph) {
     return "{" + text + "}";
 }
 
+// The activation-checkpoint tag of a node as torch's node summary prints it: "PREFER_RECOMPUTE (ac_graph_id
+// 1)", "none" when the node has none.
+std::string checkpointText(const Node& node) {
+    if (node.meta.recompute.empty() && node.meta.acGraphId < 0)
+        return "none";
+    std::string text = node.meta.recompute.empty() ? "untagged" : node.meta.recompute;
+    if (node.meta.acGraphId >= 0)
+        text += " (ac_graph_id " + std::to_string(node.meta.acGraphId) + ")";
+    return text;
+}
+
+// What pass 3 matches besides op and shape: the target, except for placeholders, whose target is their name.
+std::string positionTarget(const Node& node) {
+    return node.op == NodeOp::Placeholder ? std::string() : node.target.text;
+}
+
 bool sameValue(const Value& x, const Value& y, const std::vector<NodeId>& partnerOfA);
 
 // Element by element, as sameValue compares them: args, and the items of lists and tuples.
@@ -169,14 +185,14 @@ private:
         for (NodeId ib = 0; ib < b_.size(); ++ib)
             if (diff_.partnerOfB[ib] == kNoNode) {
                 const Node& n = b_.node(ib);
-                unpairedB[{n.op, n.target.text, shapeText(n)}].push_back(ib);
+                unpairedB[{n.op, positionTarget(n), shapeText(n)}].push_back(ib);
             }
         std::map<Key, size_t> taken;
         for (NodeId ia = 0; ia < a_.size(); ++ia) {
             if (diff_.partnerOfA[ia] != kNoNode)
                 continue;
             const Node& n = a_.node(ia);
-            const Key key{n.op, n.target.text, shapeText(n)};
+            const Key key{n.op, positionTarget(n), shapeText(n)};
             auto it = unpairedB.find(key);
             size_t& next = taken[key];
             if (it == unpairedB.end() || next >= it->second.size())
@@ -203,6 +219,7 @@ private:
             changes.push_back({"args", argsText(na, a_), argsText(nb, b_)});
         if (!sameKwargs(na, nb, diff_.partnerOfA))
             changes.push_back({"kwargs", kwargsText(na, a_), kwargsText(nb, b_)});
+        add("checkpoint", checkpointText(na), checkpointText(nb));
         return changes;
     }
 
@@ -220,6 +237,8 @@ private:
             }
             lastB = ib;
             std::vector<NodeChange> changes = changesOf(ia, ib);
+            diff_.checkpoint += size_t(std::any_of(
+                changes.begin(), changes.end(), [](const NodeChange& c) { return c.field == "checkpoint"; }));
             if (!changes.empty()) {
                 keyed.push_back({2 * int64_t(ib), DiffEntry{DiffKind::Changed, ia, ib, std::move(changes)}});
                 ++diff_.changed;

@@ -4,7 +4,8 @@
 //   1. same name, target and output shape (the same node, perhaps with other arguments or dtype);
 //   2. same name (the node changed its target or shape);
 //   3. same op, target and shape at the same position, in graph order, among the rest: a node renamed
-//      because an earlier one was added or removed (add_3 -> add_4).
+//      because an earlier one was added or removed (add_3 -> add_4), or an input dynamo named after another
+//      source (placeholders pair by shape and position whatever their names).
 // A pair whose target, shape, dtype or arguments (read through the pairing) differ is "changed"; nodes left
 // unpaired are "removed" (only in A) or "added" (only in B).
 #pragma once
@@ -22,7 +23,7 @@ std::string_view diffKindName(DiffKind kind); // "added", "removed", "changed"
 
 // One way in which a paired node differs; texts speak node names and op names.
 struct NodeChange {
-    std::string field; // "name", "op", "target", "shape", "dtype", "args", "kwargs"
+    std::string field; // "name", "op", "target", "shape", "dtype", "args", "kwargs", "checkpoint"
     std::string before;
     std::string after;
 };
@@ -54,7 +55,8 @@ struct GraphDiff {
     size_t added = 0;
     size_t removed = 0;
     size_t changed = 0;
-    size_t renamed = 0; // pairs made by pass 3 (also counted in `changed`)
+    size_t renamed = 0;    // pairs made by pass 3 (also counted in `changed`)
+    size_t checkpoint = 0; // pairs whose activation-checkpoint tag differs (also counted in `changed`)
 
     bool identical() const { return entries.empty() && edges.empty(); }
 };

@@ -61,7 +61,7 @@ private slots:
         QVERIFY(window.openFile(QString::fromStdString(folderPath)));
         QTRY_VERIFY_WITH_TIMEOUT(!window.loading() && window.scene()->hasLayout() && !window.layoutBusy(),
                                  60000);
-        gui::DiffFeature* diff = window.diffFeature();
+        gui::DiffFeature* diff = window.feature<gui::DiffFeature>();
         QTRY_VERIFY_WITH_TIMEOUT(
             diff->divergenceText().contains(QStringLiteral("1 compiles schedule different collectives")),
             60000);
@@ -154,7 +154,7 @@ private slots:
         QVERIFY(window.openFile(plainPath));
         QTRY_VERIFY_WITH_TIMEOUT(!window.loading() && window.scene()->hasLayout() && !window.layoutBusy(),
                                  60000);
-        gui::DiffFeature* diff = window.diffFeature();
+        gui::DiffFeature* diff = window.feature<gui::DiffFeature>();
         QVERIFY(!diff->setFileB(dir_.filePath(QStringLiteral("missing.log"))));
         QVERIFY(diff->setFileB(QString::fromStdString(logPath)));
         QCOMPARE(diff->fileBName(), QStringLiteral("gpt_stack_ac_trace.log"));

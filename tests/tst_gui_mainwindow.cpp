@@ -68,7 +68,7 @@ void openAndWait(MainWindow& window, const QString& path) {
     QVERIFY(window.openFile(path));
     QTRY_VERIFY_WITH_TIMEOUT(window.scene()->graph() && window.scene()->hasLayout() && !window.layoutBusy(),
                              60000);
-    QTRY_VERIFY_WITH_TIMEOUT(!window.partitionDocument()->busy(), 60000);
+    QTRY_VERIFY_WITH_TIMEOUT(!window.feature<gui::PartitionFeature>()->document()->busy(), 60000);
 }
 
 NodeId nodeNamed(const MainWindow& window, const char* name) {
@@ -151,6 +151,39 @@ private:
 class TestMainWindow : public QObject {
     Q_OBJECT
 private slots:
+    // The window places what its features publish, naming none of them: every feature's docks are in the
+    // window (a tab or a split where asked) and every menu entry is in its menu.
+    void featuresArePlacedThroughTheirInterface() {
+        MainWindow window(false);
+        QCOMPARE(window.features().size(), size_t(5));
+        QMap<gui::MenuId, QString> titles{{gui::MenuId::File, QStringLiteral("&File")},
+                                          {gui::MenuId::Edit, QStringLiteral("&Edit")},
+                                          {gui::MenuId::View, QStringLiteral("&View")},
+                                          {gui::MenuId::Navigate, QStringLiteral("&Navigate")},
+                                          {gui::MenuId::Tools, QStringLiteral("&Tools")}};
+        QMap<QString, QMenu*> menus;
+        for (QAction* a : window.menuBar()->actions())
+            if (a->menu())
+                menus[a->text()] = a->menu();
+        for (const gui::Feature* f : window.features()) {
+            for (const gui::DockPlacement& place : f->docks()) {
+                QVERIFY(place.dock);
+                QCOMPARE(window.dockWidgetArea(place.dock), place.area);
+                if (place.join == gui::DockPlacement::Join::Tab)
+                    QVERIFY2(!window.tabifiedDockWidgets(place.dock).isEmpty(),
+                             qPrintable(place.dock->windowTitle()));
+            }
+            for (const gui::MenuEntry& e : f->menuEntries()) {
+                if (e.menu == gui::MenuId::NodeContext || (!e.action && !e.submenu))
+                    continue;
+                QMenu* menu = menus.value(titles.value(e.menu));
+                QVERIFY(menu);
+                QAction* wanted = e.action ? e.action : e.submenu->menuAction();
+                QVERIFY2(menu->actions().contains(wanted), qPrintable(wanted->text()));
+            }
+        }
+    }
+
     void initTestCase() {
         test::isolateUserDirs(dir_, QStringLiteral("tst_gui_mainwindow"));
         QVERIFY(QStandardPaths::writableLocation(QStandardPaths::AppDataLocation).startsWith(dir_.path()));
@@ -187,12 +220,14 @@ private slots:
         QVERIFY(view->viewport()->rect().adjusted(-8, -8, 8, 8).contains(graphRect()));
 
         // F5: a new solve of the partition.
-        QSignalSpy started(window.partitionDocument(), &gui::PartitionDocument::started);
-        QSignalSpy finished(window.partitionDocument(), &gui::PartitionDocument::finished);
+        QSignalSpy started(window.feature<gui::PartitionFeature>()->document(),
+                           &gui::PartitionDocument::started);
+        QSignalSpy finished(window.feature<gui::PartitionFeature>()->document(),
+                            &gui::PartitionDocument::finished);
         QTest::keyClick(view, Qt::Key_F5);
         QCOMPARE(started.size(), 1);
         QTRY_COMPARE_WITH_TIMEOUT(finished.size(), 1, 60000);
-        QVERIFY(window.partitionDocument()->result());
+        QVERIFY(window.feature<gui::PartitionFeature>()->document()->result());
     }
 
     void pinUndoRedoShortcuts() {
@@ -201,7 +236,7 @@ private slots:
         openAndWait(window, mlpPath());
         views::GraphView* view = canvasOf(window);
         view->setFocus();
-        gui::PartitionDocument* doc = window.partitionDocument();
+        gui::PartitionDocument* doc = window.feature<gui::PartitionFeature>()->document();
         QVERIFY(doc->edits().empty());
 
         QVERIFY(window.selectNodeByName(QStringLiteral("gelu")));
@@ -305,9 +340,9 @@ private slots:
         const QPoint again = view->mapFromScene(window.scene()->nodeItem(gelu)->sceneBoundingRect().center());
         watcher.onMenu = [](QMenu* menu) { menu->actions().value(0)->trigger(); };
         emit view->customContextMenuRequested(again);
-        QCOMPARE(window.partitionDocument()->edits().size(), size_t(1));
-        QCOMPARE(window.partitionDocument()->edits().at("gelu"), Policy::MustSave);
-        window.partitionDocument()->waitForIdle();
+        QCOMPARE(window.feature<gui::PartitionFeature>()->document()->edits().size(), size_t(1));
+        QCOMPARE(window.feature<gui::PartitionFeature>()->document()->edits().at("gelu"), Policy::MustSave);
+        window.feature<gui::PartitionFeature>()->document()->waitForIdle();
     }
 
     // Joint graphs open as the ladder (forward left, backward right); Ctrl+L switches to the layered view and
@@ -340,7 +375,7 @@ private slots:
             QVERIFY(other.openSession(session));
             QTRY_VERIFY_WITH_TIMEOUT(!other.canvasFeature()->actions().ladder->isChecked(), 30000);
             QTRY_VERIFY_WITH_TIMEOUT(other.scene()->hasLayout() && !other.layoutBusy(), 60000);
-            other.partitionDocument()->waitForIdle();
+            other.feature<gui::PartitionFeature>()->document()->waitForIdle();
         }
 
         QTest::keyClick(&window, Qt::Key_L, Qt::ControlModifier);
@@ -359,19 +394,22 @@ private slots:
     // The menus are built from what the features publish: every published action is placed, in its menu.
     void menusHoldThePublishedActions() {
         MainWindow window(false);
-        const gui::PartitionFeature::Actions& partition = window.partitionFeature()->actions();
+        const gui::PartitionFeature::Actions& partition = window.feature<gui::PartitionFeature>()->actions();
         for (QAction* a :
              {partition.mustSave, partition.mustRecompute, partition.clearPin, partition.repartition})
             QCOMPARE(menuHolding(window, a), QStringLiteral("Edit"));
         QCOMPARE(partition.exports.size(), 4);
         for (QAction* a : partition.exports)
             QCOMPARE(menuHolding(window, a), QStringLiteral("File"));
-        QCOMPARE(menuHolding(window, window.shardingFeature()->actions().pinPlacementMenu->menuAction()),
-                 QStringLiteral("Edit"));
-        QCOMPARE(menuHolding(window, window.shardingFeature()->actions().overlay), QStringLiteral("View"));
+        QCOMPARE(
+            menuHolding(window,
+                        window.feature<gui::ShardingFeature>()->actions().pinPlacementMenu->menuAction()),
+            QStringLiteral("Edit"));
+        QCOMPARE(menuHolding(window, window.feature<gui::ShardingFeature>()->actions().overlay),
+                 QStringLiteral("View"));
         for (QDockWidget* dock :
-             {window.partitionFeature()->dock(), window.shardingFeature()->dock(),
-              window.runtimeFeature()->dock(), window.canvasFeature()->searchResultsDock()})
+             {window.feature<gui::PartitionFeature>()->dock(), window.feature<gui::ShardingFeature>()->dock(),
+              window.feature<gui::RuntimeFeature>()->dock(), window.canvasFeature()->searchResultsDock()})
             QCOMPARE(menuHolding(window, dock->toggleViewAction()), QStringLiteral("View"));
         const gui::CanvasFeature::Actions& canvas = window.canvasFeature()->actions();
         for (QAction* a :
@@ -382,8 +420,10 @@ private slots:
             QCOMPARE(menuHolding(window, a), QStringLiteral("Navigate"));
         QCOMPARE(menuHolding(window, canvas.jumpMenu->menuAction()), QStringLiteral("Navigate"));
         QCOMPARE(menuHolding(window, canvas.exportView), QStringLiteral("File"));
-        QCOMPARE(menuHolding(window, window.runtimeFeature()->actions().validate), QStringLiteral("Tools"));
-        QCOMPARE(menuHolding(window, window.runtimeFeature()->actions().profile), QStringLiteral("Tools"));
+        QCOMPARE(menuHolding(window, window.feature<gui::RuntimeFeature>()->actions().validate),
+                 QStringLiteral("Tools"));
+        QCOMPARE(menuHolding(window, window.feature<gui::RuntimeFeature>()->actions().profile),
+                 QStringLiteral("Tools"));
         QStringList titles;
         for (QAction* top : window.menuBar()->actions())
             titles << top->text().remove(QLatin1Char('&'));
@@ -398,9 +438,9 @@ private slots:
         window.resize(1400, 900);
         window.show();
         QVERIFY(QTest::qWaitForWindowExposed(&window));
-        QDockWidget* partition = window.partitionFeature()->dock();
-        QDockWidget* sharding = window.shardingFeature()->dock();
-        QDockWidget* diff = window.diffFeature()->dock();
+        QDockWidget* partition = window.feature<gui::PartitionFeature>()->dock();
+        QDockWidget* sharding = window.feature<gui::ShardingFeature>()->dock();
+        QDockWidget* diff = window.feature<gui::DiffFeature>()->dock();
         QCOMPARE(window.tabifiedDockWidgets(partition), (QList<QDockWidget*>{sharding, diff}));
         QVERIFY(!partition->visibleRegion().isEmpty());
         QVERIFY(sharding->visibleRegion().isEmpty());
@@ -424,7 +464,8 @@ private slots:
             for (int r = 0; r < model->rowCount(parent) && !other.isValid(); ++r) {
                 const QModelIndex index = model->index(r, 0, parent);
                 const QVariant entry = index.data(views::GraphListModel::EntryIndexRole);
-                if (entry.isValid() && entry.toUInt() != uint(window.partitionDocument()->graphIndex()))
+                if (entry.isValid() &&
+                    entry.toUInt() != uint(window.feature<gui::PartitionFeature>()->document()->graphIndex()))
                     other = index;
                 visit(index);
             }
@@ -437,11 +478,12 @@ private slots:
         emit list->activated(other);
         QVERIFY(window.layoutBusy());              // the parse runs
         QCOMPARE(window.scene()->graph(), before); // and has not replaced the graph on this thread
-        QTRY_COMPARE_WITH_TIMEOUT(window.partitionDocument()->graphIndex(), int(picked), 30000);
+        QTRY_COMPARE_WITH_TIMEOUT(window.feature<gui::PartitionFeature>()->document()->graphIndex(),
+                                  int(picked), 30000);
         QTRY_VERIFY_WITH_TIMEOUT(
             window.scene()->graph() != before && window.scene()->hasLayout() && !window.layoutBusy(), 30000);
-        QCOMPARE(window.scene()->graph(), window.partitionDocument()->graph());
-        window.partitionDocument()->waitForIdle();
+        QCOMPARE(window.scene()->graph(), window.feature<gui::PartitionFeature>()->document()->graph());
+        window.feature<gui::PartitionFeature>()->document()->waitForIdle();
     }
 
     // The title names the file of the graph shown, not a file whose graph failed to read.
@@ -462,7 +504,7 @@ private slots:
         QTRY_VERIFY_WITH_TIMEOUT(!window.loading(), 30000);
         QVERIFY(!loaded);
         QCOMPARE(window.windowTitle(), QStringLiteral("joint.txt — jointscope"));
-        window.partitionDocument()->waitForIdle();
+        window.feature<gui::PartitionFeature>()->document()->waitForIdle();
     }
 
     // One click on a row of the Graphs dock shows that graph (no double click needed).
@@ -481,7 +523,8 @@ private slots:
             for (int r = 0; r < list->model()->rowCount(parent) && !other.isValid(); ++r) {
                 const QModelIndex index = list->model()->index(r, 0, parent);
                 const QVariant entry = index.data(views::GraphListModel::EntryIndexRole);
-                if (entry.isValid() && entry.toUInt() != uint(window.partitionDocument()->graphIndex()))
+                if (entry.isValid() &&
+                    entry.toUInt() != uint(window.feature<gui::PartitionFeature>()->document()->graphIndex()))
                     other = index;
                 visit(index);
             }
@@ -491,9 +534,10 @@ private slots:
         const uint picked = other.data(views::GraphListModel::EntryIndexRole).toUInt();
         list->scrollTo(other);
         QTest::mouseClick(list->viewport(), Qt::LeftButton, {}, list->visualRect(other).center());
-        QTRY_COMPARE_WITH_TIMEOUT(window.partitionDocument()->graphIndex(), int(picked), 30000);
+        QTRY_COMPARE_WITH_TIMEOUT(window.feature<gui::PartitionFeature>()->document()->graphIndex(),
+                                  int(picked), 30000);
         QTRY_VERIFY_WITH_TIMEOUT(!window.layoutBusy(), 30000);
-        window.partitionDocument()->waitForIdle();
+        window.feature<gui::PartitionFeature>()->document()->waitForIdle();
     }
 
     // A saved session carries the sharding's mesh and pins; opening it restores them and solves again.
@@ -506,28 +550,33 @@ private slots:
             MainWindow first(true);
             first.show();
             openAndWait(first, mlpPath());
-            QVERIFY(
-                first.solveSharding(QStringLiteral("2x2"), QStringLiteral("dp,tp"), QStringLiteral("a100")));
-            QTRY_VERIFY_WITH_TIMEOUT(first.shardingDocument()->result(), 60000);
-            first.shardingDocument()->pin("primals_5", *sharding::parsePlacements("S(0)S(0)"));
-            QTRY_VERIFY_WITH_TIMEOUT(!first.shardingDocument()->busy() &&
-                                         first.shardingDocument()->result()->pins.count("primals_5"),
-                                     60000);
+            QVERIFY(first.feature<gui::ShardingFeature>()->solve(
+                QStringLiteral("2x2"), QStringLiteral("dp,tp"), QStringLiteral("a100")));
+            QTRY_VERIFY_WITH_TIMEOUT(first.feature<gui::ShardingFeature>()->document()->result(), 60000);
+            first.feature<gui::ShardingFeature>()->document()->pin("primals_5",
+                                                                   *sharding::parsePlacements("S(0)S(0)"));
+            QTRY_VERIFY_WITH_TIMEOUT(
+                !first.feature<gui::ShardingFeature>()->document()->busy() &&
+                    first.feature<gui::ShardingFeature>()->document()->result()->pins.count("primals_5"),
+                60000);
             QVERIFY(first.saveSession(path));
             first.close();
         }
         MainWindow second(true);
         second.show();
         QVERIFY(second.openSession(path));
-        QTRY_COMPARE_WITH_TIMEOUT(second.shardingDocument()->pins().size(), size_t(1), 60000);
-        QCOMPARE(sharding::toString(second.shardingDocument()->pins().at("primals_5")),
-                 std::string("S(0)S(0)"));
-        QCOMPARE(second.shardingDocument()->mesh().topology, std::string("a100"));
-        QCOMPARE(second.shardingDocument()->mesh().names, (std::vector<std::string>{"dp", "tp"}));
-        QTRY_VERIFY_WITH_TIMEOUT(second.shardingDocument()->result(), 60000);
-        QVERIFY(second.shardingDocument()->result()->pins.count("primals_5"));
+        QTRY_COMPARE_WITH_TIMEOUT(second.feature<gui::ShardingFeature>()->document()->pins().size(),
+                                  size_t(1), 60000);
+        QCOMPARE(
+            sharding::toString(second.feature<gui::ShardingFeature>()->document()->pins().at("primals_5")),
+            std::string("S(0)S(0)"));
+        QCOMPARE(second.feature<gui::ShardingFeature>()->document()->mesh().topology, std::string("a100"));
+        QCOMPARE(second.feature<gui::ShardingFeature>()->document()->mesh().names,
+                 (std::vector<std::string>{"dp", "tp"}));
+        QTRY_VERIFY_WITH_TIMEOUT(second.feature<gui::ShardingFeature>()->document()->result(), 60000);
+        QVERIFY(second.feature<gui::ShardingFeature>()->document()->result()->pins.count("primals_5"));
         QVERIFY(watcher.boxes.isEmpty());
-        second.shardingDocument()->waitForIdle();
+        second.feature<gui::ShardingFeature>()->document()->waitForIdle();
         second.close();
 #endif
     }
@@ -544,9 +593,9 @@ private slots:
         first->show();
         openAndWait(*first, mlpPath());
         QTRY_VERIFY(sessions().size() == 1); // the restore question (nothing to offer) is settled, then saved
-        first->partitionDocument()->setPolicy("gelu", Policy::MustRecompute);
-        first->partitionDocument()->setPolicy("t_1", Policy::MustSave);
-        first->partitionDocument()->waitForIdle();
+        first->feature<gui::PartitionFeature>()->document()->setPolicy("gelu", Policy::MustRecompute);
+        first->feature<gui::PartitionFeature>()->document()->setPolicy("t_1", Policy::MustSave);
+        first->feature<gui::PartitionFeature>()->document()->waitForIdle();
         const QString autosave = autosaves.filePath(sessions().front());
         first.reset(); // no closeEvent: what a crash leaves behind
         QVERIFY(QFileInfo::exists(autosave));
@@ -565,17 +614,19 @@ private slots:
                 QLocale().toString(QFileInfo(autosave).lastModified(), QLocale::ShortFormat)));
             QTRY_VERIFY_WITH_TIMEOUT(second.scene()->graph() && second.scene()->hasLayout(), 60000);
             // The session applies once the graph is read (on a worker): wait for its pins, then the solve.
-            QTRY_COMPARE_WITH_TIMEOUT(second.partitionDocument()->edits().size(), size_t(2), 60000);
-            QTRY_VERIFY_WITH_TIMEOUT(!second.partitionDocument()->busy(), 60000);
-            const gui::PolicyEdits edits = second.partitionDocument()->edits();
+            QTRY_COMPARE_WITH_TIMEOUT(second.feature<gui::PartitionFeature>()->document()->edits().size(),
+                                      size_t(2), 60000);
+            QTRY_VERIFY_WITH_TIMEOUT(!second.feature<gui::PartitionFeature>()->document()->busy(), 60000);
+            const gui::PolicyEdits edits = second.feature<gui::PartitionFeature>()->document()->edits();
             QCOMPARE(edits.size(), size_t(2));
             QCOMPARE(edits.at("gelu"), Policy::MustRecompute);
             QCOMPARE(edits.at("t_1"), Policy::MustSave);
-            QCOMPARE(QFileInfo(second.partitionDocument()->graphPath()).canonicalFilePath(),
+            QCOMPARE(QFileInfo(second.feature<gui::PartitionFeature>()->document()->graphPath())
+                         .canonicalFilePath(),
                      QFileInfo(mlpPath()).canonicalFilePath());
-            QVERIFY(second.partitionDocument()->result());
+            QVERIFY(second.feature<gui::PartitionFeature>()->document()->result());
             // The restored pins can be undone, as one step.
-            QVERIFY(second.partitionDocument()->undoStack()->canUndo());
+            QVERIFY(second.feature<gui::PartitionFeature>()->document()->undoStack()->canUndo());
             QTRY_VERIFY(!QFileInfo::exists(autosave)); // restored: it is the second window's autosave now
             second.close();                            // a clean exit
         }
@@ -605,8 +656,8 @@ private slots:
             w->show();
             openAndWait(*w, path);
             QSignalSpy saved(w.get(), &MainWindow::autosaved);
-            w->partitionDocument()->setPolicy("gelu", Policy::MustRecompute);
-            w->partitionDocument()->waitForIdle();
+            w->feature<gui::PartitionFeature>()->document()->setPolicy("gelu", Policy::MustRecompute);
+            w->feature<gui::PartitionFeature>()->document()->waitForIdle();
             QTRY_VERIFY(saved.count() > 0);
             w.reset(); // no closeEvent: what a crash leaves behind
         };
@@ -629,7 +680,7 @@ private slots:
             QTest::qWait(300);
             QVERIFY(watcher.boxes.isEmpty());
             QCOMPARE(sessions().size(), 2); // the kept one and this window's own
-            QVERIFY(other.partitionDocument()->edits().empty());
+            QVERIFY(other.feature<gui::PartitionFeature>()->document()->edits().empty());
             other.close();
         }
         QCOMPARE(sessions().size(), 1);
@@ -647,8 +698,8 @@ private slots:
         b.show();
         openAndWait(a, mlpPath());
         openAndWait(b, mlpPath());
-        a.partitionDocument()->setPolicy("gelu", Policy::MustRecompute);
-        b.partitionDocument()->setPolicy("t_1", Policy::MustSave);
+        a.feature<gui::PartitionFeature>()->document()->setPolicy("gelu", Policy::MustRecompute);
+        b.feature<gui::PartitionFeature>()->document()->setPolicy("t_1", Policy::MustSave);
         QTRY_COMPARE(autosaves.entryList({QStringLiteral("session-*.jointscope")}, QDir::Files).size(), 2);
         QVERIFY(watcher.boxes.isEmpty()); // neither offered the other's live session
         a.close();

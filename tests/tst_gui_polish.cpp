@@ -49,7 +49,7 @@ void openAndWait(MainWindow& window, const QString& path) {
     QVERIFY(window.openFile(path));
     QTRY_VERIFY_WITH_TIMEOUT(window.scene()->graph() && window.scene()->hasLayout() && !window.layoutBusy(),
                              60000);
-    QTRY_VERIFY_WITH_TIMEOUT(!window.partitionDocument()->busy(), 60000);
+    QTRY_VERIFY_WITH_TIMEOUT(!window.feature<gui::PartitionFeature>()->document()->busy(), 60000);
 }
 
 QString graphPath(const char* model) {
@@ -98,11 +98,12 @@ private slots:
         MainWindow window(false);
         window.show();
         openAndWait(window, graphPath("mlp"));
-        gui::ShardingDocument* doc = window.shardingDocument();
-        gui::ShardingPanel* panel = window.shardingFeature()->panel();
+        gui::ShardingDocument* doc = window.feature<gui::ShardingFeature>()->document();
+        gui::ShardingPanel* panel = window.feature<gui::ShardingFeature>()->panel();
         auto* status = panel->findChild<QLabel*>(QStringLiteral("shardingStatus"));
         QVERIFY(status);
-        QVERIFY(window.solveSharding(QStringLiteral("2x2"), QStringLiteral("dp,tp")));
+        QVERIFY(
+            window.feature<gui::ShardingFeature>()->solve(QStringLiteral("2x2"), QStringLiteral("dp,tp")));
         QTRY_VERIFY_WITH_TIMEOUT(!doc->busy() && doc->result(), 60000);
         QVERIFY(panel->model()->rowCount() > 0);
         QVERIFY2(status->text().contains(QStringLiteral("mesh 2x2")), qPrintable(status->text()));
@@ -121,7 +122,7 @@ private slots:
         MainWindow window(false);
         window.show();
         openAndWait(window, graphPath("gpt_block2"));
-        QDockWidget* dock = window.partitionFeature()->dock();
+        QDockWidget* dock = window.feature<gui::PartitionFeature>()->dock();
         QVERIFY(dock->isVisible());
         auto* chartView = dock->findChild<QChartView*>();
         QVERIFY(chartView);
@@ -181,7 +182,7 @@ private slots:
         MainWindow window(false);
         window.show();
         openAndWait(window, graphPath("gpt_block2"));
-        gui::PartitionDocument* doc = window.partitionDocument();
+        gui::PartitionDocument* doc = window.feature<gui::PartitionFeature>()->document();
         QVERIFY(doc->result());
         // A pinned saved node: pin and decision badges side by side.
         const auto p = doc->result()->partition;
@@ -213,13 +214,13 @@ private slots:
         // The shortcuts list names every published action that has a shortcut, with its keys.
         QList<QAction*> published;
         const auto& canvas = window.canvasFeature()->actions();
-        const auto& partition = window.partitionFeature()->actions();
-        const auto& runtime = window.runtimeFeature()->actions();
+        const auto& partition = window.feature<gui::PartitionFeature>()->actions();
+        const auto& runtime = window.feature<gui::RuntimeFeature>()->actions();
         published << canvas.fit << canvas.find << canvas.up << canvas.collapse << canvas.minimap
                   << canvas.searchResults << canvas.walk << canvas.exportView << partition.mustSave
                   << partition.mustRecompute << partition.clearPin << partition.repartition
                   << partition.exports << runtime.validate << runtime.profile
-                  << window.shardingFeature()->actions().overlay;
+                  << window.feature<gui::ShardingFeature>()->actions().overlay;
         std::function<void(QMenu*)> collect = [&](QMenu* menu) {
             for (QAction* a : menu->actions())
                 a->menu() ? collect(a->menu()) : void(published << a);
@@ -281,7 +282,7 @@ private slots:
         MainWindow window(false);
         window.show();
         openAndWait(window, graphPath("mlp"));
-        gui::PartitionDocument* doc = window.partitionDocument();
+        gui::PartitionDocument* doc = window.feature<gui::PartitionFeature>()->document();
         const auto torchSaved = doc->torchSaved();
         QVERIFY(torchSaved);
         std::string pinned;
@@ -289,12 +290,12 @@ private slots:
             if (name.rfind("primals_", 0) != 0 && pinned.empty())
                 pinned = name;
         QVERIFY(!pinned.empty());
-        const views::PartitionModel* model = window.partitionFeature()->panel()->model();
+        const views::PartitionModel* model = window.feature<gui::PartitionFeature>()->panel()->model();
         const views::NodeItem* item = window.scene()->nodeItem(*window.scene()->graph()->find(pinned));
 
         // Pinned MUST_SAVE at budget 1: saved, as asked; nothing to warn of.
         QVERIFY(window.selectNodeByName(q(pinned)));
-        window.partitionFeature()->actions().mustSave->trigger();
+        window.feature<gui::PartitionFeature>()->actions().mustSave->trigger();
         QTRY_VERIFY_WITH_TIMEOUT(!doc->busy() && doc->result() && doc->result()->edits.count(pinned), 60000);
         QVERIFY(model->summaryValue(QStringLiteral("Saved")).size() > 0);
         QVERIFY(model->summaryValue(QStringLiteral("Pins overridden")).isEmpty());

@@ -6,6 +6,7 @@
 
 #include "MainWindow.h"
 #include "PartitionDocument.h"
+#include "PartitionFeature.h"
 #include "canvas/GraphScene.h"
 
 #include <nlohmann/json.hpp>
@@ -108,13 +109,14 @@ private slots:
         const QString path = writeText(dir, QStringLiteral("big.jointscope"), session.dump());
         MainWindow window(false);
         QVERIFY(openSessionAndWait(window, path, 30000));
-        QCOMPARE(window.partitionDocument()->edits().size(), size_t(1));
-        QCOMPARE(window.partitionDocument()->edits().at("gelu"), Policy::MustRecompute);
+        QCOMPARE(window.feature<gui::PartitionFeature>()->document()->edits().size(), size_t(1));
+        QCOMPARE(window.feature<gui::PartitionFeature>()->document()->edits().at("gelu"),
+                 Policy::MustRecompute);
         const QString log = logText(window);
         QCOMPARE(log.count(QStringLiteral("300000 partition pin(s) name no node of the graph: 'missing_0'")),
                  1);
         QCOMPARE(log.count(QStringLiteral("1000 sharding pin(s) name no node of the graph")), 1);
-        window.partitionDocument()->waitForIdle();
+        window.feature<gui::PartitionFeature>()->document()->waitForIdle();
     }
 
     // Cancel (the status bar's button, as Esc) while a session is read: nothing is opened, `then` says so.

@@ -55,7 +55,7 @@ std::optional<std::pair<size_t, size_t>> firstDivergent(const RankDivergence& di
 
 } // namespace
 
-DiffFeature::DiffFeature(const FeatureContext& context, QObject* parent) : QObject(parent), ctx_(context) {
+DiffFeature::DiffFeature(const FeatureContext& context, QObject* parent) : Feature(parent), ctx_(context) {
     model_ = new views::DiffModel(this);
     createDock();
     actions_.compare = new QAction(tr("&Compare Graphs…"), ctx_.window);
@@ -156,13 +156,13 @@ void DiffFeature::createDock() {
     dock_->setWidget(body);
 }
 
-void DiffFeature::setFile(std::shared_ptr<const GraphFile> file) {
+void DiffFeature::setFile(const std::shared_ptr<const GraphFile>& file) {
     job_.cancel();
     rankJob_.cancel();
     if (pendingCompare_ && *pendingCompare_)
         (*pendingCompare_)(false);
     pendingCompare_.reset();
-    file_ = std::move(file);
+    file_ = file;
     fileB_ = nullptr;
     model_->setDiff(nullptr, nullptr, nullptr);
     a_ = b_ = nullptr;
@@ -403,6 +403,17 @@ void DiffFeature::goTo(int row, std::function<void()> done) {
         select();
     else
         showSide(sideB, select);
+}
+
+std::vector<DockPlacement> DiffFeature::docks() const {
+    return {{dock_, Qt::RightDockWidgetArea, DockPlacement::Join::Tab}};
+}
+
+std::vector<MenuEntry> DiffFeature::menuEntries() const {
+    return {{MenuId::View, dock_->toggleViewAction()},
+            {MenuId::Navigate, actions_.next},
+            {MenuId::Navigate, actions_.previous},
+            {MenuId::Tools, actions_.compare}};
 }
 
 } // namespace jointscope::gui

@@ -5,6 +5,7 @@
 // removed red, changed amber); Next / Previous Difference select and centre each in the graph that has it.
 #pragma once
 
+#include "Feature.h"
 #include "FeatureContext.h"
 #include "graph/GraphDiff.h"
 #include "io/GraphFile.h"
@@ -30,7 +31,7 @@ class DiffModel;
 
 namespace jointscope::gui {
 
-class DiffFeature : public QObject {
+class DiffFeature : public Feature {
     Q_OBJECT
 public:
     // What the window places: Tools › Compare Graphs, Navigate › Next / Previous Difference.
@@ -50,7 +51,7 @@ public:
     // A newly opened file: its graphs in the pickers, preset to the first recompile; for a folder, the ranks
     // are compared on a worker, then the divergence summary shows and the pickers move to the first graph
     // that differs across ranks.
-    void setFile(std::shared_ptr<const GraphFile> file);
+    void setFile(const std::shared_ptr<const GraphFile>& file) override;
     std::pair<int, int> picked() const; // entry indexes in the A and B pickers
     void pick(size_t a, size_t b);
     // Graph B from another file (B from File…): its graphs fill the B picker, preset to the kind of graph A;
@@ -68,7 +69,9 @@ public:
     std::optional<bool> shownSide() const { return shownSide_; } // true: B on the canvas
     QString summaryText() const;
     QString divergenceText() const;
-    void applyOverlay(); // the canvas has a new layout (or shows another graph)
+    void applyOverlay() override; // the canvas has a new layout (or shows another graph)
+    std::vector<DockPlacement> docks() const override;
+    std::vector<MenuEntry> menuEntries() const override;
 
 private:
     void createDock();

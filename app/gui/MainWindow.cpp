@@ -1,14 +1,9 @@
 #include "MainWindow.h"
 
 #include "CanvasFeature.h"
-#include "DiffFeature.h"
+#include "Features.h"
 #include "HelpMenu.h"
-#include "MemoryFeature.h"
-#include "PartitionDocument.h"
-#include "PartitionFeature.h"
-#include "RuntimeFeature.h"
-#include "ShardingDocument.h"
-#include "ShardingFeature.h"
+#include "RecentFiles.h"
 #include "canvas/GraphScene.h"
 #include "canvas/GraphView.h"
 #include "canvas/NodeItem.h"
@@ -18,7 +13,6 @@
 #include "models/NodeFormat.h"
 #include "models/NodeTableModel.h"
 #include "panels/ResultTable.h"
-#include "panels/RuntimePanel.h"
 #include "partition/CompileSettings.h"
 
 #include <QAction>
@@ -49,6 +43,8 @@
 #include <QTreeView>
 #include <QVBoxLayout>
 
+#include <map>
+
 // The icons are compiled into the static library: nothing would pull them into the binary unless referenced.
 static void registerIcons() {
     Q_INIT_RESOURCE(resources);
@@ -56,11 +52,7 @@ static void registerIcons() {
 
 namespace jointscope::gui {
 
-namespace {
-
-constexpr int kMaxRecentFiles = 10;
-
-} // namespace
+namespace {} // namespace
 
 MainWindow::MainWindow(bool interactive, QWidget* parent) : QMainWindow(parent), interactive_(interactive) {
     registerIcons();
@@ -211,19 +203,14 @@ void MainWindow::createFeatures() {
     connect(canvas_, &CanvasFeature::exportViewRequested, this, [this] { exportViewTo(QString()); });
     context.canvas = canvas_;
 
-    partition_ = new PartitionFeature(context, this);
-    sharding_ = new ShardingFeature(context, this);
-    memory_ = new MemoryFeature(context, partition_->document(), this);
-    runtime_ = new RuntimeFeature(
-        context, [doc = partition_->document()] { return doc->decisionJson(); }, this);
-    diff_ = new DiffFeature(context, this);
-    sessions_ = new SessionController(context, this, partition_, sharding_, this);
+    Features features = gui::createFeatures(context, this, this);
+    features_ = std::move(features.all);
+    sessions_ = features.sessions;
     connect(sessions_, &SessionController::autosaved, this, &MainWindow::autosaved);
     connect(sessions_, &SessionController::restoreDone, this, &MainWindow::restoreDone);
     connect(canvas_, &CanvasFeature::layoutApplied, this, [this] {
-        partition_->applyOverlay();
-        sharding_->applyOverlay();
-        diff_->applyOverlay();
+        for (Feature* f : features_)
+            f->applyOverlay();
     });
 
     // The canvas's context menu: the partition's pins, then the node's producers and consumers.
@@ -258,16 +245,23 @@ void MainWindow::createFeatures() {
 void MainWindow::placeFeatureDocks() {
     addDockWidget(Qt::LeftDockWidgetArea, canvas_->searchResultsDock());
     canvas_->searchResultsDock()->hide();
-    addDockWidget(Qt::BottomDockWidgetArea, runtime_->dock());
-    addDockWidget(Qt::RightDockWidgetArea, partition_->dock());
-    // A tab beside the Partition dock: both need the column's height.
-    addDockWidget(Qt::RightDockWidgetArea, sharding_->dock());
-    tabifyDockWidget(partition_->dock(), sharding_->dock());
-    addDockWidget(Qt::RightDockWidgetArea, diff_->dock());
-    tabifyDockWidget(sharding_->dock(), diff_->dock());
-    partition_->dock()->raise(); // the partition is what a joint graph opens on
-    // Beside the Runtime dock.
-    splitDockWidget(runtime_->dock(), memory_->dock(), Qt::Horizontal);
+    std::map<Qt::DockWidgetArea, QDockWidget*> last; // the previous dock of each area
+    std::vector<QDockWidget*> raised;
+    for (const Feature* f : features_)
+        for (const DockPlacement& place : f->docks()) {
+            QDockWidget* previous = last[place.area];
+            if (place.join == DockPlacement::Join::Split && previous)
+                splitDockWidget(previous, place.dock, Qt::Horizontal);
+            else
+                addDockWidget(place.area, place.dock);
+            if (place.join == DockPlacement::Join::Tab && previous)
+                tabifyDockWidget(previous, place.dock);
+            last[place.area] = place.dock;
+            if (place.raised)
+                raised.push_back(place.dock);
+        }
+    for (QDockWidget* dock : raised)
+        dock->raise();
 }
 
 // Sizes only take once the window has its own size: before the first show they are overridden by the docks'
@@ -282,17 +276,42 @@ void MainWindow::showEvent(QShowEvent* event) {
     // Once the show is laid out: the docks have their minimum sizes then, and these proportions can apply.
     QTimer::singleShot(0, this, [this] {
         const int h = height();
-        // The Inspector shows a node's dozen properties; the Partition dock's summary and chart get the rest.
-        resizeDocks({inspectorDock_, partition_->dock()}, {h * 2 / 5, h * 3 / 5}, Qt::Vertical);
+        // The Inspector shows a node's dozen properties; the features' docks say what they need.
+        QList<QDockWidget*> column{inspectorDock_}, row;
+        QList<int> heights{h * 2 / 5}, widths;
+        for (const Feature* f : features_)
+            for (const DockPlacement& place : f->docks()) {
+                if (place.heightFraction > 0) {
+                    column << place.dock;
+                    heights << int(h * place.heightFraction);
+                }
+                if (place.width > 0) {
+                    row << place.dock;
+                    widths << place.width;
+                }
+            }
+        resizeDocks(column, heights, Qt::Vertical);
         resizeDocks({inspectorDock_}, {430}, Qt::Horizontal);
-        // The memory curve over hundreds of steps needs the width.
-        resizeDocks({runtime_->dock(), memory_->dock()}, {420, 760}, Qt::Horizontal);
+        resizeDocks(row, widths, Qt::Horizontal);
     });
+}
+
+void MainWindow::addFeatureEntries(QMenu* menu, MenuId id) {
+    for (const Feature* f : features_)
+        for (const MenuEntry& e : f->menuEntries()) {
+            if (e.menu != id)
+                continue;
+            if (e.submenu)
+                menu->addMenu(e.submenu);
+            else if (e.action)
+                menu->addAction(e.action);
+            else
+                menu->addSeparator();
+        }
 }
 
 void MainWindow::createMenus() {
     const CanvasFeature::Actions& canvas = canvas_->actions();
-    const PartitionFeature::Actions& partition = partition_->actions();
 
     QMenu* file = menuBar()->addMenu(tr("&File"));
     openAction_ = file->addAction(QIcon(QStringLiteral(":/icons/open.svg")), tr("&Open…"), this, [this] {
@@ -309,11 +328,11 @@ void MainWindow::createMenus() {
         if (!dir.isEmpty())
             openFile(dir);
     });
-    recentMenu_ = file->addMenu(tr("Open &Recent"));
+    recent_ = new RecentFiles(
+        file->addMenu(tr("Open &Recent")), [this](const QString& path) { openFile(path); }, this);
     file->addAction(canvas.exportView);
     file->addSeparator();
-    QMenu* exportMenu = file->addMenu(tr("Export &Partition"));
-    exportMenu->addActions(partition.exports);
+    addFeatureEntries(file, MenuId::File);
     QAction* save = file->addAction(tr("Save &Session…"), this, [this] {
         const QString path =
             QFileDialog::getSaveFileName(this, tr("Save session"), QFileInfo(filePath_).absolutePath(),
@@ -333,38 +352,31 @@ void MainWindow::createMenus() {
     redo->setShortcut(QKeySequence(QStringLiteral("Ctrl+Shift+Z")));
     edit->addActions({undo, redo});
     edit->addSeparator();
-    edit->addActions({partition.mustSave, partition.mustRecompute, partition.clearPin});
-    edit->addSeparator();
-    edit->addAction(partition.repartition);
-    addAction(partition.repartition); // F5 wherever the focus is
-    edit->addMenu(sharding_->actions().pinPlacementMenu);
+    addFeatureEntries(edit, MenuId::Edit);
+    // Their shortcuts (F5: Re-partition) wherever the focus is.
+    addActions(edit->actions());
 
     QMenu* view = menuBar()->addMenu(tr("&View"));
     view->addActions({graphsDock_->toggleViewAction(), nodesDock_->toggleViewAction(),
-                      inspectorDock_->toggleViewAction(), logDock_->toggleViewAction(),
-                      partition_->dock()->toggleViewAction(), runtime_->dock()->toggleViewAction(),
-                      memory_->actions().showDock});
+                      inspectorDock_->toggleViewAction(), logDock_->toggleViewAction()});
+    addFeatureEntries(view, MenuId::View);
     view->addSeparator();
     view->addActions({canvas.fit, canvas.find, canvas.up, canvas.collapse, canvas.ladder, canvas.minimap,
-                      canvas.searchResults, sharding_->dock()->toggleViewAction(),
-                      sharding_->actions().overlay, diff_->dock()->toggleViewAction()});
+                      canvas.searchResults});
 
     QMenu* navigate = menuBar()->addMenu(tr("&Navigate"));
     navigate->addActions(canvas.walk);
     navigate->addSeparator();
     navigate->addMenu(canvas.jumpMenu);
     navigate->addSeparator();
-    navigate->addActions({diff_->actions().next, diff_->actions().previous});
+    addFeatureEntries(navigate, MenuId::Navigate);
 
     QToolBar* toolbar = addToolBar(tr("Main"));
     toolbar->setObjectName(QStringLiteral("mainToolbar"));
     toolbar->setToolButtonStyle(Qt::ToolButtonTextBesideIcon);
     toolbar->addActions({openAction_, canvas.fit, canvas.find, canvas.up});
 
-    QMenu* tools = menuBar()->addMenu(tr("&Tools"));
-    tools->addActions(
-        {runtime_->actions().validate, runtime_->actions().profile, runtime_->actions().remeasure});
-    tools->addAction(diff_->actions().compare);
+    addFeatureEntries(menuBar()->addMenu(tr("&Tools")), MenuId::Tools);
 
     populateHelpMenu(menuBar()->addMenu(tr("&Help")), this);
 }
@@ -377,61 +389,23 @@ void MainWindow::showCanvasMenu(const QPoint& pos) {
         return;
     const NodeId id = static_cast<views::NodeItem*>(item)->nodeId();
     scene_->selectNode(id);
-    const PartitionFeature::Actions& partition = partition_->actions();
     QMenu menu(this);
-    menu.addActions({partition.mustSave, partition.mustRecompute, partition.clearPin});
-    menu.addSeparator();
+    addFeatureEntries(&menu, MenuId::NodeContext);
     canvas_->addNodeMenus(&menu, id);
     menu.exec(view_->viewport()->mapToGlobal(pos));
-}
-
-PartitionDocument* MainWindow::partitionDocument() const {
-    return partition_->document();
-}
-
-ShardingDocument* MainWindow::shardingDocument() const {
-    return sharding_->document();
-}
-
-views::RuntimePanel* MainWindow::runtimePanel() const {
-    return runtime_->panel();
 }
 
 void MainWindow::restoreSettings() {
     QSettings settings;
     restoreGeometry(settings.value(QStringLiteral("window/geometry")).toByteArray());
     dockStateRestored_ = restoreState(settings.value(QStringLiteral("window/state")).toByteArray());
-    updateRecentMenu();
+    recent_->refresh();
 }
 
 void MainWindow::saveSettings() {
     QSettings settings;
     settings.setValue(QStringLiteral("window/geometry"), saveGeometry());
     settings.setValue(QStringLiteral("window/state"), saveState());
-}
-
-void MainWindow::addRecentFile(const QString& path) {
-    if (!interactive_)
-        return;
-    QSettings settings;
-    QStringList files = settings.value(QStringLiteral("recentFiles")).toStringList();
-    const QString absolute = QFileInfo(path).absoluteFilePath();
-    files.removeAll(absolute);
-    files.prepend(absolute);
-    while (files.size() > kMaxRecentFiles)
-        files.removeLast();
-    settings.setValue(QStringLiteral("recentFiles"), files);
-    updateRecentMenu();
-}
-
-void MainWindow::updateRecentMenu() {
-    recentMenu_->clear();
-    const QStringList files = QSettings().value(QStringLiteral("recentFiles")).toStringList();
-    for (const QString& path : files)
-        recentMenu_->addAction(QFileInfo(path).fileName() + QStringLiteral("  —  ") +
-                                   QFileInfo(path).absolutePath(),
-                               this, [this, path] { openFile(path); });
-    recentMenu_->setEnabled(!files.isEmpty());
 }
 
 void MainWindow::closeEvent(QCloseEvent* event) {
@@ -504,12 +478,14 @@ void MainWindow::onDocumentLoaded(quint64 ticket, std::shared_ptr<views::OpenedF
     for (const Diagnostic& problem : file_->problems())
         log(QString::fromStdString(problem.format()));
     graphListModel_->setEntries(file_->graphs());
-    diff_->setFile(file_);
+    for (Feature* f : features_)
+        f->setFile(file_);
     pickedEntry_.reset();
     graphList_->expandAll();
     // The list only helps for multi-graph files (TORCH_TRACE logs, pastes).
     graphsDock_->setVisible(file_->graphs().size() > 1);
-    addRecentFile(path);
+    if (interactive_)
+        recent_->add(path);
     if (file_->graphs().empty()) {
         log(tr("%1: no graphs found").arg(path));
         finishDocument(ticket, false);
@@ -603,15 +579,15 @@ void MainWindow::showGraph(size_t index, Graph graph, std::optional<CompileConfi
     // The title names the file of the graph shown: a file whose graphs fail to read leaves it as it was.
     setWindowTitle(tr("%1 — jointscope").arg(QFileInfo(filePath_).fileName()));
     log(tr("Loaded graph %1: %2 nodes").arg(index).arg(root->size()));
-    partition_->setGraph(root, filePath_, int(index), std::move(logged));
-    sharding_->setGraph(root);
-    runtime_->panel()->setGraph(filePath_, file_->graphs().size() > 1 ? QString::number(index) : QString(),
-                                root.get());
+    const ShownGraph shown{root, filePath_, index, file_->graphs().size(), std::move(logged)};
+    for (Feature* f : features_)
+        f->setGraph(shown);
     canvas_->setRoot(root);
 }
 
 void MainWindow::onLevelShown(const Graph* graph) {
-    runtime_->panel()->sceneGraphChanged();
+    for (Feature* f : features_)
+        f->levelShown();
     nodeModel_->setGraph(graph, graph == scene_->graph() ? scene_->roles() : std::vector<views::NodeRole>{});
     nodeTable_->resizeColumnsToContents();
     inspectorModel_->setNode(nullptr, kNoNode);
@@ -661,18 +637,7 @@ void MainWindow::updateStatus() {
     }
     const GraphStats stats =
         backward.size() == graph->size() ? computeStats(*graph, backward) : computeStats(*graph);
-    QString text = tr("%1 nodes · %2 forward · %3 backward · %4 primals · %5 tangents · %6 tensor data")
-                       .arg(stats.nodes)
-                       .arg(stats.forward)
-                       .arg(stats.backward)
-                       .arg(stats.primals)
-                       .arg(stats.tangents)
-                       .arg(views::formatBytes(stats.tensorBytes));
-    if (stats.subgraphs > 0)
-        text += stats.uniqueSubgraphs < stats.subgraphs
-                    ? tr(" · %1 HOP bodies (%2 unique)").arg(stats.subgraphs).arg(stats.uniqueSubgraphs)
-                    : tr(" · %1 HOP bodies").arg(stats.subgraphs);
-    statsLabel_->setText(text);
+    statsLabel_->setText(views::graphStatsText(stats));
 }
 
 void MainWindow::whenLayoutReady(std::function<void()> fn) {
@@ -681,18 +646,6 @@ void MainWindow::whenLayoutReady(std::function<void()> fn) {
 
 bool MainWindow::exportViewTo(const QString& path) {
     return canvas_->exportViewTo(path, filePath_);
-}
-
-bool MainWindow::exportPartition(const QString& kind, const QString& path) {
-    return partition_->exportPartition(kind, path, filePath_);
-}
-
-bool MainWindow::solveSharding(const QString& mesh, const QString& names, const QString& topology) {
-    return sharding_->solve(mesh, names, topology);
-}
-
-void MainWindow::restoreSharding(const ShardingSession& session) {
-    sharding_->restore(session);
 }
 
 QJsonObject MainWindow::viewSettings() const {

@@ -3,6 +3,7 @@
 // are its own docks.
 #pragma once
 
+#include "Feature.h"
 #include "SessionController.h"
 #include "graph/Graph.h"
 #include "io/CompileConfig.h"
@@ -34,20 +35,12 @@ class GraphScene;
 class GraphView;
 class InspectorModel;
 class NodeTableModel;
-class RuntimePanel;
 } // namespace jointscope::views
 
 namespace jointscope::gui {
 
 class CanvasFeature;
-class DiffFeature;
-class PartitionDocument;
-class MemoryFeature;
-class PartitionFeature;
-class RuntimeFeature;
-class ShardingDocument;
-class ShardingFeature;
-struct ShardingSession;
+class RecentFiles;
 
 class MainWindow : public QMainWindow, private SessionHost {
     Q_OBJECT
@@ -76,28 +69,20 @@ public:
     bool exportViewTo(const QString& path);
     const views::GraphScene* scene() const { return scene_; }
 
-    // The features, for scripts (main.cpp) and tests.
+    // The canvas, and the feature of type F (null when there is none), for scripts (main.cpp) and tests.
     CanvasFeature* canvasFeature() const { return canvas_; }
-    PartitionFeature* partitionFeature() const { return partition_; }
-    ShardingFeature* shardingFeature() const { return sharding_; }
-    MemoryFeature* memoryFeature() const { return memory_; }
-    RuntimeFeature* runtimeFeature() const { return runtime_; }
-    DiffFeature* diffFeature() const { return diff_; }
-    PartitionDocument* partitionDocument() const;
-    ShardingDocument* shardingDocument() const;
-    views::RuntimePanel* runtimePanel() const; // Tools › Validate / Profile
+    const std::vector<Feature*>& features() const { return features_; }
+    template <typename F> F* feature() const {
+        for (Feature* f : features_)
+            if (auto* found = qobject_cast<F*>(f))
+                return found;
+        return nullptr;
+    }
 
     // Sessions (*.jointscope): graph, partition and sharding edits, view.
     bool openSession(const QString& path) { return sessions_->open(path); }
     bool saveSession(const QString& path) { return sessions_->save(path); }
     SessionController* sessionController() const { return sessions_; }
-    // kind: "decision", "policy", "forward", "backward"; asks for a path when `path` is empty and
-    // interactive.
-    bool exportPartition(const QString& kind, const QString& path);
-    // A scripted solve on mesh "2x2" / names.
-    bool solveSharding(const QString& mesh, const QString& names = {}, const QString& topology = {});
-    // A session's sharding: the dock's mesh fields, the pins, and a re-solve when the session had a plan.
-    void restoreSharding(const ShardingSession& session);
     // Crash recovery: answer the "restore session?" question with "yes" / "no" instead of asking (scripts,
     // tests). Call before the window is shown.
     void setRestoreAnswer(const QString& answer) { sessions_->setRestoreAnswer(answer); }
@@ -128,10 +113,9 @@ private:
     void createFeatures();
     void placeFeatureDocks();
     void createMenus();
+    void addFeatureEntries(QMenu* menu, MenuId id); // the features' entries for menu `id`, in their order
     void restoreSettings();
     void saveSettings();
-    void updateRecentMenu();
-    void addRecentFile(const QString& path);
 
     bool readGraphFile(const QString& path); // openFile for a file that is no session
     void showReading(bool reading);          // the status bar's busy bar and Cancel
@@ -173,16 +157,12 @@ private:
     QProgressBar* loadBusy_ = nullptr;
     QToolButton* loadCancel_ = nullptr;
     QShortcut* loadEscape_ = nullptr;
-    QMenu* recentMenu_ = nullptr;
+    RecentFiles* recent_ = nullptr;
     QAction* openAction_ = nullptr;
     bool syncingSelection_ = false;
 
     CanvasFeature* canvas_ = nullptr;
-    PartitionFeature* partition_ = nullptr;
-    ShardingFeature* sharding_ = nullptr;
-    MemoryFeature* memory_ = nullptr;
-    RuntimeFeature* runtime_ = nullptr;
-    DiffFeature* diff_ = nullptr;
+    std::vector<Feature*> features_; // children of the window
     SessionController* sessions_ = nullptr;
     bool docksSized_ = false;        // the first show sized the docks
     bool dockStateRestored_ = false; // the settings held the user's dock layout

@@ -12,7 +12,7 @@
 namespace jointscope::gui {
 
 MemoryFeature::MemoryFeature(const FeatureContext& context, PartitionDocument* document, QObject* parent)
-    : QObject(parent), ctx_(context), document_(document), model_(new views::MemoryTimelineModel(this)) {
+    : Feature(parent), ctx_(context), document_(document), model_(new views::MemoryTimelineModel(this)) {
     panel_ = new MemoryPanel(model_, ctx_.window);
     dock_ = newDock(tr("Memory Timeline"), QStringLiteral("memoryDock"), panel_, ctx_.window);
     actions_.showDock = dock_->toggleViewAction();
@@ -42,6 +42,17 @@ void MemoryFeature::selectNode(const QString& name) {
         return;
     if (ctx_.window)
         ctx_.window->statusBar()->showMessage(tr("%1 is not on the canvas shown").arg(name), 3000);
+}
+
+std::vector<DockPlacement> MemoryFeature::docks() const {
+    // Beside the Runtime dock; the curve over hundreds of steps needs the width.
+    DockPlacement place{dock_, Qt::BottomDockWidgetArea, DockPlacement::Join::Split};
+    place.width = 760;
+    return {place};
+}
+
+std::vector<MenuEntry> MemoryFeature::menuEntries() const {
+    return {{MenuId::View, actions_.showDock}};
 }
 
 } // namespace jointscope::gui

@@ -5,6 +5,8 @@
 
 #include "FeatureContext.h"
 
+#include "Feature.h"
+
 #include <QObject>
 
 #include <memory>
@@ -22,7 +24,7 @@ class MemoryPanel;
 class PartitionDocument;
 struct PartitionResult;
 
-class MemoryFeature : public QObject {
+class MemoryFeature : public Feature {
     Q_OBJECT
 public:
     // What the window places: View › Memory Timeline.
@@ -36,6 +38,8 @@ public:
     MemoryPanel* panel() const { return panel_; }
     views::MemoryTimelineModel* model() const { return model_; }
     const Actions& actions() const { return actions_; }
+    std::vector<DockPlacement> docks() const override;
+    std::vector<MenuEntry> menuEntries() const override;
 
 private:
     void show(const std::shared_ptr<const PartitionResult>& result);

@@ -19,6 +19,7 @@
 #include <QFileDialog>
 #include <QFileInfo>
 #include <QMainWindow>
+#include <QMenu>
 #include <QShortcut>
 #include <QTreeView>
 
@@ -27,7 +28,7 @@ namespace jointscope::gui {
 using namespace jointscope::partition;
 
 PartitionFeature::PartitionFeature(const FeatureContext& context, QObject* parent)
-    : QObject(parent), ctx_(context) {
+    : Feature(parent), ctx_(context) {
     document_ = new PartitionDocument(ctx_.undoStack, this);
     panel_ = new PartitionPanel(document_, ctx_.window);
     dock_ = newDock(tr("Partition"), QStringLiteral("partitionDock"), panel_, ctx_.window);
@@ -95,6 +96,34 @@ void PartitionFeature::createActions() {
                 [this, kind] { exportPartition(kind, {}, document_->graphPath()); });
         actions_.exports << a;
     }
+    exportMenu_ = new QMenu(tr("Export &Partition"), ctx_.window);
+    exportMenu_->addActions(actions_.exports);
+}
+
+std::vector<DockPlacement> PartitionFeature::docks() const {
+    // The Inspector above it keeps 2/5 of the column; the summary and chart get the rest.
+    DockPlacement place{dock_, Qt::RightDockWidgetArea};
+    place.raised = true; // the partition is what a joint graph opens on
+    place.heightFraction = 0.6;
+    return {place};
+}
+
+std::vector<MenuEntry> PartitionFeature::menuEntries() const {
+    return {{MenuId::File, nullptr, exportMenu_},
+            {MenuId::Edit, actions_.mustSave},
+            {MenuId::Edit, actions_.mustRecompute},
+            {MenuId::Edit, actions_.clearPin},
+            {MenuId::Edit},
+            {MenuId::Edit, actions_.repartition},
+            {MenuId::View, dock_->toggleViewAction()},
+            {MenuId::NodeContext, actions_.mustSave},
+            {MenuId::NodeContext, actions_.mustRecompute},
+            {MenuId::NodeContext, actions_.clearPin},
+            {MenuId::NodeContext}};
+}
+
+void PartitionFeature::setGraph(const ShownGraph& shown) {
+    setGraph(shown.root, shown.filePath, int(shown.index), shown.logged);
 }
 
 void PartitionFeature::setGraph(std::shared_ptr<const Graph> root, const QString& path, int index,

@@ -6,6 +6,8 @@
 #include "graph/Graph.h"
 #include "io/CompileConfig.h"
 
+#include "Feature.h"
+
 #include <QObject>
 
 #include <memory>
@@ -14,13 +16,14 @@
 
 class QAction;
 class QDockWidget;
+class QMenu;
 
 namespace jointscope::gui {
 
 class PartitionDocument;
 class PartitionPanel;
 
-class PartitionFeature : public QObject {
+class PartitionFeature : public Feature {
     Q_OBJECT
 public:
     // What the window places: Edit › pins and Re-partition, File › Export Partition.
@@ -43,7 +46,10 @@ public:
     // A new root graph: the document takes it and solves.
     void setGraph(std::shared_ptr<const Graph> root, const QString& path, int index,
                   std::optional<CompileConfig> logged = std::nullopt);
-    void applyOverlay(); // the canvas shows a new layout or level
+    void applyOverlay() override; // the canvas shows a new layout or level
+    std::vector<DockPlacement> docks() const override;
+    std::vector<MenuEntry> menuEntries() const override;
+    void setGraph(const ShownGraph& shown) override;
     // kind: "decision", "policy", "forward", "backward"; asks for a path beside `documentPath` when `path`
     // is empty and interactive.
     bool exportPartition(const QString& kind, const QString& path, const QString& documentPath);
@@ -60,6 +66,7 @@ private:
     PartitionDocument* document_ = nullptr;
     PartitionPanel* panel_ = nullptr;
     QDockWidget* dock_ = nullptr;
+    QMenu* exportMenu_ = nullptr; // File › Export Partition
     std::shared_ptr<const Graph> root_;
     // A refused edit's ∞ path (root graph ids), shown until a solve succeeds or Esc.
     std::vector<NodeId> infinitePath_;

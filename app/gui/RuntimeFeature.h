@@ -4,6 +4,8 @@
 
 #include "FeatureContext.h"
 
+#include "Feature.h"
+
 #include <QObject>
 
 #include <functional>
@@ -18,7 +20,7 @@ class RuntimePanel;
 
 namespace jointscope::gui {
 
-class RuntimeFeature : public QObject {
+class RuntimeFeature : public Feature {
     Q_OBJECT
 public:
     struct Actions {
@@ -34,6 +36,10 @@ public:
     views::RuntimePanel* panel() const { return panel_; }
     QDockWidget* dock() const { return dock_; }
     const Actions& actions() const { return actions_; }
+    std::vector<DockPlacement> docks() const override;
+    std::vector<MenuEntry> menuEntries() const override;
+    void setGraph(const ShownGraph& shown) override;
+    void levelShown() override;
 
 private:
     FeatureContext ctx_;

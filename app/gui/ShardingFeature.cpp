@@ -21,7 +21,7 @@ namespace jointscope::gui {
 using namespace jointscope::sharding;
 
 ShardingFeature::ShardingFeature(const FeatureContext& context, QObject* parent)
-    : QObject(parent), ctx_(context) {
+    : Feature(parent), ctx_(context) {
     document_ = new ShardingDocument(ctx_.undoStack, this);
     panel_ = new ShardingPanel(document_, ctx_.window);
     dock_ = newDock(tr("Sharding"), QStringLiteral("shardingDock"), panel_, ctx_.window);
@@ -179,6 +179,17 @@ void ShardingFeature::applyOverlay() {
         return facts;
     });
     ctx_.inspector->expandAll();
+}
+
+std::vector<DockPlacement> ShardingFeature::docks() const {
+    // A tab beside the Partition dock: both need the column's height.
+    return {{dock_, Qt::RightDockWidgetArea, DockPlacement::Join::Tab}};
+}
+
+std::vector<MenuEntry> ShardingFeature::menuEntries() const {
+    return {{MenuId::Edit, nullptr, actions_.pinPlacementMenu},
+            {MenuId::View, dock_->toggleViewAction()},
+            {MenuId::View, actions_.overlay}};
 }
 
 } // namespace jointscope::gui

@@ -5,6 +5,8 @@
 #include "FeatureContext.h"
 #include "graph/Graph.h"
 
+#include "Feature.h"
+
 #include <QObject>
 
 #include <memory>
@@ -19,7 +21,7 @@ class ShardingDocument;
 struct ShardingSession;
 class ShardingPanel;
 
-class ShardingFeature : public QObject {
+class ShardingFeature : public Feature {
     Q_OBJECT
 public:
     // What the window places: View › Sharding Overlay, Edit › Pin Placement.
@@ -37,9 +39,12 @@ public:
     const Actions& actions() const { return actions_; }
 
     void setGraph(std::shared_ptr<const Graph> root); // a new root graph: pins and plans are dropped
-    void applyOverlay();                              // the canvas shows a new layout or level
+    void applyOverlay() override;                     // the canvas shows a new layout or level
+    std::vector<DockPlacement> docks() const override;
+    std::vector<MenuEntry> menuEntries() const override;
+    void setGraph(const ShownGraph& shown) override { setGraph(shown.root); }
     // A scripted solve on mesh "2x2" with `names`; topology h100 unless given.
-    bool solve(const QString& mesh, const QString& names, const QString& topology);
+    bool solve(const QString& mesh, const QString& names = {}, const QString& topology = {});
     // A session's sharding: the dock's mesh fields, the pins, and a re-solve when the session had a plan.
     void restore(const ShardingSession& session);
 

@@ -3,6 +3,8 @@
 #include "DiffFeature.h"
 #include "MainWindow.h"
 #include "PartitionDocument.h"
+#include "PartitionFeature.h"
+#include "RuntimeFeature.h"
 #include "ShardingDocument.h"
 #include "ShardingFeature.h"
 #include "ShardingPanel.h"
@@ -64,7 +66,8 @@ static void scriptPinEdits(jointscope::gui::MainWindow& window, int count) {
             if (!loaded)
                 return;
             auto names = std::make_shared<std::vector<std::string>>();
-            for (const jointscope::Node& n : window.partitionDocument()->graph()->nodes())
+            for (const jointscope::Node& n :
+                 window.feature<jointscope::gui::PartitionFeature>()->document()->graph()->nodes())
                 if (n.op == jointscope::NodeOp::CallFunction && int(names->size()) < count)
                     names->push_back(n.name);
             auto* timer = new QTimer(&window);
@@ -79,7 +82,8 @@ static void scriptPinEdits(jointscope::gui::MainWindow& window, int count) {
                 ++*pinned;
                 std::printf("pin %d %s\n", *pinned, name.c_str());
                 std::fflush(stdout);
-                window.partitionDocument()->setPolicy(name, jointscope::partition::Policy::MustSave);
+                window.feature<jointscope::gui::PartitionFeature>()->document()->setPolicy(
+                    name, jointscope::partition::Policy::MustSave);
             });
             timer->start(25);
         });
@@ -195,7 +199,7 @@ int main(int argc, char* argv[]) {
         const QString name = parser.value(select);
         window.whenLayoutReady([&window, name] { window.selectNodeByName(name); });
     }
-    jointscope::views::RuntimePanel* panel = window.runtimePanel();
+    jointscope::views::RuntimePanel* panel = window.feature<jointscope::gui::RuntimeFeature>()->panel();
     const bool running = parser.isSet(profile) || parser.isSet(validate);
     if (running) {
         const int reps = parser.value(profile).toInt();
@@ -213,17 +217,19 @@ int main(int argc, char* argv[]) {
     if (sharding) {
         const QStringList mesh = parser.value(shard).split(QLatin1Char(':'));
         window.whenLayoutReady([&window, mesh] {
-            if (!window.solveSharding(mesh.value(0), mesh.value(1)))
+            if (!window.feature<jointscope::gui::ShardingFeature>()->solve(mesh.value(0), mesh.value(1)))
                 QCoreApplication::exit(1);
         });
         if (parser.isSet(comparePlan)) {
             const QString plan = parser.value(comparePlan);
-            jointscope::gui::ShardingDocument* doc = window.shardingDocument();
+            jointscope::gui::ShardingDocument* doc =
+                window.feature<jointscope::gui::ShardingFeature>()->document();
             QObject::connect(doc, &jointscope::gui::ShardingDocument::finished, &window, [&window, plan] {
-                window.shardingFeature()->panel()->loadAutoparallelPlan(plan);
+                window.feature<jointscope::gui::ShardingFeature>()->panel()->loadAutoparallelPlan(plan);
             });
-            QObject::connect(doc, &jointscope::gui::ShardingDocument::storedChanged, &window,
-                             [&window] { window.shardingFeature()->panel()->showCompare(); });
+            QObject::connect(doc, &jointscope::gui::ShardingDocument::storedChanged, &window, [&window] {
+                window.feature<jointscope::gui::ShardingFeature>()->panel()->showCompare();
+            });
         }
     }
     if (shooting) {
@@ -237,7 +243,8 @@ int main(int argc, char* argv[]) {
                              Qt::QueuedConnection);
         else if (sharding && parser.isSet(comparePlan)) {
             // Shot once autoparallel's plan is in the Compare tab (or refused).
-            jointscope::gui::ShardingDocument* doc = window.shardingDocument();
+            jointscope::gui::ShardingDocument* doc =
+                window.feature<jointscope::gui::ShardingFeature>()->document();
             // storedChanged also comes when the graph is set: shoot once autoparallel's plan is the stored
             // one.
             QObject::connect(
@@ -252,14 +259,15 @@ int main(int argc, char* argv[]) {
             QObject::connect(doc, &jointscope::gui::ShardingDocument::failed, &window, shoot,
                              Qt::QueuedConnection);
         } else if (sharding) {
-            jointscope::gui::ShardingDocument* doc = window.shardingDocument();
+            jointscope::gui::ShardingDocument* doc =
+                window.feature<jointscope::gui::ShardingFeature>()->document();
             QObject::connect(doc, &jointscope::gui::ShardingDocument::finished, &window, shoot,
                              Qt::QueuedConnection);
             QObject::connect(doc, &jointscope::gui::ShardingDocument::failed, &window, shoot,
                              Qt::QueuedConnection);
         } else if (parser.isSet(diff)) {
             window.whenDocumentLoaded([&window, shoot, pair = parser.value(diff)](bool loaded) {
-                jointscope::gui::DiffFeature* feature = window.diffFeature();
+                jointscope::gui::DiffFeature* feature = window.feature<jointscope::gui::DiffFeature>();
                 const QStringList ab = pair.split(QLatin1Char(','));
                 if (ab.size() == 2)
                     feature->pick(ab[0].toUInt(), ab[1].toUInt());

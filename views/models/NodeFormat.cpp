@@ -2,6 +2,7 @@
 
 #include "graph/GraphStats.h"
 
+#include <QObject>
 #include <QStringList>
 
 namespace jointscope::views {
@@ -189,6 +190,21 @@ QString formatValue(const Value& value, const Graph& graph) {
     case ValueKind::Ellipsis: return QStringLiteral("...");
     }
     return {};
+}
+
+QString graphStatsText(const GraphStats& stats) {
+    QString text = QObject::tr("%1 nodes · %2 forward · %3 backward · %4 primals · %5 tangents · %6 tensor data")
+                       .arg(stats.nodes)
+                       .arg(stats.forward)
+                       .arg(stats.backward)
+                       .arg(stats.primals)
+                       .arg(stats.tangents)
+                       .arg(views::formatBytes(stats.tensorBytes));
+    if (stats.subgraphs > 0)
+        text += stats.uniqueSubgraphs < stats.subgraphs
+                    ? QObject::tr(" · %1 HOP bodies (%2 unique)").arg(stats.subgraphs).arg(stats.uniqueSubgraphs)
+                    : QObject::tr(" · %1 HOP bodies").arg(stats.subgraphs);
+    return text;
 }
 
 } // namespace jointscope::views

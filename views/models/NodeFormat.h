@@ -11,6 +11,10 @@
 #include <string_view>
 #include <vector>
 
+namespace jointscope {
+struct GraphStats;
+}
+
 namespace jointscope::views {
 
 // What a node is for colouring and the table's "pass" column.
@@ -26,7 +30,8 @@ enum class NodeRole : uint8_t {
 };
 
 std::vector<NodeRole> classifyNodes(const Graph& graph);
-QString roleName(NodeRole role); // "primal", "tangent", "parameter", "input", "forward", "backward", "get_attr", "output"
+QString roleName(
+    NodeRole role); // "primal", "tangent", "parameter", "input", "forward", "backward", "get_attr", "output"
 
 struct RoleColors {
     QColor fill;
@@ -36,10 +41,10 @@ RoleColors roleColors(NodeRole role);
 
 // Short op label for a box: "mm", "getitem", "placeholder", "invoke_subgraph".
 QString opLabel(const Node& node);
-QString formatShape(const TensorMeta& tensor);     // "[2, 16, 64]", "[s0, 4]"
-QString formatStride(const TensorMeta& tensor);    // "(64, 1)" or "" when unknown
-QString formatOutputShapes(const Node& node);      // the tensor's shape, "(…, …)" for tuples, "Sym(s0)"
-QString formatOutputDTypes(const Node& node);      // "f32", "(f32, f32)"
+QString formatShape(const TensorMeta& tensor);  // "[2, 16, 64]", "[s0, 4]"
+QString formatStride(const TensorMeta& tensor); // "(64, 1)" or "" when unknown
+QString formatOutputShapes(const Node& node);   // the tensor's shape, "(…, …)" for tuples, "Sym(s0)"
+QString formatOutputDTypes(const Node& node);   // "f32", "(f32, f32)"
 std::optional<uint64_t> outputBytes(const Node& node); // sum over known outputs; nullopt when none known
 
 // UTF-8 text from the core as a QString.
@@ -47,6 +52,9 @@ inline QString toQString(std::string_view text) {
     return QString::fromUtf8(text.data(), qsizetype(text.size()));
 }
 // The core's quantities (support/Format.h) as QStrings: "12.0 KiB", "12.3 µs", "1.50 GFLOP".
+// The status bar's line for a graph: "670 nodes · 238 forward · … · 7.6 MiB tensor data · 4 HOP bodies".
+QString graphStatsText(const GraphStats& stats);
+
 inline QString formatBytes(uint64_t bytes) {
     return toQString(jointscope::formatBytes(bytes));
 }

@@ -118,6 +118,25 @@ private slots:
         QVERIFY(c.settings.unsupported.empty());
         QVERIFY(c.forward && c.forward->onlyOurs.empty() && c.forward->onlyTorch.empty());
     }
+
+    // A log edited so that a backward call's first argument is no body: an error at that call's line, no
+    // crash.
+    void invokeSubgraphWithoutBodyIsAnError() {
+        std::string text = test::readFile(test::sourcePath(kNestedLog));
+        const std::string from = "invoke_subgraph(repeated_subgraph1, 'bw_subgraph_0_0', getitem_1,";
+        const size_t at = text.find(from);
+        QVERIFY(at != std::string::npos);
+        text.replace(at, from.size(), "invoke_subgraph(primals_1, 'bw_subgraph_0_0', getitem_1,");
+        Expected<GraphFile> file = GraphFile::fromText(text, "edited.log");
+        QVERIFY(file);
+        const std::vector<CompileGraphs> compiles = groupCompiles(*file);
+        QCOMPARE(compiles.size(), size_t(1));
+        const CompileCheck c = checkCompile(*file, compiles[0], {}, CheckRequest{});
+        QCOMPARE(std::string(checkStatusName(c.status)), std::string("error"));
+        QVERIFY2(c.message.find("invoke_subgraph_3") != std::string::npos &&
+                     c.message.find("not a body") != std::string::npos,
+                 c.message.c_str());
+    }
 };
 
 QTEST_GUILESS_MAIN(TestLogCheck)

@@ -254,10 +254,15 @@ Expected<HopPartitionReport> partitionInvokeSubgraphBodies(Graph& joint,
         const Node& n = joint.node(id);
         if (!isInvokeSubgraph(n))
             continue;
-        if (identifierOf(n).starts_with("fw"))
-            fws.push_back(id);
-        else if (identifierOf(n).starts_with("bw"))
-            bws.push_back(id);
+        const bool forward = identifierOf(n).starts_with("fw"), backward = identifierOf(n).starts_with("bw");
+        if (!forward && !backward)
+            continue;
+        // invoke_subgraph(body, identifier, *operands): the rewrite replaces the body argument.
+        if (bodyArgument(joint, n) != std::optional<size_t>(0))
+            return makeError({"", n.meta.sourceLine, 1},
+                             "invoke_subgraph call '" + n.name +
+                                 "': its first argument is not a body in the file");
+        (forward ? fws : bws).push_back(id);
     }
     if (bws.empty())
         return report;

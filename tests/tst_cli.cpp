@@ -3,8 +3,10 @@
 #include "testutil.h"
 
 #include <QProcess>
+
 #include <QRegularExpression>
 #include <QTemporaryDir>
+#include <sstream>
 
 #include <nlohmann/json.hpp>
 
@@ -152,6 +154,38 @@ private slots:
         QCOMPARE(helpInfo.exitCode, 0);
         QVERIFY(helpInfo.out.find("--graph") != std::string::npos);
         QCOMPARE(runCli({"convert", "--help"}).exitCode, 0);
+    }
+
+    // Every command's usage line names every option its help lists (issue 29: `shard`'s synopsis lacked
+    // --cost-model and --torch-version): the synopsis comes from the option table.
+    void synopsisNamesEveryOption() {
+        const QStringList commands{"info", "convert", "partition", "pareto",     "check",  "split-dw",
+                                   "cost", "shard",   "diff",      "profile-db", "devices"};
+        for (const QString& command : commands) {
+            const Run help = runCli({command, "--help"});
+            QCOMPARE(help.exitCode, 0);
+            const size_t options = help.out.find("\noptions:\n");
+            QVERIFY2(options != std::string::npos, qPrintable(command));
+            const std::string usage = help.out.substr(0, help.out.find("\n\n"));
+            std::istringstream table(help.out.substr(options + 10));
+            std::string line;
+            int listed = 0;
+            while (std::getline(table, line)) {
+                const size_t dash = line.find("--");
+                if (line.rfind("  ", 0) != 0 || dash == std::string::npos || dash > 8)
+                    continue;
+                const std::string option = line.substr(dash, line.find_first_of(" ,", dash) - dash);
+                ++listed;
+                QVERIFY2(usage.find(option) != std::string::npos,
+                         qPrintable(command + ": " + QString::fromStdString(option) + " not in\n" +
+                                    QString::fromStdString(usage)));
+            }
+            QVERIFY2(listed > 0, qPrintable(command));
+        }
+        const Run shard = runCli({"shard", "--help"});
+        QVERIFY(shard.out.find("[--cost-model M]") != std::string::npos);
+        QVERIFY(shard.out.find("--mesh SHAPE") != std::string::npos);
+        QVERIFY(shard.out.find("[--mesh SHAPE]") == std::string::npos); // required: no brackets
     }
 
     void usageErrors_data() {

@@ -224,8 +224,7 @@ int runCheck(const ParsedArgs& args) {
 const Command& checkCommand() {
     static const Command command{
         "check",
-        "check LOG [--ruleset R] [--memory-budget B] [--solver greedy|dp|ilp] [--joint-passes auto|on|off] "
-        "[--json]",
+        {"LOG"},
         "Re-partition every compile of a TORCH_TRACE log as torch ran it (the functorch / inductor config "
         "the "
         "log records, inductor's joint-graph passes replayed) and compare with torch's own forward/backward.",

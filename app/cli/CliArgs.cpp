@@ -51,7 +51,6 @@ TypedOption<double> numberOption(const ParsedArgs& args, std::string_view name, 
     return out;
 }
 
-
 bool ParsedArgs::has(std::string_view option) const {
     for (const auto& [name, value] : options_)
         if (name == option)

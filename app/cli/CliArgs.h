@@ -16,6 +16,7 @@ struct OptionSpec {
     std::string_view shortName; // "-o", or empty
     std::string_view valueName; // "G" when the option takes a value, empty for a flag
     std::string_view help;
+    bool required = false; // the synopsis shows it without brackets
 };
 
 class ParsedArgs {

@@ -32,9 +32,42 @@ std::vector<OptionSpec> withRuntimeOptions(std::vector<OptionSpec> own) {
     return own;
 }
 
+std::string synopsis(const Command& command) {
+    std::string out;
+    const std::vector<std::string_view> forms =
+        command.forms.empty() ? std::vector<std::string_view>{""} : command.forms;
+    constexpr size_t kWidth = 110; // a terminal line, "usage: jointscope-cli " included
+    const std::string indent(std::string_view("usage: jointscope-cli ").size() + command.name.size() + 1, ' ');
+    for (std::string_view form : forms) {
+        std::string line = std::string(command.name);
+        if (!form.empty())
+            line += " " + std::string(form);
+        size_t width = indent.size() + line.size() - command.name.size() - 1;
+        for (const OptionSpec& o : command.options) {
+            if (form.find(o.name) != std::string_view::npos)
+                continue; // the form names it (profile-db export --out FILE.json)
+            std::string text = std::string(o.name);
+            if (!o.valueName.empty())
+                text += " " + std::string(o.valueName);
+            text = o.required ? text : "[" + text + "]";
+            if (width + 1 + text.size() > kWidth) {
+                line += "\n" + indent;
+                width = indent.size();
+            } else {
+                line += " ";
+                ++width;
+            }
+            line += text;
+            width += text.size();
+        }
+        out += (out.empty() ? "" : "\n       jointscope-cli ") + line;
+    }
+    return out;
+}
+
 int usageError(const Command& command, const std::string& message) {
-    std::fprintf(stderr, "jointscope-cli: error: %s\nusage: jointscope-cli %.*s\n", message.c_str(),
-                 int(command.synopsis.size()), command.synopsis.data());
+    std::fprintf(stderr, "jointscope-cli: error: %s\nusage: jointscope-cli %s\n", message.c_str(),
+                 synopsis(command).c_str());
     return kExitUsage;
 }
 
@@ -64,8 +97,8 @@ std::optional<size_t> chooseGraph(const GraphFile& file, const ParsedArgs& args,
 }
 
 void printHelp(const Command& command, std::FILE* out) {
-    std::fprintf(out, "usage: jointscope-cli %.*s\n\n%.*s\n", int(command.synopsis.size()),
-                 command.synopsis.data(), int(command.summary.size()), command.summary.data());
+    std::fprintf(out, "usage: jointscope-cli %s\n\n%.*s\n", synopsis(command).c_str(),
+                 int(command.summary.size()), command.summary.data());
     if (!command.options.empty())
         std::fprintf(out, "\noptions:\n");
     for (const OptionSpec& o : command.options) {

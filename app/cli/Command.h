@@ -28,8 +28,10 @@ namespace jointscope::cli {
 
 struct Command {
     std::string_view name;
-    std::string_view synopsis; // "info FILE [--graph G] [--meta F] [--json]"
-    std::string_view summary;  // one line for the command list
+    // What each way of calling it takes besides its options: {"FILE"}, {"A B", "DIR"}, {"list", "import F"}.
+    // The synopsis adds the options from `options` (synopsis()), so that it never tells another story.
+    std::vector<std::string_view> forms;
+    std::string_view summary; // one line for the command list
     std::vector<OptionSpec> options;
     size_t minPositional = 0;
     size_t maxPositional = 0;
@@ -60,6 +62,10 @@ const Command& validateCommand();
 const Command& profileCommand();
 const Command& runCommand();
 #endif
+
+// "partition FILE [--graph G] ... [--json]": each form, then every option of the table the form does not
+// name itself, required ones without brackets; forms on lines of their own.
+std::string synopsis(const Command& command);
 
 // Options every graph-reading command accepts.
 OptionSpec graphOption();

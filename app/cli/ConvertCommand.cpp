@@ -51,12 +51,12 @@ int runConvert(const ParsedArgs& args) {
 const Command& convertCommand() {
     static const Command command{
         "convert",
-        "convert FILE [--graph G] [--meta F] --to json|fx -o OUT",
+        {"FILE"},
         "Write one graph as jointscope JSON (lossless, sidecars included) or FX text (OUT '-' is stdout).",
         {graphOption(),
          metaOption(),
-         {"--to", "", "FORMAT", "output format: json or fx"},
-         {"--output", "-o", "OUT", "output file ('-' for stdout)"}},
+         {"--to", "", "FORMAT", "output format: json or fx", true},
+         {"--output", "-o", "OUT", "output file ('-' for stdout)", true}},
         1,
         1,
         &runConvert,

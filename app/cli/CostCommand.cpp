@@ -171,8 +171,7 @@ int runCost(const ParsedArgs& args) {
 const Command& costCommand() {
     static const Command command{
         "cost",
-        "cost FILE [--graph G] [--target-device NAME] [--db PATH] [--torch-version V] [--json]\n"
-        "       jointscope-cli cost --list-devices [--json]",
+        {"FILE", "--list-devices"},
         "Per-node FLOPs, bytes and estimated time on a target device (roofline, or profiles with --db).",
         [] {
             std::vector<OptionSpec> o = {graphOption(), metaOption()};

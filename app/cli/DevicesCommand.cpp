@@ -132,7 +132,7 @@ int runDevices(const ParsedArgs& args) {
 const Command& devicesCommand() {
     static const Command command{
         "devices",
-        "devices [--measure] [--db PATH] [--json]",
+        {},
         "List this machine's CPU and CUDA GPUs (the device names profiles are keyed by) and their measured "
         "peaks.",
         {{"--measure", "", "",

@@ -207,7 +207,7 @@ Json graphDiffJson(const GraphDiff& diff, const Graph& a, const Graph& b) {
 const Command& diffCommand() {
     static const Command command{
         "diff",
-        "diff A B [--json] | diff DIR [--json]",
+        {"A B", "DIR"},
         "Diff two graphs (A, B: FILE or FILE#GRAPH, GRAPH as --graph takes it, e.g. log#aot_joint_graph@1/0, "
         "dir#rank1:3): added, removed, changed nodes and edges; or where the per-rank logs of a folder "
         "diverge.",

@@ -199,7 +199,7 @@ int runInfo(const ParsedArgs& args) {
 const Command& infoCommand() {
     static const Command command{
         "info",
-        "info FILE|DIR [--graph G] [--meta F] [--json] [--layers | --layers-by-structure]",
+        {"FILE|DIR"},
         "Print node counts of a graph (GraphStats), or list the graphs of a TORCH_TRACE log / TORCH_LOGS "
         "paste, or of a folder of per-rank logs with where the ranks diverge.",
         {graphOption(),

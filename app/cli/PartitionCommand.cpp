@@ -310,13 +310,7 @@ int readBudgetOptions(const Command& command, const ParsedArgs& args, PartitionO
 const Command& partitionCommand() {
     static const Command command{
         "partition",
-        "partition FILE [--graph G] [--ruleset auto|torch-2.15|torch-1.13|R.json] [--strategy "
-        "min-cut|default] "
-        "[--memory-budget B] "
-        "[--solver greedy|dp|ilp] [--policy P.json] [--num-fwd-outputs N] [--explain NODE] [--decision "
-        "D.json] "
-        "[--out DIR] [--repeat N] [--cost-model flops|roofline|profiled] [--target-device NAME] [--db PATH] "
-        "[--json]",
+        {"FILE"},
         "Decide which activations torch saves and which it recomputes, as torch's partitioner does.",
         [] {
             std::vector<OptionSpec> o = partitionOptions();
@@ -339,8 +333,7 @@ const Command& partitionCommand() {
 const Command& paretoCommand() {
     static const Command command{
         "pareto",
-        "pareto FILE [--graph G] [--ruleset R] [--solver greedy|dp|ilp] [--num-fwd-outputs N] [--points N] "
-        "[--cost-model flops|roofline|profiled] [--target-device NAME] [--db PATH] [--json]",
+        {"FILE"},
         "Saved memory against recompute cost over N activation memory budgets (default 100).",
         [] {
             std::vector<OptionSpec> o = partitionOptions();

@@ -163,12 +163,11 @@ int runProfile(const ParsedArgs& args) {
 const Command& profileCommand() {
     static const Command command{
         "profile",
-        "profile FILE [--graph G] [--device cpu|cuda:N] [--reps N] [--warmup N] [--db PATH | --no-db] "
-        "[--remeasure] [--flush-l2] [--replay] [--json]",
+        {"FILE"},
         "Time every op of a graph on real kernels (median of N runs), cached by signature in the profile DB "
         "(a row timed over fewer runs is measured again). SIGTERM stops before the next op and prints what "
         "was measured.",
-                withRuntimeOptions(
+        withRuntimeOptions(
             {graphOption(),
              metaOption(),
              {"--reps", "", "N", "timed runs per op signature (default 10)"},

@@ -140,9 +140,7 @@ int runProfileDb(const ParsedArgs& args) {
 const Command& profileDbCommand() {
     static const Command command{
         "profile-db",
-        "profile-db list [--db PATH] [--device NAME] [--json]\n"
-        "       jointscope-cli profile-db export [--db PATH] [--device NAME] --out FILE.json\n"
-        "       jointscope-cli profile-db import FILE.json [--db PATH]",
+        {"list", "export --out FILE.json", "import FILE.json"},
         "List, export or import measured op times (the profile database).",
         {{"--db", "", "PATH", "profile database (default: $JOINTSCOPE_PROFILE_DB or the user cache)"},
          {"--device", "", "NAME", "only this device's records (list, export)"},

@@ -54,11 +54,12 @@ int runRun(const ParsedArgs& args) {
 const Command& runCommand() {
     static const Command command{
         "run",
-        "run FILE [--graph G] --save OUT.safetensors [--device cpu|cuda:N] [--seed N] [--bind S=N]",
+        {"FILE"},
         "Run a graph once on generated inputs; write its inputs and outputs (safetensors) for comparison.",
-        withRuntimeOptions({graphOption(),
-                            metaOption(),
-                            {"--save", "-o", "OUT", "safetensors file: input:NAME and output:I tensors"}}),
+        withRuntimeOptions(
+            {graphOption(),
+             metaOption(),
+             {"--save", "-o", "OUT", "safetensors file: input:NAME and output:I tensors", true}}),
         1,
         1,
         JOINTSCOPE_RUNTIME_RUN(&runRun),

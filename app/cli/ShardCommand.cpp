@@ -277,15 +277,12 @@ int runShard(const ParsedArgs& args) {
 const Command& shardCommand() {
     static const Command command{
         "shard",
-        "shard FILE --mesh 8x8 [--mesh-names dp,tp] [--topology h100] [--pin NODE=S(0)R] "
-        "[--param-memory LOW:HIGH] [--comm-model measured --db DB] [--cluster-rounds N] [--time-limit S] "
-        "[--solver auto|exact|decomposed] [--gap PCT] [--explain NODE] [--log OUT] [--compare-plan PLAN] "
-        "[--json]",
+        {"FILE"},
         "DTensor placements for a joint graph on a device mesh (ILP with CBC), against replicate / data "
         "parallel.",
         {graphOption(),
          metaOption(),
-         {"--mesh", "", "SHAPE", "mesh sizes: 8x8, 2x2, 4"},
+         {"--mesh", "", "SHAPE", "mesh sizes: 8x8, 2x2, 4", true},
          {"--mesh-names", "", "NAMES", "comma-separated mesh dimension names (dp,tp)"},
          {"--topology", "", "T", "h100 (default), a100 or gb200: link bandwidths and the roofline device"},
          {"--pin", "", "NODE=P", "fix a node's output placement (repeatable)"},

@@ -61,12 +61,12 @@ int runSplitDw(const ParsedArgs& args) {
 const Command& splitDwCommand() {
     static const Command command{
         "split-dw",
-        "split-dw FILE [--graph G] --num-weight-grads N --out DIR [--json]",
+        {"FILE"},
         "Split a backward graph into input-gradient (dI) and weight-gradient (dW) graphs.",
         {graphOption(),
          metaOption(),
-         {"--num-weight-grads", "", "N", "the last N outputs are weight gradients"},
-         {"--out", "", "DIR", "write di.txt, dw.txt (and .json)"},
+         {"--num-weight-grads", "", "N", "the last N outputs are weight gradients", true},
+         {"--out", "", "DIR", "write di.txt, dw.txt (and .json)", true},
          jsonOption()},
         1,
         1,

@@ -186,8 +186,7 @@ int runValidate(const ParsedArgs& args) {
 const Command& validateCommand() {
     static const Command command{
         "validate",
-        "validate FILE [--graph G] [--partition D.json] [--device cpu|cuda:N] [--seed N] [--bind S=N] "
-        "[--json]",
+        {"FILE"},
         "Run the joint graph and its forward + backward on real kernels; compare outputs and gradients.",
         withRuntimeOptions(
             {graphOption(),

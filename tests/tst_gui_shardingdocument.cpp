@@ -56,20 +56,20 @@ private slots:
     }
 
     void meshFields() {
-        QString error;
         const auto s = ShardingDocument::parseMesh(QStringLiteral("2x4"), QStringLiteral("dp, tp"),
-                                                   QStringLiteral("a100"), &error);
+                                                   QStringLiteral("a100"));
         QVERIFY(s);
+        auto refusal = [](const QString& shape, const QString& names, const QString& topology) {
+            const Expected<MeshSettings> m = ShardingDocument::parseMesh(shape, names, topology);
+            return m ? QString() : QString::fromStdString(m.error().message);
+        };
         QCOMPARE(s->shape, (std::vector<int64_t>{2, 4}));
         QCOMPARE(s->names, (std::vector<std::string>{"dp", "tp"}));
         QCOMPARE(s->topology, std::string("a100"));
-        QVERIFY(!ShardingDocument::parseMesh(QStringLiteral("2x"), {}, QStringLiteral("h100"), &error));
-        QVERIFY(error.contains(QLatin1String("2x")));
-        QVERIFY(!ShardingDocument::parseMesh(QStringLiteral("2x2"), QStringLiteral("dp"),
-                                             QStringLiteral("h100"), &error));
-        QVERIFY(error.contains(QLatin1String("one name per mesh dimension")));
-        QVERIFY(!ShardingDocument::parseMesh(QStringLiteral("2"), {}, QStringLiteral("tpu"), &error));
-        QVERIFY(error.contains(QLatin1String("tpu")));
+        QVERIFY(refusal(QStringLiteral("2x"), {}, QStringLiteral("h100")).contains(QLatin1String("2x")));
+        QVERIFY(refusal(QStringLiteral("2x2"), QStringLiteral("dp"), QStringLiteral("h100"))
+                    .contains(QLatin1String("one name per mesh dimension")));
+        QVERIFY(refusal(QStringLiteral("2"), {}, QStringLiteral("tpu")).contains(QLatin1String("tpu")));
     }
 
     void pinUndoRedo() {
@@ -157,9 +157,8 @@ private slots:
         QCOMPARE(saved.shape, (std::vector<int64_t>{2, 2}));
         QVERIFY(saved.solved);
 
-        QString error;
-        const std::optional<ShardingSession> session = ShardingDocument::parseSession(saved, &error);
-        QVERIFY2(session, qPrintable(error));
+        const Expected<ShardingSession> session = ShardingDocument::parseSession(saved);
+        QVERIFY2(session, session ? "" : session.error().message.c_str());
         QCOMPARE(session->mesh.shape, (std::vector<int64_t>{2, 2}));
         QCOMPARE(session->mesh.names, (std::vector<std::string>{"dp", "tp"}));
         QVERIFY(session->solved);
@@ -175,12 +174,16 @@ private slots:
 
         SessionSharding bad = saved;
         bad.pins = {{"addmm", "S(0)"}}; // one placement on a 2-dim mesh
-        QVERIFY(!ShardingDocument::parseSession(bad, &error));
+        auto refusal = [](const SessionSharding& s) {
+            const Expected<ShardingSession> parsed = ShardingDocument::parseSession(s);
+            return parsed ? QString() : QString::fromStdString(parsed.error().message);
+        };
+        QString error = refusal(bad);
         QVERIFY2(error.contains(QLatin1String("addmm")) && error.contains(QLatin1String("S(0)")),
                  qPrintable(error));
         bad = saved;
         bad.topology = "tpu";
-        QVERIFY(!ShardingDocument::parseSession(bad, &error));
+        error = refusal(bad);
         QVERIFY2(error.contains(QLatin1String("tpu")), qPrintable(error));
     }
 

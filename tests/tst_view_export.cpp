@@ -60,8 +60,9 @@ private slots:
         QTemporaryDir dir;
         dir.setAutoRemove(qEnvironmentVariableIsEmpty("JS_KEEP_EXPORT"));
         const QString path = dir.filePath(QStringLiteral("view.svg"));
+        const Expected<Done> svg = exportSceneSvg(scene, path, QStringLiteral("gpt_block2"));
+        QVERIFY2(svg, svg ? "" : svg.error().format().c_str());
         QString error;
-        QVERIFY2(exportSceneSvg(scene, path, QStringLiteral("gpt_block2"), &error), qPrintable(error));
         const auto texts = svgTexts(path, &error);
         QVERIFY2(error.isEmpty(), qPrintable(error));
         for (const Node& node : graph.nodes()) {
@@ -73,11 +74,14 @@ private slots:
         }
 
         const QString png = dir.filePath(QStringLiteral("view.png"));
-        QVERIFY2(exportScenePng(scene, png, 1.0, &error), qPrintable(error));
+        const Expected<Done> written = exportScenePng(scene, png, 1.0);
+        QVERIFY2(written, written ? "" : written.error().format().c_str());
         const QImage image(png);
         QCOMPARE(image.size(), scene.sceneRect().size().toSize());
-        QVERIFY(!exportSceneSvg(scene, QStringLiteral("/nonexistent-dir/x.svg"), QString(), &error));
-        QVERIFY(!error.isEmpty());
+        const Expected<Done> refused =
+            exportSceneSvg(scene, QStringLiteral("/nonexistent-dir/x.svg"), QString());
+        QVERIFY(!refused);
+        QVERIFY(refused.error().format().starts_with("/nonexistent-dir/x.svg"));
     }
 
     // A collapsed view exports its visible nodes and group titles; nodes inside collapsed groups are absent.

@@ -679,17 +679,18 @@ bool CanvasFeature::exportViewTo(const QString& target, const QString& documentP
         return false;
     if (target.isEmpty())
         rememberExportFolder(path);
-    QString error;
     const bool png = path.endsWith(QStringLiteral(".png"), Qt::CaseInsensitive);
     const Graph* graph = currentGraph();
-    const bool ok =
-        png ? views::exportScenePng(*ctx_.scene, path, 2.0, &error)
+    const Expected<Done> written =
+        png ? views::exportScenePng(*ctx_.scene, path, 2.0)
             : views::exportSceneSvg(*ctx_.scene, path,
-                                    graph ? QString::fromStdString(graph->name) : QString(), &error);
-    ctx_.log(ok ? tr("Exported view to %1").arg(path) : tr("Cannot export view to %1: %2").arg(path, error));
-    if (!ok && ctx_.interactive)
-        QMessageBox::warning(ctx_.window, tr("Export View"), error);
-    return ok;
+                                    graph ? QString::fromStdString(graph->name) : QString());
+    if (!written) {
+        ctx_.reportError(tr("Cannot export view"), written.error());
+        return false;
+    }
+    ctx_.log(tr("Exported view to %1").arg(path));
+    return true;
 }
 
 } // namespace jointscope::gui

@@ -439,11 +439,9 @@ SessionFile PartitionDocument::sessionFile(const QJsonObject& view) const {
     return s;
 }
 
-std::optional<Session> PartitionDocument::parseSession(const SessionFile& file, QString* error) {
-    auto fail = [error](const QString& message) -> std::optional<Session> {
-        if (error)
-            *error = message;
-        return std::nullopt;
+Expected<Session> PartitionDocument::parseSession(const SessionFile& file) {
+    auto fail = [](const QString& message) -> Expected<Session> {
+        return makeError({}, message.toStdString());
     };
     Session s;
     s.graphPath = QString::fromStdString(file.graphPath);
@@ -471,28 +469,25 @@ std::optional<Session> PartitionDocument::parseSession(const SessionFile& file, 
     return s;
 }
 
-std::optional<Session> PartitionDocument::readSession(const QString& path, QString* error) {
+Expected<Session> PartitionDocument::readSession(const QString& path) {
     const Expected<SessionFile> file = jointscope::readSession(path.toStdString());
-    if (!file) {
-        if (error)
-            *error = QString::fromStdString(file.error().format());
-        return std::nullopt;
+    if (!file)
+        return file.error();
+    Expected<Session> session = parseSession(*file);
+    if (!session) {
+        Diagnostic d = session.error();
+        d.loc.file = path.toStdString();
+        return d;
     }
-    QString message;
-    auto session = parseSession(*file, &message);
-    if (!session && error)
-        *error = path + QStringLiteral(": ") + message;
     return session;
 }
 
-bool PartitionDocument::writeFileAtomically(const QString& path, const QByteArray& data, QString* error) {
+Expected<Done> PartitionDocument::writeFileAtomically(const QString& path, const QByteArray& data) {
     QSaveFile file(path);
-    if (!file.open(QIODevice::WriteOnly) || file.write(data) != data.size() || !file.commit()) {
-        if (error)
-            *error = QObject::tr("%1: cannot write: %2").arg(path, file.errorString());
-        return false;
-    }
-    return true;
+    if (!file.open(QIODevice::WriteOnly) || file.write(data) != data.size() || !file.commit())
+        return makeError({path.toStdString()},
+                         QObject::tr("cannot write: %1").arg(file.errorString()).toStdString());
+    return Done{};
 }
 
 } // namespace jointscope::gui

@@ -132,11 +132,11 @@ public:
     // The session's graph, options and policies (its string values of `view` too); the window adds the rest.
     SessionFile sessionFile(const QJsonObject& view = {}) const;
     // Checks the names a session file holds (strategy, solver, policies); `error` names the bad entry.
-    static std::optional<Session> parseSession(const SessionFile& file, QString* error = nullptr);
+    static Expected<Session> parseSession(const SessionFile& file);
     // readSession (core) then parseSession; errors start with the file's path.
-    static std::optional<Session> readSession(const QString& path, QString* error = nullptr);
+    static Expected<Session> readSession(const QString& path);
     // Atomic (QSaveFile): a crash mid-write leaves the old file.
-    static bool writeFileAtomically(const QString& path, const QByteArray& data, QString* error = nullptr);
+    static Expected<Done> writeFileAtomically(const QString& path, const QByteArray& data);
 
     // Blocks until no solve or Pareto sweep is running (tests, shutdown).
     void waitForIdle();

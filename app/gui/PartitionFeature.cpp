@@ -264,9 +264,10 @@ bool PartitionFeature::exportPartition(const QString& kind, const QString& pathI
         return false;
     if (pathIn.isEmpty())
         rememberExportFolder(path);
-    QString error;
-    if (!PartitionDocument::writeFileAtomically(path, QByteArray::fromStdString(text), &error)) {
-        ctx_.reportError(tr("Cannot export"), makeError({path.toStdString(), 0, 0}, error.toStdString()));
+    if (const Expected<Done> written =
+            PartitionDocument::writeFileAtomically(path, QByteArray::fromStdString(text));
+        !written) {
+        ctx_.reportError(tr("Cannot export"), written.error());
         return false;
     }
     ctx_.log(tr("Exported %1 to %2").arg(kind, path));

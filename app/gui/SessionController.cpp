@@ -91,11 +91,9 @@ bool SessionController::save(const QString& path) {
     SessionFile session = doc->sessionFile(host_->viewSettings());
     session.graphPath = QFileInfo(doc->graphPath()).absoluteFilePath().toStdString();
     session.sharding = sharding_->document()->sessionSharding();
-    QString error;
     const QByteArray text = QByteArray::fromStdString(writeSession(session));
-    if (!PartitionDocument::writeFileAtomically(path, text, &error)) {
-        ctx_.reportError(tr("Cannot save session"),
-                         makeError({path.toStdString(), 0, 0}, error.toStdString()));
+    if (const Expected<Done> written = PartitionDocument::writeFileAtomically(path, text); !written) {
+        ctx_.reportError(tr("Cannot save session"), written.error());
         return false;
     }
     if (path != autosavePath_)
@@ -117,17 +115,18 @@ bool SessionController::open(const QString& path, std::function<void(bool)> then
 
 void SessionController::openRead(const QString& path, const Expected<SessionFile>& file,
                                  std::function<void(bool)> then) {
-    QString error;
-    std::optional<Session> session;
-    if (file)
-        session = PartitionDocument::parseSession(*file, &error);
-    if (!session) {
-        ctx_.reportError(tr("Cannot open session"),
-                         file ? makeError({path.toStdString(), 0, 0}, error.toStdString()) : file.error());
+    Expected<Session> parsed =
+        file ? PartitionDocument::parseSession(*file) : Expected<Session>(file.error());
+    if (!parsed) {
+        Diagnostic d = parsed.error();
+        if (d.loc.file.empty())
+            d.loc.file = path.toStdString();
+        ctx_.reportError(tr("Cannot open session"), d);
         if (then)
             then(false);
         return;
     }
+    std::optional<Session> session = parsed.take();
     const QString graphPath = QString::fromStdString(sessionGraphFile(*file, path.toStdString()));
     if (!host_->openGraphFile(graphPath)) {
         if (then)
@@ -156,13 +155,11 @@ void SessionController::openRead(const QString& path, const Expected<SessionFile
         doc->restore(session.options, session.edits);
         partition_->panel()->syncFromDocument();
         if (session.sharding) {
-            QString why;
-            if (const std::optional<ShardingSession> sharding =
-                    ShardingDocument::parseSession(*session.sharding, &why))
+            if (const Expected<ShardingSession> sharding = ShardingDocument::parseSession(*session.sharding))
                 sharding_->restore(*sharding);
             else
                 ctx_.reportError(tr("Cannot restore the session's sharding"),
-                                 makeError({path.toStdString(), 0, 0}, why.toStdString()));
+                                 makeError({path.toStdString(), 0, 0}, sharding.error().message));
         }
         host_->restoreViewSettings(session.view);
         ctx_.log(tr("Opened session %1 (%n pin(s))", nullptr, int(session.edits.size())).arg(path));

@@ -66,15 +66,9 @@ void ShardingDocument::setMesh(const MeshSettings& settings) {
     settings_ = settings;
 }
 
-std::optional<MeshSettings> ShardingDocument::parseMesh(const QString& shape, const QString& names,
-                                                        const QString& topology, QString* error) {
-    Expected<MeshSpec> spec = parseMeshSpec(shape.toStdString(), names.toStdString(), topology.toStdString());
-    if (!spec) {
-        if (error)
-            *error = QString::fromStdString(spec.error().message);
-        return std::nullopt;
-    }
-    return spec.take();
+Expected<MeshSettings> ShardingDocument::parseMesh(const QString& shape, const QString& names,
+                                                   const QString& topology) {
+    return parseMeshSpec(shape.toStdString(), names.toStdString(), topology.toStdString());
 }
 
 void ShardingDocument::pin(const std::string& node, const Placements& placement) {
@@ -114,11 +108,9 @@ SessionSharding ShardingDocument::sessionSharding() const {
     return s;
 }
 
-std::optional<ShardingSession> ShardingDocument::parseSession(const SessionSharding& saved, QString* error) {
-    auto fail = [error](const QString& message) -> std::optional<ShardingSession> {
-        if (error)
-            *error = message;
-        return std::nullopt;
+Expected<ShardingSession> ShardingDocument::parseSession(const SessionSharding& saved) {
+    auto fail = [](const QString& message) -> Expected<ShardingSession> {
+        return makeError({}, message.toStdString());
     };
     Expected<MeshSpec> mesh = makeMeshSpec(saved.shape, saved.names, saved.topology);
     if (!mesh)

@@ -58,10 +58,9 @@ public:
     const MeshSettings& mesh() const { return settings_; }
     // A setting, not an edit: the next solve uses it.
     void setMesh(const MeshSettings& settings);
-    // "2x2" + "dp,tp" + "h100" -> settings (sharding::parseMeshSpec); nullopt with `error` naming the bad
-    // part.
-    static std::optional<MeshSettings> parseMesh(const QString& shape, const QString& names,
-                                                 const QString& topology, QString* error = nullptr);
+    // "2x2" + "dp,tp" + "h100" -> settings (sharding::parseMeshSpec), or what is wrong with them.
+    static Expected<MeshSettings> parseMesh(const QString& shape, const QString& names,
+                                            const QString& topology);
 
     const PlacementPins& pins() const { return pins_; }
     QUndoStack* undoStack() const { return undo_; }
@@ -81,8 +80,7 @@ public:
     // parseSession checks the mesh and the pins against it, naming the bad part; restore applies one at once
     // (not undoable) and re-solves when the session had a plan.
     SessionSharding sessionSharding() const;
-    static std::optional<ShardingSession> parseSession(const SessionSharding& saved,
-                                                       QString* error = nullptr);
+    static Expected<ShardingSession> parseSession(const SessionSharding& saved);
     void restore(const ShardingSession& session);
 
     // The plan kept for comparison (File-less "Store for compare"); null when none.

@@ -167,11 +167,11 @@ void ShardingPanel::setMeshFields(const QString& shape, const QString& names, co
 }
 
 bool ShardingPanel::solveWithFields() {
-    QString error;
-    const std::optional<MeshSettings> settings =
-        ShardingDocument::parseMesh(shape_->text(), names_->text(), topology_->currentText(), &error);
+    const Expected<MeshSettings> settings =
+        ShardingDocument::parseMesh(shape_->text(), names_->text(), topology_->currentText());
     if (!settings) {
-        status_->setText(tr("<b>Mesh:</b> %1").arg(error.toHtmlEscaped()));
+        status_->setText(
+            tr("<b>Mesh:</b> %1").arg(QString::fromStdString(settings.error().message).toHtmlEscaped()));
         return false;
     }
     if (!doc_->graph()) {

@@ -31,6 +31,9 @@ struct Diagnostic {
 
 Diagnostic makeError(SourceLocation loc, std::string message);
 
+// What an action that yields nothing returns: Expected<Done>.
+struct Done {};
+
 // A value or the diagnostic explaining why there is none.
 template <typename T> class Expected {
 public:

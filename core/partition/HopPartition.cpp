@@ -83,14 +83,14 @@ void setCallOutputs(Node& call, const Graph& module) {
     }
 }
 
-// getitem(call, index) typed as the module's output `index`.
-Node getItem(const Node& call, NodeId callRef, const Graph& module, size_t index, std::string name) {
+// getitem(call, index) typed as the module's output `index`, with the call's meta (torch copies it).
+Node getItem(const NodeMeta& callMeta, NodeId callRef, const Graph& module, size_t index, std::string name) {
     Node g;
     g.name = std::move(name);
     g.op = NodeOp::CallFunction;
     g.target = Target::parseFunction("operator.getitem");
     g.args = {Value::nodeRef(callRef), Value::integer(int64_t(index))};
-    g.meta = call.meta;
+    g.meta = callMeta;
     const Value* leaf = module.outputLeaves()[index];
     if (leaf->kind() != ValueKind::NodeRef)
         return g;
@@ -331,7 +331,11 @@ Expected<HopPartitionReport> partitionInvokeSubgraphBodies(Graph& joint,
     FxNamespace names(joint);
     Restitch stitch(joint);
     std::vector<bool> rewritten(joint.size(), false);
-    auto rewriteForward = [&](NodeId fwId, BodyResult& r) {
+    struct RewrittenCall {
+        NodeId call;       // the new call (a virtual id of `stitch`)
+        size_t getitemsAt; // where inserting_after(call) puts a node among those after the old call
+    };
+    auto rewriteForward = [&](NodeId fwId, BodyResult& r) -> RewrittenCall {
         const Node& fw = joint.node(fwId);
         const NodeId oldAttr = fw.args[0].asNode();
         const NodeId attr =
@@ -345,14 +349,13 @@ Expected<HopPartitionReport> partitionInvokeSubgraphBodies(Graph& joint,
         call.args[1] = Value::string(r.report.forwardBody);
         call.users.clear();
         setCallOutputs(call, r.forward);
-        const Node callCopy = call;
         const size_t position = stitch.insertedAfter(fwId);
         report.change.replaced.emplace_back(fw.name, call.name);
         const NodeId callId = stitch.insertAfter(fwId, std::move(call), position);
         stitch.replace(fwId, callId);
         rewritten[fwId] = true;
         ++r.report.calls;
-        return std::make_pair(callId, std::pair<Node, size_t>(callCopy, position + 1));
+        return {callId, position + 1};
     };
 
     for (auto it = bws.rbegin(); it != bws.rend(); ++it) {
@@ -362,13 +365,13 @@ Expected<HopPartitionReport> partitionInvokeSubgraphBodies(Graph& joint,
         BodyResult& r = bodies.at(identifier);
         const NodeId fwId = fwOf[bwId];
 
-        auto [callId, callAt] = rewriteForward(fwId, r);
+        const RewrittenCall forward = rewriteForward(fwId, r);
         const size_t numSaved = r.report.saved.size(), numSym = r.report.savedSym.size();
         std::vector<NodeId> extra; // (*saved, *sym) getitems
         for (size_t index = r.numFwOutputs; index < r.numFwOutputs + numSaved + numSym; ++index) {
-            Node g = getItem(callAt.first, callId, r.forward, index, names.create("getitem"));
+            Node g = getItem(joint.node(fwId).meta, forward.call, r.forward, index, names.create("getitem"));
             report.change.added.push_back(g.name);
-            extra.push_back(stitch.insertAfter(fwId, std::move(g), callAt.second));
+            extra.push_back(stitch.insertAfter(fwId, std::move(g), forward.getitemsAt));
         }
 
         // The backward call reads (*sym, *saved, *tangents) instead of (*primals, *tangents).

@@ -272,7 +272,7 @@ private slots:
     void infoOnEverySharedFile() {
         QFETCH(QString, path);
         const std::string file = path.toStdString();
-        Run run = runCli({"info", "--json", path});
+        Run run = runCli({"info", "--json", path, "--nodes"});
         if (file.ends_with(".json")) {
             // torch 1.13 sidecars are not graphs: a located error that says what the file looks like.
             QCOMPARE(run.exitCode, 2);
@@ -286,6 +286,22 @@ private slots:
             for (const auto& g : info["graphs"]) {
                 QVERIFY(g.contains("index") && g.contains("kind") && g.contains("compile_id"));
                 QVERIFY(g["nodes"].get<int>() > 0);
+            }
+            // Without --nodes a log lists the same graphs from its index alone: where each one starts, no
+            // count.
+            Run indexed = runCli({"info", "--json", path});
+            QCOMPARE(indexed.exitCode, 0);
+            const auto listed = nlohmann::json::parse(indexed.out)["graphs"];
+            QCOMPARE(listed.size(), info["graphs"].size());
+            const auto lines = splitLines(readFile(file));
+            for (size_t i = 0; i < listed.size(); ++i) {
+                QCOMPARE(listed[i]["kind"], info["graphs"][i]["kind"]);
+                QCOMPARE(listed[i]["compile_id"], info["graphs"][i]["compile_id"]);
+                if (file.find("torch-trace") != std::string::npos) {
+                    QVERIFY(!listed[i].contains("nodes"));
+                    const std::string& header = lines.at(listed[i]["line"].get<size_t>() - 1);
+                    QVERIFY2(header.find("] {\"") != std::string::npos, header.c_str());
+                }
             }
             if (info.contains("problems"))
                 for (const auto& p : info["problems"])

@@ -2,6 +2,7 @@
 // and errors that name file:line. Node counts come from torch's own reference.json (joint_nodes).
 #include "testutil.h"
 
+#include "io/TraceLog.h"
 #include "models/DocumentLoader.h"
 
 #include <QFile>
@@ -100,6 +101,43 @@ private slots:
         QCOMPARE(cancelled.count(), 1);
         loader.cancel(); // nothing running: nothing reported
         QCOMPARE(cancelled.count(), 1);
+    }
+
+    void bigLogIsIndexedWithProgress() {
+        // 12 copies of a real 3.5 MB log: read in parts on several threads, the bar told how far.
+        const std::string one = readFile(sharedPath("graphs/torch-trace/multi_rank_rank_1.log"));
+        const size_t perCopy = indexTraceLog(one, "one.log").graphs.size();
+        QVERIFY(perCopy > 0);
+        QTemporaryDir dir;
+        const QString path = dir.filePath(QStringLiteral("big.log"));
+        {
+            std::string text;
+            for (int i = 0; i < 12; ++i)
+                text += one;
+            writeFile(path.toStdString(), text);
+        }
+        DocumentLoader loader;
+        QSignalSpy loaded(&loader, &DocumentLoader::loaded);
+        QSignalSpy progress(&loader, &DocumentLoader::progress);
+        loader.open(path);
+        QVERIFY(loaded.wait(60000));
+        auto opened = loaded.at(0).at(1).value<std::shared_ptr<OpenedFile>>();
+        QCOMPARE(opened->file.graphs().size(), 12 * perCopy);
+        QVERIFY(opened->graph);
+        double last = 0;
+        int indexing = 0;
+        for (const QList<QVariant>& signal : progress) {
+            const QString step = signal.at(2).toString();
+            if (!step.startsWith(QStringLiteral("indexing ")))
+                continue;
+            ++indexing;
+            const double fraction = signal.at(1).toDouble();
+            QVERIFY2(fraction >= last && fraction <= 1.0, qPrintable(step));
+            last = fraction;
+            QVERIFY2(step.endsWith(QStringLiteral(" graphs")) && step.contains(QStringLiteral(" MB")),
+                     qPrintable(step));
+        }
+        QVERIFY(indexing > 0);
     }
 
     void errorsNameFileAndLine() {

@@ -8,7 +8,9 @@
 #include <nlohmann/json.hpp>
 
 #include <algorithm>
+#include <atomic>
 #include <cstdio>
+#include <thread>
 
 namespace jointscope::cli {
 namespace {
@@ -123,29 +125,54 @@ int printGraphInfo(const GraphFile& file, size_t index, bool asJson, const Parse
     return kExitOk;
 }
 
-int printGraphList(const GraphFile& file, bool asJson) {
+// Each graph's node count, or its located error, parsing the graphs not counted yet on every core.
+std::vector<std::pair<uint64_t, std::string>> countNodes(const GraphFile& file) {
+    std::vector<std::pair<uint64_t, std::string>> counts(file.graphs().size());
+    std::atomic<size_t> next{0};
+    auto work = [&] {
+        for (size_t i = next++; i < counts.size(); i = next++) {
+            const GraphEntry& entry = file.graphs()[i];
+            if (entry.nodes > 0 || entry.failed()) {
+                counts[i] = {entry.nodes, entry.error};
+                continue;
+            }
+            Expected<Graph> graph = file.load(i);
+            counts[i] = graph ? std::pair<uint64_t, std::string>{graph->size(), ""}
+                              : std::pair<uint64_t, std::string>{0, graph.error().format()};
+        }
+    };
+    std::vector<std::thread> threads(std::max(1u, std::thread::hardware_concurrency()) - 1);
+    for (std::thread& t : threads)
+        t = std::thread(work);
+    work();
+    for (std::thread& t : threads)
+        t.join();
+    return counts;
+}
+
+// The graphs as the index lists them: a log's graphs are parsed only for --nodes (a pasted log's were
+// counted when it was read).
+int printGraphList(const GraphFile& file, bool asJson, bool parse) {
     Json graphs = Json::array();
     Json problems = Json::array();
     for (const Diagnostic& d : file.problems())
         problems.push_back(d.format());
+    const bool counted = parse || file.format() != FileFormat::TraceLog;
+    const auto counts = counted ? countNodes(file) : std::vector<std::pair<uint64_t, std::string>>{};
     for (size_t i = 0; i < file.graphs().size(); ++i) {
         const GraphEntry& entry = file.graphs()[i];
-        uint64_t nodes = entry.nodes;
-        std::string error = entry.error; // a failed graph's located message is already among the problems
-        if (nodes == 0 && error.empty()) {
-            Expected<Graph> graph = file.load(i);
-            if (graph) {
-                nodes = graph->size();
-            } else {
-                error = graph.error().format();
-                problems.push_back(error);
-            }
-        }
-        Json row{{"index", i}, {"kind", entry.kind}, {"compile_id", entry.compileId}, {"nodes", nodes}};
+        Json row{{"index", i}, {"kind", entry.kind}, {"compile_id", entry.compileId}, {"line", entry.line}};
         if (entry.rank >= 0)
             row["rank"] = entry.rank;
-        if (!error.empty())
-            row["error"] = error;
+        if (counted) {
+            const auto& [nodes, error] = counts[i];
+            row["nodes"] = nodes;
+            if (!error.empty()) {
+                row["error"] = error;
+                if (!entry.failed()) // a failed graph's located message is already among the problems
+                    problems.push_back(error);
+            }
+        }
         graphs.push_back(std::move(row));
     }
     if (asJson) {
@@ -164,11 +191,15 @@ int printGraphList(const GraphFile& file, bool asJson) {
     std::vector<std::vector<Json>> rows;
     for (const Json& g : graphs) {
         rows.push_back({g["index"], g["compile_id"].get<std::string>().empty() ? Json("-") : g["compile_id"],
-                        g["kind"], g.contains("error") ? Json("failed") : g["nodes"]});
+                        g["kind"], g["line"]});
+        if (counted)
+            rows.back().push_back(g.contains("error") ? Json("failed") : g["nodes"]);
         if (ranked)
             rows.back().insert(rows.back().begin() + 1, g.value("rank", Json(-1)));
     }
-    std::vector<std::string> header{"index", "compile_id", "kind", "nodes"};
+    std::vector<std::string> header{"index", "compile_id", "kind", "line"};
+    if (counted)
+        header.push_back("nodes");
     if (ranked)
         header.insert(header.begin() + 1, "rank");
     printTable(header, rows);
@@ -191,7 +222,7 @@ int runInfo(const ParsedArgs& args) {
     const bool singleGraphFormat = file->format() == FileFormat::FxText || file->format() == FileFormat::Json;
     if (index && (args.has("--graph") || singleGraphFormat))
         return printGraphInfo(*file, *index, asJson, args);
-    return printGraphList(*file, asJson);
+    return printGraphList(*file, asJson, args.has("--nodes"));
 }
 
 } // namespace
@@ -201,10 +232,12 @@ const Command& infoCommand() {
         "info",
         {"FILE|DIR"},
         "Print node counts of a graph (GraphStats), or list the graphs of a TORCH_TRACE log / TORCH_LOGS "
-        "paste, or of a folder of per-rank logs with where the ranks diverge.",
+        "paste, or of a folder of per-rank logs with where the ranks diverge. A log is listed from its index "
+        "(read in one pass, graphs parsed only when chosen); --nodes parses every graph to count its nodes.",
         {graphOption(),
          metaOption(),
          jsonOption(),
+         {"--nodes", "", "", "a log's list: parse every graph and give its node count (or why it fails)"},
          {"--layers", "", "", "also the layers (embedding, layer 0 … N-1, head, loss) found in the graph"},
          {"--layers-by-structure", "", "",
           "the layers from repeated structure only, ignoring nn_module_stack"}},

@@ -80,7 +80,13 @@ MainWindow::MainWindow(bool interactive, QWidget* parent) : QMainWindow(parent),
         finishDocument(ticket, false);
     });
     connect(&loader_, &views::DocumentLoader::progress, this,
-            [this](quint64, const QString& step) { loadBusy_->setFormat(step); });
+            [this](quint64, double fraction, const QString& step) {
+                loadBusy_->setRange(0, fraction < 0 ? 0 : 1000); // unknown: the bar runs to and fro
+                if (fraction >= 0)
+                    loadBusy_->setValue(int(fraction * 1000));
+                loadBusy_->setFormat(step);
+                loadBusy_->setToolTip(step);
+            });
     connect(&parseJob_, &views::BackgroundJob::failed, this, [this](quint64, const QString& message) {
         reportError(tr("Cannot load graph"),
                     makeError({filePath_.toStdString(), 0, 0}, message.toStdString()));
@@ -224,7 +230,7 @@ void MainWindow::createFeatures() {
         statusBar()->addPermanentWidget(w);
     loadBusy_ = new QProgressBar(this);
     loadBusy_->setRange(0, 0);
-    loadBusy_->setMaximumWidth(140);
+    loadBusy_->setMaximumWidth(320); // "indexing 312 of 1,024 MB · 3,120 graphs"
     loadBusy_->setVisible(false);
     loadCancel_ = new QToolButton(this);
     loadCancel_->setText(tr("Cancel (Esc)"));
@@ -450,6 +456,7 @@ bool MainWindow::readGraphFile(const QString& path) {
     loader_.open(path); // a file still being read is superseded: it reports cancelled
     canvas_->setReading(true);
     showReading(true);
+    loadBusy_->setRange(0, 0);
     loadBusy_->setFormat(tr("reading"));
     canvas_->setLayoutStatus(tr("reading %1…").arg(QFileInfo(path).fileName()));
     return true;

@@ -24,7 +24,12 @@ struct GraphEntry {
     // empty when it reads (or was not parsed yet). A failed graph stays listed so that the picker can say
     // why.
     std::string error;
-    std::string payload;        // the graph text, un-indented
+    // The graph text, un-indented, when held (pastes, logs read from memory, exported programs); else the
+    // byte span of its raw lines in `file` (or the GraphFile's own file).
+    std::string payload;
+    uint64_t payloadOffset = 0;
+    uint64_t payloadBytes = 0;
+    std::string digest;         // md5 hex of the payload text (TORCH_TRACE logs); "" when not computed
     uint32_t payloadLine = 0;   // file line of the payload's first line
     uint32_t payloadColumn = 0; // column offset removed by un-indenting (e.g. 1 for the tab)
     // aot_joint_graph of a TORCH_TRACE log: the fw_metadata's static_input_indices of the same compile (which

@@ -4,6 +4,7 @@
 #include "io/FxReader.h"
 #include "io/JsonFormat.h"
 #include "io/JsonSupport.h"
+#include "io/Md5.h"
 #include "io/RankLogs.h"
 #include "io/TraceLog.h"
 #include "support/EnumNames.h"
@@ -64,6 +65,23 @@ Expected<std::string> readWholeFile(const std::string& path) {
     return text;
 }
 
+// The first kHeadBytes of a file, cut after its last complete line (format detection and the text check look
+// at it); an error for what is not a readable regular file.
+Expected<std::string> readHead(const std::string& path) {
+    std::error_code ec;
+    if (!fs::is_regular_file(path, ec))
+        return fileError(path, "not a regular file");
+    std::ifstream in(path, std::ios::binary);
+    if (!in)
+        return fileError(path, "cannot open file for reading");
+    std::string head(kHeadBytes, '\0');
+    in.read(head.data(), static_cast<std::streamsize>(head.size()));
+    head.resize(static_cast<size_t>(in.gcount()));
+    if (head.size() == kHeadBytes)
+        head.resize(head.rfind('\n') == std::string::npos ? 0 : head.rfind('\n') + 1);
+    return head;
+}
+
 // A located error at the first byte that cannot be in a text file (NUL, other control bytes, invalid UTF-8).
 std::optional<Diagnostic> checkText(std::string_view text, const std::string& fileName) {
     for (size_t i = 0; i < text.size();) {
@@ -119,10 +137,34 @@ Expected<GraphFile> GraphFile::open(const std::string& path, const OpenOptions& 
     std::error_code ec;
     if (fs::is_directory(path, ec))
         return openFolder(path, options);
+    // A TORCH_TRACE log is indexed from the file, never held: logs grow with models and ranks.
+    if (Expected<std::string> head = readHead(path); head && looksLikeTraceLog(*head))
+        return openTraceLog(path, *head, options);
     Expected<std::string> text = readWholeFile(path);
     if (!text)
         return text.error();
     return fromText(text.take(), path, options);
+}
+
+Expected<GraphFile> GraphFile::openTraceLog(const std::string& path, std::string_view head,
+                                            const OpenOptions& options) {
+    if (auto problem = checkText(head, path))
+        return *problem;
+    TraceIndexOptions indexOptions;
+    indexOptions.progress = options.progress;
+    Expected<GraphIndex> index = indexTraceLogFile(path, indexOptions);
+    if (!index)
+        return index.error();
+    if (index->cancelled)
+        return fileError(path, "opening cancelled");
+    GraphFile file;
+    file.format_ = FileFormat::TraceLog;
+    file.fileName_ = path;
+    file.options_ = options;
+    file.graphs_ = std::move(index->graphs);
+    file.problems_ = std::move(index->problems);
+    file.collectives_ = std::move(index->collectives);
+    return file;
 }
 
 Expected<GraphFile> GraphFile::fromText(std::string text, std::string fileName, const OpenOptions& options) {
@@ -149,6 +191,7 @@ Expected<GraphFile> GraphFile::fromText(std::string text, std::string fileName, 
     if (file.format_ == FileFormat::TraceLog || file.format_ == FileFormat::LogPaste) {
         GraphIndex index = file.format_ == FileFormat::TraceLog ? indexTraceLog(text, file.fileName_)
                                                                 : indexLogPaste(text, file.fileName_);
+        // Held payloads: the text itself is not kept.
         file.graphs_ = std::move(index.graphs);
         file.problems_ = std::move(index.problems);
         file.collectives_ = std::move(index.collectives);
@@ -218,7 +261,12 @@ Expected<Graph> GraphFile::load(size_t index) const {
             return readFxText(text_, fx);
         fx.firstLine = entry.payloadLine ? entry.payloadLine : 1;
         fx.columnOffset = entry.payloadColumn;
-        return readFxText(entry.payload, fx);
+        if (!entry.payload.empty() || entry.payloadBytes == 0)
+            return readFxText(entry.payload, fx);
+        Expected<std::string> text = payload(index);
+        if (!text)
+            return text.error();
+        return readFxText(*text, fx);
     }();
     if (!graph)
         return graph;
@@ -260,6 +308,32 @@ Expected<Graph> GraphFile::load(size_t index) const {
         if (auto problem = applySidecarFile(*graph, referencePath, true))
             return *problem;
     return graph;
+}
+
+Expected<std::string> GraphFile::payload(size_t index) const {
+    if (index >= graphs_.size())
+        return fileError(fileName_, "no graph " + std::to_string(index));
+    const GraphEntry& entry = graphs_[index];
+    if (!entry.payload.empty() || entry.payloadBytes == 0)
+        return entry.payload;
+    const std::string& path = entry.file.empty() ? fileName_ : entry.file;
+    std::ifstream in(path, std::ios::binary);
+    std::string raw(static_cast<size_t>(entry.payloadBytes), '\0');
+    in.seekg(static_cast<std::streamoff>(entry.payloadOffset));
+    in.read(raw.data(), static_cast<std::streamsize>(raw.size()));
+    const SourceLocation at{path, entry.payloadLine, 0};
+    if (!in || static_cast<uint64_t>(in.gcount()) != entry.payloadBytes)
+        return makeError(at, "cannot read " + entry.title + ": the log is shorter than when it was opened");
+    std::string text = payloadFromLines(raw);
+    if (!entry.digest.empty() && md5Hex(text) != entry.digest)
+        return makeError(at, "cannot read " + entry.title + ": the log changed since it was opened");
+    if (auto problem = checkText(text, path)) {
+        // Located in the payload; the log holds it one line down per line and one tab to the right.
+        problem->loc.line += entry.payloadLine ? entry.payloadLine - 1 : 0;
+        problem->loc.col += entry.payloadColumn;
+        return *problem;
+    }
+    return text;
 }
 
 std::optional<size_t> GraphFile::select(std::string_view spec) const {
@@ -314,10 +388,10 @@ Expected<GraphFile> GraphFile::openFolder(const std::string& path, const OpenOpt
     folder.options_ = options;
     std::vector<std::pair<RankLog, GraphFile>> ranked;
     for (const fs::path& log : logs) {
-        Expected<std::string> text = readWholeFile(log.string());
-        if (!text || !looksLikeTraceLog(std::string_view(*text).substr(0, kHeadBytes)))
+        Expected<std::string> head = readHead(log.string());
+        if (!head || !looksLikeTraceLog(*head))
             continue; // not a TORCH_TRACE log: other files may sit beside the logs
-        Expected<GraphFile> file = fromText(text.take(), log.string(), options);
+        Expected<GraphFile> file = openTraceLog(log.string(), *head, options);
         if (!file)
             return file.error();
         std::optional<int32_t> rank;

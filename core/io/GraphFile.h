@@ -23,6 +23,9 @@ struct OpenOptions {
     std::string metaPath;     // explicit torch 1.13 sidecar; else <stem>.meta.json beside the file if present
     bool autoSidecars = true; // also reference.json beside joint.txt (torch's own decisions)
     std::function<void()> jsonParsed; // called for each JSON document read into a graph (tests count them)
+    // TORCH_TRACE logs: called while the log is indexed (TraceIndexOptions::progress); false cancels the
+    // open.
+    std::function<bool(uint64_t bytesRead, uint64_t totalBytes, size_t graphs)> progress;
 };
 
 // One log of a folder of per-rank TORCH_TRACE logs.
@@ -49,6 +52,9 @@ public:
 
     // Parses graph `index` (sidecars applied for single-graph files).
     Expected<Graph> load(size_t index) const;
+    // The text of graph `index` as the log holds it (read from the file for an indexed log, checked against
+    // the digest taken at open).
+    Expected<std::string> payload(size_t index) const;
     // "INDEX", "KIND" (first of that kind) or "KIND@COMPILE_ID", each optionally after "rankN:" (only rank
     // N's graphs; the INDEX then counts them).
     std::optional<size_t> select(std::string_view spec) const;
@@ -56,7 +62,7 @@ public:
 private:
     FileFormat format_ = FileFormat::FxText;
     std::string fileName_;
-    std::string text_; // whole file for single-graph formats
+    std::string text_; // whole file for single-graph formats (a log's graphs hold their payload or its span)
     // A JSON file is read whole at open (the listing needs its kind, compile id and node count); the first
     // load() takes that graph instead of parsing the document again, later ones parse text_. Shared by the
     // copies of this file, which may load on several threads.
@@ -70,6 +76,8 @@ private:
     std::vector<RankLog> ranks_;
 
     static Expected<GraphFile> openFolder(const std::string& path, const OpenOptions& options);
+    static Expected<GraphFile> openTraceLog(const std::string& path, std::string_view head,
+                                            const OpenOptions& options);
 };
 
 } // namespace jointscope

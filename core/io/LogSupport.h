@@ -20,6 +20,7 @@ public:
     bool atEnd() const { return pos_ >= text_.size(); }
     // Line number (1-based) of the line peek()/next() return.
     uint32_t lineNumber() const { return line_; }
+    size_t offset() const { return pos_; } // of the line peek()/next() return
     std::string_view peek() const { return lineAt(pos_).first; }
     std::string_view next() {
         auto [line, end] = lineAt(pos_);

@@ -35,6 +35,11 @@ std::vector<RankGroup> groupRanks(const std::vector<std::pair<int32_t, V>>& valu
     return out;
 }
 
+// The md5 of a graph's text: taken at index time for logs, else hashed here.
+std::string digestOf(const GraphEntry& entry) {
+    return entry.digest.empty() ? md5Hex(entry.payload) : entry.digest;
+}
+
 std::string groupsText(const std::vector<RankGroup>& groups, bool graphs) {
     std::string text;
     for (const RankGroup& g : groups) {
@@ -122,7 +127,7 @@ RankDivergence summarizeRanks(const GraphFile& file) {
             values.push_back({info.rank, it == perRank.end()
                                              ? std::pair<std::string, size_t>{"", SIZE_MAX}
                                              : std::pair<std::string, size_t>{
-                                                   md5Hex(file.graphs()[it->second].payload), it->second}});
+                                                   digestOf(file.graphs()[it->second]), it->second}});
         }
         std::vector<std::pair<int32_t, std::string>> digests;
         for (const auto& [rank, value] : values)

@@ -14,8 +14,15 @@
 
 #include <algorithm>
 #include <array>
+#include <atomic>
 #include <cctype>
+#include <chrono>
+#include <cstring>
+#include <fstream>
+#include <functional>
+#include <future>
 #include <optional>
+#include <thread>
 #include <unordered_map>
 #include <variant>
 
@@ -115,16 +122,6 @@ std::string compileIdOf(const Json& record) {
     return id;
 }
 
-bool isGraphModuleText(std::string_view payload) {
-    const size_t start = payload.find_first_not_of(" \t\r\n");
-    if (start == std::string_view::npos)
-        return false;
-    size_t end = payload.find('\n', start);
-    std::string_view first =
-        payload.substr(start, end == std::string_view::npos ? payload.npos : end - start);
-    return log_support::findGraphModuleClass(first) == 0;
-}
-
 std::string nameField(const Json& metadata) {
     if (!metadata.is_object())
         return {};
@@ -178,19 +175,6 @@ std::pair<uint32_t, uint32_t> payloadLocation(const Payload& payload, size_t off
     return {line, static_cast<uint32_t>(offset - lineStart + 2)};
 }
 
-// For a JSON payload whose md5 does not match: point at the JSON error, if there is one, so the damage is
-// found.
-void locateJsonDamage(const Payload& payload, ProblemSink& problems) {
-    const size_t start = payload.text.find_first_not_of(" \t\r\n");
-    if (start == std::string::npos || (payload.text[start] != '{' && payload.text[start] != '['))
-        return;
-    auto parsed = parseJson(payload.text);
-    if (const auto* error = std::get_if<JsonError>(&parsed)) {
-        auto [line, col] = payloadLocation(payload, error->offset);
-        problems.add(Severity::Error, line, col, "corrupted JSON payload: " + error->message);
-    }
-}
-
 // The GraphModule part of str(ExportedProgram): from its class line up to "Graph signature:", un-indented.
 bool extractExportedGraph(const Payload& payload, std::string& out, uint32_t& line, uint32_t& column) {
     std::string_view text = payload.text;
@@ -229,116 +213,285 @@ bool extractExportedGraph(const Payload& payload, std::string& out, uint32_t& li
     return indent != std::string_view::npos;
 }
 
+// "static_input_indices=[0, 1, 3]" in the printed ViewAndMutationMeta.
+std::optional<std::vector<int64_t>> staticInputIndices(std::string_view text) {
+    constexpr std::string_view key = "static_input_indices=[";
+    const size_t start = text.find(key);
+    if (start == std::string_view::npos)
+        return std::nullopt;
+    const size_t end = text.find(']', start);
+    if (end == std::string_view::npos)
+        return std::nullopt;
+    std::vector<int64_t> indices;
+    std::string_view list = text.substr(start + key.size(), end - start - key.size());
+    while (!list.empty()) {
+        const size_t comma = list.find(',');
+        std::string_view item = list.substr(0, comma);
+        while (!item.empty() && std::isspace(static_cast<unsigned char>(item.front())))
+            item.remove_prefix(1);
+        while (!item.empty() && std::isspace(static_cast<unsigned char>(item.back())))
+            item.remove_suffix(1);
+        int64_t value = 0;
+        const auto [ptr, ec] = std::from_chars(item.data(), item.data() + item.size(), value);
+        if (ec != std::errc() || ptr != item.data() + item.size() || value < 0)
+            return std::nullopt;
+        indices.push_back(value);
+        list = comma == std::string_view::npos ? std::string_view{} : list.substr(comma + 1);
+    }
+    return indices;
+}
+
+// An aot_forward_graph_fw_metadata artifact: it follows its joint graph (a compile id can repeat after
+// torch._dynamo.reset(), so the newest joint graph of the id before it).
+struct StaticInputs {
+    std::string compileId;
+    std::optional<std::vector<int64_t>> indices;
+    bool resolved = false;
+};
+
+void resolveStaticInputs(std::vector<GraphEntry>& graphs, StaticInputs& found) {
+    for (auto it = graphs.rbegin(); it != graphs.rend(); ++it)
+        if (it->kind == "aot_joint_graph" && it->compileId == found.compileId) {
+            if (!it->staticInputIndices)
+                it->staticInputIndices = found.indices;
+            found.resolved = true;
+            return;
+        }
+}
+
+// What one part of a log (read on its own thread) found; lines count from the part's first line.
+struct TracePartIndex {
+    using SpanReader = std::function<std::string(uint64_t begin, uint64_t end)>;
+    GraphIndex index;
+    std::vector<StaticInputs> staticInputs; // unresolved ones look into the parts before
+    size_t records = 0;
+    size_t droppedProblems = 0;
+    uint32_t lines = 0;
+};
+
+// A record whose header line was read; its payload lines follow.
+struct OpenRecord {
+    uint32_t line = 0;
+    std::optional<Json> json; // nullopt: the header did not read (reported), the payload is skipped
+    std::string kind;
+    bool keepText = false; // the payload text is needed whole (held payloads, artifacts read here)
+    Md5 md5;
+    uint32_t firstPayloadLine = 0;
+    uint32_t payloadLines = 0;
+    uint32_t pendingBlanks = 0;
+    uint64_t spanBegin = 0; // file offsets of the raw payload lines
+    uint64_t spanEnd = 0;
+    std::string firstText; // the payload from its first non-blank character to that line's end
+    std::string text;      // the payload, when keepText
+};
+
+// Reads the lines of a TORCH_TRACE log (or of one part of it) pushed one at a time, so that a log is indexed
+// from a file read in blocks or from a string alike. Payloads are hashed as they stream past and held only
+// where asked or needed (artifacts read at index time); graphs keep the byte span of their payload instead.
 class TraceIndexer {
 public:
-    TraceIndexer(std::string_view text, const std::string& fileName)
-        : cursor_(text), problems_(index_, fileName) {}
+    TraceIndexer(std::string fileName, bool holdPayloads, TracePartIndex::SpanReader reread)
+        : fileName_(std::move(fileName)), holdPayloads_(holdPayloads), reread_(std::move(reread)) {}
 
-    GraphIndex run() && {
-        while (!cursor_.atEnd())
-            readRecord();
-        if (records_ == 0)
-            problems_.add(Severity::Error, 1, 1,
-                          "expected TORCH_TRACE records ('V1206 15:18:20.253000 PID file.py:LINE] {json}')");
-        log_support::finishIndex(index_, problems_);
-        return std::move(index_);
+    // One line without its '\n' (and '\r'); `offset` is its first byte in the file.
+    void line(std::string_view text, uint64_t offset) {
+        ++lineNo_;
+        if (!text.empty() && text.front() == '\t') {
+            payloadLine(text, offset);
+            return;
+        }
+        if (text.empty()) {
+            if (record_ && record_->firstPayloadLine)
+                ++record_->pendingBlanks; // payload when more payload follows
+            else
+                closeRecord();
+            return;
+        }
+        closeRecord();
+        header(text, offset);
+    }
+
+    size_t graphs() const { return part_.index.graphs.size(); }
+
+    TracePartIndex finish() && {
+        closeRecord();
+        part_.lines = lineNo_;
+        return std::move(part_);
     }
 
 private:
-    void readRecord() {
-        const uint32_t lineNo = cursor_.lineNumber();
-        const std::string_view line = cursor_.next();
-        if (line.empty())
+    void payloadLine(std::string_view text, uint64_t offset) {
+        if (record_ && !record_->firstPayloadLine && record_->pendingBlanks == 0) {
+            record_->firstPayloadLine = lineNo_;
+            record_->spanBegin = offset;
+        } else if (record_ && record_->firstPayloadLine) {
+            for (; record_->pendingBlanks > 0; --record_->pendingBlanks)
+                appendPayload({}, false);
+        } else {
+            closeRecord();
+            if (!inJunk_)
+                addProblem(Severity::Error, lineNo_, 1, "payload line without a record before it");
+            inJunk_ = true;
             return;
-        const auto prefix = log_support::parseGlogPrefix(line);
+        }
+        appendPayload(text.substr(1), record_->payloadLines == 0);
+        record_->spanEnd = offset + text.size();
+    }
+
+    void appendPayload(std::string_view content, bool first) {
+        OpenRecord& r = *record_;
+        ++r.payloadLines;
+        if (!r.json)
+            return;
+        if (!first)
+            r.md5.update("\n");
+        r.md5.update(content);
+        if (r.keepText) {
+            if (!first)
+                r.text += '\n';
+            r.text.append(content);
+        }
+        if (r.firstText.empty()) {
+            const size_t start = content.find_first_not_of(" \t\r");
+            if (start != std::string_view::npos)
+                r.firstText = content.substr(start);
+        }
+    }
+
+    void header(std::string_view text, uint64_t) {
+        const auto prefix = log_support::parseGlogPrefix(text);
         if (!prefix) {
-            skipJunk(lineNo, line);
+            // A run of lines that are not records is reported once, at its first line.
+            if (!inJunk_)
+                addProblem(Severity::Error, lineNo_, 1,
+                           "expected a glog prefix 'V1206 15:18:20.253000 PID file.py:LINE] {json}'");
+            inJunk_ = true;
             return;
         }
+        inJunk_ = false;
+        OpenRecord& r = record_.emplace();
+        r.line = lineNo_;
         size_t jsonStart = prefix->end;
-        while (jsonStart < line.size() && line[jsonStart] == ' ')
+        while (jsonStart < text.size() && text[jsonStart] == ' ')
             ++jsonStart;
-        Payload payload = readPayload(cursor_);
-        auto parsed = parseJson(line.substr(jsonStart));
+        auto parsed = parseJson(text.substr(jsonStart));
         if (const auto* error = std::get_if<JsonError>(&parsed)) {
-            problems_.add(Severity::Error, lineNo, static_cast<uint32_t>(jsonStart + error->offset + 1),
-                          "corrupted record JSON (record skipped): " + error->message);
+            addProblem(Severity::Error, lineNo_, static_cast<uint32_t>(jsonStart + error->offset + 1),
+                       "corrupted record JSON (record skipped): " + error->message);
             return;
         }
-        const Json& record = std::get<Json>(parsed);
-        if (!record.is_object() || record.empty()) {
-            problems_.add(
-                Severity::Error, lineNo, static_cast<uint32_t>(jsonStart + 1),
+        Json& json = std::get<Json>(parsed);
+        if (!json.is_object() || json.empty()) {
+            addProblem(
+                Severity::Error, lineNo_, static_cast<uint32_t>(jsonStart + 1),
                 "expected a JSON object naming the record kind, e.g. {\"dynamo_output_graph\": {...}}");
             return;
         }
-        ++records_;
-        std::string kind;
-        for (auto it = record.begin(); it != record.end(); ++it)
+        ++part_.records;
+        for (auto it = json.begin(); it != json.end(); ++it)
             if (!isEnvelopeKey(it.key())) {
-                kind = it.key();
+                r.kind = it.key();
                 break;
             }
-        checkPayload(record, payload, lineNo);
-        if (kind == "str") {
-            internString(record.at("str"), lineNo);
+        r.keepText = needsWholePayload(r.kind, json);
+        r.json = std::move(json);
+    }
+
+    // The payloads read at index time, and, when payloads are held, every one that may be a graph.
+    bool needsWholePayload(const std::string& kind, const Json& json) const {
+        if (kind == kExportedProgram)
+            return true;
+        if (kind == kArtifact) {
+            const std::string name = nameField(json.at(kind));
+            if (name == "aot_forward_graph_fw_metadata" || name == "inductor_collective_schedule")
+                return true;
+        }
+        return holdPayloads_ && (isGraphKind(kind) || kind == kArtifact || kind == kGraphDump);
+    }
+
+    void closeRecord() {
+        if (!record_)
+            return;
+        OpenRecord r = std::move(*record_);
+        record_.reset();
+        if (!r.json)
+            return;
+        const std::string digest = checkPayload(r);
+        if (r.kind == "str") {
+            internString(r.json->at("str"), r.line);
             return;
         }
-        addGraphIfAny(kind, record, std::move(payload), lineNo);
+        addGraphIfAny(r, digest);
     }
 
-    // A run of lines that are not records is reported once, at its first line.
-    void skipJunk(uint32_t lineNo, std::string_view line) {
-        const bool orphanPayload = line.front() == '\t';
-        problems_.add(Severity::Error, lineNo, 1,
-                      orphanPayload
-                          ? "payload line without a record before it"
-                          : "expected a glog prefix 'V1206 15:18:20.253000 PID file.py:LINE] {json}'");
-        while (!cursor_.atEnd() && !log_support::parseGlogPrefix(cursor_.peek()))
-            cursor_.next();
-    }
-
-    void checkPayload(const Json& record, const Payload& payload, uint32_t lineNo) {
-        auto it = record.find("has_payload");
-        if (it == record.end() || it->is_null()) {
-            if (payload.firstLine)
-                problems_.add(Severity::Warning, payload.firstLine, 1,
-                              "payload lines after a record without \"has_payload\"");
-            return;
+    // The payload's md5 against has_payload; returns the payload's digest ("" without payload lines).
+    std::string checkPayload(OpenRecord& r) {
+        const std::string actual = r.firstPayloadLine ? hexDigest(r.md5.finish()) : md5Hex("");
+        auto it = r.json->find("has_payload");
+        if (it == r.json->end() || it->is_null()) {
+            if (r.firstPayloadLine)
+                addProblem(Severity::Warning, r.firstPayloadLine, 1,
+                           "payload lines after a record without \"has_payload\"");
+            return r.firstPayloadLine ? actual : std::string();
         }
         if (!it->is_string()) {
-            problems_.add(Severity::Warning, lineNo, 1, "\"has_payload\" is not an md5 hex string");
-            return;
+            addProblem(Severity::Warning, r.line, 1, "\"has_payload\" is not an md5 hex string");
+            return actual;
         }
         std::string expected = it->get<std::string>();
         for (char& c : expected)
             c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
-        const std::string actual = md5Hex(payload.text);
         if (expected == actual)
+            return actual;
+        addProblem(Severity::Warning, r.line, 1,
+                   "payload md5 mismatch (has_payload " + expected + ", payload of " +
+                       std::to_string(r.payloadLines) + " lines hashes to " + actual +
+                       "): the payload was altered or truncated");
+        // Point at the JSON damage, if the payload is JSON, so that it is found.
+        if (r.firstPayloadLine) {
+            const std::string text = r.keepText ? r.text : payloadFromLines(reread_(r.spanBegin, r.spanEnd));
+            locateJsonDamage(Payload{text, r.firstPayloadLine, r.payloadLines});
+        }
+        return actual;
+    }
+
+    static std::string hexDigest(const std::array<uint8_t, 16>& digest) {
+        static constexpr char kHex[] = "0123456789abcdef";
+        std::string out;
+        for (uint8_t byte : digest) {
+            out += kHex[byte >> 4];
+            out += kHex[byte & 15];
+        }
+        return out;
+    }
+
+    void locateJsonDamage(const Payload& payload) {
+        const size_t start = payload.text.find_first_not_of(" \t\r\n");
+        if (start == std::string::npos || (payload.text[start] != '{' && payload.text[start] != '['))
             return;
-        problems_.add(Severity::Warning, lineNo, 1,
-                      "payload md5 mismatch (has_payload " + expected + ", payload of " +
-                          std::to_string(payload.lineCount) + " lines hashes to " + actual +
-                          "): the payload was altered or truncated");
-        locateJsonDamage(payload, problems_);
+        auto parsed = parseJson(payload.text);
+        if (const auto* error = std::get_if<JsonError>(&parsed)) {
+            auto [line, col] = payloadLocation(payload, error->offset);
+            addProblem(Severity::Error, line, col, "corrupted JSON payload: " + error->message);
+        }
     }
 
     void internString(const Json& entry, uint32_t lineNo) {
-        if (entry.is_array() && entry.size() == 2 && entry[0].is_string() && entry[1].is_number_unsigned()) {
-            strings_[entry[1].get<uint64_t>()] = entry[0].get<std::string>();
-            return;
-        }
-        problems_.add(Severity::Warning, lineNo, 1,
-                      "expected {\"str\": [\"path\", N]} for an interned string");
+        if (entry.is_array() && entry.size() == 2 && entry[0].is_string() && entry[1].is_number_unsigned())
+            return; // tlparse's intern table (stack frames name files by id): nothing here reads it
+        addProblem(Severity::Warning, lineNo, 1, "expected {\"str\": [\"path\", N]} for an interned string");
     }
 
-    void addGraphIfAny(const std::string& kind, const Json& record, Payload payload, uint32_t lineNo) {
+    void addGraphIfAny(OpenRecord& r, const std::string& digest) {
+        const std::string& kind = r.kind;
+        const Json& record = *r.json;
         GraphEntry entry;
-        entry.line = lineNo;
+        entry.line = r.line;
         entry.compileId = compileIdOf(record);
         if (const auto rank = unsignedField(record, "rank"); rank && *rank <= INT32_MAX)
             entry.rank = static_cast<int32_t>(*rank);
         entry.payloadColumn = 1;
+        bool extracted = false;
         if (isGraphKind(kind)) {
             entry.kind = kind;
             if (kind == "optimize_ddp_split_child")
@@ -347,47 +500,46 @@ private:
         } else if (kind == kArtifact || kind == kGraphDump) {
             const Json& metadata = record.at(kind);
             if (kind == kArtifact && nameField(metadata) == "aot_forward_graph_fw_metadata") {
-                // It follows its joint graph; a compile id can repeat after torch._dynamo.reset().
-                for (auto it = index_.graphs.rbegin(); it != index_.graphs.rend(); ++it)
-                    if (it->kind == "aot_joint_graph" && it->compileId == entry.compileId) {
-                        if (!it->staticInputIndices)
-                            it->staticInputIndices = staticInputIndices(payload.text);
-                        break;
-                    }
+                part_.staticInputs.push_back({entry.compileId, staticInputIndices(r.text)});
+                resolveStaticInputs(part_.index.graphs, part_.staticInputs.back());
                 return;
             }
             if (kind == kArtifact && nameField(metadata) == "inductor_collective_schedule") {
-                addCollectives(entry, payload, lineNo);
+                addCollectives(entry, Payload{r.text, r.firstPayloadLine, r.payloadLines}, r.line);
                 return;
             }
             if (kind == kArtifact && metadata.is_object() && metadata.contains("encoding") &&
                 metadata["encoding"] != "string")
                 return;
-            if (!isGraphModuleText(payload.text))
+            if (log_support::findGraphModuleClass(r.firstText) != 0)
                 return;
             entry.kind = std::string(kind) + ":" + nameField(metadata);
         } else if (kind == kExportedProgram) {
-            std::string graph;
             uint32_t line = 0, column = 0;
-            if (!extractExportedGraph(payload, graph, line, column))
+            if (!extractExportedGraph(Payload{r.text, r.firstPayloadLine, r.payloadLines}, entry.payload,
+                                      line, column))
                 return;
             entry.kind = kind;
-            entry.payload = std::move(graph);
             entry.payloadLine = line;
             entry.payloadColumn = column;
+            entry.digest = md5Hex(entry.payload);
+            extracted = true;
         } else {
             return;
         }
-        if (entry.payload.empty()) {
-            if (payload.firstLine == 0) {
-                problems_.add(Severity::Warning, lineNo, 1, "graph record " + kind + " has no payload");
-            }
-            entry.payload = std::move(payload.text);
-            entry.payloadLine = payload.firstLine ? payload.firstLine : lineNo + 1;
+        if (!extracted) {
+            if (r.firstPayloadLine == 0)
+                addProblem(Severity::Warning, r.line, 1, "graph record " + kind + " has no payload");
+            if (r.keepText)
+                entry.payload = std::move(r.text);
+            entry.payloadOffset = r.spanBegin;
+            entry.payloadBytes = r.spanEnd - r.spanBegin;
+            entry.payloadLine = r.firstPayloadLine ? r.firstPayloadLine : r.line + 1;
+            entry.digest = digest;
         }
-        entry.index = static_cast<uint32_t>(index_.graphs.size());
+        entry.index = static_cast<uint32_t>(part_.index.graphs.size());
         entry.title = entry.compileId.empty() ? entry.kind : "[" + entry.compileId + "] " + entry.kind;
-        index_.graphs.push_back(std::move(entry));
+        part_.index.graphs.push_back(std::move(entry));
     }
 
     // A JSON list of op names; anything else is reported and skipped.
@@ -400,47 +552,29 @@ private:
                 if (op.is_string())
                     schedule.ops.push_back(op.get<std::string>());
         if (!list || !list->is_array() || schedule.ops.size() != list->size()) {
-            problems_.add(Severity::Warning, payload.firstLine ? payload.firstLine : lineNo, 2,
-                          "inductor_collective_schedule: expected a JSON list of op names");
+            addProblem(Severity::Warning, payload.firstLine ? payload.firstLine : lineNo, 2,
+                       "inductor_collective_schedule: expected a JSON list of op names");
             return;
         }
-        index_.collectives.push_back(std::move(schedule));
+        part_.index.collectives.push_back(std::move(schedule));
     }
 
-    // "static_input_indices=[0, 1, 3]" in the printed ViewAndMutationMeta.
-    static std::optional<std::vector<int64_t>> staticInputIndices(std::string_view text) {
-        constexpr std::string_view key = "static_input_indices=[";
-        const size_t start = text.find(key);
-        if (start == std::string_view::npos)
-            return std::nullopt;
-        const size_t end = text.find(']', start);
-        if (end == std::string_view::npos)
-            return std::nullopt;
-        std::vector<int64_t> indices;
-        std::string_view list = text.substr(start + key.size(), end - start - key.size());
-        while (!list.empty()) {
-            const size_t comma = list.find(',');
-            std::string_view item = list.substr(0, comma);
-            while (!item.empty() && std::isspace(static_cast<unsigned char>(item.front())))
-                item.remove_prefix(1);
-            while (!item.empty() && std::isspace(static_cast<unsigned char>(item.back())))
-                item.remove_suffix(1);
-            int64_t value = 0;
-            const auto [ptr, ec] = std::from_chars(item.data(), item.data() + item.size(), value);
-            if (ec != std::errc() || ptr != item.data() + item.size() || value < 0)
-                return std::nullopt;
-            indices.push_back(value);
-            list = comma == std::string_view::npos ? std::string_view{} : list.substr(comma + 1);
+    void addProblem(Severity severity, uint32_t line, uint32_t col, std::string message) {
+        if (part_.index.problems.size() >= log_support::ProblemSink::kMaxProblems) {
+            ++part_.droppedProblems;
+            return;
         }
-        return indices;
+        part_.index.problems.push_back(
+            Diagnostic{severity, SourceLocation{fileName_, line, col}, std::move(message)});
     }
 
-    LineCursor cursor_;
-    GraphIndex index_;
-    ProblemSink problems_;
-    size_t records_ = 0;
-    std::unordered_map<uint64_t, std::string>
-        strings_; // tlparse's intern table (stack frames name files by id)
+    std::string fileName_;
+    bool holdPayloads_ = false;
+    TracePartIndex::SpanReader reread_;
+    TracePartIndex part_;
+    std::optional<OpenRecord> record_;
+    uint32_t lineNo_ = 0;
+    bool inJunk_ = false;
 };
 
 } // namespace
@@ -460,8 +594,212 @@ bool looksLikeTraceLog(std::string_view head) {
     return false;
 }
 
+namespace {
+
+constexpr size_t kBlockBytes = size_t(4) << 20;
+
+// Progress shared by the threads reading parts of one log.
+struct SharedProgress {
+    std::atomic<uint64_t> bytes{0};
+    std::atomic<size_t> graphs{0};
+    std::atomic<bool> cancel{false};
+};
+
+// Pushes the lines of bytes [begin, end) of `in` to `indexer`, reading blocks; false when cancelled.
+bool streamLines(std::istream& in, uint64_t begin, uint64_t end, TraceIndexer& indexer,
+                 SharedProgress& shared) {
+    std::string buffer(kBlockBytes, '\0');
+    in.seekg(static_cast<std::streamoff>(begin));
+    uint64_t base = begin; // file offset of buffer[0]
+    size_t used = 0;
+    while (true) {
+        const size_t want =
+            static_cast<size_t>(std::min<uint64_t>(buffer.size() - used, end - (base + used)));
+        in.read(buffer.data() + used, static_cast<std::streamsize>(want));
+        const size_t got = static_cast<size_t>(in.gcount());
+        used += got;
+        const bool last = base + used >= end || got == 0;
+        size_t start = 0;
+        const size_t graphsBefore = indexer.graphs();
+        while (const void* found = std::memchr(buffer.data() + start, '\n', used - start)) {
+            const size_t stop = static_cast<size_t>(static_cast<const char*>(found) - buffer.data());
+            std::string_view line(buffer.data() + start, stop - start);
+            if (!line.empty() && line.back() == '\r')
+                line.remove_suffix(1);
+            indexer.line(line, base + start);
+            start = stop + 1;
+        }
+        shared.graphs += indexer.graphs() - graphsBefore;
+        if (last) {
+            if (start < used) {
+                std::string_view line(buffer.data() + start, used - start);
+                if (line.back() == '\r')
+                    line.remove_suffix(1);
+                indexer.line(line, base + start);
+            }
+            shared.bytes += used;
+            return true;
+        }
+        shared.bytes += start;
+        std::memmove(buffer.data(), buffer.data() + start, used - start);
+        base += start;
+        used -= start;
+        if (used == buffer.size()) // one line longer than the block
+            buffer.resize(buffer.size() * 2);
+        if (shared.cancel)
+            return false;
+    }
+}
+
+// Offsets where parts of the log may start: a record's header line at or after each even share of the file,
+// so that no payload or run of junk lines is split.
+std::vector<uint64_t> partStarts(std::istream& in, uint64_t size, size_t parts) {
+    std::vector<uint64_t> starts{0};
+    std::string window(size_t(1) << 20, '\0');
+    for (size_t i = 1; i < parts; ++i) {
+        const uint64_t target = size * i / parts;
+        in.clear();
+        in.seekg(static_cast<std::streamoff>(target));
+        in.read(window.data(), static_cast<std::streamsize>(window.size()));
+        const std::string_view text(window.data(), static_cast<size_t>(in.gcount()));
+        size_t pos = text.find('\n');
+        while (pos != std::string_view::npos && pos + 1 < text.size()) {
+            const size_t lineEnd = text.find('\n', pos + 1);
+            if (lineEnd == std::string_view::npos)
+                break; // the line may go on past the window: do not judge it
+            if (log_support::parseGlogPrefix(text.substr(pos + 1, lineEnd - pos - 1))) {
+                if (target + pos + 1 > starts.back())
+                    starts.push_back(target + pos + 1);
+                break;
+            }
+            pos = lineEnd;
+        }
+    }
+    in.clear();
+    return starts;
+}
+
+// The parts' findings as one index, lines counted from the file's start.
+GraphIndex mergeParts(std::vector<TracePartIndex> parts, const std::string& fileName) {
+    GraphIndex merged;
+    uint32_t lineBase = 0;
+    size_t records = 0;
+    size_t dropped = 0;
+    for (TracePartIndex& part : parts) {
+        for (StaticInputs& found : part.staticInputs)
+            if (!found.resolved)
+                resolveStaticInputs(merged.graphs, found);
+        for (GraphEntry& entry : part.index.graphs) {
+            entry.line += lineBase;
+            if (entry.payloadLine)
+                entry.payloadLine += lineBase;
+            entry.index = static_cast<uint32_t>(merged.graphs.size());
+            merged.graphs.push_back(std::move(entry));
+        }
+        for (Diagnostic& problem : part.index.problems) {
+            if (problem.loc.line)
+                problem.loc.line += lineBase;
+            if (merged.problems.size() < log_support::ProblemSink::kMaxProblems)
+                merged.problems.push_back(std::move(problem));
+            else
+                ++dropped;
+        }
+        for (CollectiveSchedule& schedule : part.index.collectives) {
+            schedule.line += lineBase;
+            merged.collectives.push_back(std::move(schedule));
+        }
+        records += part.records;
+        dropped += part.droppedProblems;
+        lineBase += part.lines;
+    }
+    if (records == 0)
+        merged.problems.push_back(
+            makeError(SourceLocation{fileName, 1, 1},
+                      "expected TORCH_TRACE records ('V1206 15:18:20.253000 PID file.py:LINE] {json}')"));
+    if (dropped)
+        merged.problems.push_back(Diagnostic{Severity::Note, SourceLocation{fileName, 0, 0},
+                                             std::to_string(dropped) + " more problems not listed"});
+    return merged;
+}
+
+std::string readSpan(const std::string& path, uint64_t begin, uint64_t end) {
+    std::ifstream in(path, std::ios::binary);
+    std::string bytes(static_cast<size_t>(end - begin), '\0');
+    in.seekg(static_cast<std::streamoff>(begin));
+    in.read(bytes.data(), static_cast<std::streamsize>(bytes.size()));
+    bytes.resize(static_cast<size_t>(std::max<std::streamsize>(in.gcount(), 0)));
+    return bytes;
+}
+
+} // namespace
+
+std::string payloadFromLines(std::string_view raw) {
+    std::string payload;
+    payload.reserve(raw.size());
+    LineCursor cursor(raw);
+    bool first = true;
+    while (!cursor.atEnd()) {
+        std::string_view line = cursor.next();
+        if (!first)
+            payload += '\n';
+        first = false;
+        if (!line.empty() && line.front() == '\t')
+            line.remove_prefix(1);
+        payload.append(line);
+    }
+    return payload;
+}
+
 GraphIndex indexTraceLog(std::string_view text, const std::string& fileName) {
-    return TraceIndexer(text, fileName).run();
+    TraceIndexer indexer(fileName, /*holdPayloads=*/true, [text](uint64_t begin, uint64_t end) {
+        return std::string(text.substr(begin, end - begin));
+    });
+    LineCursor cursor(text);
+    while (!cursor.atEnd()) {
+        const uint64_t offset = cursor.offset();
+        indexer.line(cursor.next(), offset);
+    }
+    std::vector<TracePartIndex> parts;
+    parts.push_back(std::move(indexer).finish());
+    return mergeParts(std::move(parts), fileName);
+}
+
+Expected<GraphIndex> indexTraceLogFile(const std::string& path, const TraceIndexOptions& options) {
+    std::ifstream probe(path, std::ios::binary | std::ios::ate);
+    if (!probe)
+        return makeError(SourceLocation{path, 0, 0}, "cannot open file for reading");
+    const auto size = static_cast<uint64_t>(std::max<std::streamoff>(probe.tellg(), 0));
+    size_t threads = options.threads ? options.threads : std::max(1u, std::thread::hardware_concurrency());
+    threads = static_cast<size_t>(
+        std::clamp<uint64_t>(size / std::max<uint64_t>(options.bytesPerThread, 1), 1, threads));
+    const std::vector<uint64_t> starts = partStarts(probe, size, threads);
+
+    SharedProgress shared;
+    std::vector<std::future<TracePartIndex>> running;
+    for (size_t i = 0; i < starts.size(); ++i) {
+        const uint64_t begin = starts[i];
+        const uint64_t end = i + 1 < starts.size() ? starts[i + 1] : size;
+        running.push_back(std::async(std::launch::async, [&path, begin, end, &shared] {
+            TraceIndexer indexer(path, /*holdPayloads=*/false,
+                                 [&path](uint64_t b, uint64_t e) { return readSpan(path, b, e); });
+            std::ifstream in(path, std::ios::binary);
+            streamLines(in, begin, end, indexer, shared);
+            return std::move(indexer).finish();
+        }));
+    }
+    for (std::future<TracePartIndex>& part : running)
+        do {
+            if (options.progress && !shared.cancel && !options.progress(shared.bytes, size, shared.graphs))
+                shared.cancel = true;
+        } while (part.wait_for(std::chrono::milliseconds(50)) != std::future_status::ready);
+    std::vector<TracePartIndex> parts;
+    for (std::future<TracePartIndex>& part : running)
+        parts.push_back(part.get());
+    GraphIndex index = mergeParts(std::move(parts), path);
+    index.cancelled = shared.cancel;
+    if (options.progress && !index.cancelled)
+        options.progress(size, size, index.graphs.size());
+    return index;
 }
 
 std::vector<TraceArtifact> traceArtifacts(std::string_view text, std::string_view name) {

@@ -5,6 +5,7 @@
 #include "support/Diagnostic.h"
 
 #include <cstdint>
+#include <functional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -23,11 +24,27 @@ struct GraphIndex {
     std::vector<GraphEntry> graphs;
     std::vector<Diagnostic> problems; // located; the file still loads (e.g. a corrupted JSON line)
     std::vector<CollectiveSchedule> collectives;
+    bool cancelled = false; // the index stopped early (TraceIndexOptions::progress said so)
 };
 
 bool looksLikeTraceLog(std::string_view head);
-// Lists every graph payload with its compile id; checks md5 of payloads; resolves the string table.
+// Lists every graph payload of a log held in memory with its compile id; checks the md5 of every payload.
+// Graph entries hold their payload text.
 GraphIndex indexTraceLog(std::string_view text, const std::string& fileName);
+
+struct TraceIndexOptions {
+    // Called now and then on the calling thread with the bytes read and graphs found so far; returning false
+    // stops the index (GraphIndex::cancelled).
+    std::function<bool(uint64_t bytesRead, uint64_t totalBytes, size_t graphs)> progress;
+    unsigned threads = 0;                         // parts of a big log read at once; 0: one per core
+    uint64_t bytesPerThread = uint64_t(32) << 20; // a log smaller than this is read on one thread
+};
+// The same for a log file of any size, read in blocks, big logs in parts on several threads: memory
+// independent of the file's size. Graph entries hold their payload's byte span and md5, not its text
+// (payloadFromLines of the span gives it).
+Expected<GraphIndex> indexTraceLogFile(const std::string& path, const TraceIndexOptions& options = {});
+// A payload's text from its raw lines as the log holds them (each one tab-indented).
+std::string payloadFromLines(std::string_view raw);
 
 // One "artifact" record of a TORCH_TRACE log (trace_structured("artifact", {"name", "encoding"}, payload)).
 struct TraceArtifact {

@@ -3,6 +3,7 @@
 #include "partition/CompileSettings.h"
 
 #include <QElapsedTimer>
+#include <QLocale>
 #include <algorithm>
 
 namespace jointscope::views {
@@ -23,7 +24,9 @@ DocumentLoader::DocumentLoader(QObject* parent) : QObject(parent) {
     connect(&job_, &BackgroundJob::started, this, [this](quint64 ticket) { emit started(ticket, path_); });
     connect(&job_, &BackgroundJob::cancelled, this, &DocumentLoader::cancelled);
     connect(&job_, &BackgroundJob::progress, this,
-            [this](quint64 ticket, double, const QString& step) { emit progress(ticket, step); });
+            [this](quint64 ticket, double fraction, const QString& step) {
+                emit progress(ticket, fraction, step);
+            });
     connect(&job_, &BackgroundJob::failed, this, [this](quint64 ticket, const QString& message) {
         emit failed(ticket, makeError({path_.toStdString(), 0, 0}, message.toStdString()));
     });
@@ -40,7 +43,18 @@ quint64 DocumentLoader::open(const QString& path) {
             QElapsedTimer clock;
             clock.start();
             control.progress(-1, QStringLiteral("reading"));
-            auto file = GraphFile::open(path.toStdString());
+            OpenOptions options;
+            // A TORCH_TRACE log is indexed in one pass however big it is: say how far, and stop when asked.
+            options.progress = [&control](uint64_t read, uint64_t total, size_t graphs) {
+                const QLocale locale;
+                control.progress(total ? double(read) / double(total) : -1,
+                                 QObject::tr("indexing %1 of %2 MB · %3 graphs")
+                                     .arg(locale.toString(qulonglong(read >> 20)),
+                                          locale.toString(qulonglong(total >> 20)),
+                                          locale.toString(qulonglong(graphs))));
+                return !control.cancelled();
+            };
+            auto file = GraphFile::open(path.toStdString(), options);
             if (control.cancelled())
                 return {};
             if (!file)

@@ -48,7 +48,9 @@ public:
 
 signals:
     void started(quint64 ticket, const QString& path);
-    void progress(quint64 ticket, const QString& step); // "reading", "parsing"
+    // "reading", "indexing 312 of 1,024 MB · 3,120 graphs", "parsing"; fraction in [0, 1], negative when
+    // unknown.
+    void progress(quint64 ticket, double fraction, const QString& step);
     void loaded(quint64 ticket, std::shared_ptr<jointscope::views::OpenedFile> opened);
     void failed(quint64 ticket, const jointscope::Diagnostic& error);
     void cancelled(quint64 ticket);

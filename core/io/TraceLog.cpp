@@ -269,11 +269,81 @@ struct TracePartIndex {
     uint32_t lines = 0;
 };
 
+// What the index needs of most records (chromium events, tensor descriptions, metrics): the kind and
+// has_payload, read without building the JSON; the whole line is still checked to be JSON.
+class RecordSummary final : public nlohmann::json_sax<Json> {
+public:
+    enum class HasPayload { Absent, Null, String, Other };
+
+    bool object = false;
+    size_t topKeys = 0;
+    std::string kind;
+    HasPayload hasPayload = HasPayload::Absent;
+    std::string md5;
+
+    bool null() override { return scalar(HasPayload::Null, nullptr); }
+    bool boolean(bool) override { return scalar(HasPayload::Other, nullptr); }
+    bool number_integer(number_integer_t) override { return scalar(HasPayload::Other, nullptr); }
+    bool number_unsigned(number_unsigned_t) override { return scalar(HasPayload::Other, nullptr); }
+    bool number_float(number_float_t, const string_t&) override { return scalar(HasPayload::Other, nullptr); }
+    bool string(string_t& value) override { return scalar(HasPayload::String, &value); }
+    bool binary(binary_t&) override { return scalar(HasPayload::Other, nullptr); }
+    bool start_object(std::size_t) override { return open(true); }
+    bool end_object() override { return close(); }
+    bool start_array(std::size_t) override { return open(false); }
+    bool end_array() override { return close(); }
+    bool key(string_t& name) override {
+        if (depth_ == 1) {
+            ++topKeys;
+            if (kind.empty() && !isEnvelopeKey(name))
+                kind = name;
+            nextIsHasPayload_ = name == "has_payload";
+        }
+        return true;
+    }
+    bool parse_error(std::size_t, const std::string&, const nlohmann::detail::exception&) override {
+        return false;
+    }
+
+private:
+    bool scalar(HasPayload type, string_t* value) {
+        if (depth_ == 1 && nextIsHasPayload_) {
+            hasPayload = type;
+            if (value)
+                md5 = *value;
+        }
+        nextIsHasPayload_ = false;
+        return true;
+    }
+    bool open(bool isObject) {
+        if (depth_ == 0)
+            object = isObject;
+        scalar(HasPayload::Other, nullptr);
+        return ++depth_ <= json_support::kMaxJsonDepth; // deeper: the full parse says so
+    }
+    bool close() {
+        --depth_;
+        return true;
+    }
+
+    size_t depth_ = 0;
+    bool nextIsHasPayload_ = false;
+};
+
+// The records whose JSON the index reads beyond kind and has_payload.
+bool needsRecordJson(std::string_view kind) {
+    return isGraphKind(kind) || kind == kArtifact || kind == kGraphDump || kind == kExportedProgram ||
+           kind == "str";
+}
+
 // A record whose header line was read; its payload lines follow.
 struct OpenRecord {
     uint32_t line = 0;
-    std::optional<Json> json; // nullopt: the header did not read (reported), the payload is skipped
+    bool valid = false;       // false: the header did not read (reported), the payload is skipped
+    std::optional<Json> json; // for the kinds that needsRecordJson
     std::string kind;
+    RecordSummary::HasPayload hasPayload = RecordSummary::HasPayload::Absent;
+    std::string expectedMd5;
     bool keepText = false; // the payload text is needed whole (held payloads, artifacts read here)
     Md5 md5;
     uint32_t firstPayloadLine = 0;
@@ -341,7 +411,7 @@ private:
     void appendPayload(std::string_view content, bool first) {
         OpenRecord& r = *record_;
         ++r.payloadLines;
-        if (!r.json)
+        if (!r.valid)
             return;
         if (!first)
             r.md5.update("\n");
@@ -374,27 +444,32 @@ private:
         size_t jsonStart = prefix->end;
         while (jsonStart < text.size() && text[jsonStart] == ' ')
             ++jsonStart;
-        auto parsed = parseJson(text.substr(jsonStart));
-        if (const auto* error = std::get_if<JsonError>(&parsed)) {
-            addProblem(Severity::Error, lineNo_, static_cast<uint32_t>(jsonStart + error->offset + 1),
-                       "corrupted record JSON (record skipped): " + error->message);
+        const std::string_view jsonText = text.substr(jsonStart);
+        RecordSummary summary;
+        if (!Json::sax_parse(jsonText.begin(), jsonText.end(), &summary)) {
+            // The full parse says where and why.
+            auto parsed = parseJson(jsonText);
+            const auto* error = std::get_if<JsonError>(&parsed);
+            addProblem(Severity::Error, lineNo_,
+                       static_cast<uint32_t>(jsonStart + (error ? error->offset : 0) + 1),
+                       "corrupted record JSON (record skipped): " + (error ? error->message : "not JSON"));
             return;
         }
-        Json& json = std::get<Json>(parsed);
-        if (!json.is_object() || json.empty()) {
+        if (!summary.object || summary.topKeys == 0) {
             addProblem(
                 Severity::Error, lineNo_, static_cast<uint32_t>(jsonStart + 1),
                 "expected a JSON object naming the record kind, e.g. {\"dynamo_output_graph\": {...}}");
             return;
         }
         ++part_.records;
-        for (auto it = json.begin(); it != json.end(); ++it)
-            if (!isEnvelopeKey(it.key())) {
-                r.kind = it.key();
-                break;
-            }
-        r.keepText = needsWholePayload(r.kind, json);
-        r.json = std::move(json);
+        r.valid = true;
+        r.kind = std::move(summary.kind);
+        r.hasPayload = summary.hasPayload;
+        r.expectedMd5 = std::move(summary.md5);
+        if (needsRecordJson(r.kind)) {
+            r.json = Json::parse(jsonText.begin(), jsonText.end());
+            r.keepText = needsWholePayload(r.kind, *r.json);
+        }
     }
 
     // The payloads read at index time, and, when payloads are held, every one that may be a graph.
@@ -414,9 +489,11 @@ private:
             return;
         OpenRecord r = std::move(*record_);
         record_.reset();
-        if (!r.json)
+        if (!r.valid)
             return;
         const std::string digest = checkPayload(r);
+        if (!r.json)
+            return;
         if (r.kind == "str") {
             internString(r.json->at("str"), r.line);
             return;
@@ -427,18 +504,18 @@ private:
     // The payload's md5 against has_payload; returns the payload's digest ("" without payload lines).
     std::string checkPayload(OpenRecord& r) {
         const std::string actual = r.firstPayloadLine ? hexDigest(r.md5.finish()) : md5Hex("");
-        auto it = r.json->find("has_payload");
-        if (it == r.json->end() || it->is_null()) {
+        using HasPayload = RecordSummary::HasPayload;
+        if (r.hasPayload == HasPayload::Absent || r.hasPayload == HasPayload::Null) {
             if (r.firstPayloadLine)
                 addProblem(Severity::Warning, r.firstPayloadLine, 1,
                            "payload lines after a record without \"has_payload\"");
             return r.firstPayloadLine ? actual : std::string();
         }
-        if (!it->is_string()) {
+        if (r.hasPayload != HasPayload::String) {
             addProblem(Severity::Warning, r.line, 1, "\"has_payload\" is not an md5 hex string");
             return actual;
         }
-        std::string expected = it->get<std::string>();
+        std::string expected = r.expectedMd5;
         for (char& c : expected)
             c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
         if (expected == actual)

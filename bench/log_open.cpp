@@ -1,0 +1,65 @@
+// Opens a TORCH_TRACE log as the GUI and CLI do (GraphFile::open: the one-pass index), then loads one graph
+// from it, and prints what that took as JSON: index seconds, peak RSS, graphs found, seconds to load the
+// graph. Usage: log_open LOG [INDEX]   (INDEX: the graph to load; default: the one with the longest payload)
+// bench/log_index_vs_tlparse.py runs it beside tlparse on the same file.
+#include "io/GraphFile.h"
+
+#include <sys/resource.h>
+
+#include <chrono>
+#include <cstdio>
+#include <cstdlib>
+#include <string>
+
+namespace {
+
+double secondsSince(std::chrono::steady_clock::time_point start) {
+    return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+}
+
+long peakRssKiB() {
+    rusage usage{};
+    getrusage(RUSAGE_SELF, &usage);
+    return usage.ru_maxrss;
+}
+
+} // namespace
+
+int main(int argc, char** argv) {
+    if (argc < 2 || argc > 3) {
+        std::fprintf(stderr, "usage: %s LOG [INDEX]\n", argv[0]);
+        return 2;
+    }
+    const auto start = std::chrono::steady_clock::now();
+    jointscope::Expected<jointscope::GraphFile> file = jointscope::GraphFile::open(argv[1]);
+    if (!file) {
+        std::fprintf(stderr, "%s\n", file.error().format().c_str());
+        return 1;
+    }
+    const double indexSeconds = secondsSince(start);
+    const long indexRss = peakRssKiB();
+    if (file->graphs().empty()) {
+        std::fprintf(stderr, "%s: no graphs\n", argv[1]);
+        return 1;
+    }
+    size_t chosen = 0;
+    if (argc == 3) {
+        chosen = std::strtoul(argv[2], nullptr, 10);
+    } else {
+        for (const jointscope::GraphEntry& entry : file->graphs())
+            if (entry.payloadBytes > file->graphs()[chosen].payloadBytes)
+                chosen = entry.index;
+    }
+    const auto loadStart = std::chrono::steady_clock::now();
+    jointscope::Expected<jointscope::Graph> graph = file->load(chosen);
+    const double loadSeconds = secondsSince(loadStart);
+    if (!graph) {
+        std::fprintf(stderr, "%s\n", graph.error().format().c_str());
+        return 1;
+    }
+    std::printf("{\"index_seconds\": %.3f, \"index_peak_rss_mb\": %.1f, \"graphs\": %zu, \"problems\": %zu, "
+                "\"loaded\": \"%s\", \"loaded_nodes\": %zu, \"load_seconds\": %.4f, \"peak_rss_mb\": %.1f}\n",
+                indexSeconds, indexRss / 1024.0, file->graphs().size(), file->problems().size(),
+                file->graphs()[chosen].title.c_str(), graph->size(), loadSeconds, peakRssKiB() / 1024.0);
+    return 0;
+}

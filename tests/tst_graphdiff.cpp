@@ -309,6 +309,65 @@ private slots:
         QVERIFY(run.out.find("rank  compile_id") != std::string::npos);
         QVERIFY(run.out.find("1 compiles schedule different collectives") != std::string::npos);
     }
+
+    // Two decisions of one torch 2.15 joint graph (budget 1.0 and 0.3): what moved, counted here from the two
+    // documents' own lists.
+    void cliDiffOfTwoDecisions() {
+        const QString joint = QString::fromStdString(sourcePath("tests/data/torch2/llama_stack3.json"));
+        QTemporaryDir dir;
+        std::vector<nlohmann::json> docs;
+        std::vector<QString> paths;
+        for (const char* budget : {"1.0", "0.3"}) {
+            Run run = runCli({"partition", joint, "--json", "--memory-budget", budget});
+            QCOMPARE(run.exitCode, 0);
+            paths.push_back(dir.filePath(QString("d_%1.json").arg(budget)));
+            writeFile(paths.back().toStdString(), run.out);
+            docs.push_back(nlohmann::json::parse(run.out));
+        }
+        auto onlyIn = [](const nlohmann::json& from, const nlohmann::json& other, const char* key) {
+            std::set<std::string> drop;
+            for (const auto& n : other[key])
+                drop.insert(n.get<std::string>());
+            std::vector<std::string> out;
+            for (const auto& n : from[key])
+                if (!drop.count(n.get<std::string>()))
+                    out.push_back(n.get<std::string>());
+            return out;
+        };
+        const auto savedOnlyA = onlyIn(docs[0], docs[1], "saved");
+        const auto savedOnlyB = onlyIn(docs[1], docs[0], "saved");
+        QVERIFY(!savedOnlyA.empty()); // the lower budget saves less
+        Run run = runCli({"diff", paths[0], paths[1], "--json"});
+        QCOMPARE(run.exitCode, 0);
+        const auto j = nlohmann::json::parse(run.out);
+        QCOMPARE(j["saved_only_a"].get<std::vector<std::string>>(), savedOnlyA);
+        QCOMPARE(j["saved_only_b"].get<std::vector<std::string>>(), savedOnlyB);
+        QCOMPARE(j["recomputed_only_b"].get<std::vector<std::string>>(),
+                 onlyIn(docs[1], docs[0], "recomputed"));
+        QCOMPARE(j["a"]["saved"].get<size_t>(), docs[0]["saved"].size());
+        QCOMPARE(j["b"]["memory_budget"].get<double>(), 0.3);
+        QVERIFY(j["same_graph"].get<bool>());
+        QVERIFY(!j["identical"].get<bool>());
+        // In words: every moved node named with what it is.
+        run = runCli({"diff", paths[0], paths[1]});
+        QCOMPARE(run.exitCode, 0);
+        QVERIFY(run.out.find("saved only in A (" + std::to_string(savedOnlyA.size()) + "):") !=
+                std::string::npos);
+        for (const std::string& name : savedOnlyA)
+            QVERIFY2(run.out.find("  " + name + "  torch.ops.") != std::string::npos ||
+                         run.out.find("  " + name + "  placeholder") != std::string::npos,
+                     name.c_str());
+        run = runCli({"diff", paths[0], paths[0], "--json"});
+        QVERIFY(nlohmann::json::parse(run.out)["identical"].get<bool>());
+        // A decision against a graph is a usage error; a broken decision is located.
+        run = runCli({"diff", paths[0], joint});
+        QCOMPARE(run.exitCode, 64);
+        const std::string broken = dir.filePath("broken.json").toStdString();
+        writeFile(broken, "{\"format\": \"jointscope-decision\", \"saved\": [1, 2]}\n");
+        run = runCli({"diff", paths[0], QString::fromStdString(broken)});
+        QCOMPARE(run.exitCode, 2);
+        QVERIFY2(run.err.rfind(broken + ":1:1: error: ", 0) == 0, run.err.c_str());
+    }
 };
 
 QTEST_GUILESS_MAIN(TestGraphDiff)

@@ -3,8 +3,14 @@
 #include "Command.h"
 #include "RankReport.h"
 
+#include "partition/DecisionDiff.h"
+#include "support/Format.h"
+
+#include <algorithm>
 #include <cstdio>
 #include <filesystem>
+#include <fstream>
+#include <sstream>
 
 namespace jointscope::cli {
 namespace {
@@ -70,7 +76,95 @@ void printDiffText(const GraphDiff& diff, const Graph& a, const Graph& b) {
     }
 }
 
+// Two decision documents (partition --json, the GUI's export): what moved between saved and recomputed.
+std::optional<int> diffDecisionFiles(const ParsedArgs& args) {
+    std::vector<partition::DecisionDocument> docs;
+    for (const std::string& path : args.positional) {
+        std::ifstream in(path, std::ios::binary);
+        std::string head(4096, '\0');
+        in.read(head.data(), static_cast<std::streamsize>(head.size()));
+        head.resize(static_cast<size_t>(in.gcount()));
+        if (!partition::looksLikeDecision(head))
+            return docs.empty() ? std::nullopt
+                                : std::optional<int>(usageError(
+                                      diffCommand(), path + " is not a decision like " + docs[0].file +
+                                                         ": diff two decisions or two graphs"));
+        std::ostringstream text;
+        text << head << in.rdbuf();
+        Expected<partition::DecisionDocument> doc = partition::readDecisionDocument(text.str(), path);
+        if (!doc)
+            return inputError(doc.error());
+        docs.push_back(doc.take());
+    }
+    const partition::DecisionDocument& a = docs[0];
+    const partition::DecisionDocument& b = docs[1];
+    const partition::DecisionDiff diff = partition::diffDecisions(a, b);
+    auto sideSummary = [](const partition::DecisionDocument& d) {
+        Json j{{"file", d.file},
+               {"graph", d.graph},
+               {"decided_by", d.decidedBy},
+               {"saved", d.saved.size()},
+               {"saved_sym", d.savedSym.size()},
+               {"recomputed", d.recomputed.size()}};
+        j["memory_budget"] = d.memoryBudget ? Json(*d.memoryBudget) : Json(nullptr);
+        j["saved_bytes"] = d.savedBytes ? Json(*d.savedBytes) : Json(nullptr);
+        return j;
+    };
+    const std::vector<std::pair<const char*, const std::vector<std::string>*>> lists = {
+        {"saved_only_a", &diff.savedOnlyA},           {"saved_only_b", &diff.savedOnlyB},
+        {"saved_sym_only_a", &diff.savedSymOnlyA},    {"saved_sym_only_b", &diff.savedSymOnlyB},
+        {"recomputed_only_a", &diff.recomputedOnlyA}, {"recomputed_only_b", &diff.recomputedOnlyB}};
+    if (args.has("--json")) {
+        Json out{{"a", sideSummary(a)},
+                 {"b", sideSummary(b)},
+                 {"same_graph", diff.sameGraph},
+                 {"identical", diff.identical()},
+                 {"order_differs", diff.orderDiffers}};
+        for (const auto& [key, names] : lists)
+            out[key] = *names;
+        std::printf("%s\n", out.dump(2).c_str());
+        return kExitOk;
+    }
+    for (const partition::DecisionDocument* d : {&a, &b}) {
+        char budgetText[32] = "";
+        if (d->memoryBudget)
+            std::snprintf(budgetText, sizeof budgetText, ", budget %g", *d->memoryBudget);
+        const std::string budget = budgetText;
+        std::string bytes = d->savedBytes ? " (" + formatBytes(uint64_t(*d->savedBytes)) + ")" : "";
+        std::printf("%s: %s: graph '%s'%s, %s: %zu saved%s, %zu recomputed\n", d == &a ? "A" : "B",
+                    d->file.c_str(), d->graph.c_str(), budget.c_str(),
+                    d->decidedBy.empty() ? "-" : d->decidedBy.c_str(), d->saved.size(), bytes.c_str(),
+                    d->recomputed.size());
+    }
+    if (!diff.sameGraph)
+        std::printf("note: the decisions name different graphs ('%s', '%s')\n", a.graph.c_str(),
+                    b.graph.c_str());
+    if (diff.identical()) {
+        std::printf("the same decision\n");
+        return kExitOk;
+    }
+    if (diff.orderDiffers)
+        std::printf("the same saved values in another order (the forward returns them so)\n");
+    for (const auto& [key, names] : lists) {
+        if (names->empty())
+            continue;
+        const bool inA = std::string_view(key).ends_with("_a");
+        std::string title(key);
+        title = title.substr(0, title.find("_only")); // "saved_sym_only_a" -> "saved sym"
+        std::replace(title.begin(), title.end(), '_', ' ');
+        std::printf("%s only in %s (%zu):\n", title.c_str(), inA ? "A" : "B", names->size());
+        const partition::DecisionDocument& side = inA ? a : b;
+        for (const std::string& name : *names) {
+            const std::string what = side.describe(name);
+            std::printf("  %s%s%s\n", name.c_str(), what.empty() ? "" : "  ", what.c_str());
+        }
+    }
+    return kExitOk;
+}
+
 int diffTwo(const ParsedArgs& args) {
+    if (std::optional<int> code = diffDecisionFiles(args))
+        return *code;
     Side a, b;
     if (int code = loadSide(args.positional[0], a); code != kExitOk)
         return code;
@@ -209,7 +303,9 @@ const Command& diffCommand() {
         "diff",
         {"A B", "DIR"},
         "Diff two graphs (A, B: FILE or FILE#GRAPH, GRAPH as --graph takes it, e.g. log#aot_joint_graph@1/0, "
-        "dir#rank1:3): added, removed, changed nodes and edges; or where the per-rank logs of a folder "
+        "dir#rank1:3): added, removed, changed nodes and edges; or two partition decisions (decision.json, "
+        "what "
+        "partition --json prints): saved and recomputed only in one; or where the per-rank logs of a folder "
         "diverge.",
         {jsonOption()},
         1,

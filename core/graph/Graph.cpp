@@ -168,6 +168,17 @@ void Graph::reserve(size_t n) {
         rebuildNameIndex(n);
 }
 
+Graph Graph::withoutNodes() const {
+    Graph shell;
+    shell.name = name;
+    shell.numFwdOutputs = numFwdOutputs;
+    shell.decisions = decisions;
+    shell.attributes = attributes;
+    for (const auto& body : subgraphs_)
+        shell.addSubgraph(std::make_unique<Graph>(*body));
+    return shell;
+}
+
 int32_t Graph::addSubgraph(std::unique_ptr<Graph> graph) {
     subgraphs_.push_back(std::move(graph));
     return static_cast<int32_t>(subgraphs_.size() - 1);

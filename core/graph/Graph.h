@@ -132,6 +132,10 @@ public:
     std::vector<PartitionDecision> decisions;
     std::vector<std::pair<std::string, std::string>> attributes; // "torch_version", "source_kind", ...
 
+    // A graph with this one's name, outputs count, decisions, attributes and HOP bodies (same indices), and
+    // no nodes: what a pass that rebuilds the node list starts from.
+    Graph withoutNodes() const;
+
     // Appends a node; its name must be new. Returns its id.
     NodeId addNode(Node node);
     size_t size() const { return nodes_.size(); }

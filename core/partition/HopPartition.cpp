@@ -36,11 +36,8 @@ size_t placeholderCount(const Graph& g) {
 // prepare_for_partitioner: the body's placeholders renamed primals_i / tangents_i (the partitioner tells them
 // apart by name) and its outputs (*grads, *fw_outs) turned to (*fw_outs, *grads).
 Expected<Graph> prepareForPartitioner(const Graph& body, size_t numPrimals, size_t numFwOutputs) {
-    Graph g;
-    g.name = body.name;
-    g.attributes = body.attributes;
-    for (const auto& sub : body.subgraphs())
-        g.addSubgraph(std::make_unique<Graph>(*sub));
+    Graph g = body.withoutNodes();
+    g.decisions.clear(); // the partitioner decides afresh
     size_t primals = 0, tangents = 0, index = 0;
     for (const Node& n : body.nodes()) {
         Node copy = n;
@@ -315,13 +312,7 @@ Expected<HopPartitionReport> partitionInvokeSubgraphBodies(Graph& joint,
     }
 
     // Step 3: restitch, in the order torch does (its names count up in that order).
-    Graph out;
-    out.name = joint.name;
-    out.numFwdOutputs = joint.numFwdOutputs;
-    out.decisions = joint.decisions;
-    out.attributes = joint.attributes;
-    for (const auto& sub : joint.subgraphs())
-        out.addSubgraph(std::make_unique<Graph>(*sub));
+    Graph out = joint.withoutNodes();
     for (const std::string& identifier : order) {
         BodyResult& r = bodies.at(identifier);
         r.forwardIndex = out.addSubgraph(std::make_unique<Graph>(r.forward));
@@ -335,19 +326,23 @@ Expected<HopPartitionReport> partitionInvokeSubgraphBodies(Graph& joint,
         NodeId call;       // the new call (a virtual id of `stitch`)
         size_t getitemsAt; // where inserting_after(call) puts a node among those after the old call
     };
-    auto rewriteForward = [&](NodeId fwId, BodyResult& r) -> RewrittenCall {
-        const Node& fw = joint.node(fwId);
-        const NodeId oldAttr = fw.args[0].asNode();
-        const NodeId attr =
-            stitch.insertAfter(fwId,
-                               getAttr(names.create(r.report.forwardBody), r.report.forwardBody,
-                                       r.forwardIndex, joint.node(oldAttr).meta),
-                               stitch.insertedAfter(fwId));
-        Node call = fw;
+    // The new body's get_attr goes after the old call, then the call is copied under a fresh name, reading
+    // it.
+    auto callOfNewBody = [&](NodeId oldCall, const std::string& body, int32_t bodyIndex) {
+        const Node& old = joint.node(oldCall);
+        const NodeId attr = stitch.insertAfter(
+            oldCall, getAttr(names.create(body), body, bodyIndex, joint.node(old.args[0].asNode()).meta),
+            stitch.insertedAfter(oldCall));
+        Node call = old;
         call.name = names.create("invoke_subgraph");
         call.args[0] = Value::nodeRef(attr);
-        call.args[1] = Value::string(r.report.forwardBody);
+        call.args[1] = Value::string(body);
         call.users.clear();
+        return call;
+    };
+    auto rewriteForward = [&](NodeId fwId, BodyResult& r) -> RewrittenCall {
+        const Node& fw = joint.node(fwId);
+        Node call = callOfNewBody(fwId, r.report.forwardBody, r.forwardIndex);
         setCallOutputs(call, r.forward);
         const size_t position = stitch.insertedAfter(fwId);
         report.change.replaced.emplace_back(fw.name, call.name);
@@ -375,16 +370,8 @@ Expected<HopPartitionReport> partitionInvokeSubgraphBodies(Graph& joint,
         }
 
         // The backward call reads (*sym, *saved, *tangents) instead of (*primals, *tangents).
-        const NodeId oldAttr = bw.args[0].asNode();
-        const NodeId attr =
-            stitch.insertAfter(bwId,
-                               getAttr(names.create(r.report.backwardBody), r.report.backwardBody,
-                                       r.backwardIndex, joint.node(oldAttr).meta),
-                               stitch.insertedAfter(bwId));
-        Node call = bw;
-        call.name = names.create("invoke_subgraph");
-        call.users.clear();
-        std::vector<Value> args = {Value::nodeRef(attr), Value::string(r.report.backwardBody)};
+        Node call = callOfNewBody(bwId, r.report.backwardBody, r.backwardIndex);
+        std::vector<Value> args = {call.args[0], call.args[1]};
         for (size_t i = numSaved; i < extra.size(); ++i)
             args.push_back(Value::nodeRef(extra[i]));
         for (size_t i = 0; i < numSaved; ++i)

@@ -107,13 +107,7 @@ public:
             out.push_back(std::move(n));
         }
         // A new graph with the same HOP bodies (same indices), then the nodes in their new order.
-        Graph rebuilt;
-        rebuilt.name = graph.name;
-        rebuilt.numFwdOutputs = graph.numFwdOutputs;
-        rebuilt.decisions = graph.decisions;
-        rebuilt.attributes = graph.attributes;
-        for (const auto& body : graph.subgraphs())
-            rebuilt.addSubgraph(std::make_unique<Graph>(*body));
+        Graph rebuilt = graph.withoutNodes();
         rebuilt.reserve(out.size());
         for (Node& n : out)
             rebuilt.addNode(std::move(n));

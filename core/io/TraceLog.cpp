@@ -762,16 +762,27 @@ GraphIndex mergeParts(std::vector<TracePartIndex> parts, const std::string& file
     uint32_t lineBase = 0;
     size_t records = 0;
     size_t dropped = 0;
+    // The first part's entries stay where they are; each later part's are moved in and its list freed, so
+    // that a log of many graphs never holds two copies of the list.
+    size_t total = 0;
+    for (const TracePartIndex& part : parts)
+        total += part.index.graphs.size();
     for (TracePartIndex& part : parts) {
         for (StaticInputs& found : part.staticInputs)
             if (!found.resolved)
                 resolveStaticInputs(merged.graphs, found);
-        for (GraphEntry& entry : part.index.graphs) {
-            entry.line += lineBase;
-            if (entry.payloadLine)
-                entry.payloadLine += lineBase;
-            entry.index = static_cast<uint32_t>(merged.graphs.size());
-            merged.graphs.push_back(std::move(entry));
+        if (&part == &parts.front()) { // its lines count from the file's start already
+            merged.graphs = std::move(part.index.graphs);
+            merged.graphs.reserve(total);
+        } else {
+            for (GraphEntry& entry : part.index.graphs) {
+                entry.line += lineBase;
+                if (entry.payloadLine)
+                    entry.payloadLine += lineBase;
+                entry.index = static_cast<uint32_t>(merged.graphs.size());
+                merged.graphs.push_back(std::move(entry));
+            }
+            std::vector<GraphEntry>().swap(part.index.graphs);
         }
         for (Diagnostic& problem : part.index.problems) {
             if (problem.loc.line)

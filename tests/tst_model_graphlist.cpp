@@ -8,6 +8,7 @@
 #include <QJsonArray>
 #include <QJsonDocument>
 #include <QJsonObject>
+#include <QSignalSpy>
 
 #include <set>
 
@@ -133,6 +134,37 @@ private slots:
         QCOMPARE(failed.parent().siblingAtColumn(GraphListModel::NodesColumn).data().toString(),
                  failed.parent() == good.parent() ? QStringLiteral("2 graph(s), 1 failed")
                                                   : QStringLiteral("1 graph(s), 1 failed"));
+    }
+
+    // A log's index parses nothing: the count (or the failure) arrives when the graph is loaded.
+    void loadedGraphFillsItsRow() {
+        auto file = GraphFile::open(sharedPath("graphs/torch-trace/multi_rank_rank_1.log"));
+        JS_VERIFY_EXPECTED(file);
+        GraphListModel model;
+        QAbstractItemModelTester tester(&model, QAbstractItemModelTester::FailureReportingMode::QtTest);
+        model.setEntries(file->graphs());
+        const QModelIndex row = model.indexOfEntry(1);
+        QVERIFY(!row.siblingAtColumn(GraphListModel::NodesColumn).data().isValid());
+        Expected<Graph> graph = file->load(1);
+        JS_VERIFY_EXPECTED(graph);
+        QSignalSpy changed(&model, &QAbstractItemModel::dataChanged);
+        model.setLoaded(1, graph->size());
+        QCOMPARE(row.siblingAtColumn(GraphListModel::NodesColumn).data().toULongLong(),
+                 qulonglong(graph->size()));
+        QCOMPARE(changed.count(), 2); // the row and its group
+        const QModelIndex other = model.indexOfEntry(2);
+        const std::string error = file->fileName() + ":9:3: error: expected ')'";
+        model.setLoaded(2, 0, error);
+        QCOMPARE(other.siblingAtColumn(GraphListModel::KindColumn).data().toString(),
+                 QStringLiteral("failed"));
+        QCOMPARE(other.data(GraphListModel::ErrorRole).toString(), q(error));
+        QVERIFY(other.parent()
+                    .siblingAtColumn(GraphListModel::NodesColumn)
+                    .data()
+                    .toString()
+                    .endsWith(QStringLiteral(", 1 failed")));
+        model.setLoaded(9999, 5); // no such entry: nothing changes
+        QCOMPARE(changed.count(), 4);
     }
 
     void realTraceLog() {

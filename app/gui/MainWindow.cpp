@@ -561,10 +561,13 @@ void MainWindow::loadGraph(size_t index, std::function<void(bool)> done) {
             return {loaded.take(), std::nullopt, partition::loggedConfigFor(*file, index)};
         },
         [this, index, done](Parsed parsed) {
-            if (parsed.graph)
+            if (parsed.graph) {
                 showGraph(index, std::move(*parsed.graph), std::move(parsed.logged));
-            else
-                reportError(tr("Cannot load graph"), parsed.problem.value_or(Diagnostic{}));
+            } else {
+                const Diagnostic problem = parsed.problem.value_or(Diagnostic{});
+                graphListModel_->setLoaded(uint32_t(index), 0, problem.format());
+                reportError(tr("Cannot load graph"), problem);
+            }
             if (!parsed.graph)
                 pickedEntry_.reset(); // picking it again tries again
             if (done)
@@ -580,6 +583,7 @@ void MainWindow::showGraph(size_t index, Graph graph, std::optional<CompileConfi
     nodeModel_->setGraph(nullptr);
     inspectorModel_->setNode(nullptr, kNoNode);
     auto root = std::make_shared<const Graph>(std::move(graph));
+    graphListModel_->setLoaded(uint32_t(index), root->size()); // a log's index has no count before
     const QModelIndex row = graphListModel_->indexOfEntry(uint32_t(index));
     if (row.isValid())
         graphList_->setCurrentIndex(row);

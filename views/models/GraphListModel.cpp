@@ -62,6 +62,18 @@ QModelIndex GraphListModel::indexOfEntry(uint32_t entryIndex) const {
     return {};
 }
 
+void GraphListModel::setLoaded(uint32_t entryIndex, uint64_t nodes, std::string error) {
+    const QModelIndex row = indexOfEntry(entryIndex);
+    if (!row.isValid())
+        return;
+    GraphEntry& entry = entries_[row.internalId() - 1];
+    entry.nodes = error.empty() ? nodes : 0;
+    entry.error = std::move(error);
+    const int last = columnCount() - 1;
+    emit dataChanged(row.siblingAtColumn(0), row.siblingAtColumn(last));
+    emit dataChanged(row.parent().siblingAtColumn(0), row.parent().siblingAtColumn(last)); // "…, 1 failed"
+}
+
 QModelIndex GraphListModel::index(int row, int column, const QModelIndex& parent) const {
     if (row < 0 || column < 0 || column >= columnCount())
         return {};
@@ -146,7 +158,8 @@ QVariant GraphListModel::data(const QModelIndex& index, int role) const {
 }
 
 QVariant GraphListModel::headerData(int section, Qt::Orientation orientation, int role) const {
-    return columnTitle({tr("Graph"), tr("Kind"), tr("Nodes"), tr("Line"), tr("Rank")}, section, orientation, role);
+    return columnTitle({tr("Graph"), tr("Kind"), tr("Nodes"), tr("Line"), tr("Rank")}, section, orientation,
+                       role);
 }
 
 } // namespace jointscope::views

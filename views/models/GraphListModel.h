@@ -28,6 +28,9 @@ public:
     explicit GraphListModel(QObject* parent = nullptr);
 
     void setEntries(std::vector<GraphEntry> entries);
+    // What loading entry `entryIndex` found (a log's graphs are parsed only when picked): its node count, or
+    // the located error that says why it does not read (the row is then marked failed).
+    void setLoaded(uint32_t entryIndex, uint64_t nodes, std::string error = {});
     size_t entryCount() const { return entries_.size(); }
     int groupCount() const { return int(groups_.size()); }
     // Index of the row showing entry `entryIndex` (GraphEntry::index); invalid when absent.

@@ -205,11 +205,12 @@ private slots:
         QCOMPARE(int(g.error().loc.line), lineOf(metaText, "\"name\": \"tangents_1\"") - 1);
 
         // An op mismatch.
-        Graph joint =
-            *GraphFile::open(
-                 modelPath("mlp", "joint.txt"),
-                 OpenOptions{.metaPath = {}, .autoSidecars = false, .jsonParsed = {}, .progress = {}})
-                 ->load(0);
+        Graph joint = *GraphFile::open(modelPath("mlp", "joint.txt"), OpenOptions{.metaPath = {},
+                                                                                  .autoSidecars = false,
+                                                                                  .jsonParsed = {},
+                                                                                  .progress = {},
+                                                                                  .graphsFound = {}})
+                           ->load(0);
         const std::string bad = "{\"torch\": \"1.13\", \"nodes\": [\n"
                                 "{\"name\": \"t\", \"op\": \"call_function\"},\n"
                                 "  {\"name\": \"addmm\", \"op\": \"placeholder\", \"shape\": [1]}]}";

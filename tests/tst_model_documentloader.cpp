@@ -119,10 +119,23 @@ private slots:
         DocumentLoader loader;
         QSignalSpy loaded(&loader, &DocumentLoader::loaded);
         QSignalSpy progress(&loader, &DocumentLoader::progress);
+        std::vector<GraphEntry> found; // what a list filling in while the index grows shows
+        bool foundAfterLoaded = false;
+        connect(&loader, &DocumentLoader::graphsFound, this,
+                [&](quint64, std::shared_ptr<const std::vector<GraphEntry>> graphs) {
+                    foundAfterLoaded = foundAfterLoaded || loaded.count() > 0;
+                    found.insert(found.end(), graphs->begin(), graphs->end());
+                });
         loader.open(path);
         QVERIFY(loaded.wait(60000));
         auto opened = loaded.at(0).at(1).value<std::shared_ptr<OpenedFile>>();
         QCOMPARE(opened->file.graphs().size(), 12 * perCopy);
+        QVERIFY(!foundAfterLoaded);
+        QCOMPARE(found.size(), opened->file.graphs().size());
+        for (size_t i = 0; i < found.size(); ++i) {
+            QCOMPARE(found[i].index, opened->file.graphs()[i].index);
+            QCOMPARE(found[i].line, opened->file.graphs()[i].line);
+        }
         QVERIFY(opened->graph);
         double last = 0;
         int indexing = 0;

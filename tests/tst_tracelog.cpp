@@ -463,9 +463,21 @@ private slots:
             ++calls;
             return read <= total;
         };
+        std::vector<GraphEntry> found; // as a list filling in while the index grows sees them
+        options.found = [&](std::vector<GraphEntry> batch) {
+            QVERIFY(!batch.empty());
+            found.insert(found.end(), batch.begin(), batch.end());
+        };
         Expected<GraphIndex> streamed = indexTraceLogFile(file, options);
         JS_VERIFY_EXPECTED(streamed);
         QVERIFY(calls > 0);
+        QCOMPARE(found.size(), memory.graphs.size());
+        for (size_t i = 0; i < found.size(); ++i) {
+            QCOMPARE(found[i].index, uint32_t(i));
+            QCOMPARE(found[i].kind, memory.graphs[i].kind);
+            QCOMPARE(found[i].line, memory.graphs[i].line);
+            QCOMPARE(found[i].title, memory.graphs[i].title);
+        }
         QCOMPARE(streamed->graphs.size(), memory.graphs.size());
         for (size_t i = 0; i < memory.graphs.size(); ++i) {
             const GraphEntry& a = memory.graphs[i];

@@ -2,6 +2,7 @@
 
 #include "CanvasFeature.h"
 #include "Features.h"
+#include "GraphListFill.h"
 #include "HelpMenu.h"
 #include "RecentFiles.h"
 #include "canvas/GraphScene.h"
@@ -82,10 +83,8 @@ MainWindow::MainWindow(bool interactive, QWidget* parent) : QMainWindow(parent),
     connect(&loader_, &views::DocumentLoader::progress, this,
             [this](quint64, double fraction, const QString& step) {
                 loadBusy_->setRange(0, fraction < 0 ? 0 : 1000); // unknown: the bar runs to and fro
-                if (fraction >= 0)
-                    loadBusy_->setValue(int(fraction * 1000));
+                loadBusy_->setValue(fraction < 0 ? 0 : int(fraction * 1000));
                 loadBusy_->setFormat(step);
-                loadBusy_->setToolTip(step);
             });
     connect(&parseJob_, &views::BackgroundJob::failed, this, [this](quint64, const QString& message) {
         reportError(tr("Cannot load graph"),
@@ -112,6 +111,7 @@ void MainWindow::createDocks() {
     graphList_->setUniformRowHeights(true);
     graphList_->header()->setSectionResizeMode(QHeaderView::ResizeToContents);
     graphsDock_ = newDock(tr("Graphs"), QStringLiteral("graphsDock"), graphList_, this);
+    listFill_ = new GraphListFill(&loader_, graphListModel_, graphList_, graphsDock_, this);
     addDockWidget(Qt::LeftDockWidgetArea, graphsDock_);
     // One click picks a graph (Enter and a double click too); a double click also clicks, and the graph shown
     // or being parsed is not parsed again.
@@ -484,6 +484,7 @@ void MainWindow::onDocumentLoaded(quint64 ticket, std::shared_ptr<views::OpenedF
             .arg(opened->seconds, 0, 'f', 2));
     for (const Diagnostic& problem : file_->problems())
         log(QString::fromStdString(problem.format()));
+    listFill_->end(nullptr); // the new file's list replaces the partial one
     graphListModel_->setEntries(file_->graphs());
     for (Feature* f : features_)
         f->setFile(file_);
@@ -509,6 +510,8 @@ void MainWindow::onDocumentLoaded(quint64 ticket, std::shared_ptr<views::OpenedF
 }
 
 void MainWindow::finishDocument(quint64 ticket, bool ok) {
+    if (!loader_.busy()) // a log that did not open: the list goes back to the file shown
+        listFill_->end(file_ ? &file_->graphs() : nullptr);
     canvas_->setReading(loader_.busy());
     if (!loader_.busy()) {
         showReading(sessions_->reading());
@@ -561,15 +564,15 @@ void MainWindow::loadGraph(size_t index, std::function<void(bool)> done) {
             return {loaded.take(), std::nullopt, partition::loggedConfigFor(*file, index)};
         },
         [this, index, done](Parsed parsed) {
-            if (parsed.graph) {
+            if (parsed.graph)
                 showGraph(index, std::move(*parsed.graph), std::move(parsed.logged));
-            } else {
-                const Diagnostic problem = parsed.problem.value_or(Diagnostic{});
-                graphListModel_->setLoaded(uint32_t(index), 0, problem.format());
-                reportError(tr("Cannot load graph"), problem);
-            }
-            if (!parsed.graph)
+            else
+                reportError(tr("Cannot load graph"), parsed.problem.value_or(Diagnostic{}));
+            if (!parsed.graph) {
                 pickedEntry_.reset(); // picking it again tries again
+                graphListModel_->setLoaded(uint32_t(index), 0,
+                                           parsed.problem.value_or(Diagnostic{}).format());
+            }
             if (done)
                 done(parsed.graph.has_value());
         });

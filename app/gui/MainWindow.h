@@ -40,6 +40,7 @@ class NodeTableModel;
 namespace jointscope::gui {
 
 class CanvasFeature;
+class GraphListFill;
 class RecentFiles;
 
 class MainWindow : public QMainWindow, private SessionHost {
@@ -137,6 +138,7 @@ private:
     views::DocumentLoader loader_;
     views::BackgroundJob parseJob_;     // a graph picked in the Graphs dock
     std::optional<size_t> pickedEntry_; // the entry shown or being parsed
+    GraphListFill* listFill_ = nullptr; // the Graphs dock while a log is indexed
     std::vector<std::pair<quint64, std::function<void(bool)>>> afterLoad_; // by the ticket they wait on
 
     views::GraphScene* scene_ = nullptr;

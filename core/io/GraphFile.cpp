@@ -152,6 +152,7 @@ Expected<GraphFile> GraphFile::openTraceLog(const std::string& path, std::string
         return *problem;
     TraceIndexOptions indexOptions;
     indexOptions.progress = options.progress;
+    indexOptions.found = options.graphsFound;
     Expected<GraphIndex> index = indexTraceLogFile(path, indexOptions);
     if (!index)
         return index.error();
@@ -391,7 +392,9 @@ Expected<GraphFile> GraphFile::openFolder(const std::string& path, const OpenOpt
         Expected<std::string> head = readHead(log.string());
         if (!head || !looksLikeTraceLog(*head))
             continue; // not a TORCH_TRACE log: other files may sit beside the logs
-        Expected<GraphFile> file = openTraceLog(log.string(), *head, options);
+        OpenOptions rankOptions = options;
+        rankOptions.graphsFound = nullptr; // a rank's own indices and titles are not the folder's
+        Expected<GraphFile> file = openTraceLog(log.string(), *head, rankOptions);
         if (!file)
             return file.error();
         std::optional<int32_t> rank;

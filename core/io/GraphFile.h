@@ -26,6 +26,8 @@ struct OpenOptions {
     // TORCH_TRACE logs: called while the log is indexed (TraceIndexOptions::progress); false cancels the
     // open.
     std::function<bool(uint64_t bytesRead, uint64_t totalBytes, size_t graphs)> progress;
+    // A TORCH_TRACE log file (not a folder): its graphs as the index finds them (TraceIndexOptions::found).
+    std::function<void(std::vector<GraphEntry>)> graphsFound;
 };
 
 // One log of a folder of per-rank TORCH_TRACE logs.

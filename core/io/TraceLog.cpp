@@ -21,6 +21,7 @@
 #include <fstream>
 #include <functional>
 #include <future>
+#include <mutex>
 #include <optional>
 #include <thread>
 #include <unordered_map>
@@ -382,6 +383,7 @@ public:
     }
 
     size_t graphs() const { return part_.index.graphs.size(); }
+    const std::vector<GraphEntry>& entries() const { return part_.index.graphs; }
 
     TracePartIndex finish() && {
         closeRecord();
@@ -680,11 +682,16 @@ struct SharedProgress {
     std::atomic<uint64_t> bytes{0};
     std::atomic<size_t> graphs{0};
     std::atomic<bool> cancel{false};
+    // The first part's graphs as it finds them (their indices and lines are final), for
+    // TraceIndexOptions::found; only when asked.
+    bool publish = false;
+    std::mutex mutex;
+    std::vector<GraphEntry> published;
 };
 
 // Pushes the lines of bytes [begin, end) of `in` to `indexer`, reading blocks; false when cancelled.
 bool streamLines(std::istream& in, uint64_t begin, uint64_t end, TraceIndexer& indexer,
-                 SharedProgress& shared) {
+                 SharedProgress& shared, bool firstPart) {
     std::string buffer(kBlockBytes, '\0');
     in.seekg(static_cast<std::streamoff>(begin));
     uint64_t base = begin; // file offset of buffer[0]
@@ -707,6 +714,12 @@ bool streamLines(std::istream& in, uint64_t begin, uint64_t end, TraceIndexer& i
             start = stop + 1;
         }
         shared.graphs += indexer.graphs() - graphsBefore;
+        if (firstPart && shared.publish && indexer.graphs() > graphsBefore) {
+            const std::lock_guard<std::mutex> lock(shared.mutex);
+            shared.published.insert(shared.published.end(),
+                                    indexer.entries().begin() + ptrdiff_t(graphsBefore),
+                                    indexer.entries().end());
+        }
         if (last) {
             if (start < used) {
                 std::string_view line(buffer.data() + start, used - start);
@@ -863,28 +876,48 @@ Expected<GraphIndex> indexTraceLogFile(const std::string& path, const TraceIndex
     const std::vector<uint64_t> starts = partStarts(probe, size, threads);
 
     SharedProgress shared;
+    shared.publish = bool(options.found);
     std::vector<std::future<TracePartIndex>> running;
     for (size_t i = 0; i < starts.size(); ++i) {
         const uint64_t begin = starts[i];
         const uint64_t end = i + 1 < starts.size() ? starts[i + 1] : size;
-        running.push_back(std::async(std::launch::async, [&path, begin, end, &shared] {
+        running.push_back(std::async(std::launch::async, [&path, begin, end, &shared, first = i == 0] {
             TraceIndexer indexer(path, /*holdPayloads=*/false,
                                  [&path](uint64_t b, uint64_t e) { return readSpan(path, b, e); });
             std::ifstream in(path, std::ios::binary);
-            streamLines(in, begin, end, indexer, shared);
+            streamLines(in, begin, end, indexer, shared, first);
             return std::move(indexer).finish();
         }));
     }
+    size_t delivered = 0; // graphs handed to options.found
+    auto deliverPublished = [&] {
+        std::vector<GraphEntry> batch;
+        {
+            const std::lock_guard<std::mutex> lock(shared.mutex);
+            batch.swap(shared.published);
+        }
+        if (!batch.empty() && !shared.cancel) {
+            delivered += batch.size();
+            options.found(std::move(batch));
+        }
+    };
     for (std::future<TracePartIndex>& part : running)
         do {
             if (options.progress && !shared.cancel && !options.progress(shared.bytes, size, shared.graphs))
                 shared.cancel = true;
+            if (options.found)
+                deliverPublished();
         } while (part.wait_for(std::chrono::milliseconds(50)) != std::future_status::ready);
+    if (options.found)
+        deliverPublished();
     std::vector<TracePartIndex> parts;
     for (std::future<TracePartIndex>& part : running)
         parts.push_back(part.get());
     GraphIndex index = mergeParts(std::move(parts), path);
     index.cancelled = shared.cancel;
+    if (options.found && !index.cancelled && delivered < index.graphs.size())
+        options.found(
+            std::vector<GraphEntry>(index.graphs.begin() + ptrdiff_t(delivered), index.graphs.end()));
     if (options.progress && !index.cancelled)
         options.progress(size, size, index.graphs.size());
     return index;

@@ -36,6 +36,10 @@ struct TraceIndexOptions {
     // Called now and then on the calling thread with the bytes read and graphs found so far; returning false
     // stops the index (GraphIndex::cancelled).
     std::function<bool(uint64_t bytesRead, uint64_t totalBytes, size_t graphs)> progress;
+    // Called now and then on the calling thread with the graphs found since the last call, in file order;
+    // every graph comes exactly once, the last ones after the whole log is read: a list can fill in as the
+    // index grows.
+    std::function<void(std::vector<GraphEntry>)> found;
     unsigned threads = 0;                         // parts of a big log read at once; 0: one per core
     uint64_t bytesPerThread = uint64_t(32) << 20; // a log smaller than this is read on one thread
 };

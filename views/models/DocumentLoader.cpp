@@ -21,6 +21,8 @@ struct ReadOutcome {
 DocumentLoader::DocumentLoader(QObject* parent) : QObject(parent) {
     qRegisterMetaType<std::shared_ptr<OpenedFile>>("std::shared_ptr<jointscope::views::OpenedFile>");
     qRegisterMetaType<Diagnostic>("jointscope::Diagnostic");
+    qRegisterMetaType<std::shared_ptr<const std::vector<GraphEntry>>>(
+        "std::shared_ptr<const std::vector<jointscope::GraphEntry>>");
     connect(&job_, &BackgroundJob::started, this, [this](quint64 ticket) { emit started(ticket, path_); });
     connect(&job_, &BackgroundJob::cancelled, this, &DocumentLoader::cancelled);
     connect(&job_, &BackgroundJob::progress, this,
@@ -39,7 +41,7 @@ DocumentLoader::~DocumentLoader() {
 quint64 DocumentLoader::open(const QString& path) {
     path_ = path;
     return job_.run(
-        [path](JobControl& control) -> ReadOutcome {
+        [this, path](JobControl& control) -> ReadOutcome {
             QElapsedTimer clock;
             clock.start();
             control.progress(-1, QStringLiteral("reading"));
@@ -53,6 +55,17 @@ quint64 DocumentLoader::open(const QString& path) {
                                           locale.toString(qulonglong(total >> 20)),
                                           locale.toString(qulonglong(graphs))));
                 return !control.cancelled();
+            };
+            // Delivered on the UI thread, and only while this open is the newest.
+            options.graphsFound = [this, ticket = control.ticket()](std::vector<GraphEntry> batch) {
+                auto graphs = std::make_shared<const std::vector<GraphEntry>>(std::move(batch));
+                QMetaObject::invokeMethod(
+                    this,
+                    [this, ticket, graphs] {
+                        if (ticket == job_.ticket())
+                            emit graphsFound(ticket, graphs);
+                    },
+                    Qt::QueuedConnection);
             };
             auto file = GraphFile::open(path.toStdString(), options);
             if (control.cancelled())

@@ -51,6 +51,9 @@ signals:
     // "reading", "indexing 312 of 1,024 MB · 3,120 graphs", "parsing"; fraction in [0, 1], negative when
     // unknown.
     void progress(quint64 ticket, double fraction, const QString& step);
+    // A TORCH_TRACE log's graphs as its index finds them, in file order, before loaded() (which lists them
+    // all): each batch follows the ones before.
+    void graphsFound(quint64 ticket, std::shared_ptr<const std::vector<jointscope::GraphEntry>> graphs);
     void loaded(quint64 ticket, std::shared_ptr<jointscope::views::OpenedFile> opened);
     void failed(quint64 ticket, const jointscope::Diagnostic& error);
     void cancelled(quint64 ticket);

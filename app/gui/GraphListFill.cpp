@@ -1,0 +1,53 @@
+#include "GraphListFill.h"
+
+#include "models/DocumentLoader.h"
+#include "models/GraphListModel.h"
+
+#include <QDockWidget>
+#include <QTimer>
+#include <QWidget>
+
+#include <utility>
+
+namespace jointscope::gui {
+
+GraphListFill::GraphListFill(const views::DocumentLoader* loader, views::GraphListModel* model, QWidget* list,
+                             QDockWidget* dock, QObject* parent)
+    : QObject(parent), loader_(loader), model_(model), list_(list), dock_(dock), refresh_(new QTimer(this)) {
+    connect(loader_, &views::DocumentLoader::started, this, &GraphListFill::restart);
+    connect(loader_, &views::DocumentLoader::graphsFound, this,
+            [this](quint64 ticket, std::shared_ptr<const std::vector<GraphEntry>> graphs) {
+                if (ticket == loader_->ticket())
+                    add(*graphs);
+            });
+    refresh_->setSingleShot(true);
+    refresh_->setInterval(250); // a model reset per batch would stall a list of 100k graphs
+    connect(refresh_, &QTimer::timeout, this, [this] {
+        listed_ = true;
+        list_->setEnabled(false);
+        model_->setEntries(found_);
+        dock_->setVisible(true);
+    });
+}
+
+void GraphListFill::restart() {
+    found_.clear();
+    refresh_->stop();
+}
+
+void GraphListFill::add(const std::vector<GraphEntry>& graphs) {
+    found_.insert(found_.end(), graphs.begin(), graphs.end());
+    if (!refresh_->isActive())
+        refresh_->start();
+}
+
+void GraphListFill::end(const std::vector<GraphEntry>* shown) {
+    restart();
+    list_->setEnabled(true);
+    if (std::exchange(listed_, false) && shown) {
+        model_->setEntries(*shown);
+        dock_->setVisible(shown->size() > 1);
+    }
+}
+
+} // namespace jointscope::gui

@@ -102,17 +102,21 @@ std::array<uint8_t, 16> Md5::finish() {
     return digest;
 }
 
-std::string md5Hex(std::string_view data) {
-    Md5 md5;
-    md5.update(data);
+std::string md5HexOf(const std::array<uint8_t, 16>& digest) {
     static constexpr char kHex[] = "0123456789abcdef";
     std::string out;
     out.reserve(32);
-    for (uint8_t byte : md5.finish()) {
+    for (uint8_t byte : digest) {
         out += kHex[byte >> 4];
         out += kHex[byte & 15];
     }
     return out;
+}
+
+std::string md5Hex(std::string_view data) {
+    Md5 md5;
+    md5.update(data);
+    return md5HexOf(md5.finish());
 }
 
 } // namespace jointscope

@@ -23,6 +23,8 @@ private:
     uint64_t length_ = 0; // bytes hashed so far
 };
 
+// Lower-case hex of a finished digest.
+std::string md5HexOf(const std::array<uint8_t, 16>& digest);
 // Lower-case hex digest of `data`, e.g. "d41d8cd98f00b204e9800998ecf8427e" for "".
 std::string md5Hex(std::string_view data);
 

@@ -505,7 +505,7 @@ private:
 
     // The payload's md5 against has_payload; returns the payload's digest ("" without payload lines).
     std::string checkPayload(OpenRecord& r) {
-        const std::string actual = r.firstPayloadLine ? hexDigest(r.md5.finish()) : md5Hex("");
+        const std::string actual = r.firstPayloadLine ? md5HexOf(r.md5.finish()) : md5Hex("");
         using HasPayload = RecordSummary::HasPayload;
         if (r.hasPayload == HasPayload::Absent || r.hasPayload == HasPayload::Null) {
             if (r.firstPayloadLine)
@@ -532,16 +532,6 @@ private:
             locateJsonDamage(Payload{text, r.firstPayloadLine, r.payloadLines});
         }
         return actual;
-    }
-
-    static std::string hexDigest(const std::array<uint8_t, 16>& digest) {
-        static constexpr char kHex[] = "0123456789abcdef";
-        std::string out;
-        for (uint8_t byte : digest) {
-            out += kHex[byte >> 4];
-            out += kHex[byte & 15];
-        }
-        return out;
     }
 
     void locateJsonDamage(const Payload& payload) {

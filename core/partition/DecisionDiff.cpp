@@ -30,17 +30,6 @@ Expected<std::vector<std::string>> namesOf(const Json& doc, const char* key, con
     return names;
 }
 
-// The names of `from` that `other` lacks, in `from`'s order.
-std::vector<std::string> without(const std::vector<std::string>& from,
-                                 const std::vector<std::string>& other) {
-    const std::unordered_set<std::string> drop(other.begin(), other.end());
-    std::vector<std::string> out;
-    for (const std::string& name : from)
-        if (!drop.count(name))
-            out.push_back(name);
-    return out;
-}
-
 } // namespace
 
 std::string DecisionDocument::describe(const std::string& node) const {
@@ -97,15 +86,25 @@ Expected<DecisionDocument> readDecisionDocument(std::string_view text, const std
     return d;
 }
 
+std::vector<std::string> namesMissingFrom(const std::vector<std::string>& from,
+                                          const std::vector<std::string>& other) {
+    const std::unordered_set<std::string> drop(other.begin(), other.end());
+    std::vector<std::string> out;
+    for (const std::string& name : from)
+        if (!drop.count(name))
+            out.push_back(name);
+    return out;
+}
+
 DecisionDiff diffDecisions(const DecisionDocument& a, const DecisionDocument& b) {
     DecisionDiff diff;
     diff.sameGraph = a.graph == b.graph;
-    diff.savedOnlyA = without(a.saved, b.saved);
-    diff.savedOnlyB = without(b.saved, a.saved);
-    diff.savedSymOnlyA = without(a.savedSym, b.savedSym);
-    diff.savedSymOnlyB = without(b.savedSym, a.savedSym);
-    diff.recomputedOnlyA = without(a.recomputed, b.recomputed);
-    diff.recomputedOnlyB = without(b.recomputed, a.recomputed);
+    diff.savedOnlyA = namesMissingFrom(a.saved, b.saved);
+    diff.savedOnlyB = namesMissingFrom(b.saved, a.saved);
+    diff.savedSymOnlyA = namesMissingFrom(a.savedSym, b.savedSym);
+    diff.savedSymOnlyB = namesMissingFrom(b.savedSym, a.savedSym);
+    diff.recomputedOnlyA = namesMissingFrom(a.recomputed, b.recomputed);
+    diff.recomputedOnlyB = namesMissingFrom(b.recomputed, a.recomputed);
     diff.orderDiffers = diff.savedOnlyA.empty() && diff.savedOnlyB.empty() && a.saved != b.saved;
     return diff;
 }

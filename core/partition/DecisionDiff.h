@@ -47,4 +47,8 @@ struct DecisionDiff {
 
 DecisionDiff diffDecisions(const DecisionDocument& a, const DecisionDocument& b);
 
+// The names of `from` that `other` lacks, in `from`'s order.
+std::vector<std::string> namesMissingFrom(const std::vector<std::string>& from,
+                                          const std::vector<std::string>& other);
+
 } // namespace jointscope::partition

@@ -1,5 +1,7 @@
 #include "models/PartitionModel.h"
 
+#include "partition/DecisionDiff.h"
+
 #include "models/ColumnTitles.h"
 #include "models/NodeFormat.h"
 
@@ -27,16 +29,6 @@ std::vector<std::string> namesOf(const Partition& p, const std::vector<NodeId>& 
     for (NodeId id : ids)
         names.push_back(p.graph.node(id).name);
     return names;
-}
-
-// Names in `a` and not in `b`, in `a`'s order.
-std::vector<std::string> minus(const std::vector<std::string>& a, const std::vector<std::string>& b) {
-    const std::set<std::string> other(b.begin(), b.end());
-    std::vector<std::string> out;
-    for (const std::string& name : a)
-        if (!other.count(name))
-            out.push_back(name);
-    return out;
 }
 
 // "1 node", "4 nodes" (no translator is installed to resolve tr()'s %n plurals).
@@ -145,8 +137,8 @@ void PartitionModel::setPartition(const Graph* shown, std::shared_ptr<const Part
         }
         const std::vector<std::string> ours = savedNames(p);
         if (torchSaved) {
-            const auto onlyTorch = minus(*torchSaved, ours);
-            const auto onlyOurs = minus(ours, *torchSaved);
+            const auto onlyTorch = partition::namesMissingFrom(*torchSaved, ours);
+            const auto onlyOurs = partition::namesMissingFrom(ours, *torchSaved);
             add(summary, tr("Torch's decision"),
                 onlyTorch.empty() && onlyOurs.empty()
                     ? tr("same saved set")
@@ -158,10 +150,11 @@ void PartitionModel::setPartition(const Graph* shown, std::shared_ptr<const Part
             addLoggedRun(*loggedRun_);
         if (previous) {
             const std::vector<std::string> before = savedNames(*previous);
-            addNodes(tr("Became saved"), minus(ours, before), tr("now saved"));
-            addNodes(tr("No longer saved"), minus(before, ours), tr("was saved"));
+            addNodes(tr("Became saved"), partition::namesMissingFrom(ours, before), tr("now saved"));
+            addNodes(tr("No longer saved"), partition::namesMissingFrom(before, ours), tr("was saved"));
             addNodes(tr("Became recomputed"),
-                     minus(namesOf(p, p.recomputed), namesOf(*previous, previous->recomputed)),
+                     partition::namesMissingFrom(namesOf(p, p.recomputed),
+                                                 namesOf(*previous, previous->recomputed)),
                      tr("now recomputed"));
         }
     }

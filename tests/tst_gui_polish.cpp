@@ -11,6 +11,7 @@
 #include "PartitionDocument.h"
 #include "PartitionFeature.h"
 #include "PartitionPanel.h"
+#include "ReadingIndicator.h"
 #include "RuntimeFeature.h"
 #include "ShardingDocument.h"
 #include "ShardingFeature.h"
@@ -30,13 +31,18 @@
 #include <QDockWidget>
 #include <QGraphicsTextItem>
 #include <QLabel>
+#include <QMainWindow>
 #include <QMenuBar>
+#include <QProgressBar>
 #include <QSettings>
+#include <QSignalSpy>
 #include <QStandardPaths>
+#include <QStatusBar>
 #include <QTabWidget>
 #include <QTemporaryDir>
 #include <QTest>
 #include <QTextBrowser>
+#include <QToolButton>
 #include <QValueAxis>
 
 using namespace jointscope;
@@ -330,6 +336,41 @@ private slots:
         QTRY_VERIFY(model->summaryValue(QStringLiteral("Pins overridden")).isEmpty());
         QVERIFY(!item->partitionMark().pinOverridden);
         doc->waitForIdle();
+    }
+
+    // The status bar's reading indicator: hidden and deaf to Esc until shown; the bar shows the step and
+    // its fraction, a step of unknown length runs to and fro; Esc and the button ask to cancel.
+    void readingIndicatorShowsTheStepAndCancels() {
+        QMainWindow window;
+        gui::ReadingIndicator reading(window.statusBar(), &window);
+        window.show();
+        QVERIFY(QTest::qWaitForWindowExposed(&window));
+        auto* bar = window.statusBar()->findChild<QProgressBar*>();
+        auto* button = window.statusBar()->findChild<QToolButton*>();
+        QVERIFY(bar && button);
+        QVERIFY(!bar->isVisible() && !button->isVisible());
+        QSignalSpy cancelled(&reading, &gui::ReadingIndicator::cancelRequested);
+        QTest::keyClick(&window, Qt::Key_Escape);
+        QCOMPARE(cancelled.count(), 0);
+
+        reading.setShown(true);
+        QVERIFY(bar->isVisible() && button->isVisible());
+        reading.setProgress(0.305, QStringLiteral("indexing 312 of 1,024 MB · 3,120 graphs"));
+        QCOMPARE(bar->maximum(), 1000);
+        QCOMPARE(bar->value(), 305);
+        QCOMPARE(bar->format(), QStringLiteral("indexing 312 of 1,024 MB · 3,120 graphs"));
+        reading.setStep(QStringLiteral("reading session"));
+        QCOMPARE(bar->maximum(), 0);
+        QCOMPARE(bar->format(), QStringLiteral("reading session"));
+        QTest::keyClick(&window, Qt::Key_Escape);
+        QCOMPARE(cancelled.count(), 1);
+        button->click();
+        QCOMPARE(cancelled.count(), 2);
+
+        reading.setShown(false);
+        QVERIFY(!bar->isVisible());
+        QTest::keyClick(&window, Qt::Key_Escape);
+        QCOMPARE(cancelled.count(), 2);
     }
 
 private:

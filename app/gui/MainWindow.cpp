@@ -4,6 +4,7 @@
 #include "Features.h"
 #include "GraphListFill.h"
 #include "HelpMenu.h"
+#include "ReadingIndicator.h"
 #include "RecentFiles.h"
 #include "canvas/GraphScene.h"
 #include "canvas/GraphView.h"
@@ -32,15 +33,12 @@
 #include <QMessageBox>
 #include <QMimeData>
 #include <QPlainTextEdit>
-#include <QProgressBar>
 #include <QSettings>
-#include <QShortcut>
 #include <QSortFilterProxyModel>
 #include <QStatusBar>
 #include <QTableView>
 #include <QTimer>
 #include <QToolBar>
-#include <QToolButton>
 #include <QTreeView>
 #include <QVBoxLayout>
 
@@ -81,11 +79,7 @@ MainWindow::MainWindow(bool interactive, QWidget* parent) : QMainWindow(parent),
         finishDocument(ticket, false);
     });
     connect(&loader_, &views::DocumentLoader::progress, this,
-            [this](quint64, double fraction, const QString& step) {
-                loadBusy_->setRange(0, fraction < 0 ? 0 : 1000); // unknown: the bar runs to and fro
-                loadBusy_->setValue(fraction < 0 ? 0 : int(fraction * 1000));
-                loadBusy_->setFormat(step);
-            });
+            [this](quint64, double fraction, const QString& step) { reading_->setProgress(fraction, step); });
     connect(&parseJob_, &views::BackgroundJob::failed, this, [this](quint64, const QString& message) {
         reportError(tr("Cannot load graph"),
                     makeError({filePath_.toStdString(), 0, 0}, message.toStdString()));
@@ -228,24 +222,11 @@ void MainWindow::createFeatures() {
     statusBar()->addWidget(statsLabel_, 1);
     for (QWidget* w : canvas_->statusWidgets())
         statusBar()->addPermanentWidget(w);
-    loadBusy_ = new QProgressBar(this);
-    loadBusy_->setRange(0, 0);
-    loadBusy_->setMaximumWidth(320); // "indexing 312 of 1,024 MB · 3,120 graphs"
-    loadBusy_->setVisible(false);
-    loadCancel_ = new QToolButton(this);
-    loadCancel_->setText(tr("Cancel (Esc)"));
-    loadCancel_->setToolTip(tr("Stop reading the file; the graph shown stays"));
-    loadCancel_->setVisible(false);
-    loadEscape_ = new QShortcut(QKeySequence(Qt::Key_Escape), this);
-    loadEscape_->setEnabled(false);
-    auto cancelReading = [this] {
+    reading_ = new ReadingIndicator(statusBar(), this);
+    connect(reading_, &ReadingIndicator::cancelRequested, this, [this] {
         sessions_->cancelOpen();
         loader_.cancel();
-    };
-    connect(loadCancel_, &QToolButton::clicked, this, cancelReading);
-    connect(loadEscape_, &QShortcut::activated, this, cancelReading);
-    statusBar()->addPermanentWidget(loadBusy_);
-    statusBar()->addPermanentWidget(loadCancel_);
+    });
 }
 
 void MainWindow::placeFeatureDocks() {
@@ -456,8 +437,7 @@ bool MainWindow::readGraphFile(const QString& path) {
     loader_.open(path); // a file still being read is superseded: it reports cancelled
     canvas_->setReading(true);
     showReading(true);
-    loadBusy_->setRange(0, 0);
-    loadBusy_->setFormat(tr("reading"));
+    reading_->setStep(tr("reading"));
     canvas_->setLayoutStatus(tr("reading %1…").arg(QFileInfo(path).fileName()));
     return true;
 }
@@ -465,13 +445,11 @@ bool MainWindow::readGraphFile(const QString& path) {
 void MainWindow::showSessionReading(bool reading) {
     showReading(reading || loader_.busy());
     if (reading)
-        loadBusy_->setFormat(tr("reading session"));
+        reading_->setStep(tr("reading session"));
 }
 
 void MainWindow::showReading(bool reading) {
-    loadBusy_->setVisible(reading);
-    loadCancel_->setVisible(reading);
-    loadEscape_->setEnabled(reading);
+    reading_->setShown(reading);
 }
 
 void MainWindow::onDocumentLoaded(quint64 ticket, std::shared_ptr<views::OpenedFile> opened) {

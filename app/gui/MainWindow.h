@@ -22,11 +22,8 @@
 class QLabel;
 class QMenu;
 class QPlainTextEdit;
-class QProgressBar;
-class QShortcut;
 class QSortFilterProxyModel;
 class QTableView;
-class QToolButton;
 class QTreeView;
 
 namespace jointscope::views {
@@ -41,6 +38,7 @@ namespace jointscope::gui {
 
 class CanvasFeature;
 class GraphListFill;
+class ReadingIndicator;
 class RecentFiles;
 
 class MainWindow : public QMainWindow, private SessionHost {
@@ -156,9 +154,7 @@ private:
     QDockWidget* inspectorDock_ = nullptr;
     QDockWidget* logDock_ = nullptr;
     QLabel* statsLabel_ = nullptr;
-    QProgressBar* loadBusy_ = nullptr;
-    QToolButton* loadCancel_ = nullptr;
-    QShortcut* loadEscape_ = nullptr;
+    ReadingIndicator* reading_ = nullptr;
     RecentFiles* recent_ = nullptr;
     QAction* openAction_ = nullptr;
     bool syncingSelection_ = false;

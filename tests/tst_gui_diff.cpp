@@ -6,12 +6,18 @@
 #include "testutil.h"
 
 #include "CanvasFeature.h"
+#include "DecisionDiffFeature.h"
 #include "DiffFeature.h"
 #include "MainWindow.h"
+#include "PartitionDocument.h"
+#include "PartitionFeature.h"
 #include "canvas/GraphScene.h"
 #include "canvas/NodeItem.h"
 #include "io/FxWriter.h"
+#include "models/DecisionDiffModel.h"
 #include "models/DiffModel.h"
+#include "partition/DecisionDiff.h"
+#include "partition/Partitioner.h"
 
 #include <QAction>
 #include <QDockWidget>
@@ -19,6 +25,7 @@
 #include <QGraphicsItem>
 #include <QRadioButton>
 #include <QSettings>
+#include <QTableView>
 #include <QTemporaryDir>
 
 using namespace jointscope;
@@ -43,6 +50,23 @@ int framedNodes(const MainWindow& window) {
     for (QGraphicsItem* item : window.scene()->items())
         frames += item->type() == kDiffFrameType;
     return frames;
+}
+
+// The node names of `ids` in the decision's graph.
+std::vector<std::string> names(const partition::Partition& p, const std::vector<NodeId>& ids) {
+    std::vector<std::string> out;
+    for (NodeId id : ids)
+        out.push_back(p.graph.node(id).name);
+    return out;
+}
+
+// The names of `from` that `other` lacks, in `from`'s order, as the list shows them.
+QStringList missing(const std::vector<std::string>& from, const std::vector<std::string>& other) {
+    QStringList out;
+    for (const std::string& name : from)
+        if (std::find(other.begin(), other.end(), name) == other.end())
+            out << QString::fromStdString(name);
+    return out;
 }
 
 } // namespace
@@ -181,6 +205,98 @@ private slots:
         QVERIFY(std::any_of(shownB->nodes().begin(), shownB->nodes().end(),
                             [](const Node& n) { return !n.meta.recompute.empty(); }));
         QTRY_VERIFY_WITH_TIMEOUT(framedNodes(window) == int(tags), 60000);
+    }
+
+    // The Decision Diff dock on torch 1.13's MLP: the decision shown equals torch's own (reference.json);
+    // kept at budget 1 and solved again at budget 0 (only the inputs saved), the list holds what moved —
+    // the set differences of the two results, taken here; a decision file is a baseline too, a broken one is
+    // refused with its place; a row selects its node; another graph drops the baselines.
+    void decisionDiffFollowsTheBudget() {
+        MainWindow window(false);
+        window.show();
+        QVERIFY(window.openFile(q(sharedPath("graphs/torch-1.13/mlp/joint.txt"))));
+        gui::PartitionDocument* doc = window.feature<gui::PartitionFeature>()->document();
+        QTRY_VERIFY_WITH_TIMEOUT(!window.loading() && window.scene()->hasLayout() && !window.layoutBusy() &&
+                                     doc->result() && !doc->busy(),
+                                 60000);
+        gui::DecisionDiffFeature* feature = window.feature<gui::DecisionDiffFeature>();
+        QVERIFY(feature);
+        views::DecisionDiffModel* model = feature->model();
+        QCOMPARE(feature->baselines(), QStringList{QStringLiteral("torch's decision")});
+        QCOMPARE(feature->baseline(), 0);
+        QCOMPARE(model->rowCount(), 0);
+        QVERIFY2(feature->summaryText().contains(QStringLiteral("The same decision")),
+                 qPrintable(feature->summaryText()));
+
+        const auto before = doc->result();
+        QVERIFY(feature->keepDecision());
+        QCOMPARE(feature->baselines().size(), 2);
+        QVERIFY(feature->baselines()[1].startsWith(QStringLiteral("kept 1: budget 1.00")));
+        QCOMPARE(feature->baseline(), 1);
+        QCOMPARE(model->rowCount(), 0);
+
+        doc->setBudget(0.0);
+        QTRY_VERIFY_WITH_TIMEOUT(!doc->busy() && doc->result() && doc->result()->options.memoryBudget == 0.0,
+                                 60000);
+        const auto after = doc->result();
+        const std::vector<std::string> savedBefore = names(*before->partition, before->partition->saved);
+        const std::vector<std::string> savedAfter = names(*after->partition, after->partition->saved);
+        const std::vector<std::string> recBefore = names(*before->partition, before->partition->recomputed);
+        const std::vector<std::string> recAfter = names(*after->partition, after->partition->recomputed);
+        QVERIFY(!missing(savedBefore, savedAfter).isEmpty()); // budget 0 saves less
+        QTRY_COMPARE(model->nodes(views::DecisionChange::SavedOnlyInBaseline),
+                     missing(savedBefore, savedAfter));
+        QCOMPARE(model->nodes(views::DecisionChange::SavedOnlyHere), missing(savedAfter, savedBefore));
+        QCOMPARE(model->nodes(views::DecisionChange::RecomputedOnlyHere), missing(recAfter, recBefore));
+        QCOMPARE(model->nodes(views::DecisionChange::RecomputedOnlyInBaseline), missing(recBefore, recAfter));
+        QVERIFY2(feature->summaryText().contains(QStringLiteral("budget 0.00")) &&
+                     feature->summaryText().contains(QStringLiteral("kept 1: budget 1.00")),
+                 qPrintable(feature->summaryText()));
+
+        // A row selects its node on the canvas.
+        auto* table = feature->dock()->findChild<QTableView*>();
+        QVERIFY(table);
+        table->setCurrentIndex(model->index(0, 1));
+        QCOMPARE(selectedName(window), model->index(0, 1).data().toString());
+        if (const QString shots = qEnvironmentVariable("JOINTSCOPE_TEST_SHOTS"); !shots.isEmpty()) {
+            feature->dock()->raise();
+            QTest::qWait(100);
+            window.grab().save(shots + QStringLiteral("/decision-diff.png"));
+        }
+
+        // Back to torch's decision: budget 0 against it.
+        feature->setBaseline(0);
+        QVERIFY(model->rowCount() > 0);
+
+        // A decision file as baseline: the budget-0 decision itself, then the same decision.
+        const QString file = dir_.filePath(QStringLiteral("budget0.json"));
+        {
+            QFile out(file);
+            QVERIFY(out.open(QIODevice::WriteOnly));
+            out.write(QByteArray::fromStdString(doc->decisionJson()));
+        }
+        QVERIFY(feature->openDecision(file));
+        QCOMPARE(feature->baselines().last(), QStringLiteral("budget0.json"));
+        QCOMPARE(feature->baseline(), 2);
+        QCOMPARE(model->rowCount(), 0);
+        QVERIFY(feature->summaryText().contains(QStringLiteral("The same decision")));
+
+        const QString broken = dir_.filePath(QStringLiteral("broken.json"));
+        {
+            QFile out(broken);
+            QVERIFY(out.open(QIODevice::WriteOnly));
+            out.write("{\"format\": \"jointscope-decision\", \"saved\": [1, 2");
+        }
+        QVERIFY(!feature->openDecision(broken));
+        QCOMPARE(feature->baselines().size(), 3);
+
+        // Another graph: the MLP's decisions name none of its nodes.
+        QVERIFY(window.openFile(q(sharedPath("graphs/torch-1.13/gpt_block2/joint.txt"))));
+        QTRY_VERIFY_WITH_TIMEOUT(!window.loading() && doc->result() && !doc->busy() &&
+                                     doc->result()->partition->graph.nodes().size() !=
+                                         before->partition->graph.nodes().size(),
+                                 60000);
+        QTRY_COMPARE(feature->baselines(), QStringList{QStringLiteral("torch's decision")});
     }
 };
 

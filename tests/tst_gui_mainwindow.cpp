@@ -155,7 +155,7 @@ private slots:
     // window (a tab or a split where asked) and every menu entry is in its menu.
     void featuresArePlacedThroughTheirInterface() {
         MainWindow window(false);
-        QCOMPARE(window.features().size(), size_t(5));
+        QCOMPARE(window.features().size(), size_t(6));
         QMap<gui::MenuId, QString> titles{{gui::MenuId::File, QStringLiteral("&File")},
                                           {gui::MenuId::Edit, QStringLiteral("&Edit")},
                                           {gui::MenuId::View, QStringLiteral("&View")},

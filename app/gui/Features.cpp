@@ -1,5 +1,6 @@
 #include "Features.h"
 
+#include "DecisionDiffFeature.h"
 #include "DiffFeature.h"
 #include "MemoryFeature.h"
 #include "PartitionDocument.h"
@@ -16,9 +17,10 @@ Features createFeatures(const FeatureContext& context, SessionHost* host, QObjec
     auto* runtime = new RuntimeFeature(
         context, [doc = partition->document()] { return doc->decisionJson(); }, parent);
     auto* memory = new MemoryFeature(context, partition->document(), parent);
+    auto* decisionDiff = new DecisionDiffFeature(context, partition->document(), parent);
     auto* diff = new DiffFeature(context, parent);
     Features out;
-    out.all = {partition, sharding, runtime, memory, diff};
+    out.all = {partition, sharding, runtime, memory, decisionDiff, diff};
     out.sessions = new SessionController(context, host, partition, sharding, parent);
     return out;
 }

@@ -241,8 +241,10 @@ void MainWindow::placeFeatureDocks() {
                 splitDockWidget(previous, place.dock, Qt::Horizontal);
             else
                 addDockWidget(place.area, place.dock);
-            if (place.join == DockPlacement::Join::Tab && previous)
+            if (place.join == DockPlacement::Join::Tab && previous) {
                 tabifyDockWidget(previous, place.dock);
+                previous->raise(); // the first tab stays on top unless the new one asks to be
+            }
             last[place.area] = place.dock;
             if (place.raised)
                 raised.push_back(place.dock);
@@ -263,9 +265,10 @@ void MainWindow::showEvent(QShowEvent* event) {
     // Once the show is laid out: the docks have their minimum sizes then, and these proportions can apply.
     QTimer::singleShot(0, this, [this] {
         const int h = height();
-        // The Inspector shows a node's dozen properties; the features' docks say what they need.
-        QList<QDockWidget*> column{inspectorDock_}, row;
-        QList<int> heights{h * 2 / 5}, widths;
+        // The Inspector shows a node's dozen properties, the Log a line of a few words; the features' docks
+        // say what they need.
+        QList<QDockWidget*> column{inspectorDock_}, row{logDock_};
+        QList<int> heights{h * 2 / 5}, widths{300};
         for (const Feature* f : features_)
             for (const DockPlacement& place : f->docks()) {
                 if (place.heightFraction > 0) {

@@ -1,6 +1,7 @@
 #include "io/Session.h"
 
 #include "io/JsonSupport.h"
+#include "io/ReadFile.h"
 
 #include <cmath>
 #include <filesystem>
@@ -313,29 +314,8 @@ Expected<SessionFile> parseSession(std::string_view text, const std::string& fil
     return parseLocated(text, fileName, limits, nullptr);
 }
 
-namespace {
-
-Expected<std::string> readWhole(const std::string& path, const char* what) {
-    std::error_code ec;
-    const uintmax_t size = std::filesystem::file_size(path, ec);
-    if (ec)
-        return makeError({path, 0, 0}, std::string("cannot open ") + what + ": " + ec.message());
-    if (size > kMaxSessionBytes)
-        return makeError({path, 0, 0}, std::string(what) + " is " + std::to_string(size >> 20) + " MiB; " +
-                                           what + "s are at most 64 MiB");
-    std::ifstream in(path, std::ios::binary);
-    if (!in)
-        return makeError({path, 0, 0}, std::string("cannot open ") + what + " for reading");
-    std::string text(static_cast<size_t>(size), '\0');
-    in.read(text.data(), static_cast<std::streamsize>(size));
-    text.resize(static_cast<size_t>(in.gcount()));
-    return text;
-}
-
-} // namespace
-
 Expected<SessionFile> readSession(const std::string& path, const SessionLimits& limits) {
-    Expected<std::string> text = readWhole(path, "session");
+    Expected<std::string> text = readDocumentFile(path, "session", kMaxSessionBytes);
     if (!text)
         return text.error();
     SourceLocation graphPathAt;

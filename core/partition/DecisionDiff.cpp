@@ -1,6 +1,8 @@
 #include "partition/DecisionDiff.h"
 
 #include "io/JsonSupport.h"
+#include "io/ReadFile.h"
+#include "partition/DecisionJson.h"
 
 #include <algorithm>
 #include <unordered_set>
@@ -30,13 +32,46 @@ Expected<std::vector<std::string>> namesOf(const Json& doc, const char* key, con
     return names;
 }
 
+// "torch.ops.aten.addmm.default torch.float32[8,1024]" of a node's identity (nodeIdentityJson).
+std::string describeIdentity(const Json& identity) {
+    std::string text = identity.value("target", std::string());
+    const std::string dtype = identity.value("dtype", std::string());
+    const Json shape = identity.value("shape", Json());
+    if (!dtype.empty() || shape.is_array())
+        text += " " + dtype + (shape.is_array() ? shape.dump() : std::string());
+    return text;
+}
+
+std::vector<std::string> nodeNames(const Graph& graph, const std::vector<NodeId>& ids) {
+    std::vector<std::string> names;
+    names.reserve(ids.size());
+    for (NodeId id : ids)
+        names.push_back(graph.node(id).name);
+    return names;
+}
+
 } // namespace
 
 std::string DecisionDocument::describe(const std::string& node) const {
-    for (const auto& [name, text] : nodes)
-        if (name == node)
-            return text;
-    return {};
+    auto it = nodes.find(node);
+    return it == nodes.end() ? std::string() : it->second;
+}
+
+DecisionDocument decisionDocumentOf(const Partition& p, std::string file) {
+    DecisionDocument d;
+    d.file = std::move(file);
+    d.graph = p.graph.name;
+    d.decidedBy = std::string(escalationName(p.escalation));
+    d.memoryBudget = p.memoryBudget;
+    d.savedBytes = int64_t(p.savedBytes);
+    d.activationBytes = int64_t(p.activationBytes);
+    d.saved = nodeNames(p.graph, p.saved);
+    d.savedSym = nodeNames(p.graph, p.savedSym);
+    d.recomputed = nodeNames(p.graph, p.recomputed);
+    for (const auto* list : {&p.saved, &p.savedSym, &p.recomputed})
+        for (NodeId id : *list)
+            d.nodes.emplace(p.graph.node(id).name, describeIdentity(nodeIdentityJson(p.graph.node(id))));
+    return d;
 }
 
 bool looksLikeDecision(std::string_view head) {
@@ -64,6 +99,8 @@ Expected<DecisionDocument> readDecisionDocument(std::string_view text, const std
         d.memoryBudget = it->get<double>();
     if (auto it = doc.find("saved_bytes"); it != doc.end() && it->is_number_integer())
         d.savedBytes = it->get<int64_t>();
+    if (auto it = doc.find("activation_bytes"); it != doc.end() && it->is_number_integer())
+        d.activationBytes = it->get<int64_t>();
     for (auto [key, out, required] :
          {std::tuple{"saved", &d.saved, true}, std::tuple{"saved_sym", &d.savedSym, false},
           std::tuple{"recomputed", &d.recomputed, false}}) {
@@ -74,16 +111,17 @@ Expected<DecisionDocument> readDecisionDocument(std::string_view text, const std
     }
     if (auto it = doc.find("nodes"); it != doc.end() && it->is_object())
         for (auto node = it->begin(); node != it->end(); ++node) {
-            if (!node->is_object())
-                continue;
-            std::string text = node->value("target", std::string());
-            const std::string dtype = node->value("dtype", std::string());
-            const Json shape = node->value("shape", Json());
-            if (!dtype.empty() || shape.is_array())
-                text += " " + dtype + (shape.is_array() ? shape.dump() : std::string());
-            d.nodes.emplace_back(node.key(), std::move(text));
+            if (node->is_object())
+                d.nodes.emplace(node.key(), describeIdentity(*node));
         }
     return d;
+}
+
+Expected<DecisionDocument> readDecisionFile(const std::string& path) {
+    Expected<std::string> text = readDocumentFile(path, "decision", uint64_t(256) << 20);
+    if (!text)
+        return text.error();
+    return readDecisionDocument(*text, path);
 }
 
 std::vector<std::string> namesMissingFrom(const std::vector<std::string>& from,

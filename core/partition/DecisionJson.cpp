@@ -4,9 +4,7 @@ namespace jointscope::partition {
 
 using Json = nlohmann::ordered_json;
 
-namespace {
-
-Json nodeIdentity(const Node& node) {
+Json nodeIdentityJson(const Node& node) {
     Json j = Json::object();
     j["target"] = node.op == NodeOp::Placeholder ? std::string("placeholder") : node.target.text;
     if (const TensorMeta* meta = node.tensor()) {
@@ -18,8 +16,6 @@ Json nodeIdentity(const Node& node) {
     }
     return j;
 }
-
-} // namespace
 
 Json nodeNamesJson(const Graph& graph, const std::vector<NodeId>& ids) {
     Json list = Json::array();
@@ -85,7 +81,7 @@ Json decisionJson(const Partition& p, const Ruleset& rules, const PartitionOptio
     Json nodes = Json::object();
     for (const auto* list : {&p.saved, &p.savedSym, &p.recomputed})
         for (NodeId id : *list)
-            nodes[g.node(id).name] = nodeIdentity(g.node(id));
+            nodes[g.node(id).name] = nodeIdentityJson(g.node(id));
     j["nodes"] = nodes;
     return j;
 }

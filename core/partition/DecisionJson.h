@@ -9,6 +9,8 @@
 
 namespace jointscope::partition {
 
+// What a decision document records of a node it names: target, shape, dtype.
+nlohmann::ordered_json nodeIdentityJson(const Node& node);
 // Node names of `ids` in `graph`, as a JSON array.
 nlohmann::ordered_json nodeNamesJson(const Graph& graph, const std::vector<NodeId>& ids);
 // explainNode as JSON: node, decision, rule, ban, policy, weight ("inf" when it cannot be saved),

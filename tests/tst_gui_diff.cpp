@@ -250,7 +250,7 @@ private slots:
         QCOMPARE(model->nodes(views::DecisionChange::RecomputedOnlyHere), missing(recAfter, recBefore));
         QCOMPARE(model->nodes(views::DecisionChange::RecomputedOnlyInBaseline), missing(recBefore, recAfter));
         QVERIFY2(feature->summaryText().contains(QStringLiteral("budget 0.00")) &&
-                     feature->summaryText().contains(QStringLiteral("kept 1: budget 1.00")),
+                     feature->summaryText().contains(QStringLiteral("kept 1 (budget 1.00")),
                  qPrintable(feature->summaryText()));
 
         // A row selects its node on the canvas.

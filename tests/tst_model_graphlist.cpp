@@ -137,12 +137,16 @@ private slots:
     }
 
     // A log's index parses nothing: the count (or the failure) arrives when the graph is loaded.
+    // The model shares the file's list (a log of 200k graphs is not copied): what loading finds is kept
+    // beside it, the file's entries stay as read.
     void loadedGraphFillsItsRow() {
-        auto file = GraphFile::open(sharedPath("graphs/torch-trace/multi_rank_rank_1.log"));
-        JS_VERIFY_EXPECTED(file);
+        auto opened = GraphFile::open(sharedPath("graphs/torch-trace/multi_rank_rank_1.log"));
+        JS_VERIFY_EXPECTED(opened);
+        const auto file = std::make_shared<const GraphFile>(opened.take());
         GraphListModel model;
         QAbstractItemModelTester tester(&model, QAbstractItemModelTester::FailureReportingMode::QtTest);
-        model.setEntries(file->graphs());
+        model.setEntries(std::shared_ptr<const std::vector<GraphEntry>>(file, &file->graphs()));
+        QCOMPARE(file.use_count(), 2);
         const QModelIndex row = model.indexOfEntry(1);
         QVERIFY(!row.siblingAtColumn(GraphListModel::NodesColumn).data().isValid());
         Expected<Graph> graph = file->load(1);
@@ -165,6 +169,15 @@ private slots:
                     .endsWith(QStringLiteral(", 1 failed")));
         model.setLoaded(9999, 5); // no such entry: nothing changes
         QCOMPARE(changed.count(), 4);
+        QCOMPARE(file->graphs()[1].nodes, uint64_t(0)); // an index parses nothing; the file's list is as read
+        QVERIFY(!file->graphs()[2].failed());
+        // The same list again keeps what was loaded; another list forgets it.
+        model.setEntries(std::shared_ptr<const std::vector<GraphEntry>>(file, &file->graphs()));
+        QCOMPARE(model.indexOfEntry(1).siblingAtColumn(GraphListModel::NodesColumn).data().toULongLong(),
+                 qulonglong(graph->size()));
+        model.setEntries(file->graphs());
+        QVERIFY(!model.indexOfEntry(1).siblingAtColumn(GraphListModel::NodesColumn).data().isValid());
+        QCOMPARE(file.use_count(), 1);
     }
 
     void realTraceLog() {
@@ -210,7 +223,7 @@ private slots:
             QCOMPARE(size_t(model.rowCount()), compileIds.size());
             QCOMPARE(model.entryCount(), file->graphs().size());
         }
-        model.setEntries({});
+        model.setEntries(std::vector<GraphEntry>{});
         QCOMPARE(model.rowCount(), 0);
     }
 

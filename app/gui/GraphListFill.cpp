@@ -13,7 +13,8 @@ namespace jointscope::gui {
 
 GraphListFill::GraphListFill(const views::DocumentLoader* loader, views::GraphListModel* model, QWidget* list,
                              QDockWidget* dock, QObject* parent)
-    : QObject(parent), loader_(loader), model_(model), list_(list), dock_(dock), refresh_(new QTimer(this)) {
+    : QObject(parent), loader_(loader), model_(model), list_(list), dock_(dock), refresh_(new QTimer(this)),
+      found_(std::make_shared<std::vector<GraphEntry>>()) {
     connect(loader_, &views::DocumentLoader::started, this, &GraphListFill::restart);
     connect(loader_, &views::DocumentLoader::graphsFound, this,
             [this](quint64 ticket, std::shared_ptr<const std::vector<GraphEntry>> graphs) {
@@ -31,22 +32,22 @@ GraphListFill::GraphListFill(const views::DocumentLoader* loader, views::GraphLi
 }
 
 void GraphListFill::restart() {
-    found_.clear();
+    found_ = std::make_shared<std::vector<GraphEntry>>(); // the model may still show the last one
     refresh_->stop();
 }
 
 void GraphListFill::add(const std::vector<GraphEntry>& graphs) {
-    found_.insert(found_.end(), graphs.begin(), graphs.end());
+    found_->insert(found_->end(), graphs.begin(), graphs.end());
     if (!refresh_->isActive())
         refresh_->start();
 }
 
-void GraphListFill::end(const std::vector<GraphEntry>* shown) {
+void GraphListFill::end(std::shared_ptr<const std::vector<GraphEntry>> shown) {
     restart();
     list_->setEnabled(true);
     if (std::exchange(listed_, false) && shown) {
-        model_->setEntries(*shown);
         dock_->setVisible(shown->size() > 1);
+        model_->setEntries(std::move(shown));
     }
 }
 

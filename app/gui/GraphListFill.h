@@ -31,7 +31,7 @@ public:
 
     // The read ended. `shown`: the entries of the file shown now, put back when the list shows a partial
     // index (a log that did not open); nullptr when the caller lists a new file itself.
-    void end(const std::vector<GraphEntry>* shown);
+    void end(std::shared_ptr<const std::vector<GraphEntry>> shown);
 
 private:
     void restart(); // a new file is being read: what the last one found goes
@@ -42,8 +42,8 @@ private:
     QWidget* list_;
     QDockWidget* dock_;
     QTimer* refresh_;
-    std::vector<GraphEntry> found_;
-    bool listed_ = false; // the model shows found_, not the file shown
+    std::shared_ptr<std::vector<GraphEntry>> found_; // shared with the model once listed
+    bool listed_ = false;                            // the model shows found_, not the file shown
 };
 
 } // namespace jointscope::gui

@@ -466,7 +466,7 @@ void MainWindow::onDocumentLoaded(quint64 ticket, std::shared_ptr<views::OpenedF
     for (const Diagnostic& problem : file_->problems())
         log(QString::fromStdString(problem.format()));
     listFill_->end(nullptr); // the new file's list replaces the partial one
-    graphListModel_->setEntries(file_->graphs());
+    graphListModel_->setEntries(shownGraphs());
     for (Feature* f : features_)
         f->setFile(file_);
     pickedEntry_.reset();
@@ -490,9 +490,15 @@ void MainWindow::onDocumentLoaded(quint64 ticket, std::shared_ptr<views::OpenedF
     finishDocument(ticket, canvas_->root() != nullptr);
 }
 
+std::shared_ptr<const std::vector<GraphEntry>> MainWindow::shownGraphs() const {
+    if (!file_)
+        return nullptr;
+    return {file_, &file_->graphs()}; // the list lives as long as the file: nothing copied
+}
+
 void MainWindow::finishDocument(quint64 ticket, bool ok) {
     if (!loader_.busy()) // a log that did not open: the list goes back to the file shown
-        listFill_->end(file_ ? &file_->graphs() : nullptr);
+        listFill_->end(shownGraphs());
     canvas_->setReading(loader_.busy());
     if (!loader_.busy()) {
         showReading(sessions_->reading());

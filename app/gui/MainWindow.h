@@ -121,6 +121,7 @@ private:
     void loadGraph(size_t index, std::function<void(bool)> done = {}); // parsed on a worker
     void showGraph(size_t index, Graph graph, std::optional<CompileConfig> logged = std::nullopt);
     void onDocumentLoaded(quint64 ticket, std::shared_ptr<views::OpenedFile> opened);
+    std::shared_ptr<const std::vector<GraphEntry>> shownGraphs() const; // of the file shown
     void finishDocument(quint64 ticket, bool ok); // status bar, afterLoad_ callbacks, documentLoaded
     void onLevelShown(const Graph* graph);
     void onNodeSelected(NodeId id);

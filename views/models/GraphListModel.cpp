@@ -14,15 +14,22 @@ namespace jointscope::views {
 GraphListModel::GraphListModel(QObject* parent) : QAbstractItemModel(parent) {}
 
 void GraphListModel::setEntries(std::vector<GraphEntry> entries) {
+    setEntries(std::make_shared<const std::vector<GraphEntry>>(std::move(entries)));
+}
+
+void GraphListModel::setEntries(std::shared_ptr<const std::vector<GraphEntry>> entries) {
     beginResetModel();
-    entries_ = std::move(entries);
-    ranked_ = std::any_of(entries_.begin(), entries_.end(), [](const GraphEntry& e) { return e.rank >= 0; });
+    if (entries != entries_)
+        loaded_.clear();
+    entries_ = entries ? std::move(entries) : std::make_shared<const std::vector<GraphEntry>>();
+    const std::vector<GraphEntry>& list = *entries_;
+    ranked_ = std::any_of(list.begin(), list.end(), [](const GraphEntry& e) { return e.rank >= 0; });
     groups_.clear();
-    placement_.assign(entries_.size(), {-1, -1});
+    placement_.assign(list.size(), {-1, -1});
     // Groups in order of first appearance in the file.
     std::map<std::string, int> groupOf;
-    for (size_t i = 0; i < entries_.size(); ++i) {
-        const std::string& id = entries_[i].compileId;
+    for (size_t i = 0; i < list.size(); ++i) {
+        const std::string& id = list[i].compileId;
         auto [it, inserted] = groupOf.emplace(id, int(groups_.size()));
         if (inserted)
             groups_.push_back({QString::fromStdString(id), {}});
@@ -33,8 +40,18 @@ void GraphListModel::setEntries(std::vector<GraphEntry> entries) {
     endResetModel();
 }
 
-QString GraphListModel::kindLabel(const GraphEntry& entry) {
-    if (entry.failed())
+uint64_t GraphListModel::nodesOf(size_t position) const {
+    auto it = loaded_.find(position);
+    return it != loaded_.end() ? it->second.nodes : entry(position).nodes;
+}
+
+const std::string& GraphListModel::errorOf(size_t position) const {
+    auto it = loaded_.find(position);
+    return it != loaded_.end() ? it->second.error : entry(position).error;
+}
+
+QString GraphListModel::kindLabel(const GraphEntry& entry, bool failed) {
+    if (failed)
         return tr("failed");
     // The kinds of TORCH_LOGS pastes (LogPaste) and TORCH_TRACE logs (TraceLog) in the words torch prints.
     static const std::map<std::string, const char*> kLabels = {
@@ -56,8 +73,8 @@ QString GraphListModel::kindLabel(const GraphEntry& entry) {
 }
 
 QModelIndex GraphListModel::indexOfEntry(uint32_t entryIndex) const {
-    for (size_t i = 0; i < entries_.size(); ++i)
-        if (entries_[i].index == entryIndex)
+    for (size_t i = 0; i < placement_.size(); ++i)
+        if (entry(i).index == entryIndex)
             return createIndex(placement_[i].second, 0, quintptr(i + 1));
     return {};
 }
@@ -66,9 +83,9 @@ void GraphListModel::setLoaded(uint32_t entryIndex, uint64_t nodes, std::string 
     const QModelIndex row = indexOfEntry(entryIndex);
     if (!row.isValid())
         return;
-    GraphEntry& entry = entries_[row.internalId() - 1];
-    entry.nodes = error.empty() ? nodes : 0;
-    entry.error = std::move(error);
+    Loaded& loaded = loaded_[row.internalId() - 1];
+    loaded.nodes = error.empty() ? nodes : 0;
+    loaded.error = std::move(error);
     const int last = columnCount() - 1;
     emit dataChanged(row.siblingAtColumn(0), row.siblingAtColumn(last));
     emit dataChanged(row.parent().siblingAtColumn(0), row.parent().siblingAtColumn(last)); // "…, 1 failed"
@@ -114,7 +131,7 @@ QVariant GraphListModel::data(const QModelIndex& index, int role) const {
             return group.compileId.isEmpty() ? tr("(no compile id)") : tr("compile %1").arg(group.compileId);
         if (role == Qt::DisplayRole && index.column() == NodesColumn) {
             const int failed = int(std::count_if(group.entries.begin(), group.entries.end(),
-                                                 [&](size_t i) { return entries_[i].failed(); }));
+                                                 [&](size_t i) { return !errorOf(i).empty(); }));
             const QString graphs = tr("%n graph(s)", nullptr, int(group.entries.size()));
             return failed ? tr("%1, %2 failed").arg(graphs).arg(failed) : graphs;
         }
@@ -125,25 +142,29 @@ QVariant GraphListModel::data(const QModelIndex& index, int role) const {
         }
         return {};
     }
-    const GraphEntry& e = entries_[index.internalId() - 1];
+    const size_t position = index.internalId() - 1;
+    const GraphEntry& e = entry(position);
+    const std::string& error = errorOf(position);
     switch (role) {
     case EntryIndexRole:
         return QVariant::fromValue(uint(e.index));
     case ErrorRole:
-        return e.failed() ? QVariant(QString::fromStdString(e.error)) : QVariant();
+        return error.empty() ? QVariant() : QVariant(QString::fromStdString(error));
     case Qt::ToolTipRole:
-        return e.failed() ? QString::fromStdString(e.title + "\n" + e.error)
-                          : QString::fromStdString(e.title);
+        return error.empty() ? QString::fromStdString(e.title)
+                             : QString::fromStdString(e.title + "\n" + error);
     case Qt::ForegroundRole:
-        return e.failed() ? QVariant(QBrush(QColor(0xc0, 0x1c, 0x28))) : QVariant();
+        return error.empty() ? QVariant() : QVariant(QBrush(QColor(0xc0, 0x1c, 0x28)));
     case Qt::DisplayRole:
         switch (Column(index.column())) {
         case TitleColumn:
             return QString::fromStdString(e.title.empty() ? e.kind : e.title);
         case KindColumn:
-            return kindLabel(e);
-        case NodesColumn:
-            return e.nodes && !e.failed() ? QVariant::fromValue<qulonglong>(e.nodes) : QVariant();
+            return kindLabel(e, !error.empty());
+        case NodesColumn: {
+            const uint64_t nodes = nodesOf(position);
+            return nodes && error.empty() ? QVariant::fromValue<qulonglong>(nodes) : QVariant();
+        }
         case LineColumn:
             return e.line ? QVariant(uint(e.line)) : QVariant();
         case RankColumn:

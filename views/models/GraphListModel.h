@@ -1,4 +1,6 @@
-// The graphs of a multi-graph file (TORCH_TRACE log, TORCH_LOGS paste) grouped by compile id.
+// The graphs of a multi-graph file (TORCH_TRACE log, TORCH_LOGS paste) grouped by compile id. The model
+// shares the file's list of entries (a log of 200k graphs is not copied); what loading a graph finds is kept
+// beside it.
 #pragma once
 
 #include "io/GraphEntry.h"
@@ -6,6 +8,9 @@
 #include <QAbstractItemModel>
 
 #include <cstdint>
+#include <memory>
+#include <string>
+#include <unordered_map>
 #include <vector>
 
 namespace jointscope::views {
@@ -23,15 +28,18 @@ public:
 
     // What the Kind column says: "forward", "backward", "joint", "compiled autograd", "dynamo graph", ... or
     // "failed" for a graph that does not read.
-    static QString kindLabel(const GraphEntry& entry);
+    static QString kindLabel(const GraphEntry& entry, bool failed);
 
     explicit GraphListModel(QObject* parent = nullptr);
 
+    // `entries` stays as it is while the model shows it (GraphFile::sharedGraphs); setEntries again after
+    // entries were appended to it.
+    void setEntries(std::shared_ptr<const std::vector<GraphEntry>> entries);
     void setEntries(std::vector<GraphEntry> entries);
     // What loading entry `entryIndex` found (a log's graphs are parsed only when picked): its node count, or
     // the located error that says why it does not read (the row is then marked failed).
     void setLoaded(uint32_t entryIndex, uint64_t nodes, std::string error = {});
-    size_t entryCount() const { return entries_.size(); }
+    size_t entryCount() const { return placement_.size(); }
     int groupCount() const { return int(groups_.size()); }
     // Index of the row showing entry `entryIndex` (GraphEntry::index); invalid when absent.
     QModelIndex indexOfEntry(uint32_t entryIndex) const;
@@ -48,8 +56,17 @@ private:
         QString compileId;
         std::vector<size_t> entries; // positions in entries_
     };
+    struct Loaded {
+        uint64_t nodes = 0;
+        std::string error;
+    };
+    const GraphEntry& entry(size_t position) const { return (*entries_)[position]; }
+    uint64_t nodesOf(size_t position) const;
+    const std::string& errorOf(size_t position) const;
+
     // internalId: 0 for groups, 1 + position in entries_ for graphs.
-    std::vector<GraphEntry> entries_;
+    std::shared_ptr<const std::vector<GraphEntry>> entries_;
+    std::unordered_map<size_t, Loaded> loaded_; // position -> what loading found
     bool ranked_ = false;
     std::vector<Group> groups_;
     std::vector<std::pair<int, int>> placement_; // entry position -> (group, row)

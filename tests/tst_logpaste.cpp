@@ -100,7 +100,7 @@ private slots:
             const GraphEntry& g = index.graphs[i];
             QCOMPARE(g.kind, std::string(kinds[i]));
             QCOMPARE(g.compileId, std::string("0/0"));
-            QCOMPARE(g.title, std::string(titles[i]));
+            QCOMPARE(g.title(), std::string(titles[i]));
             QVERIFY(g.payload.find('\x1b') == std::string::npos);
             QCOMPARE(g.payload, payloads[i]);
             // The header line is the TRACED GRAPH line; the payload starts two lines below, on the class
@@ -227,7 +227,7 @@ private slots:
         for (size_t i = 0; i < torch.size(); ++i) {
             const GraphEntry& g = index.graphs[i];
             QVERIFY2(!g.failed(), g.error.c_str());
-            QCOMPARE(g.title, (g.compileId.empty() ? "" : "[" + g.compileId + "] ") + torch[i].header);
+            QCOMPARE(g.title(), (g.compileId.empty() ? "" : "[" + g.compileId + "] ") + torch[i].header);
             QCOMPARE(g.nodes, torch[i].nodes);
             const auto lines = splitLines(text);
             QVERIFY(lines[g.payloadLine - 1].find("class ") != std::string::npos);

@@ -23,7 +23,6 @@ GraphEntry entry(uint32_t index, std::string compileId, std::string kind, uint64
     e.index = index;
     e.compileId = std::move(compileId);
     e.kind = std::move(kind);
-    e.title = "[" + e.compileId + "] " + e.kind;
     e.nodes = nodes;
     e.line = 10 + index;
     return e;

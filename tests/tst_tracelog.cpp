@@ -1,6 +1,7 @@
 // TORCH_TRACE logs: every graph listed with its compile id, payload md5 checked, damage located, nothing
 // crashes. Expected values come from small independent scanners below (record keys, Qt's md5, statement
 // counts).
+#include "io/CompileConfig.h"
 #include "io/FxReader.h"
 #include "io/Md5.h"
 #include "io/TraceLog.h"
@@ -139,7 +140,7 @@ private slots:
                                    [&](const GraphEntry& g) { return g.kind == kind; });
             QVERIFY2(it != index.graphs.end(), kind);
             QCOMPARE(it->compileId, std::string("0/0"));
-            QCOMPARE(it->title, "[0/0] " + std::string(kind));
+            QCOMPARE(it->title(), "[0/0] " + std::string(kind));
             QCOMPARE(it->payloadColumn, 1u);
         }
         // Same graphs, same order, same lines and payloads as the independent scan.
@@ -167,10 +168,10 @@ private slots:
                     continue; // dynamo graphs rename placeholders ("l_x_ = L_x_"): the simple count does not
                               // apply
                 const uint64_t expected = countAotNodes(g.payload);
-                QVERIFY2(expected > 1, g.title.c_str());
+                QVERIFY2(expected > 1, g.title().c_str());
                 QCOMPARE(g.nodes, uint64_t(0)); // the index parses nothing
                 const uint64_t nodes = parsedNodes(g, path);
-                QVERIFY2(nodes == expected, (std::string(name) + " " + g.title + ": " +
+                QVERIFY2(nodes == expected, (std::string(name) + " " + g.title() + ": " +
                                              std::to_string(nodes) + " != " + std::to_string(expected))
                                                 .c_str());
                 ++checked;
@@ -355,8 +356,8 @@ private slots:
             QCOMPARE(parsedNodes(index.graphs[i], "ids.log"), uint64_t(3));
             QCOMPARE(index.graphs[i].line, uint32_t(2 + 5 * i));
         }
-        QCOMPARE(index.graphs[4].title, std::string("aot_forward_graph"));
-        QCOMPARE(index.graphs[1].title, std::string("[1/0_1] aot_forward_graph"));
+        QCOMPARE(index.graphs[4].title(), std::string("aot_forward_graph"));
+        QCOMPARE(index.graphs[1].title(), std::string("[1/0_1] aot_forward_graph"));
     }
 
     void junkLinesAreReportedOnce() {
@@ -476,7 +477,7 @@ private slots:
             QCOMPARE(found[i].index, uint32_t(i));
             QCOMPARE(found[i].kind, memory.graphs[i].kind);
             QCOMPARE(found[i].line, memory.graphs[i].line);
-            QCOMPARE(found[i].title, memory.graphs[i].title);
+            QCOMPARE(found[i].title(), memory.graphs[i].title());
         }
         QCOMPARE(streamed->graphs.size(), memory.graphs.size());
         for (size_t i = 0; i < memory.graphs.size(); ++i) {
@@ -494,7 +495,7 @@ private slots:
                     ? payloadFromLines(std::string_view(text).substr(b.payloadOffset, b.payloadBytes))
                     : b.payload;
             QCOMPARE(payload, a.payload);
-            QCOMPARE(md5Hex(payload), b.digest);
+            QCOMPARE(md5Hex(payload), b.digestHex());
         }
         QCOMPARE(streamed->problems.size(), memory.problems.size());
         for (size_t i = 0; i < memory.problems.size(); ++i)
@@ -504,6 +505,45 @@ private slots:
             QCOMPARE(streamed->collectives[i].line, memory.collectives[i].line);
             QCOMPARE(streamed->collectives[i].ops, memory.collectives[i].ops);
         }
+        // The configurations, read from the records the parts noted: what a pass over every line reads.
+        const std::vector<CompileConfig> scanned = scanCompileConfigs(text);
+        QVERIFY(memory.configs == scanned);
+        QVERIFY(streamed->configs == scanned);
+    }
+
+    // The index notes the records that may carry a compile's configuration and reads only those afterwards;
+    // on every real log the result is what a pass over every line of the log reads, in one part or many,
+    // and the live torch 2 logs do record configurations (compilation_metrics, functorch config).
+    void indexReadsEachCompilesConfig() {
+        std::vector<std::string> logs;
+        for (const char* name : {"artifacts.log", "cache_hit_miss.log", "collectives_parity_rank_0.log",
+                                 "comp_failure.log", "export.log", "inductor_provenance_aot_cuda_log.txt",
+                                 "inductor_provenance_jit_debug_handle_log.txt", "links.log",
+                                 "multi_rank_rank_1.log", "simple.log", "simple_corrupted_json.log"})
+            logs.push_back(tracePath(name));
+        for (const char* name : {"dyn_gpt_inductor_budget05_trace.log", "gpt_stack_ac_trace.log",
+                                 "nested_compile_region_aot_eager_trace.log"})
+            logs.push_back(sourcePath(std::string("tests/data/torch2/") + name));
+        size_t withMetrics = 0, withBudget = 0;
+        for (const std::string& path : logs) {
+            const std::string text = readFile(path);
+            const std::vector<CompileConfig> scanned = scanCompileConfigs(text);
+            QVERIFY2(indexTraceLog(text, path).configs == scanned, path.c_str());
+            for (unsigned threads : {1u, 4u}) {
+                TraceIndexOptions options;
+                options.threads = threads;
+                options.bytesPerThread = 8 << 10;
+                Expected<GraphIndex> streamed = indexTraceLogFile(path, options);
+                JS_VERIFY_EXPECTED(streamed);
+                QVERIFY2(streamed->configs == scanned, path.c_str());
+            }
+            for (const CompileConfig& c : scanned) {
+                withMetrics += c.fromMetrics;
+                withBudget += c.functorch.activationMemoryBudget.has_value();
+            }
+        }
+        QVERIFY(withMetrics > 0);
+        QVERIFY(withBudget > 0);
     }
 
     void cancelledIndexSaysSo() {

@@ -178,13 +178,13 @@ int runCheck(const ParsedArgs& args) {
         return inputError(file.error());
     for (const Diagnostic& d : file->problems())
         std::fprintf(stderr, "%s\n", d.format().c_str());
-    const std::vector<CompileConfig> configs = file->format() == FileFormat::TraceLog
-                                                   ? scanCompileConfigsFile(args.positional[0])
-                                                   : std::vector<CompileConfig>{};
-
     std::vector<CompileCheck> checks;
-    for (const CompileGraphs& g : groupCompiles(*file))
+    for (const CompileGraphs& g : groupCompiles(*file)) {
+        // Read with the log's index; in a folder of per-rank logs, those of the log the compile is in.
+        const std::vector<CompileConfig>& configs =
+            g.joint ? file->compileConfigsOf(file->graphs()[*g.joint]) : file->compileConfigs();
         checks.push_back(checkCompile(*file, g, configs, parsed.request));
+    }
 
     int identical = 0, differs = 0, errors = 0;
     for (const CompileCheck& c : checks) {

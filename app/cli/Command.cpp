@@ -1,5 +1,7 @@
 #include "Command.h"
 
+#include "partition/CompileSettings.h"
+
 #include <nlohmann/json.hpp>
 
 #include <cstdlib>
@@ -37,7 +39,8 @@ std::string synopsis(const Command& command) {
     const std::vector<std::string_view> forms =
         command.forms.empty() ? std::vector<std::string_view>{""} : command.forms;
     constexpr size_t kWidth = 110; // a terminal line, "usage: jointscope-cli " included
-    const std::string indent(std::string_view("usage: jointscope-cli ").size() + command.name.size() + 1, ' ');
+    const std::string indent(std::string_view("usage: jointscope-cli ").size() + command.name.size() + 1,
+                             ' ');
     for (std::string_view form : forms) {
         std::string line = std::string(command.name);
         if (!form.empty())
@@ -149,8 +152,7 @@ int openChosenGraph(const Command& command, const ParsedArgs& args, std::optiona
     return kExitOk;
 }
 
-int loadOneGraph(const Command& command, const ParsedArgs& args, Graph& graph, GraphEntry* entry,
-                 FileFormat* format) {
+int loadOneGraph(const Command& command, const ParsedArgs& args, Graph& graph, GraphOrigin* origin) {
     std::optional<GraphFile> file;
     std::optional<size_t> index;
     if (int code = openChosenGraph(command, args, file, index); code != kExitOk)
@@ -162,18 +164,16 @@ int loadOneGraph(const Command& command, const ParsedArgs& args, Graph& graph, G
     if (!loaded)
         return inputError(loaded.error());
     graph = loaded.take();
-    if (entry)
-        *entry = file->graphs()[*index];
-    if (format)
-        *format = file->format();
+    if (origin)
+        *origin =
+            GraphOrigin{file->graphs()[*index], file->format(), partition::loggedConfigFor(*file, *index)};
     return kExitOk;
 }
 
 // Loads the joint graph and settles how many of its outputs are forward outputs (--num-fwd-outputs, else what
 // the file says).
-int loadJointGraph(const Command& command, const ParsedArgs& args, Graph& graph, GraphEntry* entry,
-                   FileFormat* format) {
-    if (int code = loadOneGraph(command, args, graph, entry, format); code != kExitOk)
+int loadJointGraph(const Command& command, const ParsedArgs& args, Graph& graph, GraphOrigin* origin) {
+    if (int code = loadOneGraph(command, args, graph, origin); code != kExitOk)
         return code;
     const TypedOption<int64_t> count = integerOption(args, "--num-fwd-outputs", 0, int64_t(1) << 40);
     if (!count.error.empty())

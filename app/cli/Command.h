@@ -105,17 +105,23 @@ void printHelp(const Command& command, std::FILE* out);
 // failure.
 bool writeOutputFile(const std::string& path, const std::string& text);
 
+// Where a loaded graph came from.
+struct GraphOrigin {
+    GraphEntry entry; // its listing (kind and compile id for graphs taken out of logs)
+    FileFormat format = FileFormat::FxText;
+    std::optional<CompileConfig>
+        logged; // torch's joint graph in a TORCH_TRACE log: what its compile ran with
+};
+
 // Opens FILE, chooses the graph (--graph, or the only one) and loads it into `graph`. Returns kExitOk, or the
-// exit code after printing the usage / located input error.
-// `entry`, when given, receives the chosen graph's listing (kind and compile id for graphs taken out of
-// logs).
-int loadOneGraph(const Command& command, const ParsedArgs& args, Graph& graph, GraphEntry* entry = nullptr,
-                 FileFormat* format = nullptr);
+// exit code after printing the usage / located input error. `origin`, when given, receives where it came
+// from.
+int loadOneGraph(const Command& command, const ParsedArgs& args, Graph& graph, GraphOrigin* origin = nullptr);
 
 // loadOneGraph, then settles how many outputs are forward outputs (--num-fwd-outputs, else what the file
 // says; an error when neither does).
-int loadJointGraph(const Command& command, const ParsedArgs& args, Graph& graph, GraphEntry* entry = nullptr,
-                   FileFormat* format = nullptr);
+int loadJointGraph(const Command& command, const ParsedArgs& args, Graph& graph,
+                   GraphOrigin* origin = nullptr);
 
 // The saved values of a decision JSON (what `partition --json` prints, or an edited copy): "saved", then
 // "saved_sym".

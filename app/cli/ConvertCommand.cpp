@@ -28,14 +28,13 @@ int runConvert(const ParsedArgs& args) {
         return usageError(convertCommand(), "missing -o OUT");
 
     Graph graph;
-    GraphEntry entry;
-    FileFormat format = FileFormat::FxText;
-    if (int code = loadOneGraph(convertCommand(), args, graph, &entry, &format); code != kExitOk)
+    GraphOrigin origin;
+    if (int code = loadOneGraph(convertCommand(), args, graph, &origin); code != kExitOk)
         return code;
     // A graph taken out of a log keeps where it came from.
-    if (format == FileFormat::TraceLog || format == FileFormat::LogPaste) {
-        setMissingAttribute(graph, "kind", entry.kind);
-        setMissingAttribute(graph, "compile_id", entry.compileId);
+    if (origin.format == FileFormat::TraceLog || origin.format == FileFormat::LogPaste) {
+        setMissingAttribute(graph, "kind", origin.entry.kind);
+        setMissingAttribute(graph, "compile_id", origin.entry.compileId);
     }
 
     const std::string text = to == "json" ? writeJsonGraph(graph) : writeFxText(graph);

@@ -57,7 +57,7 @@ Json sideJson(const Side& side) {
     const GraphEntry& entry = side.file->graphs()[side.index];
     Json j{{"file", side.file->fileName()},
            {"index", side.index},
-           {"title", entry.title},
+           {"title", entry.title()},
            {"nodes", side.graph.size()}};
     if (entry.rank >= 0)
         j["rank"] = entry.rank;
@@ -179,7 +179,7 @@ int diffTwo(const ParsedArgs& args) {
     }
     for (const Side* side : {&a, &b})
         std::printf("%s: %s %s (%zu nodes)\n", side == &a ? "A" : "B", side->file->fileName().c_str(),
-                    side->file->graphs()[side->index].title.c_str(), side->graph.size());
+                    side->file->graphs()[side->index].title().c_str(), side->graph.size());
     printDiffText(diff, a.graph, b.graph);
     return kExitOk;
 }

@@ -104,7 +104,7 @@ int printGraphInfo(const GraphFile& file, size_t index, bool asJson, const Parse
     const GraphEntry& entry = file.graphs()[index];
     const std::string_view format = formatName(file.format());
     const std::string label =
-        entry.title.empty() || entry.title == format ? "graph '" + graph->name + "'" : entry.title;
+        entry.title().empty() || entry.title() == format ? "graph '" + graph->name + "'" : entry.title();
     std::printf("%s: %s (%.*s)\n", file.fileName().c_str(), label.c_str(), int(format.size()), format.data());
     size_t width = 0;
     for (const auto& item : stats.items())

@@ -79,13 +79,11 @@ void applyLogSettings(const ParsedArgs& args, const CompileConfig* config, Engin
 
 // Fills `e` from the command line; returns kExitOk or a usage / input error code.
 int setUpEngine(const Command& command, const ParsedArgs& args, EngineSetup& e) {
-    GraphEntry entry;
-    FileFormat format = FileFormat::FxText;
-    if (int code = loadJointGraph(command, args, e.graph, &entry, &format); code != kExitOk)
+    GraphOrigin origin;
+    if (int code = loadJointGraph(command, args, e.graph, &origin); code != kExitOk)
         return code;
-    const bool fromLog = isLoggedJointGraph(format, entry);
-    const std::optional<CompileConfig> logged = loggedConfigFor(format, args.positional[0], entry);
-    const CompileConfig* config = logged ? &*logged : nullptr;
+    const bool fromLog = isLoggedJointGraph(origin.format, origin.entry);
+    const CompileConfig* config = origin.logged ? &*origin.logged : nullptr;
     if (config)
         addLogGraphFacts(e.graph, *config);
     Expected<Ruleset> loaded = loadRulesetFor(args.valueOr("--ruleset", "auto"), e.graph, &e.choice);

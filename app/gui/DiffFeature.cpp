@@ -205,7 +205,7 @@ void DiffFeature::setFile(const std::shared_ptr<const GraphFile>& file) {
 void DiffFeature::fillPicker(QComboBox* pick, const GraphFile& file, const QString& prefix) {
     pick->clear();
     for (const GraphEntry& e : file.graphs())
-        pick->addItem(prefix + QStringLiteral("%1: %2").arg(e.index).arg(QString::fromStdString(e.title)));
+        pick->addItem(prefix + QStringLiteral("%1: %2").arg(e.index).arg(QString::fromStdString(e.title())));
 }
 
 bool DiffFeature::setFileB(const QString& path) {

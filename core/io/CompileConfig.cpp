@@ -63,6 +63,12 @@ void readInductor(const Json& c, InductorJointConfig& i) {
         i.customPartitioner = it->is_string() ? it->get<std::string>() : it->dump();
 }
 
+// The string at `key`, "" when absent or of another type (a hostile log must not stop the scan).
+std::string stringField(const Json& object, const char* key) {
+    auto it = object.find(key);
+    return it != object.end() && it->is_string() ? it->get<std::string>() : std::string();
+}
+
 // compilation_metrics stores the configs as JSON text inside the record.
 Json embedded(const Json& metrics, const char* key) {
     auto it = metrics.find(key);
@@ -93,8 +99,10 @@ std::string compileIdOf(const Json& record) {
     return id;
 }
 
+} // namespace
+
 // Records only the lines that may be configuration, without parsing the others' JSON.
-bool mayBeConfig(std::string_view line) {
+bool mayCarryCompileConfig(std::string_view line) {
     return line.find("\"compilation_metrics\"") != std::string_view::npos ||
            line.find("\"create_symbol\"") != std::string_view::npos ||
            line.find("post_grad_graph\"") != std::string_view::npos ||
@@ -102,6 +110,8 @@ bool mayBeConfig(std::string_view line) {
            line.find("\"torch._functorch.config\"") != std::string_view::npos ||
            line.find("\"torch_version\"") != std::string_view::npos;
 }
+
+namespace {
 
 class ConfigScanner {
 public:
@@ -114,7 +124,7 @@ public:
             }
             finishPayload();
         }
-        if (text.empty() || text.front() == '\t' || !mayBeConfig(text))
+        if (text.empty() || text.front() == '\t' || !mayCarryCompileConfig(text))
             return;
         const auto prefix = log_support::parseGlogPrefix(text);
         if (!prefix)
@@ -137,7 +147,7 @@ public:
         auto artifact = record.find("artifact");
         if (artifact == record.end() || !artifact->is_object())
             return;
-        const std::string name = artifact->value("name", "");
+        const std::string name = stringField(*artifact, "name");
         if (name == "before_post_grad_graph" || name == "after_post_grad_graph") {
             open(compileIdOf(record), lineNo).inductorRecords = true;
             return;
@@ -176,7 +186,7 @@ private:
 
     // {"symbol": "s77", "val": "4", ...}: a backed symbol and the value it was created from.
     void createSymbol(const Json& c, const std::string& id, uint32_t lineNo) {
-        const std::string symbol = c.value("symbol", std::string());
+        const std::string symbol = stringField(c, "symbol");
         const auto val = c.find("val");
         if (symbol.empty() || val == c.end())
             return;
@@ -196,7 +206,7 @@ private:
     }
 
     void metrics(const Json& m, uint32_t lineNo) {
-        const std::string id = m.value("compile_id", std::string());
+        const std::string id = stringField(m, "compile_id");
         CompileConfig& c = open(id, lineNo);
         c.fromMetrics = true;
         c.line = lineNo;
@@ -256,6 +266,21 @@ std::vector<CompileConfig> scanCompileConfigsFile(const std::string& path) {
         if (!text.empty() && text.back() == '\r')
             text.pop_back();
         scanner.line(text, lineNo);
+    }
+    return std::move(scanner).finish();
+}
+
+std::vector<CompileConfig>
+scanCompileConfigRecords(const std::vector<ConfigRecordSpan>& records,
+                         const std::function<std::string(uint64_t, uint64_t)>& read) {
+    ConfigScanner scanner;
+    for (const ConfigRecordSpan& record : records) {
+        const std::string bytes = read(record.begin, record.end);
+        log_support::LineCursor cursor(bytes);
+        while (!cursor.atEnd()) {
+            const uint32_t lineNo = record.line + cursor.lineNumber() - 1;
+            scanner.line(cursor.next(), lineNo);
+        }
     }
     return std::move(scanner).finish();
 }

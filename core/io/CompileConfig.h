@@ -4,6 +4,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -27,6 +28,8 @@ struct FunctorchConfig {
     std::optional<bool> banReductions;
     std::optional<bool> aggressiveRecomputation;
     std::optional<int64_t> maxDistFromBw;
+
+    friend bool operator==(const FunctorchConfig&, const FunctorchConfig&) = default;
 };
 
 // torch._inductor.config values joint_graph_passes reads.
@@ -38,6 +41,8 @@ struct InductorJointConfig {
     bool customPrePass = false;  // joint_custom_pre_pass set: a user pass jointscope cannot replay
     bool customPostPass = false; // joint_custom_post_pass set
     std::optional<std::string> customPartitioner; // custom_partitioner_fn, when not None
+
+    friend bool operator==(const InductorJointConfig&, const InductorJointConfig&) = default;
 };
 
 struct CompileConfig {
@@ -55,6 +60,8 @@ struct CompileConfig {
     InductorJointConfig inductor;
     // create_symbol records: each backed symbol's hint ("s77" -> 4), what torch sizes symbolic tensors with.
     std::vector<std::pair<std::string, int64_t>> symbolHints;
+
+    friend bool operator==(const CompileConfig&, const CompileConfig&) = default;
 };
 
 // Reads every compile's configuration from a TORCH_TRACE log's text, one pass, line by line (records are
@@ -62,6 +69,21 @@ struct CompileConfig {
 std::vector<CompileConfig> scanCompileConfigs(std::string_view text);
 // The same, streaming the file (memory independent of its size); an unreadable file gives none.
 std::vector<CompileConfig> scanCompileConfigsFile(const std::string& path);
+
+// A record of a log that may carry configuration: its line and the bytes of its lines (the record's line
+// and its payload lines). The index notes them as it reads the log, so that the configurations are read
+// without a second pass over the file.
+struct ConfigRecordSpan {
+    uint32_t line = 0;
+    uint64_t begin = 0;
+    uint64_t end = 0;
+};
+// True for a record line scanCompileConfigs reads; it skips the others unparsed.
+bool mayCarryCompileConfig(std::string_view recordLine);
+// scanCompileConfigs over only these records, in the log's order, their bytes read with `read(begin, end)`.
+std::vector<CompileConfig>
+scanCompileConfigRecords(const std::vector<ConfigRecordSpan>& records,
+                         const std::function<std::string(uint64_t, uint64_t)>& read);
 
 // The configuration of one compile id ("0/0 #2" counts as "0/0"'s second joint graph: the newest seen at or
 // before `line` wins when ids repeat after torch._dynamo.reset()).

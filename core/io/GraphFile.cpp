@@ -165,6 +165,7 @@ Expected<GraphFile> GraphFile::openTraceLog(const std::string& path, std::string
     file.graphs_ = std::move(index->graphs);
     file.problems_ = std::move(index->problems);
     file.collectives_ = std::move(index->collectives);
+    file.configs_ = std::move(index->configs);
     return file;
 }
 
@@ -196,6 +197,7 @@ Expected<GraphFile> GraphFile::fromText(std::string text, std::string fileName, 
         file.graphs_ = std::move(index.graphs);
         file.problems_ = std::move(index.problems);
         file.collectives_ = std::move(index.collectives);
+        file.configs_ = std::move(index.configs);
         for (size_t i = 0; i < file.graphs_.size(); ++i)
             file.graphs_[i].index = static_cast<uint32_t>(i);
         return file;
@@ -230,7 +232,6 @@ Expected<GraphFile> GraphFile::fromText(std::string text, std::string fileName, 
             entry.nodes = summary->nodes;
         }
     }
-    entry.title = entry.compileId.empty() ? entry.kind : "[" + entry.compileId + "] " + entry.kind;
     file.graphs_.push_back(std::move(entry));
     file.text_ = std::move(text);
     return file;
@@ -324,10 +325,10 @@ Expected<std::string> GraphFile::payload(size_t index) const {
     in.read(raw.data(), static_cast<std::streamsize>(raw.size()));
     const SourceLocation at{path, entry.payloadLine, 0};
     if (!in || static_cast<uint64_t>(in.gcount()) != entry.payloadBytes)
-        return makeError(at, "cannot read " + entry.title + ": the log is shorter than when it was opened");
+        return makeError(at, "cannot read " + entry.title() + ": the log is shorter than when it was opened");
     std::string text = payloadFromLines(raw);
-    if (!entry.digest.empty() && md5Hex(text) != entry.digest)
-        return makeError(at, "cannot read " + entry.title + ": the log changed since it was opened");
+    if (entry.digest && md5Hex(text) != entry.digestHex())
+        return makeError(at, "cannot read " + entry.title() + ": the log changed since it was opened");
     if (auto problem = checkText(text, path)) {
         // Located in the payload; the log holds it one line down per line and one tab to the right.
         problem->loc.line += entry.payloadLine ? entry.payloadLine - 1 : 0;
@@ -371,6 +372,14 @@ std::optional<size_t> GraphFile::select(std::string_view spec) const {
             return i;
     }
     return std::nullopt;
+}
+
+const std::vector<CompileConfig>& GraphFile::compileConfigsOf(const GraphEntry& entry) const {
+    if (!entry.file.empty())
+        for (const RankLog& log : ranks_)
+            if (log.file == entry.file)
+                return log.configs;
+    return configs_;
 }
 
 Expected<GraphFile> GraphFile::openFolder(const std::string& path, const OpenOptions& options) {
@@ -419,7 +428,7 @@ Expected<GraphFile> GraphFile::openFolder(const std::string& path, const OpenOpt
                                               " is already read from " + same->first.file));
             continue;
         }
-        ranked.push_back({RankLog{*rank, log.string(), file->graphs().size()}, file.take()});
+        ranked.push_back({RankLog{*rank, log.string(), file->graphs().size(), file->configs_}, file.take()});
     }
     if (ranked.empty())
         return fileError(path, "folder holds no TORCH_TRACE log (expected per-rank logs such as "
@@ -431,7 +440,6 @@ Expected<GraphFile> GraphFile::openFolder(const std::string& path, const OpenOpt
             entry.rank = log.rank;
             entry.file = log.file;
             entry.index = static_cast<uint32_t>(folder.graphs_.size());
-            entry.title = "rank " + std::to_string(log.rank) + " " + entry.title;
             folder.graphs_.push_back(std::move(entry));
         }
         for (CollectiveSchedule schedule : file.collectives_) {

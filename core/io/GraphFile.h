@@ -35,6 +35,7 @@ struct RankLog {
     int32_t rank = -1;
     std::string file;
     size_t graphs = 0;
+    std::vector<CompileConfig> configs; // what each compile of this log ran with
 };
 
 class GraphFile {
@@ -51,6 +52,10 @@ public:
     const std::vector<Diagnostic>& problems() const { return problems_; }
     const std::vector<CollectiveSchedule>& collectives() const { return collectives_; }
     const std::vector<RankLog>& ranks() const { return ranks_; } // empty unless opened from a folder
+    // What each compile of a TORCH_TRACE log ran with (scanCompileConfigs of it, read by the index); of a
+    // folder, the configurations of the log `entry` came from.
+    const std::vector<CompileConfig>& compileConfigs() const { return configs_; }
+    const std::vector<CompileConfig>& compileConfigsOf(const GraphEntry& entry) const;
 
     // Parses graph `index` (sidecars applied for single-graph files).
     Expected<Graph> load(size_t index) const;
@@ -75,6 +80,7 @@ private:
     std::vector<GraphEntry> graphs_;
     std::vector<Diagnostic> problems_;
     std::vector<CollectiveSchedule> collectives_;
+    std::vector<CompileConfig> configs_;
     std::vector<RankLog> ranks_;
 
     static Expected<GraphFile> openFolder(const std::string& path, const OpenOptions& options);

@@ -292,7 +292,8 @@ private:
         entry.kind =
             !stream.header.empty() && announced ? kindOfHeader(stream.header) : kindOfArtifact(artifact);
         const std::string label = !stream.header.empty() && announced ? stream.header : entry.kind;
-        entry.title = entry.compileId.empty() ? label : "[" + entry.compileId + "] " + label;
+        if (label != entry.kind)
+            entry.heading = label;
         entry.line = announced ? stream.headerLine : line.number;
         entry.payloadLine = line.number;
         stream.base = continued ? 0 : classPos;

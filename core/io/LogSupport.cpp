@@ -13,7 +13,7 @@ void countNodes(GraphEntry& entry, ProblemSink& problems) {
     Expected<Graph> graph = readFxText(entry.payload, options);
     if (!graph) {
         Diagnostic error = graph.error();
-        error.message = "graph " + entry.title + ": " + error.message;
+        error.message = "graph " + entry.title() + ": " + error.message;
         entry.error = error.format();
         problems.add(std::move(error));
         entry.nodes = 0;

@@ -37,7 +37,7 @@ std::vector<RankGroup> groupRanks(const std::vector<std::pair<int32_t, V>>& valu
 
 // The md5 of a graph's text: taken at index time for logs, else hashed here.
 std::string digestOf(const GraphEntry& entry) {
-    return entry.digest.empty() ? md5Hex(entry.payload) : entry.digest;
+    return entry.digest ? entry.digestHex() : md5Hex(entry.payload);
 }
 
 std::string groupsText(const std::vector<RankGroup>& groups, bool graphs) {

@@ -264,7 +264,8 @@ void resolveStaticInputs(std::vector<GraphEntry>& graphs, StaticInputs& found) {
 struct TracePartIndex {
     using SpanReader = std::function<std::string(uint64_t begin, uint64_t end)>;
     GraphIndex index;
-    std::vector<StaticInputs> staticInputs; // unresolved ones look into the parts before
+    std::vector<StaticInputs> staticInputs;      // unresolved ones look into the parts before
+    std::vector<ConfigRecordSpan> configRecords; // lines count from the file's start only once merged
     size_t records = 0;
     size_t droppedProblems = 0;
     uint32_t lines = 0;
@@ -352,6 +353,8 @@ struct OpenRecord {
     uint32_t pendingBlanks = 0;
     uint64_t spanBegin = 0; // file offsets of the raw payload lines
     uint64_t spanEnd = 0;
+    bool config = false; // may carry compile configuration (mayCarryCompileConfig)
+    uint64_t headerBegin = 0, headerEnd = 0;
     std::string firstText; // the payload from its first non-blank character to that line's end
     std::string text;      // the payload, when keepText
 };
@@ -430,7 +433,7 @@ private:
         }
     }
 
-    void header(std::string_view text, uint64_t) {
+    void header(std::string_view text, uint64_t offset) {
         const auto prefix = log_support::parseGlogPrefix(text);
         if (!prefix) {
             // A run of lines that are not records is reported once, at its first line.
@@ -472,6 +475,15 @@ private:
             r.json = Json::parse(jsonText.begin(), jsonText.end());
             r.keepText = needsWholePayload(r.kind, *r.json);
         }
+        r.config = mayCarryConfig(r.kind) && mayCarryCompileConfig(text);
+        r.headerBegin = offset;
+        r.headerEnd = offset + text.size();
+    }
+
+    // The kinds of record scanCompileConfigs reads (its text test then runs on these lines only).
+    static bool mayCarryConfig(std::string_view kind) {
+        return kind == kArtifact || kind == "compilation_metrics" || kind == "create_symbol" ||
+               kind == "inductor_post_grad_graph" || kind == "inductor_output_code";
     }
 
     // The payloads read at index time, and, when payloads are held, every one that may be a graph.
@@ -493,7 +505,10 @@ private:
         record_.reset();
         if (!r.valid)
             return;
-        const std::string digest = checkPayload(r);
+        if (r.config)
+            part_.configRecords.push_back(
+                {r.line, r.headerBegin, r.firstPayloadLine ? r.spanEnd : r.headerEnd});
+        const std::optional<std::array<uint8_t, 16>> digest = checkPayload(r);
         if (!r.json)
             return;
         if (r.kind == "str") {
@@ -503,25 +518,27 @@ private:
         addGraphIfAny(r, digest);
     }
 
-    // The payload's md5 against has_payload; returns the payload's digest ("" without payload lines).
-    std::string checkPayload(OpenRecord& r) {
-        const std::string actual = r.firstPayloadLine ? md5HexOf(r.md5.finish()) : md5Hex("");
+    // The payload's md5 against has_payload; returns the payload's digest (none without payload lines and
+    // has_payload).
+    std::optional<std::array<uint8_t, 16>> checkPayload(OpenRecord& r) {
+        const std::array<uint8_t, 16> digest = r.firstPayloadLine ? r.md5.finish() : Md5().finish();
+        const std::string actual = md5HexOf(digest);
         using HasPayload = RecordSummary::HasPayload;
         if (r.hasPayload == HasPayload::Absent || r.hasPayload == HasPayload::Null) {
             if (r.firstPayloadLine)
                 addProblem(Severity::Warning, r.firstPayloadLine, 1,
                            "payload lines after a record without \"has_payload\"");
-            return r.firstPayloadLine ? actual : std::string();
+            return r.firstPayloadLine ? std::optional(digest) : std::nullopt;
         }
         if (r.hasPayload != HasPayload::String) {
             addProblem(Severity::Warning, r.line, 1, "\"has_payload\" is not an md5 hex string");
-            return actual;
+            return digest;
         }
         std::string expected = r.expectedMd5;
         for (char& c : expected)
             c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
         if (expected == actual)
-            return actual;
+            return digest;
         addProblem(Severity::Warning, r.line, 1,
                    "payload md5 mismatch (has_payload " + expected + ", payload of " +
                        std::to_string(r.payloadLines) + " lines hashes to " + actual +
@@ -531,7 +548,7 @@ private:
             const std::string text = r.keepText ? r.text : payloadFromLines(reread_(r.spanBegin, r.spanEnd));
             locateJsonDamage(Payload{text, r.firstPayloadLine, r.payloadLines});
         }
-        return actual;
+        return digest;
     }
 
     void locateJsonDamage(const Payload& payload) {
@@ -551,7 +568,7 @@ private:
         addProblem(Severity::Warning, lineNo, 1, "expected {\"str\": [\"path\", N]} for an interned string");
     }
 
-    void addGraphIfAny(OpenRecord& r, const std::string& digest) {
+    void addGraphIfAny(OpenRecord& r, const std::optional<std::array<uint8_t, 16>>& digest) {
         const std::string& kind = r.kind;
         const Json& record = *r.json;
         GraphEntry entry;
@@ -591,7 +608,9 @@ private:
             entry.kind = kind;
             entry.payloadLine = line;
             entry.payloadColumn = column;
-            entry.digest = md5Hex(entry.payload);
+            Md5 md5;
+            md5.update(entry.payload);
+            entry.digest = md5.finish();
             extracted = true;
         } else {
             return;
@@ -607,7 +626,6 @@ private:
             entry.digest = digest;
         }
         entry.index = static_cast<uint32_t>(part_.index.graphs.size());
-        entry.title = entry.compileId.empty() ? entry.kind : "[" + entry.compileId + "] " + entry.kind;
         part_.index.graphs.push_back(std::move(entry));
     }
 
@@ -760,8 +778,12 @@ std::vector<uint64_t> partStarts(std::istream& in, uint64_t size, size_t parts) 
 }
 
 // The parts' findings as one index, lines counted from the file's start.
-GraphIndex mergeParts(std::vector<TracePartIndex> parts, const std::string& fileName) {
+// The parts' lists joined in order, their lines counted from the file's start; then the compile
+// configurations read from the records the parts noted, with `read`.
+GraphIndex mergeParts(std::vector<TracePartIndex> parts, const std::string& fileName,
+                      const TracePartIndex::SpanReader& read) {
     GraphIndex merged;
+    std::vector<ConfigRecordSpan> configRecords;
     uint32_t lineBase = 0;
     size_t records = 0;
     size_t dropped = 0;
@@ -799,6 +821,10 @@ GraphIndex mergeParts(std::vector<TracePartIndex> parts, const std::string& file
             schedule.line += lineBase;
             merged.collectives.push_back(std::move(schedule));
         }
+        for (ConfigRecordSpan& record : part.configRecords) {
+            record.line += lineBase;
+            configRecords.push_back(record);
+        }
         records += part.records;
         dropped += part.droppedProblems;
         lineBase += part.lines;
@@ -810,16 +836,22 @@ GraphIndex mergeParts(std::vector<TracePartIndex> parts, const std::string& file
     if (dropped)
         merged.problems.push_back(Diagnostic{Severity::Note, SourceLocation{fileName, 0, 0},
                                              std::to_string(dropped) + " more problems not listed"});
+    merged.configs = scanCompileConfigRecords(configRecords, read);
     return merged;
 }
 
-std::string readSpan(const std::string& path, uint64_t begin, uint64_t end) {
-    std::ifstream in(path, std::ios::binary);
+std::string readSpan(std::ifstream& in, uint64_t begin, uint64_t end) {
     std::string bytes(static_cast<size_t>(end - begin), '\0');
+    in.clear();
     in.seekg(static_cast<std::streamoff>(begin));
     in.read(bytes.data(), static_cast<std::streamsize>(bytes.size()));
     bytes.resize(static_cast<size_t>(std::max<std::streamsize>(in.gcount(), 0)));
     return bytes;
+}
+
+std::string readSpan(const std::string& path, uint64_t begin, uint64_t end) {
+    std::ifstream in(path, std::ios::binary);
+    return readSpan(in, begin, end);
 }
 
 } // namespace
@@ -842,9 +874,10 @@ std::string payloadFromLines(std::string_view raw) {
 }
 
 GraphIndex indexTraceLog(std::string_view text, const std::string& fileName) {
-    TraceIndexer indexer(fileName, /*holdPayloads=*/true, [text](uint64_t begin, uint64_t end) {
+    const TracePartIndex::SpanReader read = [text](uint64_t begin, uint64_t end) {
         return std::string(text.substr(begin, end - begin));
-    });
+    };
+    TraceIndexer indexer(fileName, /*holdPayloads=*/true, read);
     LineCursor cursor(text);
     while (!cursor.atEnd()) {
         const uint64_t offset = cursor.offset();
@@ -852,7 +885,7 @@ GraphIndex indexTraceLog(std::string_view text, const std::string& fileName) {
     }
     std::vector<TracePartIndex> parts;
     parts.push_back(std::move(indexer).finish());
-    return mergeParts(std::move(parts), fileName);
+    return mergeParts(std::move(parts), fileName, read);
 }
 
 Expected<GraphIndex> indexTraceLogFile(const std::string& path, const TraceIndexOptions& options) {
@@ -903,7 +936,10 @@ Expected<GraphIndex> indexTraceLogFile(const std::string& path, const TraceIndex
     std::vector<TracePartIndex> parts;
     for (std::future<TracePartIndex>& part : running)
         parts.push_back(part.get());
-    GraphIndex index = mergeParts(std::move(parts), path);
+    std::ifstream configs(path, std::ios::binary); // one reader for the configuration records, in order
+    GraphIndex index = mergeParts(std::move(parts), path, [&configs](uint64_t begin, uint64_t end) {
+        return readSpan(configs, begin, end);
+    });
     index.cancelled = shared.cancel;
     if (options.found && !index.cancelled && delivered < index.graphs.size())
         options.found(

@@ -1,6 +1,7 @@
 // TORCH_TRACE structured logs (glog prefix + JSON + tab-indented payload) and TORCH_LOGS terminal pastes.
 #pragma once
 
+#include "io/CompileConfig.h"
 #include "io/GraphEntry.h"
 #include "support/Diagnostic.h"
 
@@ -24,6 +25,8 @@ struct GraphIndex {
     std::vector<GraphEntry> graphs;
     std::vector<Diagnostic> problems; // located; the file still loads (e.g. a corrupted JSON line)
     std::vector<CollectiveSchedule> collectives;
+    // What each compile ran with (scanCompileConfigs of the log), read from the records the index noted.
+    std::vector<CompileConfig> configs;
     bool cancelled = false; // the index stopped early (TraceIndexOptions::progress said so)
 };
 

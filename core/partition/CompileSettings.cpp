@@ -136,21 +136,15 @@ bool isLoggedJointGraph(FileFormat format, const GraphEntry& entry) {
     return format == FileFormat::TraceLog && entry.kind == "aot_joint_graph";
 }
 
-std::optional<CompileConfig> loggedConfigFor(FileFormat format, const std::string& fileName,
-                                             const GraphEntry& entry) {
-    if (!isLoggedJointGraph(format, entry))
-        return std::nullopt;
-    // A folder of per-rank logs names each entry's own file.
-    const std::vector<CompileConfig> configs =
-        scanCompileConfigsFile(entry.file.empty() ? fileName : entry.file);
-    const CompileConfig* config = findCompileConfig(configs, entry.compileId, entry.line);
-    return config ? std::optional<CompileConfig>(*config) : std::nullopt;
-}
-
 std::optional<CompileConfig> loggedConfigFor(const GraphFile& file, size_t index) {
     if (index >= file.graphs().size())
         return std::nullopt;
-    return loggedConfigFor(file.format(), file.fileName(), file.graphs()[index]);
+    const GraphEntry& entry = file.graphs()[index];
+    if (!isLoggedJointGraph(file.format(), entry))
+        return std::nullopt;
+    const CompileConfig* config =
+        findCompileConfig(file.compileConfigsOf(entry), entry.compileId, entry.line);
+    return config ? std::optional<CompileConfig>(*config) : std::nullopt;
 }
 
 Expected<HopPartitionReport> partitionHopBodies(Graph& joint, const Ruleset& rules,

@@ -40,13 +40,10 @@ void addLogGraphFacts(Graph& joint, const CompileConfig& config);
 CompileSettings settingsFromLog(const CompileConfig* config, Ruleset& rules,
                                 const SettingsOverrides& overrides);
 
-// The config of the compile graph `entry` of `file` belongs to, when it is torch's joint graph in a
-// TORCH_TRACE log (a pass over the log's records; nullopt otherwise or when the log records none). The CLI's
-// `partition` and the GUI both start from it.
-std::optional<CompileConfig> loggedConfigFor(FileFormat format, const std::string& fileName,
-                                             const GraphEntry& entry);
 bool isLoggedJointGraph(FileFormat format, const GraphEntry& entry);
-// The same for graph `index` of an open file.
+// The config of the compile graph `index` of `file` belongs to, when it is torch's joint graph in a
+// TORCH_TRACE log (read by the log's index; nullopt otherwise or when the log records none). The CLI's
+// `partition` and the GUI both start from it.
 std::optional<CompileConfig> loggedConfigFor(const GraphFile& file, size_t index);
 
 // run_joint_graph_passes_on_hops with the compile's partition function: each invoke_subgraph body gets

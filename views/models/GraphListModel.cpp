@@ -151,14 +151,14 @@ QVariant GraphListModel::data(const QModelIndex& index, int role) const {
     case ErrorRole:
         return error.empty() ? QVariant() : QVariant(QString::fromStdString(error));
     case Qt::ToolTipRole:
-        return error.empty() ? QString::fromStdString(e.title)
-                             : QString::fromStdString(e.title + "\n" + error);
+        return error.empty() ? QString::fromStdString(e.title())
+                             : QString::fromStdString(e.title() + "\n" + error);
     case Qt::ForegroundRole:
         return error.empty() ? QVariant() : QVariant(QBrush(QColor(0xc0, 0x1c, 0x28)));
     case Qt::DisplayRole:
         switch (Column(index.column())) {
         case TitleColumn:
-            return QString::fromStdString(e.title.empty() ? e.kind : e.title);
+            return QString::fromStdString(e.title());
         case KindColumn:
             return kindLabel(e, !error.empty());
         case NodesColumn: {

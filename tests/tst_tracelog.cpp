@@ -3,6 +3,7 @@
 // counts).
 #include "io/CompileConfig.h"
 #include "io/FxReader.h"
+#include "io/GraphFile.h"
 #include "io/Md5.h"
 #include "io/TraceLog.h"
 #include "testutil.h"
@@ -21,6 +22,11 @@ using namespace jointscope;
 using namespace jointscope::test;
 
 namespace {
+
+// Reads bytes of `text` as the index's span readers read a log.
+SpanReader spanOf(const std::string& text) {
+    return [&text](uint64_t begin, uint64_t end) { return text.substr(begin, end - begin); };
+}
 
 std::string tracePath(const std::string& name) {
     return sharedPath("graphs/torch-trace/" + name);
@@ -508,12 +514,14 @@ private slots:
         // The configurations, read from the records the parts noted: what a pass over every line reads.
         const std::vector<CompileConfig> scanned = scanCompileConfigs(text);
         QVERIFY(memory.configs == scanned);
-        QVERIFY(streamed->configs == scanned);
+        QVERIFY(scanCompileConfigRecords(streamed->configRecords, spanOf(text)) == scanned);
     }
 
-    // The index notes the records that may carry a compile's configuration and reads only those afterwards;
-    // on every real log the result is what a pass over every line of the log reads, in one part or many,
-    // and the live torch 2 logs do record configurations (compilation_metrics, functorch config).
+    // The index notes the records that may carry a compile's configuration, with the compile each belongs
+    // to; a compile's configuration is read from its own records only. On every real log, in one part or
+    // many, the result is what a pass over every line of the log reads — all compiles, and each graph's
+    // compile as GraphFile gives it — and the live torch 2 logs do record configurations
+    // (compilation_metrics, functorch config).
     void indexReadsEachCompilesConfig() {
         std::vector<std::string> logs;
         for (const char* name : {"artifacts.log", "cache_hit_miss.log", "collectives_parity_rank_0.log",
@@ -524,7 +532,7 @@ private slots:
         for (const char* name : {"dyn_gpt_inductor_budget05_trace.log", "gpt_stack_ac_trace.log",
                                  "nested_compile_region_aot_eager_trace.log"})
             logs.push_back(sourcePath(std::string("tests/data/torch2/") + name));
-        size_t withMetrics = 0, withBudget = 0;
+        size_t withMetrics = 0, withBudget = 0, withJointConfig = 0;
         for (const std::string& path : logs) {
             const std::string text = readFile(path);
             const std::vector<CompileConfig> scanned = scanCompileConfigs(text);
@@ -535,8 +543,27 @@ private slots:
                 options.bytesPerThread = 8 << 10;
                 Expected<GraphIndex> streamed = indexTraceLogFile(path, options);
                 JS_VERIFY_EXPECTED(streamed);
-                QVERIFY2(streamed->configs == scanned, path.c_str());
+                QVERIFY2(scanCompileConfigRecords(streamed->configRecords, spanOf(text)) == scanned,
+                         path.c_str());
+                for (const GraphEntry& e : streamed->graphs) {
+                    const CompileConfig* expected = findCompileConfig(scanned, e.compileId, e.line);
+                    const std::optional<CompileConfig> own =
+                        compileConfigFromRecords(streamed->configRecords, e.compileId, e.line, spanOf(text));
+                    QVERIFY2(bool(expected) == own.has_value() && (!expected || *expected == *own),
+                             (path + " " + e.title()).c_str());
+                }
             }
+            Expected<GraphFile> file = GraphFile::open(path);
+            JS_VERIFY_EXPECTED(file);
+            for (const GraphEntry& e : file->graphs()) {
+                const CompileConfig* expected = findCompileConfig(scanned, e.compileId, e.line);
+                const std::optional<CompileConfig> own = file->compileConfigFor(e);
+                QVERIFY2(bool(expected) == own.has_value() && (!expected || *expected == *own),
+                         (path + " " + e.title()).c_str());
+                withJointConfig += e.kind == "aot_joint_graph" && own && own->fromMetrics;
+            }
+            QVERIFY(file->compileConfigsOf(file->graphs().empty() ? GraphEntry{} : file->graphs()[0]) ==
+                    scanned);
             for (const CompileConfig& c : scanned) {
                 withMetrics += c.fromMetrics;
                 withBudget += c.functorch.activationMemoryBudget.has_value();
@@ -544,6 +571,7 @@ private slots:
         }
         QVERIFY(withMetrics > 0);
         QVERIFY(withBudget > 0);
+        QVERIFY(withJointConfig > 0);
     }
 
     void cancelledIndexSaysSo() {

@@ -6,6 +6,8 @@
 
 #include <nlohmann/json.hpp>
 
+#include <map>
+
 namespace jointscope::cli {
 namespace {
 
@@ -179,11 +181,17 @@ int runCheck(const ParsedArgs& args) {
     for (const Diagnostic& d : file->problems())
         std::fprintf(stderr, "%s\n", d.format().c_str());
     std::vector<CompileCheck> checks;
+    std::map<std::string, std::vector<CompileConfig>> configsOfLog; // a folder: each rank's log
     for (const CompileGraphs& g : groupCompiles(*file)) {
-        // Read with the log's index; in a folder of per-rank logs, those of the log the compile is in.
-        const std::vector<CompileConfig>& configs =
-            g.joint ? file->compileConfigsOf(file->graphs()[*g.joint]) : file->compileConfigs();
-        checks.push_back(checkCompile(*file, g, configs, parsed.request));
+        if (!g.joint) {
+            checks.push_back(checkCompile(*file, g, {}, parsed.request));
+            continue;
+        }
+        const GraphEntry& entry = file->graphs()[*g.joint];
+        auto configs = configsOfLog.find(entry.file);
+        if (configs == configsOfLog.end())
+            configs = configsOfLog.emplace(entry.file, file->compileConfigsOf(entry)).first;
+        checks.push_back(checkCompile(*file, g, configs->second, parsed.request));
     }
 
     int identical = 0, differs = 0, errors = 0;

@@ -82,21 +82,14 @@ Json embedded(const Json& metrics, const char* key) {
 }
 
 std::string compileIdOf(const Json& record) {
-    auto field = [&](const char* key) -> std::optional<int64_t> {
+    auto field = [&](const char* key) -> std::optional<uint64_t> {
         auto it = record.find(key);
         if (it == record.end() || !it->is_number_integer() || it->get<int64_t>() < 0)
             return std::nullopt;
-        return it->get<int64_t>();
+        return it->get<uint64_t>();
     };
-    const auto autograd = field("compiled_autograd_id"), frame = field("frame_id"),
-               frameCompile = field("frame_compile_id"), attempt = field("attempt");
-    if (!autograd && !frame && !frameCompile)
-        return {};
-    std::string id = autograd ? "!" + std::to_string(*autograd) + "/" : "";
-    id += (frame ? std::to_string(*frame) : "-") + "/" + (frameCompile ? std::to_string(*frameCompile) : "-");
-    if (attempt && *attempt != 0)
-        id += "_" + std::to_string(*attempt);
-    return id;
+    return log_support::compileIdText(field("compiled_autograd_id"), field("frame_id"),
+                                      field("frame_compile_id"), field("attempt"));
 }
 
 } // namespace
@@ -270,9 +263,8 @@ std::vector<CompileConfig> scanCompileConfigsFile(const std::string& path) {
     return std::move(scanner).finish();
 }
 
-std::vector<CompileConfig>
-scanCompileConfigRecords(const std::vector<ConfigRecordSpan>& records,
-                         const std::function<std::string(uint64_t, uint64_t)>& read) {
+std::vector<CompileConfig> scanCompileConfigRecords(const std::vector<ConfigRecordSpan>& records,
+                                                    const SpanReader& read) {
     ConfigScanner scanner;
     for (const ConfigRecordSpan& record : records) {
         const std::string bytes = read(record.begin, record.end);
@@ -283,6 +275,19 @@ scanCompileConfigRecords(const std::vector<ConfigRecordSpan>& records,
         }
     }
     return std::move(scanner).finish();
+}
+
+std::optional<CompileConfig> compileConfigFromRecords(const std::vector<ConfigRecordSpan>& records,
+                                                      std::string_view compileId, uint32_t line,
+                                                      const SpanReader& read) {
+    // The scan keeps each compile's records apart; only the torch version is shared, from records of none.
+    std::vector<ConfigRecordSpan> own;
+    for (const ConfigRecordSpan& record : records)
+        if (record.compileId == compileId || record.compileId.empty())
+            own.push_back(record);
+    const std::vector<CompileConfig> configs = scanCompileConfigRecords(own, read);
+    const CompileConfig* config = findCompileConfig(configs, compileId, line);
+    return config ? std::optional<CompileConfig>(*config) : std::nullopt;
 }
 
 const CompileConfig* findCompileConfig(const std::vector<CompileConfig>& configs, std::string_view compileId,

@@ -70,20 +70,26 @@ std::vector<CompileConfig> scanCompileConfigs(std::string_view text);
 // The same, streaming the file (memory independent of its size); an unreadable file gives none.
 std::vector<CompileConfig> scanCompileConfigsFile(const std::string& path);
 
-// A record of a log that may carry configuration: its line and the bytes of its lines (the record's line
-// and its payload lines). The index notes them as it reads the log, so that the configurations are read
-// without a second pass over the file.
+// A record of a log that may carry configuration: its line, the bytes of its lines (the record's line and
+// its payload lines) and the compile it belongs to. The index notes them as it reads the log, so that a
+// compile's configuration is read from its few records, without a second pass over the file.
 struct ConfigRecordSpan {
     uint32_t line = 0;
     uint64_t begin = 0;
     uint64_t end = 0;
+    std::string compileId; // as the scan reads it (compilation_metrics: its compile_id); "" when none
 };
+using SpanReader = std::function<std::string(uint64_t begin, uint64_t end)>;
 // True for a record line scanCompileConfigs reads; it skips the others unparsed.
 bool mayCarryCompileConfig(std::string_view recordLine);
-// scanCompileConfigs over only these records, in the log's order, their bytes read with `read(begin, end)`.
-std::vector<CompileConfig>
-scanCompileConfigRecords(const std::vector<ConfigRecordSpan>& records,
-                         const std::function<std::string(uint64_t, uint64_t)>& read);
+// scanCompileConfigs over only these records, in the log's order, their bytes read with `read`.
+std::vector<CompileConfig> scanCompileConfigRecords(const std::vector<ConfigRecordSpan>& records,
+                                                    const SpanReader& read);
+// findCompileConfig(scanCompileConfigRecords(records), compileId, line), reading only the records of that
+// compile and those of none (the torch version).
+std::optional<CompileConfig> compileConfigFromRecords(const std::vector<ConfigRecordSpan>& records,
+                                                      std::string_view compileId, uint32_t line,
+                                                      const SpanReader& read);
 
 // The configuration of one compile id ("0/0 #2" counts as "0/0"'s second joint graph: the newest seen at or
 // before `line` wins when ids repeat after torch._dynamo.reset()).

@@ -165,7 +165,7 @@ Expected<GraphFile> GraphFile::openTraceLog(const std::string& path, std::string
     file.graphs_ = std::move(index->graphs);
     file.problems_ = std::move(index->problems);
     file.collectives_ = std::move(index->collectives);
-    file.configs_ = std::move(index->configs);
+    file.configRecords_ = std::move(index->configRecords);
     return file;
 }
 
@@ -197,7 +197,8 @@ Expected<GraphFile> GraphFile::fromText(std::string text, std::string fileName, 
         file.graphs_ = std::move(index.graphs);
         file.problems_ = std::move(index.problems);
         file.collectives_ = std::move(index.collectives);
-        file.configs_ = std::move(index.configs);
+        if (file.format_ == FileFormat::TraceLog)
+            file.configs_ = std::move(index.configs);
         for (size_t i = 0; i < file.graphs_.size(); ++i)
             file.graphs_[i].index = static_cast<uint32_t>(i);
         return file;
@@ -320,11 +321,9 @@ Expected<std::string> GraphFile::payload(size_t index) const {
         return entry.payload;
     const std::string& path = entry.file.empty() ? fileName_ : entry.file;
     std::ifstream in(path, std::ios::binary);
-    std::string raw(static_cast<size_t>(entry.payloadBytes), '\0');
-    in.seekg(static_cast<std::streamoff>(entry.payloadOffset));
-    in.read(raw.data(), static_cast<std::streamsize>(raw.size()));
+    const std::string raw = readLogSpan(in, entry.payloadOffset, entry.payloadOffset + entry.payloadBytes);
     const SourceLocation at{path, entry.payloadLine, 0};
-    if (!in || static_cast<uint64_t>(in.gcount()) != entry.payloadBytes)
+    if (raw.size() != entry.payloadBytes)
         return makeError(at, "cannot read " + entry.title() + ": the log is shorter than when it was opened");
     std::string text = payloadFromLines(raw);
     if (entry.digest && md5Hex(text) != entry.digestHex())
@@ -374,12 +373,34 @@ std::optional<size_t> GraphFile::select(std::string_view spec) const {
     return std::nullopt;
 }
 
-const std::vector<CompileConfig>& GraphFile::compileConfigsOf(const GraphEntry& entry) const {
+std::pair<const std::string*, const std::vector<ConfigRecordSpan>*>
+GraphFile::configSource(const GraphEntry& entry) const {
     if (!entry.file.empty())
         for (const RankLog& log : ranks_)
             if (log.file == entry.file)
-                return log.configs;
-    return configs_;
+                return {&log.file, &log.configRecords};
+    return {&fileName_, &configRecords_};
+}
+
+std::optional<CompileConfig> GraphFile::compileConfigFor(const GraphEntry& entry) const {
+    if (configs_) {
+        const CompileConfig* config = findCompileConfig(*configs_, entry.compileId, entry.line);
+        return config ? std::optional<CompileConfig>(*config) : std::nullopt;
+    }
+    const auto [path, records] = configSource(entry);
+    std::ifstream in(*path, std::ios::binary);
+    return compileConfigFromRecords(
+        *records, entry.compileId, entry.line,
+        [&in](uint64_t begin, uint64_t end) { return readLogSpan(in, begin, end); });
+}
+
+std::vector<CompileConfig> GraphFile::compileConfigsOf(const GraphEntry& entry) const {
+    if (configs_)
+        return *configs_;
+    const auto [path, records] = configSource(entry);
+    std::ifstream in(*path, std::ios::binary);
+    return scanCompileConfigRecords(
+        *records, [&in](uint64_t begin, uint64_t end) { return readLogSpan(in, begin, end); });
 }
 
 Expected<GraphFile> GraphFile::openFolder(const std::string& path, const OpenOptions& options) {
@@ -428,7 +449,9 @@ Expected<GraphFile> GraphFile::openFolder(const std::string& path, const OpenOpt
                                               " is already read from " + same->first.file));
             continue;
         }
-        ranked.push_back({RankLog{*rank, log.string(), file->graphs().size(), file->configs_}, file.take()});
+        ranked.push_back(
+            {RankLog{*rank, log.string(), file->graphs().size(), std::move(file->configRecords_)},
+             file.take()});
     }
     if (ranked.empty())
         return fileError(path, "folder holds no TORCH_TRACE log (expected per-rank logs such as "

@@ -35,7 +35,7 @@ struct RankLog {
     int32_t rank = -1;
     std::string file;
     size_t graphs = 0;
-    std::vector<CompileConfig> configs; // what each compile of this log ran with
+    std::vector<ConfigRecordSpan> configRecords; // where this log records what its compiles ran with
 };
 
 class GraphFile {
@@ -52,10 +52,11 @@ public:
     const std::vector<Diagnostic>& problems() const { return problems_; }
     const std::vector<CollectiveSchedule>& collectives() const { return collectives_; }
     const std::vector<RankLog>& ranks() const { return ranks_; } // empty unless opened from a folder
-    // What each compile of a TORCH_TRACE log ran with (scanCompileConfigs of it, read by the index); of a
-    // folder, the configurations of the log `entry` came from.
-    const std::vector<CompileConfig>& compileConfigs() const { return configs_; }
-    const std::vector<CompileConfig>& compileConfigsOf(const GraphEntry& entry) const;
+    // What the compile of graph `entry` ran with, as its TORCH_TRACE log records it (findCompileConfig of
+    // scanCompileConfigs), read from that compile's records the index noted: no pass over the log.
+    std::optional<CompileConfig> compileConfigFor(const GraphEntry& entry) const;
+    // What every compile of the log `entry` came from ran with (scanCompileConfigs of it).
+    std::vector<CompileConfig> compileConfigsOf(const GraphEntry& entry) const;
 
     // Parses graph `index` (sidecars applied for single-graph files).
     Expected<Graph> load(size_t index) const;
@@ -80,7 +81,11 @@ private:
     std::vector<GraphEntry> graphs_;
     std::vector<Diagnostic> problems_;
     std::vector<CollectiveSchedule> collectives_;
-    std::vector<CompileConfig> configs_;
+    std::vector<ConfigRecordSpan> configRecords_;
+    std::optional<std::vector<CompileConfig>> configs_; // held when the log was indexed in memory
+    // The log `entry` came from (a folder's rank log, else this file) and the records it noted.
+    std::pair<const std::string*, const std::vector<ConfigRecordSpan>*>
+    configSource(const GraphEntry& entry) const;
     std::vector<RankLog> ranks_;
 
     static Expected<GraphFile> openFolder(const std::string& path, const OpenOptions& options);

@@ -81,6 +81,21 @@ size_t findGraphModuleClass(std::string_view line) {
     return classPos;
 }
 
+std::string compileIdText(std::optional<uint64_t> autogradId, std::optional<uint64_t> frameId,
+                          std::optional<uint64_t> frameCompileId, std::optional<uint64_t> attempt) {
+    if (!autogradId && !frameId && !frameCompileId)
+        return {};
+    std::string id;
+    if (autogradId)
+        id += "!" + std::to_string(*autogradId) + "/";
+    id += frameId ? std::to_string(*frameId) : "-";
+    id += "/";
+    id += frameCompileId ? std::to_string(*frameCompileId) : "-";
+    if (attempt && *attempt != 0)
+        id += "_" + std::to_string(*attempt);
+    return id;
+}
+
 std::string stripAnsi(std::string_view line) {
     std::string out;
     out.reserve(line.size());

@@ -167,6 +167,10 @@ size_t findGraphModuleClass(std::string_view line);
 
 // Removes ANSI escape sequences (CSI "\x1b[...X" and lone ESC) that coloured terminal output carries.
 std::string stripAnsi(std::string_view line);
+// tlparse's CompileId display without the brackets: "[!{compiled_autograd_id}/]{frame_id}/{frame_compile_id}
+// [_{attempt}]", '-' for a missing frame id part, "" when none of the three ids is known.
+std::string compileIdText(std::optional<uint64_t> autogradId, std::optional<uint64_t> frameId,
+                          std::optional<uint64_t> frameCompileId, std::optional<uint64_t> attempt);
 
 std::string_view trimRight(std::string_view s);
 size_t indentOf(std::string_view line); // leading spaces and tabs

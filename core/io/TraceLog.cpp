@@ -106,21 +106,9 @@ std::optional<uint64_t> unsignedField(const Json& record, const char* key) {
 // tlparse's CompileId display without the brackets: "[!{compiled_autograd_id}/]{frame_id}/{frame_compile_id}
 // [_{attempt}]", '-' for a missing frame id part, "" when the record has no compile id at all.
 std::string compileIdOf(const Json& record) {
-    const auto autogradId = unsignedField(record, "compiled_autograd_id");
-    const auto frameId = unsignedField(record, "frame_id");
-    const auto frameCompileId = unsignedField(record, "frame_compile_id");
-    const auto attempt = unsignedField(record, "attempt");
-    if (!autogradId && !frameId && !frameCompileId)
-        return {};
-    std::string id;
-    if (autogradId)
-        id += "!" + std::to_string(*autogradId) + "/";
-    id += frameId ? std::to_string(*frameId) : "-";
-    id += "/";
-    id += frameCompileId ? std::to_string(*frameCompileId) : "-";
-    if (attempt && *attempt != 0)
-        id += "_" + std::to_string(*attempt);
-    return id;
+    return log_support::compileIdText(
+        unsignedField(record, "compiled_autograd_id"), unsignedField(record, "frame_id"),
+        unsignedField(record, "frame_compile_id"), unsignedField(record, "attempt"));
 }
 
 std::string nameField(const Json& metadata) {
@@ -282,11 +270,28 @@ public:
     std::string kind;
     HasPayload hasPayload = HasPayload::Absent;
     std::string md5;
+    // The envelope's compile ids (compileIdOf of the record, without building it) and a
+    // compilation_metrics record's own compile_id.
+    std::optional<uint64_t> autogradId, frameId, frameCompileId, attempt;
+    std::string metricsCompileId;
+
+    std::string compileId() const {
+        return kind == "compilation_metrics"
+                   ? metricsCompileId
+                   : log_support::compileIdText(autogradId, frameId, frameCompileId, attempt);
+    }
 
     bool null() override { return scalar(HasPayload::Null, nullptr); }
     bool boolean(bool) override { return scalar(HasPayload::Other, nullptr); }
-    bool number_integer(number_integer_t) override { return scalar(HasPayload::Other, nullptr); }
-    bool number_unsigned(number_unsigned_t) override { return scalar(HasPayload::Other, nullptr); }
+    bool number_integer(number_integer_t value) override {
+        if (value >= 0)
+            envelopeId(uint64_t(value));
+        return scalar(HasPayload::Other, nullptr);
+    }
+    bool number_unsigned(number_unsigned_t value) override {
+        envelopeId(value);
+        return scalar(HasPayload::Other, nullptr);
+    }
     bool number_float(number_float_t, const string_t&) override { return scalar(HasPayload::Other, nullptr); }
     bool string(string_t& value) override { return scalar(HasPayload::String, &value); }
     bool binary(binary_t&) override { return scalar(HasPayload::Other, nullptr); }
@@ -300,6 +305,14 @@ public:
             if (kind.empty() && !isEnvelopeKey(name))
                 kind = name;
             nextIsHasPayload_ = name == "has_payload";
+            nextId_ = name == "frame_id"               ? &frameId
+                      : name == "frame_compile_id"     ? &frameCompileId
+                      : name == "attempt"              ? &attempt
+                      : name == "compiled_autograd_id" ? &autogradId
+                                                       : nullptr;
+            inMetrics_ = name == "compilation_metrics";
+        } else if (depth_ == 2) {
+            nextIsMetricsId_ = inMetrics_ && name == "compile_id";
         }
         return true;
     }
@@ -308,7 +321,16 @@ public:
     }
 
 private:
+    void envelopeId(uint64_t value) {
+        if (depth_ == 1 && nextId_)
+            *nextId_ = value;
+    }
     bool scalar(HasPayload type, string_t* value) {
+        if (depth_ == 2 && nextIsMetricsId_ && value)
+            metricsCompileId = *value;
+        nextIsMetricsId_ = false;
+        if (depth_ == 1)
+            nextId_ = nullptr;
         if (depth_ == 1 && nextIsHasPayload_) {
             hasPayload = type;
             if (value)
@@ -330,6 +352,9 @@ private:
 
     size_t depth_ = 0;
     bool nextIsHasPayload_ = false;
+    std::optional<uint64_t>* nextId_ = nullptr;
+    bool inMetrics_ = false;
+    bool nextIsMetricsId_ = false;
 };
 
 // The records whose JSON the index reads beyond kind and has_payload.
@@ -354,6 +379,7 @@ struct OpenRecord {
     uint64_t spanBegin = 0; // file offsets of the raw payload lines
     uint64_t spanEnd = 0;
     bool config = false; // may carry compile configuration (mayCarryCompileConfig)
+    std::string configCompileId;
     uint64_t headerBegin = 0, headerEnd = 0;
     std::string firstText; // the payload from its first non-blank character to that line's end
     std::string text;      // the payload, when keepText
@@ -468,6 +494,7 @@ private:
         }
         ++part_.records;
         r.valid = true;
+        const std::string compileId = summary.compileId();
         r.kind = std::move(summary.kind);
         r.hasPayload = summary.hasPayload;
         r.expectedMd5 = std::move(summary.md5);
@@ -476,8 +503,13 @@ private:
             r.keepText = needsWholePayload(r.kind, *r.json);
         }
         r.config = mayCarryConfig(r.kind) && mayCarryCompileConfig(text);
-        r.headerBegin = offset;
-        r.headerEnd = offset + text.size();
+        if (r.config) {
+            r.headerBegin = offset;
+            r.headerEnd = offset + text.size();
+            // The torch version counts for every compile: a record of none.
+            const bool version = r.kind == kArtifact && nameField(r.json->at(r.kind)) == "torch_version";
+            r.configCompileId = version ? std::string() : compileId;
+        }
     }
 
     // The kinds of record scanCompileConfigs reads (its text test then runs on these lines only).
@@ -506,8 +538,9 @@ private:
         if (!r.valid)
             return;
         if (r.config)
-            part_.configRecords.push_back(
-                {r.line, r.headerBegin, r.firstPayloadLine ? r.spanEnd : r.headerEnd});
+            part_.configRecords.push_back({r.line, r.headerBegin,
+                                           r.firstPayloadLine ? r.spanEnd : r.headerEnd,
+                                           std::move(r.configCompileId)});
         const std::optional<std::array<uint8_t, 16>> digest = checkPayload(r);
         if (!r.json)
             return;
@@ -778,12 +811,9 @@ std::vector<uint64_t> partStarts(std::istream& in, uint64_t size, size_t parts) 
 }
 
 // The parts' findings as one index, lines counted from the file's start.
-// The parts' lists joined in order, their lines counted from the file's start; then the compile
-// configurations read from the records the parts noted, with `read`.
-GraphIndex mergeParts(std::vector<TracePartIndex> parts, const std::string& fileName,
-                      const TracePartIndex::SpanReader& read) {
+// The parts' lists joined in order, their lines counted from the file's start.
+GraphIndex mergeParts(std::vector<TracePartIndex> parts, const std::string& fileName) {
     GraphIndex merged;
-    std::vector<ConfigRecordSpan> configRecords;
     uint32_t lineBase = 0;
     size_t records = 0;
     size_t dropped = 0;
@@ -823,7 +853,7 @@ GraphIndex mergeParts(std::vector<TracePartIndex> parts, const std::string& file
         }
         for (ConfigRecordSpan& record : part.configRecords) {
             record.line += lineBase;
-            configRecords.push_back(record);
+            merged.configRecords.push_back(std::move(record));
         }
         records += part.records;
         dropped += part.droppedProblems;
@@ -836,11 +866,12 @@ GraphIndex mergeParts(std::vector<TracePartIndex> parts, const std::string& file
     if (dropped)
         merged.problems.push_back(Diagnostic{Severity::Note, SourceLocation{fileName, 0, 0},
                                              std::to_string(dropped) + " more problems not listed"});
-    merged.configs = scanCompileConfigRecords(configRecords, read);
     return merged;
 }
 
-std::string readSpan(std::ifstream& in, uint64_t begin, uint64_t end) {
+} // namespace
+
+std::string readLogSpan(std::ifstream& in, uint64_t begin, uint64_t end) {
     std::string bytes(static_cast<size_t>(end - begin), '\0');
     in.clear();
     in.seekg(static_cast<std::streamoff>(begin));
@@ -849,9 +880,11 @@ std::string readSpan(std::ifstream& in, uint64_t begin, uint64_t end) {
     return bytes;
 }
 
+namespace {
+
 std::string readSpan(const std::string& path, uint64_t begin, uint64_t end) {
     std::ifstream in(path, std::ios::binary);
-    return readSpan(in, begin, end);
+    return readLogSpan(in, begin, end);
 }
 
 } // namespace
@@ -885,7 +918,9 @@ GraphIndex indexTraceLog(std::string_view text, const std::string& fileName) {
     }
     std::vector<TracePartIndex> parts;
     parts.push_back(std::move(indexer).finish());
-    return mergeParts(std::move(parts), fileName, read);
+    GraphIndex index = mergeParts(std::move(parts), fileName);
+    index.configs = scanCompileConfigRecords(index.configRecords, read); // held: the text is at hand
+    return index;
 }
 
 Expected<GraphIndex> indexTraceLogFile(const std::string& path, const TraceIndexOptions& options) {
@@ -936,10 +971,7 @@ Expected<GraphIndex> indexTraceLogFile(const std::string& path, const TraceIndex
     std::vector<TracePartIndex> parts;
     for (std::future<TracePartIndex>& part : running)
         parts.push_back(part.get());
-    std::ifstream configs(path, std::ios::binary); // one reader for the configuration records, in order
-    GraphIndex index = mergeParts(std::move(parts), path, [&configs](uint64_t begin, uint64_t end) {
-        return readSpan(configs, begin, end);
-    });
+    GraphIndex index = mergeParts(std::move(parts), path);
     index.cancelled = shared.cancel;
     if (options.found && !index.cancelled && delivered < index.graphs.size())
         options.found(

@@ -7,6 +7,7 @@
 
 #include <cstdint>
 #include <functional>
+#include <iosfwd>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -25,7 +26,9 @@ struct GraphIndex {
     std::vector<GraphEntry> graphs;
     std::vector<Diagnostic> problems; // located; the file still loads (e.g. a corrupted JSON line)
     std::vector<CollectiveSchedule> collectives;
-    // What each compile ran with (scanCompileConfigs of the log), read from the records the index noted.
+    // The records that may carry a compile's configuration (GraphFile::compileConfigFor reads them), and,
+    // for a log indexed in memory, what each compile ran with (scanCompileConfigs of the log).
+    std::vector<ConfigRecordSpan> configRecords;
     std::vector<CompileConfig> configs;
     bool cancelled = false; // the index stopped early (TraceIndexOptions::progress said so)
 };
@@ -50,6 +53,8 @@ struct TraceIndexOptions {
 // independent of the file's size. Graph entries hold their payload's byte span and md5, not its text
 // (payloadFromLines of the span gives it).
 Expected<GraphIndex> indexTraceLogFile(const std::string& path, const TraceIndexOptions& options = {});
+// Bytes [begin, end) of a log (fewer when the file is shorter now).
+std::string readLogSpan(std::ifstream& in, uint64_t begin, uint64_t end);
 // A payload's text from its raw lines as the log holds them (each one tab-indented).
 std::string payloadFromLines(std::string_view raw);
 

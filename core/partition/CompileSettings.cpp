@@ -142,9 +142,7 @@ std::optional<CompileConfig> loggedConfigFor(const GraphFile& file, size_t index
     const GraphEntry& entry = file.graphs()[index];
     if (!isLoggedJointGraph(file.format(), entry))
         return std::nullopt;
-    const CompileConfig* config =
-        findCompileConfig(file.compileConfigsOf(entry), entry.compileId, entry.line);
-    return config ? std::optional<CompileConfig>(*config) : std::nullopt;
+    return file.compileConfigFor(entry);
 }
 
 Expected<HopPartitionReport> partitionHopBodies(Graph& joint, const Ruleset& rules,

@@ -93,7 +93,8 @@ def main():
     result.update(jointscope_seconds=round(opened["index_seconds"], 3), jointscope_process_seconds=round(wall, 3),
                   jointscope_rss_mb=round(rss, 1), graphs=opened["graphs"], problems=opened["problems"],
                   open_graph=opened["loaded"], open_graph_nodes=opened["loaded_nodes"],
-                  open_graph_seconds=opened["load_seconds"])
+                  open_graph_seconds=opened["load_seconds"], config_graph=opened["config_graph"],
+                  config_found=opened["config_found"], config_seconds=opened["config_seconds"])
     wall, rss, _ = run_measured([str(cli), "info", "--json", str(log)])
     result.update(cli_info_seconds=round(wall, 3), cli_info_rss_mb=round(rss, 1))
     with tempfile.TemporaryDirectory() as out_dir:
@@ -110,7 +111,8 @@ def main():
         opened = json.loads(out)
         result.update(big_log_bytes=big.stat().st_size, big_seconds=round(opened["index_seconds"], 3),
                       big_rss_mb=round(rss, 1), big_graphs=opened["graphs"],
-                      big_open_graph_seconds=opened["load_seconds"])
+                      big_open_graph_seconds=opened["load_seconds"],
+                      big_config_seconds=opened["config_seconds"], big_config_found=opened["config_found"])
     text = json.dumps(result, indent=2)
     print(text)
     out_path = pathlib.Path(args.out) if args.out else build / "bench/log_index.json"

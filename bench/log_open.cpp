@@ -66,14 +66,26 @@ int main(int argc, char** argv) {
     const auto loadStart = std::chrono::steady_clock::now();
     jointscope::Expected<jointscope::Graph> graph = file->load(chosen);
     const double loadSeconds = secondsSince(loadStart);
+    // What the window reads next when a joint graph is picked: its compile's configuration, from that
+    // compile's own records. The last joint graph of the log: the farthest a user can pick.
+    size_t joint = chosen;
+    for (const jointscope::GraphEntry& entry : file->graphs())
+        if (entry.kind == "aot_joint_graph")
+            joint = entry.index;
+    const auto configStart = std::chrono::steady_clock::now();
+    const std::optional<jointscope::CompileConfig> config = file->compileConfigFor(file->graphs()[joint]);
+    const double configSeconds = secondsSince(configStart);
     if (!graph) {
         std::fprintf(stderr, "%s\n", graph.error().format().c_str());
         return 1;
     }
     std::printf("{\"index_seconds\": %.3f, \"index_peak_rss_mb\": %.1f, \"index_held_rss_mb\": %.1f, "
                 "\"graphs\": %zu, \"problems\": %zu, "
-                "\"loaded\": \"%s\", \"loaded_nodes\": %zu, \"load_seconds\": %.4f, \"peak_rss_mb\": %.1f}\n",
+                "\"loaded\": \"%s\", \"loaded_nodes\": %zu, \"load_seconds\": %.4f, \"config_graph\": "
+                "\"%s\", \"config_seconds\": %.4f, \"config_found\": %s, \"peak_rss_mb\": %.1f}\n",
                 indexSeconds, indexRss / 1024.0, heldRss, file->graphs().size(), file->problems().size(),
-                file->graphs()[chosen].title().c_str(), graph->size(), loadSeconds, peakRssKiB() / 1024.0);
+                file->graphs()[chosen].title().c_str(), graph->size(), loadSeconds,
+                file->graphs()[joint].title().c_str(), configSeconds, config ? "true" : "false",
+                peakRssKiB() / 1024.0);
     return 0;
 }

@@ -114,21 +114,12 @@ int setUpEngine(const Command& command, const ParsedArgs& args, EngineSetup& e) 
     return kExitOk;
 }
 
-int runPartition(const ParsedArgs& args) {
-    const Command& command = partitionCommand();
-    EngineSetup setup;
-    if (int code = setUpEngine(command, args, setup); code != kExitOk)
-        return code;
-    auto& [graph, rules, choice, options, costs, logSettings, logPasses] = setup;
-    const std::optional<std::string> outDir = args.value("--out");
-    options.extract = outDir.has_value(); // the graphs are only written, never printed
-    int repeat = 1;
-    if (int code = readIntOption(command, args, "--repeat", 1, 1000, repeat); code != kExitOk)
-        return code;
-    // --repeat: time the engine in one warm process (the graph is copied outside the timed part).
+// The partition asked for: torch's algorithm on the graph, or the saved set of an edited --decision. With
+// --repeat N the engine runs N times in this warm process and reports the median time.
+int solvePartition(const ParsedArgs& args, EngineSetup& setup, int repeat, std::optional<Partition>& out) {
     std::vector<double> seconds;
     for (int i = 1; i < repeat; ++i) {
-        Expected<Partition> run = partitionJoint(Graph(graph), rules, options);
+        Expected<Partition> run = partitionJoint(Graph(setup.graph), setup.rules, setup.options);
         if (!run)
             break;
         seconds.push_back(run->seconds);
@@ -138,22 +129,27 @@ int runPartition(const ParsedArgs& args) {
         Expected<std::vector<std::string>> names = readSavedNames(*edited);
         if (!names)
             return inputError(names.error());
-        partition = evaluateSaved(std::move(graph), rules, *names, options.extract);
+        partition = evaluateSaved(std::move(setup.graph), setup.rules, *names, setup.options.extract);
     } else {
-        partition = partitionJoint(std::move(graph), rules, options);
+        partition = partitionJoint(std::move(setup.graph), setup.rules, setup.options);
     }
     if (!partition)
         return inputError(atInputFile(args, partition.error()));
-    Partition& p = *partition;
-    seconds.push_back(p.seconds);
+    out = partition.take();
+    seconds.push_back(out->seconds);
     std::sort(seconds.begin(), seconds.end());
-    p.seconds = seconds[seconds.size() / 2];
-    Json decision = decisionJson(p, rules, options);
-    decision["ruleset_choice"] = choice.reason;
-    if (logSettings) {
-        decision["log_settings"] = logSettings->notes;
+    out->seconds = seconds[seconds.size() / 2];
+    return kExitOk;
+}
+
+// decisionJson, and how this run was set up: why the ruleset, what the log said, the joint passes replayed.
+Json runDecisionJson(const Partition& p, const EngineSetup& setup, int repeat) {
+    Json decision = decisionJson(p, setup.rules, setup.options);
+    decision["ruleset_choice"] = setup.choice.reason;
+    if (setup.logSettings) {
+        decision["log_settings"] = setup.logSettings->notes;
         Json passes = Json::array();
-        for (const PassChange& c : logPasses.changes)
+        for (const PassChange& c : setup.passes.changes)
             passes.push_back({{"pass", c.pass},
                               {"removed", c.removed.size()},
                               {"replaced", c.replaced.size()},
@@ -162,45 +158,58 @@ int runPartition(const ParsedArgs& args) {
     }
     if (repeat > 1)
         decision["runs"] = repeat;
+    return decision;
+}
 
-    std::optional<NodeId> explained;
-    if (std::optional<std::string> name = args.value("--explain")) {
-        explained = p.graph.find(*name);
-        if (!explained) {
-            for (const auto& [removed, kept] : p.merged)
-                if (removed == *name)
-                    explained = p.graph.find(kept);
-            if (!explained)
-                return usageError(command,
-                                  "--explain: no node '" + *name + "' in graph '" + p.graph.name + "'");
-        }
-        decision["explain"] = explanationJson(p, *explained);
-    }
-    if (outDir) {
-        std::error_code ec;
-        std::filesystem::create_directories(*outDir, ec);
-        const std::filesystem::path dir(*outDir);
-        Graph forward = p.forward, backward = p.backward;
-        forward.name = "forward";
-        backward.name = "backward";
-        if (!writeOutputFile(dir / "forward.txt", writeFxText(forward)) ||
-            !writeOutputFile(dir / "backward.txt", writeFxText(backward)) ||
-            !writeOutputFile(dir / "forward.json", writeJsonGraph(forward)) ||
-            !writeOutputFile(dir / "backward.json", writeJsonGraph(backward)) ||
-            !writeOutputFile(dir / "decision.json", decision.dump(1) + "\n"))
-            return kExitBadInput;
-    }
+// --explain NODE: the node, or the one a CSE-merged NODE became.
+int findExplained(const Command& command, const std::string& name, const Partition& p, NodeId& out) {
+    std::optional<NodeId> found = p.graph.find(name);
+    for (const auto& [removed, kept] : p.merged)
+        if (!found && removed == name)
+            found = p.graph.find(kept);
+    if (!found)
+        return usageError(command, "--explain: no node '" + name + "' in graph '" + p.graph.name + "'");
+    out = *found;
+    return kExitOk;
+}
+
+// --out DIR: the forward and backward graphs as FX text and JSON, and the decision.
+bool writePartitionFiles(const std::string& outDir, const Partition& p, const Json& decision) {
+    std::error_code ec;
+    std::filesystem::create_directories(outDir, ec);
+    const std::filesystem::path dir(outDir);
+    Graph forward = p.forward, backward = p.backward;
+    forward.name = "forward";
+    backward.name = "backward";
+    return writeOutputFile(dir / "forward.txt", writeFxText(forward)) &&
+           writeOutputFile(dir / "backward.txt", writeFxText(backward)) &&
+           writeOutputFile(dir / "forward.json", writeJsonGraph(forward)) &&
+           writeOutputFile(dir / "backward.json", writeJsonGraph(backward)) &&
+           writeOutputFile(dir / "decision.json", decision.dump(1) + "\n");
+}
+
+void printPartitionWarnings(const Partition& p, const PartitionOptions& options) {
     for (const std::string& w : p.warnings)
         std::fprintf(stderr, "jointscope-cli: warning: %s\n", w.c_str());
     for (const PinConflict& c : pinConflicts(p, options.overrides))
         std::fprintf(stderr, "jointscope-cli: warning: %s pin on '%s' overridden: %s (%s)\n",
                      std::string(policyName(c.pinned)).c_str(), c.node.c_str(), c.outcome.c_str(),
                      c.rule.c_str());
-    if (args.has("--json")) {
-        std::printf("%s\n", decision.dump(1).c_str());
-        return kExitOk;
-    }
-    std::printf("ruleset %s: %s\n", rules.name.c_str(), choice.reason.c_str());
+}
+
+void printExplanation(const Partition& p, NodeId id) {
+    const NodeExplanation e = explainNode(p, id);
+    std::printf("%s: %s — %s", p.graph.node(id).name.c_str(), e.decision.c_str(), e.rule.c_str());
+    if (e.weight >= kInfiniteCapacity)
+        std::printf("; weight inf");
+    else if (e.weight >= 0)
+        std::printf("; weight %lld", (long long)e.weight);
+    std::printf("; dist_from_bw %lld; %llu bytes\n", (long long)e.distFromBw, (unsigned long long)e.bytes);
+}
+
+void printPartitionText(const Partition& p, const EngineSetup& setup, const Json& decision) {
+    const Ruleset& rules = setup.rules;
+    std::printf("ruleset %s: %s\n", rules.name.c_str(), setup.choice.reason.c_str());
     std::printf("graph %s: %zu nodes after DCE/CSE (%zu dead, %zu merged), ruleset %s, %s\n",
                 p.graph.name.c_str(), p.graph.size(), p.deadNodes.size(), p.merged.size(), rules.name.c_str(),
                 std::string(escalationName(p.escalation)).c_str());
@@ -224,16 +233,42 @@ int runPartition(const ParsedArgs& args) {
                         t["peak_node"].get<std::string>().c_str(), t["peak_step"].get<size_t>(),
                         t["nodes"].size(), (unsigned long long)t["saved_bytes"].get<uint64_t>());
     }
-    if (explained) {
-        const NodeExplanation e = explainNode(p, *explained);
-        std::printf("%s: %s — %s", p.graph.node(*explained).name.c_str(), e.decision.c_str(), e.rule.c_str());
-        if (e.weight >= kInfiniteCapacity)
-            std::printf("; weight inf");
-        else if (e.weight >= 0)
-            std::printf("; weight %lld", (long long)e.weight);
-        std::printf("; dist_from_bw %lld; %llu bytes\n", (long long)e.distFromBw,
-                    (unsigned long long)e.bytes);
+}
+
+// Set up the engine from the command line, solve, then report: --out files, JSON or text.
+int runPartition(const ParsedArgs& args) {
+    const Command& command = partitionCommand();
+    EngineSetup setup;
+    if (int code = setUpEngine(command, args, setup); code != kExitOk)
+        return code;
+    const std::optional<std::string> outDir = args.value("--out");
+    setup.options.extract = outDir.has_value(); // the graphs are only written, never printed
+    int repeat = 1;
+    if (int code = readIntOption(command, args, "--repeat", 1, 1000, repeat); code != kExitOk)
+        return code;
+    std::optional<Partition> solved;
+    if (int code = solvePartition(args, setup, repeat, solved); code != kExitOk)
+        return code;
+    const Partition& p = *solved;
+    Json decision = runDecisionJson(p, setup, repeat);
+    std::optional<NodeId> explained;
+    if (std::optional<std::string> name = args.value("--explain")) {
+        NodeId id = kNoNode;
+        if (int code = findExplained(command, *name, p, id); code != kExitOk)
+            return code;
+        explained = id;
+        decision["explain"] = explanationJson(p, id);
     }
+    if (outDir && !writePartitionFiles(*outDir, p, decision))
+        return kExitBadInput;
+    printPartitionWarnings(p, setup.options);
+    if (args.has("--json")) {
+        std::printf("%s\n", decision.dump(1).c_str());
+        return kExitOk;
+    }
+    printPartitionText(p, setup, decision);
+    if (explained)
+        printExplanation(p, *explained);
     if (outDir)
         std::printf("wrote %s/{forward,backward}.{txt,json} and decision.json\n", outDir->c_str());
     return kExitOk;

@@ -275,8 +275,9 @@ public:
     std::optional<uint64_t> autogradId, frameId, frameCompileId, attempt;
     std::string metricsCompileId;
 
-    std::string compileId() const {
-        return kind == "compilation_metrics"
+    // The compile a record of `recordKind` (this record's kind, moved out of it) belongs to.
+    std::string compileId(std::string_view recordKind) const {
+        return recordKind == "compilation_metrics"
                    ? metricsCompileId
                    : log_support::compileIdText(autogradId, frameId, frameCompileId, attempt);
     }
@@ -494,7 +495,6 @@ private:
         }
         ++part_.records;
         r.valid = true;
-        const std::string compileId = summary.compileId();
         r.kind = std::move(summary.kind);
         r.hasPayload = summary.hasPayload;
         r.expectedMd5 = std::move(summary.md5);
@@ -508,7 +508,7 @@ private:
             r.headerEnd = offset + text.size();
             // The torch version counts for every compile: a record of none.
             const bool version = r.kind == kArtifact && nameField(r.json->at(r.kind)) == "torch_version";
-            r.configCompileId = version ? std::string() : compileId;
+            r.configCompileId = version ? std::string() : summary.compileId(r.kind);
         }
     }
 

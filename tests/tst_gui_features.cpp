@@ -198,9 +198,12 @@ private slots:
         h.undo.undo();
         QTRY_VERIFY_WITH_TIMEOUT(!doc->busy() && model->rowCount() == 23, 60000);
         doc->waitForIdle();
-        // Another graph: the MLP's curve goes at once, before anything is solved.
+        // Another graph: the MLP's curve goes at once, before anything is solved, and with it the chart
+        // (empty axes would only be noise; the summary says why there is none).
         doc->setGraph(std::make_shared<const Graph>(loadSharedGraph("graphs/torch-1.13/convnet/joint.txt")));
         QCOMPARE(model->rowCount(), 0);
+        QVERIFY(!chart->isVisible());
+        QVERIFY(memory->panel()->summary().startsWith(QStringLiteral("No memory timeline")));
     }
 
     void shardingFeatureSharesTheUndoStack() {

@@ -152,6 +152,9 @@ void MemoryPanel::rebuild() {
     boundary_->clear();
     if (c.forwardSteps > 0 && c.forwardSteps < c.size())
         boundary_->append({QPointF(c.forwardSteps - 0.5, 0), QPointF(c.forwardSteps - 0.5, yTop)});
+    // Without a timeline (no joint graph shown) empty axes would only be noise: the sentence says why.
+    chart_->setVisible(c.peakStep >= 0);
+    table_->setVisible(c.peakStep >= 0);
     if (c.peakStep < 0) {
         summary_->setText(tr("No memory timeline: partition a joint graph."));
         return;

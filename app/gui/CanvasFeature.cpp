@@ -559,6 +559,11 @@ bool CanvasFeature::selectNodeByName(const QString& name) {
     return true;
 }
 
+void CanvasFeature::selectNodeOrSay(const QString& name) {
+    if (!selectNodeByName(name))
+        ctx_.window->statusBar()->showMessage(tr("%1 is not on the canvas shown").arg(name), 3000);
+}
+
 void CanvasFeature::walk(int step) {
     const Graph* graph = currentGraph();
     const NodeId current = ctx_.scene->selectedNode();

@@ -73,6 +73,9 @@ public:
     // Producers / Consumers submenus of node `id` of the graph shown, whose entries select (context menus).
     void addNodeMenus(QMenu* menu, NodeId id);
     bool selectNodeByName(const QString& name);
+    // selectNodeByName, else the status bar says the node is not on the canvas (a list's row naming a node
+    // of another level, or of a graph no longer shown).
+    void selectNodeOrSay(const QString& name);
     // View > Collapse Groups, then the group `path` opened as by a double-click: its label ("layer 1"), or
     // its labels from the top ("forward/layer 1"). False when the view has no such group.
     bool openOnlyGroup(const QString& path);

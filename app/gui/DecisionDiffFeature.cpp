@@ -15,7 +15,6 @@
 #include <QLabel>
 #include <QMainWindow>
 #include <QPushButton>
-#include <QStatusBar>
 #include <QTableView>
 #include <QVBoxLayout>
 
@@ -188,10 +187,8 @@ void DecisionDiffFeature::compare() {
 }
 
 void DecisionDiffFeature::selectNode(const QString& name) {
-    if (ctx_.canvas && ctx_.canvas->selectNodeByName(name))
-        return;
-    if (ctx_.window)
-        ctx_.window->statusBar()->showMessage(tr("%1 is not on the canvas shown").arg(name), 3000);
+    if (ctx_.canvas)
+        ctx_.canvas->selectNodeOrSay(name);
 }
 
 std::vector<DockPlacement> DecisionDiffFeature::docks() const {

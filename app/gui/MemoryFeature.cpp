@@ -7,7 +7,6 @@
 
 #include <QDockWidget>
 #include <QMainWindow>
-#include <QStatusBar>
 
 namespace jointscope::gui {
 
@@ -38,10 +37,8 @@ void MemoryFeature::show(const std::shared_ptr<const PartitionResult>& result) {
 }
 
 void MemoryFeature::selectNode(const QString& name) {
-    if (ctx_.canvas && ctx_.canvas->selectNodeByName(name))
-        return;
-    if (ctx_.window)
-        ctx_.window->statusBar()->showMessage(tr("%1 is not on the canvas shown").arg(name), 3000);
+    if (ctx_.canvas)
+        ctx_.canvas->selectNodeOrSay(name);
 }
 
 std::vector<DockPlacement> MemoryFeature::docks() const {

@@ -64,6 +64,116 @@ int listDevices(const ParsedArgs& args) {
     return kExitOk;
 }
 
+// What one node costs, as both renderings show it.
+struct NodeRow {
+    const Node* node = nullptr;
+    cost::NodeCost cost;
+};
+
+struct CostReport {
+    std::vector<NodeRow> rows;
+    Totals totals;
+};
+
+CostReport costEveryNode(const Graph& graph, const cost::CostModel& model) {
+    CostReport report;
+    Totals& totals = report.totals;
+    for (NodeId id = 0; id < graph.size(); ++id) {
+        const Node& node = graph.node(id);
+        const cost::NodeCost c = model.cost(graph, id);
+        ++totals.nodes;
+        totals.flops += c.work.flops;
+        totals.bytesRead += c.work.bytesRead;
+        totals.bytesWritten += c.work.bytesWritten;
+        totals.timeUs += c.timeUs;
+        totals.free += c.source == cost::CostSource::Free;
+        totals.roofline += c.source == cost::CostSource::Roofline;
+        totals.profiled += c.source == cost::CostSource::Profiled;
+        totals.incomplete += c.work.incomplete;
+        if (c.work.unknown) {
+            ++totals.unknown;
+            ++totals.unknownOps[targetOf(node)];
+        }
+        report.rows.push_back({&node, c});
+    }
+    return report;
+}
+
+void warnAboutCosts(const CostSetup& setup, const Totals& totals) {
+    for (const std::string& w : setup.warnings)
+        std::fprintf(stderr, "jointscope-cli: warning: %s\n", w.c_str());
+    if (totals.unknownOps.empty())
+        return;
+    std::string list;
+    for (const auto& [op, count] : totals.unknownOps)
+        list += (list.empty() ? "" : ", ") + op + (count > 1 ? " (x" + std::to_string(count) + ")" : "");
+    std::fprintf(stderr,
+                 "jointscope-cli: warning: no cost formula (bytes only, 0 flops) for %zu node%s: %s\n",
+                 totals.unknown, totals.unknown == 1 ? "" : "s", list.c_str());
+}
+
+void printCostJson(const Graph& graph, const CostSetup& setup, const CostReport& report) {
+    Json nodes = Json::array();
+    for (const NodeRow& row : report.rows) {
+        const cost::NodeCost& c = row.cost;
+        Json j = {{"name", row.node->name},
+                  {"target", targetOf(*row.node)},
+                  {"class", std::string(cost::opClassName(c.work.opClass))},
+                  {"flops", c.work.flops},
+                  {"bytes_read", c.work.bytesRead},
+                  {"bytes_written", c.work.bytesWritten},
+                  {"time_us", c.timeUs},
+                  {"source", std::string(cost::costSourceName(c.source))}};
+        if (c.work.free)
+            j["free_reason"] = c.work.freeReason;
+        if (c.work.unknown)
+            j["unknown"] = true;
+        if (c.work.incomplete)
+            j["incomplete"] = true;
+        nodes.push_back(std::move(j));
+    }
+    const Totals& totals = report.totals;
+    Json out = Json::object();
+    out["format"] = "jointscope-cost";
+    out["version"] = 1;
+    out["graph"] = graph.name;
+    out["model"] = std::string(setup.model->name());
+    out["device"] = deviceJson(setup.device);
+    if (setup.kind == CostModelKind::Profiled)
+        out["torch_version"] = setup.torchVersion;
+    out["nodes"] = std::move(nodes);
+    out["totals"] = {{"nodes", totals.nodes},          {"flops", totals.flops},
+                     {"bytes_read", totals.bytesRead}, {"bytes_written", totals.bytesWritten},
+                     {"time_us", totals.timeUs},       {"free", totals.free},
+                     {"roofline", totals.roofline},    {"profiled", totals.profiled},
+                     {"unknown", totals.unknown},      {"incomplete", totals.incomplete}};
+    Json unknown = Json::object();
+    for (const auto& [op, count] : totals.unknownOps)
+        unknown[op] = count;
+    out["unknown_ops"] = std::move(unknown);
+    std::printf("%s\n", out.dump(1).c_str());
+}
+
+void printCostText(const CostSetup& setup, const CostReport& report) {
+    std::printf("%-28s %-44s %-13s %12s %12s %10s  %s\n", "node", "target", "class", "flops", "bytes",
+                "time us", "source");
+    for (const NodeRow& row : report.rows) {
+        const cost::NodeCost& c = row.cost;
+        const std::string source(cost::costSourceName(c.source));
+        std::printf("%-28s %-44s %-13s %12.4g %12.4g %10.3f  %s\n", row.node->name.c_str(),
+                    targetOf(*row.node).c_str(), std::string(cost::opClassName(c.work.opClass)).c_str(),
+                    c.work.flops, c.work.bytes(), c.timeUs,
+                    c.work.free ? (source + " (" + c.work.freeReason + ")").c_str() : source.c_str());
+    }
+    const Totals& totals = report.totals;
+    std::printf(
+        "total: %zu nodes (%zu free, %zu roofline, %zu profiled), %.4g flops, %.4g bytes read, %.4g bytes "
+        "written, %.3f us on %s (%s)\n",
+        totals.nodes, totals.free, totals.roofline, totals.profiled, totals.flops, totals.bytesRead,
+        totals.bytesWritten, totals.timeUs, setup.device.name.c_str(),
+        std::string(setup.model->name()).c_str());
+}
+
 int runCost(const ParsedArgs& args) {
     const Command& command = costCommand();
     if (args.has("--list-devices"))
@@ -78,91 +188,12 @@ int runCost(const ParsedArgs& args) {
     if (int code = readCostOptions(command, args, graph, kind, setup); code != kExitOk)
         return code;
 
-    Totals totals;
-    Json nodes = Json::array();
-    const bool json = args.has("--json");
-    if (!json)
-        std::printf("%-28s %-44s %-13s %12s %12s %10s  %s\n", "node", "target", "class", "flops", "bytes",
-                    "time us", "source");
-    for (NodeId id = 0; id < graph.size(); ++id) {
-        const Node& node = graph.node(id);
-        const cost::NodeCost c = setup.model->cost(graph, id);
-        ++totals.nodes;
-        totals.flops += c.work.flops;
-        totals.bytesRead += c.work.bytesRead;
-        totals.bytesWritten += c.work.bytesWritten;
-        totals.timeUs += c.timeUs;
-        totals.free += c.source == cost::CostSource::Free;
-        totals.roofline += c.source == cost::CostSource::Roofline;
-        totals.profiled += c.source == cost::CostSource::Profiled;
-        totals.incomplete += c.work.incomplete;
-        if (c.work.unknown) {
-            ++totals.unknown;
-            ++totals.unknownOps[targetOf(node)];
-        }
-        const std::string source(cost::costSourceName(c.source));
-        if (json) {
-            Json j = {{"name", node.name},
-                      {"target", targetOf(node)},
-                      {"class", std::string(cost::opClassName(c.work.opClass))},
-                      {"flops", c.work.flops},
-                      {"bytes_read", c.work.bytesRead},
-                      {"bytes_written", c.work.bytesWritten},
-                      {"time_us", c.timeUs},
-                      {"source", source}};
-            if (c.work.free)
-                j["free_reason"] = c.work.freeReason;
-            if (c.work.unknown)
-                j["unknown"] = true;
-            if (c.work.incomplete)
-                j["incomplete"] = true;
-            nodes.push_back(std::move(j));
-            continue;
-        }
-        std::printf("%-28s %-44s %-13s %12.4g %12.4g %10.3f  %s\n", node.name.c_str(), targetOf(node).c_str(),
-                    std::string(cost::opClassName(c.work.opClass)).c_str(), c.work.flops, c.work.bytes(),
-                    c.timeUs,
-                    c.work.free ? (source + " (" + c.work.freeReason + ")").c_str() : source.c_str());
-    }
-
-    for (const std::string& w : setup.warnings)
-        std::fprintf(stderr, "jointscope-cli: warning: %s\n", w.c_str());
-    if (!totals.unknownOps.empty()) {
-        std::string list;
-        for (const auto& [op, count] : totals.unknownOps)
-            list += (list.empty() ? "" : ", ") + op + (count > 1 ? " (x" + std::to_string(count) + ")" : "");
-        std::fprintf(stderr,
-                     "jointscope-cli: warning: no cost formula (bytes only, 0 flops) for %zu node%s: %s\n",
-                     totals.unknown, totals.unknown == 1 ? "" : "s", list.c_str());
-    }
-    if (json) {
-        Json out = Json::object();
-        out["format"] = "jointscope-cost";
-        out["version"] = 1;
-        out["graph"] = graph.name;
-        out["model"] = std::string(setup.model->name());
-        out["device"] = deviceJson(setup.device);
-        if (setup.kind == CostModelKind::Profiled)
-            out["torch_version"] = setup.torchVersion;
-        out["nodes"] = std::move(nodes);
-        out["totals"] = {{"nodes", totals.nodes},          {"flops", totals.flops},
-                         {"bytes_read", totals.bytesRead}, {"bytes_written", totals.bytesWritten},
-                         {"time_us", totals.timeUs},       {"free", totals.free},
-                         {"roofline", totals.roofline},    {"profiled", totals.profiled},
-                         {"unknown", totals.unknown},      {"incomplete", totals.incomplete}};
-        Json unknown = Json::object();
-        for (const auto& [op, count] : totals.unknownOps)
-            unknown[op] = count;
-        out["unknown_ops"] = std::move(unknown);
-        std::printf("%s\n", out.dump(1).c_str());
-        return kExitOk;
-    }
-    std::printf(
-        "total: %zu nodes (%zu free, %zu roofline, %zu profiled), %.4g flops, %.4g bytes read, %.4g bytes "
-        "written, %.3f us on %s (%s)\n",
-        totals.nodes, totals.free, totals.roofline, totals.profiled, totals.flops, totals.bytesRead,
-        totals.bytesWritten, totals.timeUs, setup.device.name.c_str(),
-        std::string(setup.model->name()).c_str());
+    const CostReport report = costEveryNode(graph, *setup.model);
+    if (args.has("--json"))
+        printCostJson(graph, setup, report);
+    else
+        printCostText(setup, report);
+    warnAboutCosts(setup, report.totals);
     return kExitOk;
 }
 

@@ -48,6 +48,117 @@ struct ChosenDecision {
     bool decided = false; // no names: let the engine decide
 };
 
+// --partition's file, else torch's own min-cut when the file records it (else its first recorded decision),
+// else the engine decides.
+Expected<ChosenDecision> chooseDecision(const ParsedArgs& args, const Graph& joint, const Ruleset& rules) {
+    if (std::optional<std::string> path = args.value("--partition")) {
+        Expected<std::vector<std::string>> names = readSavedNames(*path);
+        if (!names)
+            return names.error();
+        return ChosenDecision{"file " + *path, names.take(), false};
+    }
+    if (joint.decisions.empty())
+        return ChosenDecision{"jointscope min-cut (" + rules.name + ")", {}, true};
+    const PartitionDecision* d = &joint.decisions.front();
+    for (const PartitionDecision& candidate : joint.decisions)
+        if (candidate.name == "torch_min_cut")
+            d = &candidate;
+    ChosenDecision chosen{d->name + " (recorded in the file)", d->saved, false};
+    chosen.saved.insert(chosen.saved.end(), d->savedSym.begin(), d->savedSym.end());
+    return chosen;
+}
+
+Expected<partition::Partition> partitionOf(const Graph& joint, const Ruleset& rules,
+                                           const ChosenDecision& chosen) {
+    if (!chosen.decided)
+        return partition::evaluateSaved(joint, rules, chosen.saved, /*extract=*/true);
+    partition::PartitionOptions options;
+    options.extract = true;
+    return partition::partitionJoint(joint, rules, options);
+}
+
+std::vector<std::string> savedNamesOf(const partition::Partition& p) {
+    std::vector<std::string> names;
+    for (NodeId id : p.saved)
+        names.push_back(p.graph.node(id).name);
+    for (NodeId id : p.savedSym)
+        names.push_back(p.graph.node(id).name);
+    return names;
+}
+
+struct ValidateResult {
+    std::string file;
+    std::string graph;
+    ChosenDecision chosen;
+    std::vector<std::string> savedNames;
+    runtime::ValidationReport report;
+};
+
+void printValidateJson(const ValidateResult& r, const runtime::RunOptions& run) {
+    Json outputs = Json::array();
+    for (const runtime::Comparison& c : r.report.outputs) {
+        Json o = {{"label", c.label}, {"status", c.status}};
+        if (c.status == "close" || c.status == "differs") {
+            o["max_abs_error"] = c.maxAbsError;
+            o["max_rel_error"] = c.maxRelError;
+        }
+        if (!c.detail.empty())
+            o["detail"] = c.detail;
+        outputs.push_back(std::move(o));
+    }
+    const runtime::Comparison* bad = r.report.firstMismatch();
+    Json j = {{"file", r.file},
+              {"graph", r.graph},
+              {"decision",
+               {{"source", r.chosen.source},
+                {"saved", r.savedNames},
+                {"replayed_random_ops", run.replayedRandomOps}}},
+              {"device", run.device},
+              {"torch", runtime::torchVersion()},
+              {"seed", run.seed},
+              {"tolerance", r.report.tolerance},
+              {"ok", r.report.ok()},
+              {"first_mismatch", bad ? Json(bad->label) : Json(nullptr)},
+              {"outputs", std::move(outputs)}};
+    std::printf("%s\n", j.dump(1).c_str());
+}
+
+void printValidateText(const ValidateResult& r, const runtime::RunOptions& run) {
+    const runtime::ValidationReport& report = r.report;
+    size_t counts[2][3] = {}; // [forward, backward][bitwise, close, none]
+    for (size_t i = 0; i < report.outputs.size(); ++i) {
+        const std::string& s = report.outputs[i].status;
+        const int side = i < report.forwardOutputs ? 0 : 1;
+        counts[side][s == "bitwise" ? 0
+                     : s == "close" ? 1
+                                    : 2] += s == "bitwise" || s == "close" || s == "none";
+    }
+    const size_t nf = report.forwardOutputs, nb = report.outputs.size() - nf;
+    std::printf("%s: %s, %zu saved values, on %s (seed %llu)\n", r.file.c_str(), r.chosen.source.c_str(),
+                r.savedNames.size(), run.device.c_str(), static_cast<unsigned long long>(run.seed));
+    if (!run.replayedRandomOps.empty()) {
+        std::printf("  random ops the backward draws again with the forward's RNG state (as torch does):");
+        for (const std::string& name : run.replayedRandomOps)
+            std::printf(" %s", name.c_str());
+        std::printf("\n");
+    }
+    std::printf("  forward outputs: %zu of %zu bitwise equal, %zu close, %zu None in both\n", counts[0][0],
+                nf, counts[0][1], counts[0][2]);
+    std::printf("  gradients:       %zu of %zu bitwise equal, %zu close, %zu None in both\n", counts[1][0],
+                nb, counts[1][1], counts[1][2]);
+    if (const runtime::Comparison* bad = report.firstMismatch()) {
+        std::printf("MISMATCH: %s %s", bad->label.c_str(), bad->status.c_str());
+        if (bad->status == "differs")
+            std::printf(" (max abs error %.3g, max rel error %.3g)", bad->maxAbsError, bad->maxRelError);
+        if (!bad->detail.empty())
+            std::printf(": %s", bad->detail.c_str());
+        std::printf("\n");
+        return;
+    }
+    std::printf("OK: the forward and backward compute the joint graph's outputs and gradients (%s)\n",
+                report.tolerance.c_str());
+}
+
 int runValidate(const ParsedArgs& args) {
     const Command& command = validateCommand();
     runtime::RunOptions run;
@@ -61,38 +172,13 @@ int runValidate(const ParsedArgs& args) {
     Expected<Ruleset> rules = loadRulesetFor(args.valueOr("--ruleset", "auto"), joint);
     if (!rules)
         return inputError(rules.error());
-
-    ChosenDecision chosen;
-    if (std::optional<std::string> path = args.value("--partition")) {
-        Expected<std::vector<std::string>> names = readSavedNames(*path);
-        if (!names)
-            return inputError(names.error());
-        chosen = {"file " + *path, names.take(), false};
-    } else if (!joint.decisions.empty()) {
-        // torch's own min-cut when the file records it, else the first recorded decision.
-        const PartitionDecision* d = &joint.decisions.front();
-        for (const PartitionDecision& candidate : joint.decisions)
-            if (candidate.name == "torch_min_cut")
-                d = &candidate;
-        chosen.source = d->name + " (recorded in the file)";
-        chosen.saved = d->saved;
-        chosen.saved.insert(chosen.saved.end(), d->savedSym.begin(), d->savedSym.end());
-    } else {
-        chosen.source = "jointscope min-cut (" + rules->name + ")";
-        chosen.decided = true;
-    }
-
-    Expected<partition::Partition> p = Diagnostic{};
-    if (chosen.decided) {
-        partition::PartitionOptions options;
-        options.extract = true;
-        p = partition::partitionJoint(joint, *rules, options);
-    } else {
-        p = partition::evaluateSaved(joint, *rules, chosen.saved, /*extract=*/true);
-    }
+    Expected<ChosenDecision> chosen = chooseDecision(args, joint, *rules);
+    if (!chosen)
+        return inputError(chosen.error());
+    Expected<partition::Partition> p = partitionOf(joint, *rules, *chosen);
     if (!p) {
         Diagnostic d = atInputFile(args, p.error());
-        d.message = "invalid partition (" + chosen.source + "): " + d.message;
+        d.message = "invalid partition (" + chosen->source + "): " + d.message;
         std::fprintf(stderr, "%s\n", d.format().c_str());
         return kExitInvalidPartition;
     }
@@ -108,76 +194,13 @@ int runValidate(const ParsedArgs& args) {
         std::fprintf(stderr, "%s\n", atInputFile(args, report.error()).format().c_str());
         return kExitCannotRun;
     }
-    const runtime::Comparison* bad = report->firstMismatch();
-    std::vector<std::string> savedNames;
-    for (NodeId id : p->saved)
-        savedNames.push_back(p->graph.node(id).name);
-    for (NodeId id : p->savedSym)
-        savedNames.push_back(p->graph.node(id).name);
-
-    if (args.has("--json")) {
-        Json outputs = Json::array();
-        for (const runtime::Comparison& c : report->outputs) {
-            Json o = {{"label", c.label}, {"status", c.status}};
-            if (c.status == "close" || c.status == "differs") {
-                o["max_abs_error"] = c.maxAbsError;
-                o["max_rel_error"] = c.maxRelError;
-            }
-            if (!c.detail.empty())
-                o["detail"] = c.detail;
-            outputs.push_back(std::move(o));
-        }
-        Json j = {{"file", args.positional[0]},
-                  {"graph", joint.name},
-                  {"decision",
-                   {{"source", chosen.source},
-                    {"saved", savedNames},
-                    {"replayed_random_ops", run.replayedRandomOps}}},
-                  {"device", run.device},
-                  {"torch", runtime::torchVersion()},
-                  {"seed", run.seed},
-                  {"tolerance", report->tolerance},
-                  {"ok", report->ok()},
-                  {"first_mismatch", bad ? Json(bad->label) : Json(nullptr)},
-                  {"outputs", std::move(outputs)}};
-        std::printf("%s\n", j.dump(1).c_str());
-        return bad ? int(kExitDiffers) : int(kExitOk);
-    }
-
-    size_t counts[2][3] = {}; // [forward, backward][bitwise, close, none]
-    for (size_t i = 0; i < report->outputs.size(); ++i) {
-        const std::string& s = report->outputs[i].status;
-        const int side = i < report->forwardOutputs ? 0 : 1;
-        counts[side][s == "bitwise" ? 0
-                     : s == "close" ? 1
-                                    : 2] += s == "bitwise" || s == "close" || s == "none";
-    }
-    const size_t nf = report->forwardOutputs, nb = report->outputs.size() - nf;
-    std::printf("%s: %s, %zu saved values, on %s (seed %llu)\n", args.positional[0].c_str(),
-                chosen.source.c_str(), savedNames.size(), run.device.c_str(),
-                static_cast<unsigned long long>(run.seed));
-    if (!run.replayedRandomOps.empty()) {
-        std::printf("  random ops the backward draws again with the forward's RNG state (as torch does):");
-        for (const std::string& name : run.replayedRandomOps)
-            std::printf(" %s", name.c_str());
-        std::printf("\n");
-    }
-    std::printf("  forward outputs: %zu of %zu bitwise equal, %zu close, %zu None in both\n", counts[0][0],
-                nf, counts[0][1], counts[0][2]);
-    std::printf("  gradients:       %zu of %zu bitwise equal, %zu close, %zu None in both\n", counts[1][0],
-                nb, counts[1][1], counts[1][2]);
-    if (bad) {
-        std::printf("MISMATCH: %s %s", bad->label.c_str(), bad->status.c_str());
-        if (bad->status == "differs")
-            std::printf(" (max abs error %.3g, max rel error %.3g)", bad->maxAbsError, bad->maxRelError);
-        if (!bad->detail.empty())
-            std::printf(": %s", bad->detail.c_str());
-        std::printf("\n");
-        return kExitDiffers;
-    }
-    std::printf("OK: the forward and backward compute the joint graph's outputs and gradients (%s)\n",
-                report->tolerance.c_str());
-    return kExitOk;
+    const ValidateResult result{args.positional[0], joint.name, chosen.take(), savedNamesOf(*p),
+                                report.take()};
+    if (args.has("--json"))
+        printValidateJson(result, run);
+    else
+        printValidateText(result, run);
+    return result.report.firstMismatch() ? int(kExitDiffers) : int(kExitOk);
 }
 
 } // namespace

@@ -20,7 +20,9 @@
 #include <QTimer>
 
 #include <cstdio>
+#include <functional>
 #include <memory>
+#include <optional>
 
 namespace {
 
@@ -90,13 +92,27 @@ static void scriptPinEdits(jointscope::gui::MainWindow& window, int count) {
     });
 }
 
-int main(int argc, char* argv[]) {
-    QApplication app(argc, argv);
-    QApplication::setApplicationName(QStringLiteral("jointscope"));
-    QApplication::setOrganizationName(QStringLiteral("jointscope"));
-    QApplication::setApplicationVersion(QStringLiteral(JOINTSCOPE_VERSION));
-    QApplication::setDesktopFileName(QStringLiteral("jointscope"));
+namespace {
 
+using jointscope::gui::MainWindow;
+
+// What the command line asks for beyond opening FILE: steps scripted once the graph is laid out, then maybe a
+// screenshot.
+struct LaunchOptions {
+    QString file; // empty: the bundled example
+    QStringList enter;
+    QString select, open, diff, shard, comparePlan;
+    bool expandAll = false;
+    bool validate = false;
+    std::optional<int> profileReps;
+    QString screenshot;
+    QString restoreAnswer, dumpSession;
+    int scriptPins = 0;
+
+    bool running() const { return profileReps || validate; }
+};
+
+LaunchOptions parseLaunchOptions(const QApplication& app) {
     QCommandLineParser parser;
     parser.setApplicationDescription(
         QStringLiteral("Graph inspector and partition debugger for torch.compile"));
@@ -151,39 +167,50 @@ int main(int argc, char* argv[]) {
                        scriptPins, dumpSession, expandAll, open, diff});
     parser.process(app);
 
-    const bool shooting = parser.isSet(screenshot);
-    jointscope::gui::MainWindow window(!shooting);
-    if (parser.isSet(restoreAnswer))
-        window.setRestoreAnswer(parser.value(restoreAnswer));
-    window.show();
-    if (parser.isSet(scriptPins))
-        scriptPinEdits(window, parser.value(scriptPins).toInt());
-    if (parser.isSet(dumpSession)) {
-        const QString out = parser.value(dumpSession);
-        QObject::connect(&window, &jointscope::gui::MainWindow::restoreDone, &window, [&window, out] {
-            window.whenDocumentLoaded([&window, out](bool) {
-                // The restored pins are applied when the graph is shown: save after that turn of the loop.
-                QTimer::singleShot(
-                    0, &window, [&window, out] { QCoreApplication::exit(window.saveSession(out) ? 0 : 1); });
-            });
-        });
-    }
-    const QString file =
-        parser.positionalArguments().isEmpty() ? bundledExample() : parser.positionalArguments().first();
+    LaunchOptions o;
     if (!parser.positionalArguments().isEmpty())
-        window.setStartupFile(file);
-    bool ok = window.openFile(file);
+        o.file = parser.positionalArguments().first();
+    o.enter = parser.values(enter);
+    o.select = parser.value(select);
+    o.open = parser.value(open);
+    o.diff = parser.value(diff);
+    o.shard = parser.value(shard);
+    o.comparePlan = parser.value(comparePlan);
+    o.expandAll = parser.isSet(expandAll);
+    o.validate = parser.isSet(validate);
+    if (parser.isSet(profile))
+        o.profileReps = parser.value(profile).toInt() > 0 ? parser.value(profile).toInt() : 10;
+    o.screenshot = parser.value(screenshot);
+    o.restoreAnswer = parser.value(restoreAnswer);
+    o.dumpSession = parser.value(dumpSession);
+    o.scriptPins = parser.isSet(scriptPins) ? parser.value(scriptPins).toInt() : 0;
+    return o;
+}
+
+// --dump-session: the session as restored, written once the restored pins are applied.
+void dumpSessionWhenRestored(MainWindow& window, const QString& out) {
+    QObject::connect(&window, &MainWindow::restoreDone, &window, [&window, out] {
+        window.whenDocumentLoaded([&window, out](bool) {
+            // The restored pins are applied when the graph is shown: save after that turn of the loop.
+            QTimer::singleShot(0, &window,
+                               [&window, out] { QCoreApplication::exit(window.saveSession(out) ? 0 : 1); });
+        });
+    });
+}
+
+// --enter, --expand-all, --open and --select, in that order once the graph is shown; `ok` turns false when
+// one of them names what the graph lacks.
+void navigateWhenShown(MainWindow& window, const LaunchOptions& o, bool& ok) {
     // The file is read on a worker: bodies are entered once its graph is shown.
-    window.whenDocumentLoaded([&window, &ok, bodies = parser.values(enter)](bool loaded) {
+    window.whenDocumentLoaded([&window, &ok, bodies = o.enter](bool loaded) {
         ok = ok && loaded;
         for (const QString& name : bodies)
             ok = window.enterSubgraph(name) && ok;
     });
-    if (parser.isSet(expandAll))
+    if (o.expandAll)
         window.whenLayoutReady([&window] { window.canvasFeature()->actions().collapse->setChecked(false); });
-    if (parser.isSet(open)) {
-        const QString group = parser.value(open);
-        window.whenLayoutReady([&window, &ok, group] {
+    if (!o.open.isEmpty()) {
+        window.whenLayoutReady([&window, &ok, group = o.open] {
             jointscope::gui::CanvasFeature* canvas = window.canvasFeature();
             canvas->actions().collapse->setChecked(true); // a small graph opens expanded
             canvas->whenLayoutReady([canvas, &ok, group] {
@@ -195,95 +222,115 @@ int main(int argc, char* argv[]) {
             });
         });
     }
-    if (parser.isSet(select)) {
-        const QString name = parser.value(select);
-        window.whenLayoutReady([&window, name] { window.selectNodeByName(name); });
-    }
-    jointscope::views::RuntimePanel* panel = window.feature<jointscope::gui::RuntimeFeature>()->panel();
-    const bool running = parser.isSet(profile) || parser.isSet(validate);
-    if (running) {
-        const int reps = parser.value(profile).toInt();
-        const bool profiling = parser.isSet(profile);
-        window.whenLayoutReady([panel, reps, profiling] {
-            if (profiling) {
-                panel->setReps(reps > 0 ? reps : 10);
-                panel->profile();
-            } else {
-                panel->validate();
-            }
+    if (!o.select.isEmpty())
+        window.whenLayoutReady([&window, name = o.select] { window.selectNodeByName(name); });
+}
+
+// --profile / --validate and --shard (with --compare-plan), started once laid out.
+void runWhenLaidOut(MainWindow& window, const LaunchOptions& o) {
+    if (o.running()) {
+        jointscope::views::RuntimePanel* panel = window.feature<jointscope::gui::RuntimeFeature>()->panel();
+        window.whenLayoutReady([panel, reps = o.profileReps] {
+            if (!reps)
+                return panel->validate();
+            panel->setReps(*reps);
+            panel->profile();
         });
     }
-    const bool sharding = parser.isSet(shard);
-    if (sharding) {
-        const QStringList mesh = parser.value(shard).split(QLatin1Char(':'));
-        window.whenLayoutReady([&window, mesh] {
-            if (!window.feature<jointscope::gui::ShardingFeature>()->solve(mesh.value(0), mesh.value(1)))
-                QCoreApplication::exit(1);
+    if (o.shard.isEmpty())
+        return;
+    auto* sharding = window.feature<jointscope::gui::ShardingFeature>();
+    window.whenLayoutReady([sharding, mesh = o.shard.split(QLatin1Char(':'))] {
+        if (!sharding->solve(mesh.value(0), mesh.value(1)))
+            QCoreApplication::exit(1);
+    });
+    if (o.comparePlan.isEmpty())
+        return;
+    jointscope::gui::ShardingDocument* doc = sharding->document();
+    QObject::connect(doc, &jointscope::gui::ShardingDocument::finished, &window,
+                     [sharding, plan = o.comparePlan] { sharding->panel()->loadAutoparallelPlan(plan); });
+    QObject::connect(doc, &jointscope::gui::ShardingDocument::storedChanged, &window,
+                     [sharding] { sharding->panel()->showCompare(); });
+}
+
+// --diff: the two graphs compared and the first difference selected, then `done`.
+void diffThen(MainWindow& window, const QString& pair, const std::function<void()>& done) {
+    window.whenDocumentLoaded([&window, done, pair](bool loaded) {
+        jointscope::gui::DiffFeature* feature = window.feature<jointscope::gui::DiffFeature>();
+        const QStringList ab = pair.split(QLatin1Char(','));
+        if (ab.size() == 2)
+            feature->pick(ab[0].toUInt(), ab[1].toUInt());
+        if (!loaded)
+            return done();
+        feature->dock()->raise();
+        feature->compare([feature, done](bool compared) {
+            if (!compared)
+                return done();
+            feature->step(1, done);
         });
-        if (parser.isSet(comparePlan)) {
-            const QString plan = parser.value(comparePlan);
-            jointscope::gui::ShardingDocument* doc =
-                window.feature<jointscope::gui::ShardingFeature>()->document();
-            QObject::connect(doc, &jointscope::gui::ShardingDocument::finished, &window, [&window, plan] {
-                window.feature<jointscope::gui::ShardingFeature>()->panel()->loadAutoparallelPlan(plan);
-            });
-            QObject::connect(doc, &jointscope::gui::ShardingDocument::storedChanged, &window, [&window] {
-                window.feature<jointscope::gui::ShardingFeature>()->panel()->showCompare();
-            });
-        }
+    });
+}
+
+// --screenshot: the window saved once what the other options asked for is shown, then quit (1 when something
+// failed, 2 when nothing was shown within two minutes).
+void shootWhenDone(QApplication& app, MainWindow& window, const LaunchOptions& o, const bool& ok) {
+    auto shoot = [&window, out = o.screenshot, &ok] {
+        window.screenshotWhenReady(out, [&ok](bool saved) { QCoreApplication::exit(saved && ok ? 0 : 1); });
+    };
+    auto* doc = window.feature<jointscope::gui::ShardingFeature>()->document();
+    using jointscope::gui::ShardingDocument;
+    if (o.running()) {
+        QObject::connect(window.feature<jointscope::gui::RuntimeFeature>()->panel()->job(),
+                         &jointscope::views::CliJob::finished, &window, shoot, Qt::QueuedConnection);
+    } else if (!o.shard.isEmpty() && !o.comparePlan.isEmpty()) {
+        // storedChanged also comes when the graph is set: shoot once autoparallel's plan is the stored one
+        // (or was refused).
+        QObject::connect(
+            doc, &ShardingDocument::storedChanged, &window,
+            [doc, shoot] {
+                if (doc->storedComparison())
+                    shoot();
+            },
+            Qt::QueuedConnection);
+        QObject::connect(doc, &ShardingDocument::comparisonFailed, &window, shoot, Qt::QueuedConnection);
+        QObject::connect(doc, &ShardingDocument::failed, &window, shoot, Qt::QueuedConnection);
+    } else if (!o.shard.isEmpty()) {
+        QObject::connect(doc, &ShardingDocument::finished, &window, shoot, Qt::QueuedConnection);
+        QObject::connect(doc, &ShardingDocument::failed, &window, shoot, Qt::QueuedConnection);
+    } else if (!o.diff.isEmpty()) {
+        diffThen(window, o.diff, shoot);
+    } else {
+        shoot();
     }
-    if (shooting) {
-        const QString out = parser.value(screenshot);
-        auto shoot = [&window, out, &ok] {
-            window.screenshotWhenReady(out,
-                                       [&ok](bool saved) { QCoreApplication::exit(saved && ok ? 0 : 1); });
-        };
-        if (running)
-            QObject::connect(panel->job(), &jointscope::views::CliJob::finished, &window, shoot,
-                             Qt::QueuedConnection);
-        else if (sharding && parser.isSet(comparePlan)) {
-            // Shot once autoparallel's plan is in the Compare tab (or refused).
-            jointscope::gui::ShardingDocument* doc =
-                window.feature<jointscope::gui::ShardingFeature>()->document();
-            // storedChanged also comes when the graph is set: shoot once autoparallel's plan is the stored
-            // one.
-            QObject::connect(
-                doc, &jointscope::gui::ShardingDocument::storedChanged, &window,
-                [doc, shoot] {
-                    if (doc->storedComparison())
-                        shoot();
-                },
-                Qt::QueuedConnection);
-            QObject::connect(doc, &jointscope::gui::ShardingDocument::comparisonFailed, &window, shoot,
-                             Qt::QueuedConnection);
-            QObject::connect(doc, &jointscope::gui::ShardingDocument::failed, &window, shoot,
-                             Qt::QueuedConnection);
-        } else if (sharding) {
-            jointscope::gui::ShardingDocument* doc =
-                window.feature<jointscope::gui::ShardingFeature>()->document();
-            QObject::connect(doc, &jointscope::gui::ShardingDocument::finished, &window, shoot,
-                             Qt::QueuedConnection);
-            QObject::connect(doc, &jointscope::gui::ShardingDocument::failed, &window, shoot,
-                             Qt::QueuedConnection);
-        } else if (parser.isSet(diff)) {
-            window.whenDocumentLoaded([&window, shoot, pair = parser.value(diff)](bool loaded) {
-                jointscope::gui::DiffFeature* feature = window.feature<jointscope::gui::DiffFeature>();
-                const QStringList ab = pair.split(QLatin1Char(','));
-                if (ab.size() == 2)
-                    feature->pick(ab[0].toUInt(), ab[1].toUInt());
-                if (!loaded)
-                    return shoot();
-                feature->dock()->raise();
-                feature->compare([feature, shoot](bool compared) {
-                    if (!compared)
-                        return shoot();
-                    feature->step(1, shoot);
-                });
-            });
-        } else
-            shoot();
-        // A stuck layout must not hang scripted runs.
-        QTimer::singleShot(120000, &app, [] { QCoreApplication::exit(2); });
-    }
+    // A stuck layout must not hang scripted runs.
+    QTimer::singleShot(120000, &app, [] { QCoreApplication::exit(2); });
+}
+
+} // namespace
+
+int main(int argc, char* argv[]) {
+    QApplication app(argc, argv);
+    QApplication::setApplicationName(QStringLiteral("jointscope"));
+    QApplication::setOrganizationName(QStringLiteral("jointscope"));
+    QApplication::setApplicationVersion(QStringLiteral(JOINTSCOPE_VERSION));
+    QApplication::setDesktopFileName(QStringLiteral("jointscope"));
+    const LaunchOptions options = parseLaunchOptions(app);
+
+    const bool shooting = !options.screenshot.isEmpty();
+    MainWindow window(!shooting);
+    if (!options.restoreAnswer.isEmpty())
+        window.setRestoreAnswer(options.restoreAnswer);
+    window.show();
+    if (options.scriptPins > 0)
+        scriptPinEdits(window, options.scriptPins);
+    if (!options.dumpSession.isEmpty())
+        dumpSessionWhenRestored(window, options.dumpSession);
+    if (!options.file.isEmpty())
+        window.setStartupFile(options.file);
+    bool ok = window.openFile(options.file.isEmpty() ? bundledExample() : options.file);
+    navigateWhenShown(window, options, ok);
+    runWhenLaidOut(window, options);
+    if (shooting)
+        shootWhenDone(app, window, options, ok);
     return app.exec();
 }

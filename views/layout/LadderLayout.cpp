@@ -119,244 +119,296 @@ bool hasTwoSides(const std::vector<LadderSide>& sides) {
 
 namespace {
 
-// The ladder proper: every node on a row of its column, frames drawn around their members.
-std::optional<LayoutResult> rowLadder(const Graph& graph, const std::vector<NodeSize>& sizes,
-                                      const LayoutOptions& options, const std::atomic<bool>* cancel) {
-    const size_t n = graph.size();
-    const std::vector<LadderSide> sides =
-        options.sides.size() == n ? options.sides : ladderSides(graph, options.recomputed);
-    const auto edges = graphEdges(graph);
-    std::vector<std::vector<NodeId>> inputs(n), users(n);
-    for (auto [from, to] : edges) {
-        inputs[to].push_back(from);
-        users[from].push_back(to);
+// The ladder proper: every node on a row of its column, frames drawn around their members. Built in steps:
+// the two columns laid out apart, the forward's ranks as rows, each backward node's row, forward values only
+// the backward reads sunk to their readers, slots stacked within rows, then y, x, frames and routes.
+class RowLadder {
+public:
+    RowLadder(const Graph& graph, const std::vector<NodeSize>& sizes, const LayoutOptions& options,
+              const std::atomic<bool>* cancel)
+        : sizes_(sizes), options_(options), cancel_(cancel), n_(graph.size()),
+          sides_(options.sides.size() == graph.size() ? options.sides
+                                                      : ladderSides(graph, options.recomputed)),
+          edges_(graphEdges(graph)), inputs_(n_), users_(n_) {
+        for (auto [from, to] : edges_) {
+            inputs_[to].push_back(from);
+            users_[from].push_back(to);
+        }
+        for (NodeId id = 0; id < n_; ++id)
+            (sides_[id] == LadderSide::Forward    ? forward_
+             : sides_[id] == LadderSide::Backward ? backward_
+                                                  : others_)
+                .push_back(id);
     }
-    std::vector<NodeId> forward, backward, others;
-    for (NodeId id = 0; id < n; ++id)
-        (sides[id] == LadderSide::Forward    ? forward
-         : sides[id] == LadderSide::Backward ? backward
-                                             : others)
-            .push_back(id);
 
-    // Each column on its own with the layered layout: the forward's ranks are the ladder's rows, the
+    std::optional<LayoutResult> run() {
+        std::vector<uint32_t> fLocal, bLocal;
+        const auto fLaid = layOutColumn(forward_, fLocal);
+        if (!fLaid)
+            return std::nullopt;
+        const auto bLaid = layOutColumn(backward_, bLocal);
+        if (!bLaid)
+            return std::nullopt;
+        takeForwardRows(*fLaid, fLocal);
+        assignBackwardRows();
+        sinkValuesOnlyTheBackwardReads();
+        if (cancelled(cancel_))
+            return std::nullopt;
+        stackSlots();
+
+        LayoutResult result;
+        result.algorithm = LayoutAlgorithm::Ladder;
+        result.nodes.resize(n_);
+        for (NodeId id = 0; id < n_; ++id)
+            result.nodes[id] = {0, 0, sizes_[id].width, sizes_[id].height};
+        double bottom = 0;
+        const std::vector<double> slotY = slotCentres(bottom);
+        placeColumns(result, slotY, *fLaid, fLocal, *bLaid, bLocal);
+        frameAndShift(result, bottom);
+        result.edges.reserve(edges_.size());
+        for (auto [from, to] : edges_)
+            result.edges.push_back(
+                ladderRoute(from, to, sides_[from], sides_[to], result.nodes[from], result.nodes[to]));
+        if (cancelled(cancel_))
+            return std::nullopt;
+        return result;
+    }
+
+private:
+    // One column on its own with the layered layout: the forward's ranks are the ladder's rows, the
     // backward's x order is kept within each of its rows.
-    const auto columnLayout = [&](const std::vector<NodeId>& members, std::vector<uint32_t>& local) {
-        local.assign(n, UINT32_MAX);
+    std::optional<LayoutResult> layOutColumn(const std::vector<NodeId>& members,
+                                             std::vector<uint32_t>& local) const {
+        local.assign(n_, UINT32_MAX);
         for (size_t i = 0; i < members.size(); ++i)
             local[members[i]] = uint32_t(i);
         std::vector<NodeSize> memberSizes;
         for (NodeId id : members)
-            memberSizes.push_back(sizes[id]);
+            memberSizes.push_back(sizes_[id]);
         LayoutOptions plain;
-        plain.nodeSeparation = options.nodeSeparation;
-        plain.rankSeparation = options.rankSeparation;
+        plain.nodeSeparation = options_.nodeSeparation;
+        plain.rankSeparation = options_.rankSeparation;
         plain.asLateAsPossible = true;
-        return layeredLayout(inducedGraph(members, local, inputs), memberSizes, plain, cancel);
-    };
-    std::vector<uint32_t> fLocal, bLocal;
-    const auto fLaid = columnLayout(forward, fLocal);
-    if (!fLaid)
-        return std::nullopt;
-    const auto bLaid = columnLayout(backward, bLocal);
-    if (!bLaid)
-        return std::nullopt;
+        return layeredLayout(inducedGraph(members, local, inputs_), memberSizes, plain, cancel_);
+    }
 
     // Forward rows: the layered layout's ranks, told apart by their centre y.
-    std::vector<double> rankY;
-    for (const NodePlacement& p : fLaid->nodes)
-        rankY.push_back(p.y);
-    std::sort(rankY.begin(), rankY.end());
-    rankY.erase(std::unique(rankY.begin(), rankY.end()), rankY.end());
-    const int rows = std::max<int>(1, int(rankY.size()));
-    std::vector<int> row(n, -1);
-    for (NodeId id : forward)
-        row[id] =
-            int(std::lower_bound(rankY.begin(), rankY.end(), fLaid->nodes[fLocal[id]].y) - rankY.begin());
+    void takeForwardRows(const LayoutResult& fLaid, const std::vector<uint32_t>& fLocal) {
+        std::vector<double> rankY;
+        for (const NodePlacement& p : fLaid.nodes)
+            rankY.push_back(p.y);
+        std::sort(rankY.begin(), rankY.end());
+        rankY.erase(std::unique(rankY.begin(), rankY.end()), rankY.end());
+        rows_ = std::max<int>(1, int(rankY.size()));
+        row_.assign(n_, -1);
+        for (NodeId id : forward_)
+            row_[id] =
+                int(std::lower_bound(rankY.begin(), rankY.end(), fLaid.nodes[fLocal[id]].y) - rankY.begin());
+    }
 
     // A backward node's row: the deepest forward row read by it or by any backward node it feeds. Reading its
     // consumers (not its producers) keeps the rows monotone, a producer never above its consumer, and makes
     // a shallow read (positional tables, masks read by every layer) no anchor.
-    std::vector<int> depth(n, -1);
-    for (size_t i = backward.size(); i-- > 0;) {
-        const NodeId id = backward[i];
-        int deepest = -1;
-        for (NodeId in : inputs[id])
-            if (sides[in] == LadderSide::Forward)
-                deepest = std::max(deepest, row[in]);
-        for (NodeId user : users[id])
-            if (user > id && sides[user] == LadderSide::Backward)
-                deepest = std::max(deepest, depth[user]);
-        depth[id] = deepest;
+    void assignBackwardRows() {
+        depth_.assign(n_, -1);
+        for (size_t i = backward_.size(); i-- > 0;) {
+            const NodeId id = backward_[i];
+            int deepest = -1;
+            for (NodeId in : inputs_[id])
+                if (sides_[in] == LadderSide::Forward)
+                    deepest = std::max(deepest, row_[in]);
+            for (NodeId user : users_[id])
+                if (user > id && sides_[user] == LadderSide::Backward)
+                    deepest = std::max(deepest, depth_[user]);
+            depth_[id] = deepest;
+        }
+        // What reads nothing of the forward, and feeds nothing that does, sits with its highest producer (or
+        // at the bottom, where the backward starts).
+        for (NodeId id : backward_) {
+            if (depth_[id] >= 0)
+                continue;
+            int highest = rows_ - 1;
+            for (NodeId in : inputs_[id])
+                if (in < id && sides_[in] == LadderSide::Backward)
+                    highest = std::min(highest, depth_[in]);
+            depth_[id] = highest;
+        }
     }
-    // What reads nothing of the forward, and feeds nothing that does, sits with its highest producer (or at
-    // the bottom, where the backward starts).
-    for (NodeId id : backward) {
-        if (depth[id] >= 0)
-            continue;
-        int highest = rows - 1;
-        for (NodeId in : inputs[id])
-            if (in < id && sides[in] == LadderSide::Backward)
-                highest = std::min(highest, depth[in]);
-        depth[id] = highest;
-    }
+
     // A forward value computed only for the backward (a weight's transpose) has no forward row to keep: it
     // sinks to the row of its highest reader, where its rung is flat. Readers' rows do not move: none reads
     // it deeper.
-    std::vector<char> feedsBackwardOnly(n, 0);
-    for (size_t i = forward.size(); i-- > 0;) {
-        const NodeId id = forward[i];
-        int lowest = INT32_MAX;
-        bool only = true;
-        for (NodeId user : users[id]) {
-            if (sides[user] == LadderSide::Backward)
-                lowest = std::min(lowest, depth[user]);
-            else if (sides[user] == LadderSide::Forward && user > id && feedsBackwardOnly[user])
-                lowest = std::min(lowest, row[user] - 1);
-            else if (sides[user] == LadderSide::Forward)
-                only = false;
-        }
-        if (only && lowest != INT32_MAX) {
-            feedsBackwardOnly[id] = 1;
-            row[id] = std::max(row[id], lowest);
+    void sinkValuesOnlyTheBackwardReads() {
+        std::vector<char> feedsBackwardOnly(n_, 0);
+        for (size_t i = forward_.size(); i-- > 0;) {
+            const NodeId id = forward_[i];
+            int lowest = INT32_MAX;
+            bool only = true;
+            for (NodeId user : users_[id]) {
+                if (sides_[user] == LadderSide::Backward)
+                    lowest = std::min(lowest, depth_[user]);
+                else if (sides_[user] == LadderSide::Forward && user > id && feedsBackwardOnly[user])
+                    lowest = std::min(lowest, row_[user] - 1);
+                else if (sides_[user] == LadderSide::Forward)
+                    only = false;
+            }
+            if (only && lowest != INT32_MAX) {
+                feedsBackwardOnly[id] = 1;
+                row_[id] = std::max(row_[id], lowest);
+            }
         }
     }
-    if (cancelled(cancel))
-        return std::nullopt;
 
     // Within a row, backward nodes stack upwards in slots: slot 0 at the bottom, a node above its producers
-    // of the same row.
-    std::vector<int> slot(n, 0);
-    std::vector<int> slots(size_t(rows), 1);
-    for (NodeId id : backward) {
-        for (NodeId in : inputs[id])
-            if (in < id && sides[in] == LadderSide::Backward && depth[in] == depth[id])
-                slot[id] = std::max(slot[id], slot[in] + 1);
-        slots[size_t(depth[id])] = std::max(slots[size_t(depth[id])], slot[id] + 1);
-    }
-    // A forward node sits level with the lowest reader of its own row: that rung is horizontal.
-    for (NodeId id : forward) {
-        int best = INT32_MAX;
-        for (NodeId user : users[id])
-            if (sides[user] == LadderSide::Backward && depth[user] == row[id])
-                best = std::min(best, slot[user]);
-        slot[id] = best == INT32_MAX ? 0 : best;
-    }
-
-    // Slot heights, then y from the top: row 0's highest slot first.
-    std::vector<size_t> slotBase(size_t(rows) + 1, 0);
-    for (int r = 0; r < rows; ++r)
-        slotBase[size_t(r) + 1] = slotBase[size_t(r)] + size_t(slots[size_t(r)]);
-    const auto slotIndex = [&](int r, int s) {
-        return slotBase[size_t(r)] + size_t(slots[size_t(r)] - 1 - s);
-    };
-    std::vector<double> slotHeight(slotBase.back(), 0);
-    const auto rowOf = [&](NodeId id) { return sides[id] == LadderSide::Forward ? row[id] : depth[id]; };
-    for (NodeId id = 0; id < n; ++id)
-        if (sides[id] != LadderSide::Output && rowOf(id) >= 0) {
-            double& h = slotHeight[slotIndex(rowOf(id), slot[id])];
-            h = std::max(h, sizes[id].height);
+    // of the same row. A forward node sits level with the lowest reader of its own row: that rung is
+    // horizontal.
+    void stackSlots() {
+        slot_.assign(n_, 0);
+        slots_.assign(size_t(rows_), 1);
+        for (NodeId id : backward_) {
+            for (NodeId in : inputs_[id])
+                if (in < id && sides_[in] == LadderSide::Backward && depth_[in] == depth_[id])
+                    slot_[id] = std::max(slot_[id], slot_[in] + 1);
+            slots_[size_t(depth_[id])] = std::max(slots_[size_t(depth_[id])], slot_[id] + 1);
         }
-    std::vector<double> slotY(slotHeight.size());
-    double y = 0;
-    for (size_t s = 0; s < slotHeight.size(); ++s) {
-        const double h = slotHeight[s] > 0 ? slotHeight[s] : 36;
-        slotY[s] = y + h / 2;
-        y += h + options.rankSeparation;
+        for (NodeId id : forward_) {
+            int best = INT32_MAX;
+            for (NodeId user : users_[id])
+                if (sides_[user] == LadderSide::Backward && depth_[user] == row_[id])
+                    best = std::min(best, slot_[user]);
+            slot_[id] = best == INT32_MAX ? 0 : best;
+        }
+        slotBase_.assign(size_t(rows_) + 1, 0);
+        for (int r = 0; r < rows_; ++r)
+            slotBase_[size_t(r) + 1] = slotBase_[size_t(r)] + size_t(slots_[size_t(r)]);
     }
 
-    LayoutResult result;
-    result.algorithm = LayoutAlgorithm::Ladder;
-    result.nodes.resize(n);
-    for (NodeId id = 0; id < n; ++id)
-        result.nodes[id] = {0, 0, sizes[id].width, sizes[id].height};
+    int rowOf(NodeId id) const { return sides_[id] == LadderSide::Forward ? row_[id] : depth_[id]; }
+    // Slots counted from the top: row 0's highest slot first.
+    size_t slotIndex(NodeId id) const {
+        const int r = rowOf(id);
+        return slotBase_[size_t(r)] + size_t(slots_[size_t(r)] - 1 - slot_[id]);
+    }
+
+    // Each slot's centre y, as tall as its tallest node; `bottom` is where the last one ends.
+    std::vector<double> slotCentres(double& bottom) const {
+        std::vector<double> slotHeight(slotBase_.back(), 0);
+        for (NodeId id = 0; id < n_; ++id)
+            if (sides_[id] != LadderSide::Output && rowOf(id) >= 0) {
+                double& h = slotHeight[slotIndex(id)];
+                h = std::max(h, sizes_[id].height);
+            }
+        std::vector<double> slotY(slotHeight.size());
+        double y = 0;
+        for (size_t s = 0; s < slotHeight.size(); ++s) {
+            const double h = slotHeight[s] > 0 ? slotHeight[s] : 36;
+            slotY[s] = y + h / 2;
+            y += h + options_.rankSeparation;
+        }
+        bottom = std::max(0.0, y - options_.rankSeparation);
+        return slotY;
+    }
+
     // x: each column's layered order within each slot, packed (sunk values joined other rows); the backward
-    // right of the forward and the gutter.
-    std::vector<double> desired(n, 0);
-    std::vector<std::vector<NodeId>> forwardSlots(slotY.size()), backwardSlots(slotY.size());
-    for (NodeId id : forward) {
-        desired[id] = fLaid->nodes[fLocal[id]].x;
-        result.nodes[id].y = slotY[slotIndex(row[id], slot[id])];
-        forwardSlots[slotIndex(row[id], slot[id])].push_back(id);
-    }
-    for (NodeId id : backward) {
-        desired[id] = bLaid->nodes[bLocal[id]].x;
-        backwardSlots[slotIndex(depth[id], slot[id])].push_back(id);
-    }
-    double fRight = 0;
-    for (auto* slotsOfSide : {&forwardSlots, &backwardSlots})
-        for (auto& members : *slotsOfSide)
-            packRow(members, desired, sizes, options.nodeSeparation, result.nodes);
-    for (NodeId id : forward)
-        fRight = std::max(fRight, result.nodes[id].x + sizes[id].width / 2);
-    double bLeft = 1e300;
-    for (NodeId id : backward) {
-        bLeft = std::min(bLeft, result.nodes[id].x - sizes[id].width / 2);
-        result.nodes[id].y = slotY[slotIndex(depth[id], slot[id])];
-    }
-    const double shift = backward.empty() ? 0 : fRight + kGutter - bLeft;
-    for (NodeId id : backward)
-        result.nodes[id].x += shift;
-    const double bottom = std::max(0.0, y - options.rankSeparation);
-    // The output (and anything else) above the backward column, where the gradients leave.
-    double cursor = backward.empty() ? 0 : bLeft + shift;
-    for (NodeId id : others) {
-        result.nodes[id].x = cursor + sizes[id].width / 2;
-        result.nodes[id].y = -sizes[id].height / 2 - options.rankSeparation;
-        cursor += sizes[id].width + options.nodeSeparation;
+    // right of the forward and the gutter; the output (and anything else) above the backward column, where
+    // the gradients leave.
+    void placeColumns(LayoutResult& result, const std::vector<double>& slotY, const LayoutResult& fLaid,
+                      const std::vector<uint32_t>& fLocal, const LayoutResult& bLaid,
+                      const std::vector<uint32_t>& bLocal) const {
+        std::vector<double> desired(n_, 0);
+        std::vector<std::vector<NodeId>> forwardSlots(slotY.size()), backwardSlots(slotY.size());
+        for (NodeId id : forward_) {
+            desired[id] = fLaid.nodes[fLocal[id]].x;
+            forwardSlots[slotIndex(id)].push_back(id);
+        }
+        for (NodeId id : backward_) {
+            desired[id] = bLaid.nodes[bLocal[id]].x;
+            backwardSlots[slotIndex(id)].push_back(id);
+        }
+        for (auto* slotsOfSide : {&forwardSlots, &backwardSlots})
+            for (auto& members : *slotsOfSide)
+                packRow(members, desired, sizes_, options_.nodeSeparation, result.nodes);
+        double fRight = 0, bLeft = 1e300;
+        for (NodeId id : forward_) {
+            fRight = std::max(fRight, result.nodes[id].x + sizes_[id].width / 2);
+            result.nodes[id].y = slotY[slotIndex(id)];
+        }
+        for (NodeId id : backward_) {
+            bLeft = std::min(bLeft, result.nodes[id].x - sizes_[id].width / 2);
+            result.nodes[id].y = slotY[slotIndex(id)];
+        }
+        const double shift = backward_.empty() ? 0 : fRight + kGutter - bLeft;
+        for (NodeId id : backward_)
+            result.nodes[id].x += shift;
+        double cursor = backward_.empty() ? 0 : bLeft + shift;
+        for (NodeId id : others_) {
+            result.nodes[id].x = cursor + sizes_[id].width / 2;
+            result.nodes[id].y = -sizes_[id].height / 2 - options_.rankSeparation;
+            cursor += sizes_[id].width + options_.nodeSeparation;
+        }
     }
 
     // Frames around their members (children first), then everything moved into positive coordinates.
-    const auto& clusters = options.clusters;
-    result.clusters.assign(clusters.size(), NodePlacement{});
-    std::vector<std::array<double, 4>> box(clusters.size(), {1e300, 1e300, -1e300, -1e300});
-    const auto grow = [](std::array<double, 4>& b, double l, double t, double r, double bt) {
-        b = {std::min(b[0], l), std::min(b[1], t), std::max(b[2], r), std::max(b[3], bt)};
-    };
-    for (size_t c = clusters.size(); c-- > 0;) {
-        for (NodeId id : clusters[c].nodes)
-            if (id < n) {
-                const NodePlacement& p = result.nodes[id];
-                grow(box[c], p.x - p.width / 2, p.y - p.height / 2, p.x + p.width / 2, p.y + p.height / 2);
-            }
-        if (box[c][0] > box[c][2])
-            continue;
-        box[c] = {box[c][0] - kFramePad, box[c][1] - kFrameTitle, box[c][2] + kFramePad,
-                  box[c][3] + kFramePad};
-        const int32_t parent = clusters[c].parent;
-        if (parent >= 0 && size_t(parent) < c)
-            grow(box[size_t(parent)], box[c][0], box[c][1], box[c][2], box[c][3]);
-    }
-    double minX = 0, minY = 0, maxX = 0, maxY = bottom;
-    for (const NodePlacement& p : result.nodes) {
-        minX = std::min(minX, p.x - p.width / 2);
-        minY = std::min(minY, p.y - p.height / 2);
-        maxX = std::max(maxX, p.x + p.width / 2);
-        maxY = std::max(maxY, p.y + p.height / 2);
-    }
-    for (const auto& b : box)
-        if (b[0] <= b[2]) {
-            minX = std::min(minX, b[0]);
-            minY = std::min(minY, b[1]);
-            maxX = std::max(maxX, b[2]);
-            maxY = std::max(maxY, b[3]);
+    void frameAndShift(LayoutResult& result, double bottom) const {
+        const auto& clusters = options_.clusters;
+        result.clusters.assign(clusters.size(), NodePlacement{});
+        std::vector<std::array<double, 4>> box(clusters.size(), {1e300, 1e300, -1e300, -1e300});
+        const auto grow = [](std::array<double, 4>& b, double l, double t, double r, double bt) {
+            b = {std::min(b[0], l), std::min(b[1], t), std::max(b[2], r), std::max(b[3], bt)};
+        };
+        for (size_t c = clusters.size(); c-- > 0;) {
+            for (NodeId id : clusters[c].nodes)
+                if (id < n_) {
+                    const NodePlacement& p = result.nodes[id];
+                    grow(box[c], p.x - p.width / 2, p.y - p.height / 2, p.x + p.width / 2,
+                         p.y + p.height / 2);
+                }
+            if (box[c][0] > box[c][2])
+                continue;
+            box[c] = {box[c][0] - kFramePad, box[c][1] - kFrameTitle, box[c][2] + kFramePad,
+                      box[c][3] + kFramePad};
+            const int32_t parent = clusters[c].parent;
+            if (parent >= 0 && size_t(parent) < c)
+                grow(box[size_t(parent)], box[c][0], box[c][1], box[c][2], box[c][3]);
         }
-    for (NodePlacement& p : result.nodes) {
-        p.x -= minX;
-        p.y -= minY;
+        std::array<double, 4> all = {0, 0, 0, bottom};
+        for (const NodePlacement& p : result.nodes)
+            grow(all, p.x - p.width / 2, p.y - p.height / 2, p.x + p.width / 2, p.y + p.height / 2);
+        for (const auto& b : box)
+            if (b[0] <= b[2])
+                grow(all, b[0], b[1], b[2], b[3]);
+        const double minX = all[0], minY = all[1];
+        for (NodePlacement& p : result.nodes) {
+            p.x -= minX;
+            p.y -= minY;
+        }
+        for (size_t c = 0; c < clusters.size(); ++c)
+            if (box[c][0] <= box[c][2])
+                result.clusters[c] = {(box[c][0] + box[c][2]) / 2 - minX, (box[c][1] + box[c][3]) / 2 - minY,
+                                      box[c][2] - box[c][0], box[c][3] - box[c][1]};
+        result.width = all[2] - minX;
+        result.height = all[3] - minY;
     }
-    for (size_t c = 0; c < clusters.size(); ++c)
-        if (box[c][0] <= box[c][2])
-            result.clusters[c] = {(box[c][0] + box[c][2]) / 2 - minX, (box[c][1] + box[c][3]) / 2 - minY,
-                                  box[c][2] - box[c][0], box[c][3] - box[c][1]};
-    result.width = maxX - minX;
-    result.height = maxY - minY;
-    result.edges.reserve(edges.size());
-    for (auto [from, to] : edges)
-        result.edges.push_back(
-            ladderRoute(from, to, sides[from], sides[to], result.nodes[from], result.nodes[to]));
-    if (cancelled(cancel))
-        return std::nullopt;
-    return result;
+
+    const std::vector<NodeSize>& sizes_;
+    const LayoutOptions& options_;
+    const std::atomic<bool>* cancel_;
+    size_t n_;
+    std::vector<LadderSide> sides_;
+    std::vector<std::pair<NodeId, NodeId>> edges_;
+    std::vector<std::vector<NodeId>> inputs_, users_;
+    std::vector<NodeId> forward_, backward_, others_;
+    int rows_ = 1;
+    std::vector<int> row_;   // a forward node's row
+    std::vector<int> depth_; // a backward node's row
+    std::vector<int> slot_;  // within its row, from the bottom
+    std::vector<int> slots_; // per row
+    std::vector<size_t> slotBase_;
+};
+
+std::optional<LayoutResult> rowLadder(const Graph& graph, const std::vector<NodeSize>& sizes,
+                                      const LayoutOptions& options, const std::atomic<bool>* cancel) {
+    return RowLadder(graph, sizes, options, cancel).run();
 }
 
 constexpr double kBlockQuantum = 16;     // box sizes are rounded up to this for a frame's shape
@@ -505,52 +557,104 @@ std::shared_ptr<const LayoutResult> layOutBlock(const std::vector<std::vector<No
 // The ladder with its one-column frames as blocks: each block laid out apart (the blocks inside it first, as
 // one box each), the ladder run on a graph with one box per outermost block, then every block's items placed
 // inside its box.
-std::optional<LayoutResult> blockLadder(const Graph& graph, const std::vector<NodeSize>& sizes,
-                                        const LayoutOptions& options, const std::vector<LadderSide>& sides,
-                                        const std::atomic<bool>* cancel) {
-    const size_t n = graph.size();
-    std::vector<Block> blocks = findBlocks(options, sides, n);
-    if (blocks.empty())
-        return rowLadder(graph, sizes, options, cancel);
-    const auto edges = graphEdges(graph);
-    std::vector<std::vector<NodeId>> inputs(n);
-    for (auto [from, to] : edges)
-        inputs[to].push_back(from);
+class BlockLadder {
+public:
+    BlockLadder(const Graph& graph, const std::vector<NodeSize>& sizes, const LayoutOptions& options,
+                const std::vector<LadderSide>& sides, std::vector<Block> blocks,
+                const std::atomic<bool>* cancel)
+        : sizes_(sizes), options_(options), sides_(sides), cancel_(cancel), n_(graph.size()),
+          edges_(graphEdges(graph)), inputs_(n_), blocks_(std::move(blocks)), blockOf_(n_, -1) {
+        for (auto [from, to] : edges_)
+            inputs_[to].push_back(from);
+        for (size_t b = 0; b < blocks_.size(); ++b)
+            for (NodeId id : blocks_[b].members)
+                blockOf_[id] = int64_t(b);
+    }
 
-    // Each node's innermost block, and the item it is of block b (a member, or the block inside b holding
-    // it).
-    std::vector<int64_t> blockOf(n, -1);
-    for (size_t b = 0; b < blocks.size(); ++b)
-        for (NodeId id : blocks[b].members)
-            blockOf[id] = int64_t(b);
-    const auto itemOf = [&](NodeId id, size_t b) -> std::optional<size_t> {
-        const Block& block = blocks[b];
-        int64_t inner = blockOf[id];
+    std::optional<LayoutResult> run() {
+        bool provisional = false;
+        for (size_t b = 0; b < blocks_.size(); ++b) { // children first
+            blocks_[b].inside = layOutBlock(localInputsOf(b), itemSizesOf(b), options_, cancel_, provisional);
+            if (!blocks_[b].inside)
+                return std::nullopt;
+        }
+        const Graph outerGraph = standInGraph(outerInputs(), "o");
+        const LayoutOptions outer = outerOptions();
+        auto placed = rowLadder(outerGraph, outer.sizes, outer, cancel_);
+        if (!placed)
+            return std::nullopt;
+
+        LayoutResult result;
+        result.algorithm = LayoutAlgorithm::Ladder;
+        result.provisional = provisional;
+        result.width = placed->width;
+        result.height = placed->height;
+        result.nodes.resize(n_);
+        result.clusters.assign(options_.clusters.size(), NodePlacement{});
+        for (size_t c = 0; c < options_.clusters.size(); ++c)
+            if (outerCluster_[c] >= 0)
+                result.clusters[c] = placed->clusters[size_t(outerCluster_[c])];
+        placeBlocks(*placed, result);
+        for (NodeId id = 0; id < n_; ++id) {
+            const int64_t b = blockOf_[id];
+            if (b < 0) {
+                result.nodes[id] = placed->nodes[outerOf_[id]];
+                continue;
+            }
+            const NodePlacement& p = blocks_[size_t(b)].inside->nodes[*itemOf(id, size_t(b))];
+            const Point centre = toView(size_t(b), {p.x, p.y});
+            result.nodes[id] = {centre.x, centre.y, sizes_[id].width, sizes_[id].height};
+        }
+        routeEdges(result);
+        if (cancelled(cancel_))
+            return std::nullopt;
+        return result;
+    }
+
+private:
+    static NodeSize boxSize(const LayoutResult& inside) {
+        return NodeSize{inside.width + 2 * kFramePad, inside.height + kFrameTitle + kFramePad};
+    }
+
+    // The item node `id` is of block b: a member, or the block inside b holding it.
+    std::optional<size_t> itemOf(NodeId id, size_t b) const {
+        const Block& block = blocks_[b];
+        int64_t inner = blockOf_[id];
         if (inner == int64_t(b))
             return size_t(std::lower_bound(block.members.begin(), block.members.end(), id) -
                           block.members.begin());
-        while (inner >= 0 && blocks[size_t(inner)].parent != int64_t(b))
-            inner = blocks[size_t(inner)].parent;
+        while (inner >= 0 && blocks_[size_t(inner)].parent != int64_t(b))
+            inner = blocks_[size_t(inner)].parent;
         if (inner < 0)
             return std::nullopt;
         const auto at = std::find(block.children.begin(), block.children.end(), size_t(inner));
         return block.members.size() + size_t(at - block.children.begin());
-    };
-    const auto boxSize = [](const LayoutResult& inside) {
-        return NodeSize{inside.width + 2 * kFramePad, inside.height + kFrameTitle + kFramePad};
-    };
+    }
 
-    bool provisional = false;
-    for (size_t b = 0; b < blocks.size(); ++b) { // children first
-        const Block& block = blocks[b];
-        const size_t items = block.members.size() + block.children.size();
+    // A block's column: that of its first member, or of the first block inside.
+    LadderSide columnOf(const Block& block) const {
+        const Block* b = &block;
+        while (b->members.empty())
+            b = &blocks_[b->children.front()];
+        return sides_[b->members.front()];
+    }
+
+    // Block b's items: its member nodes, then the boxes of the blocks inside (laid out already).
+    std::vector<NodeSize> itemSizesOf(size_t b) const {
+        const Block& block = blocks_[b];
         std::vector<NodeSize> itemSizes;
-        itemSizes.reserve(items);
+        itemSizes.reserve(block.members.size() + block.children.size());
         for (NodeId id : block.members)
-            itemSizes.push_back(sizes[id]);
+            itemSizes.push_back(sizes_[id]);
         for (size_t child : block.children)
-            itemSizes.push_back(boxSize(*blocks[child].inside));
-        std::vector<std::vector<NodeId>> localInputs(items);
+            itemSizes.push_back(boxSize(*blocks_[child].inside));
+        return itemSizes;
+    }
+
+    // Per item of block b, the items it reads.
+    std::vector<std::vector<NodeId>> localInputsOf(size_t b) const {
+        const Block& block = blocks_[b];
+        std::vector<std::vector<NodeId>> localInputs(block.members.size() + block.children.size());
         const auto addInput = [&](size_t to, NodeId fromNode) {
             const std::optional<size_t> from = itemOf(fromNode, b);
             if (from && *from != to &&
@@ -559,182 +663,178 @@ std::optional<LayoutResult> blockLadder(const Graph& graph, const std::vector<No
                 localInputs[to].push_back(NodeId(*from));
         };
         for (size_t i = 0; i < block.members.size(); ++i)
-            for (NodeId in : inputs[block.members[i]])
+            for (NodeId in : inputs_[block.members[i]])
                 addInput(i, in);
-        for (auto [from, to] : edges)
+        for (auto [from, to] : edges_)
             if (const std::optional<size_t> item = itemOf(to, b); item && *item >= block.members.size())
                 addInput(*item, from);
-        blocks[b].inside = layOutBlock(localInputs, itemSizes, options, cancel, provisional);
-        if (!blocks[b].inside)
-            return std::nullopt;
+        return localInputs;
     }
-    const auto outermost = [&](NodeId id) {
-        int64_t b = blockOf[id];
-        while (b >= 0 && blocks[size_t(b)].parent >= 0)
-            b = blocks[size_t(b)].parent;
-        return b;
-    };
-    std::vector<int64_t> topOf(n, -1); // the outermost block holding each node
-    for (NodeId id = 0; id < n; ++id)
-        topOf[id] = outermost(id);
 
     // The outer graph: nodes outside blocks and one box per outermost block, in the order of their first
-    // node.
-    std::vector<uint32_t> outerOf(n, UINT32_MAX);
-    std::vector<int64_t> outerThing; // >= 0: node; < 0: block -1 - b
-    std::vector<uint32_t> outerOfBlock(blocks.size(), UINT32_MAX);
-    for (NodeId id = 0; id < n; ++id) {
-        const int64_t b = topOf[id];
-        if (b >= 0 && outerOfBlock[size_t(b)] != UINT32_MAX) {
-            outerOf[id] = outerOfBlock[size_t(b)];
-            continue;
+    // node. Fills outerOf_ (per node) and outerThing_ (per outer node: >= 0 a node, < 0 block -1 - b).
+    std::vector<std::vector<NodeId>> outerInputs() {
+        outerOf_.assign(n_, UINT32_MAX);
+        outerOfBlock_.assign(blocks_.size(), UINT32_MAX);
+        for (NodeId id = 0; id < n_; ++id) {
+            int64_t b = blockOf_[id];
+            while (b >= 0 && blocks_[size_t(b)].parent >= 0)
+                b = blocks_[size_t(b)].parent;
+            if (b >= 0 && outerOfBlock_[size_t(b)] != UINT32_MAX) {
+                outerOf_[id] = outerOfBlock_[size_t(b)];
+                continue;
+            }
+            outerOf_[id] = uint32_t(outerThing_.size());
+            if (b >= 0)
+                outerOfBlock_[size_t(b)] = outerOf_[id];
+            outerThing_.push_back(b >= 0 ? -1 - b : int64_t(id));
         }
-        outerOf[id] = uint32_t(outerThing.size());
-        if (b >= 0)
-            outerOfBlock[size_t(b)] = outerOf[id];
-        outerThing.push_back(b >= 0 ? -1 - b : int64_t(id));
-    }
-    std::vector<std::vector<NodeId>> outerInputs(outerThing.size());
-    for (auto [from, to] : edges) {
-        const uint32_t a = outerOf[from], z = outerOf[to];
-        auto& in = outerInputs[z];
-        if (a != z && std::find(in.begin(), in.end(), a) == in.end())
-            in.push_back(a);
-    }
-    LayoutOptions outer = options;
-    outer.sizes.clear();
-    outer.sides.clear();
-    outer.sides.reserve(outerThing.size());
-    std::vector<NodeSize> outerSizes;
-    outerSizes.reserve(outerThing.size());
-    const auto columnOf = [&](const Block& block) {
-        const Block* b = &block;
-        while (b->members.empty())
-            b = &blocks[b->children.front()];
-        return sides[b->members.front()];
-    };
-    for (int64_t thing : outerThing) {
-        if (thing >= 0) {
-            outerSizes.push_back(sizes[size_t(thing)]);
-            outer.sides.push_back(sides[size_t(thing)]);
-            continue;
+        std::vector<std::vector<NodeId>> inputs(outerThing_.size());
+        for (auto [from, to] : edges_) {
+            const uint32_t a = outerOf_[from], z = outerOf_[to];
+            auto& in = inputs[z];
+            if (a != z && std::find(in.begin(), in.end(), a) == in.end())
+                in.push_back(a);
         }
-        const Block& block = blocks[size_t(-1 - thing)];
-        outerSizes.push_back(boxSize(*block.inside));
-        outer.sides.push_back(columnOf(block));
+        return inputs;
     }
-    // Frames that are blocks are the blocks' boxes; the others keep their members, outermost blocks as one
-    // each.
-    std::vector<int32_t> outerCluster(options.clusters.size(), -1);
-    std::vector<char> isBlock(options.clusters.size(), 0);
-    for (const Block& block : blocks)
-        isBlock[block.cluster] = 1;
-    outer.clusters.clear();
-    for (size_t c = 0; c < options.clusters.size(); ++c) {
-        if (isBlock[c])
-            continue;
-        const LayoutCluster& cluster = options.clusters[c];
-        LayoutCluster mapped;
-        mapped.title = cluster.title;
-        mapped.parent =
-            cluster.parent >= 0 && size_t(cluster.parent) < c ? outerCluster[size_t(cluster.parent)] : -1;
-        for (NodeId id : cluster.nodes)
-            if (id < n && blockOf[id] < 0)
-                mapped.nodes.push_back(outerOf[id]);
-        outerCluster[c] = int32_t(outer.clusters.size());
-        outer.clusters.push_back(std::move(mapped));
-    }
-    for (size_t b = 0; b < blocks.size(); ++b)
-        if (const int32_t parent = options.clusters[blocks[b].cluster].parent;
-            blocks[b].parent < 0 && parent >= 0 && !isBlock[size_t(parent)] &&
-            outerCluster[size_t(parent)] >= 0)
-            outer.clusters[size_t(outerCluster[size_t(parent)])].nodes.push_back(outerOfBlock[b]);
-    auto placed = rowLadder(standInGraph(outerInputs, "o"), outerSizes, outer, cancel);
-    if (!placed)
-        return std::nullopt;
 
-    LayoutResult result;
-    result.algorithm = LayoutAlgorithm::Ladder;
-    result.provisional = provisional;
-    result.width = placed->width;
-    result.height = placed->height;
-    result.nodes.resize(n);
-    result.clusters.assign(options.clusters.size(), NodePlacement{});
-    for (size_t c = 0; c < options.clusters.size(); ++c)
-        if (outerCluster[c] >= 0)
-            result.clusters[c] = placed->clusters[size_t(outerCluster[c])];
-    // A block's content from its top-left; a backward block upside down: the backward column runs upwards.
-    std::vector<Point> origin(blocks.size());
-    std::vector<char> upwards(blocks.size(), 0);
-    const auto toView = [&](size_t b, Point p) {
-        const double y = upwards[b] ? blocks[b].inside->height - p.y : p.y;
-        return Point{origin[b].x + p.x, origin[b].y + y};
-    };
+    // The ladder's options for the outer graph: sizes and sides per outer node; frames that are blocks are
+    // the blocks' boxes, the others keep their members, outermost blocks as one each. Called after outerInputs().
+    LayoutOptions outerOptions() {
+        LayoutOptions outer = options_;
+        outer.sizes.clear();
+        outer.sides.clear();
+        outer.sides.reserve(outerThing_.size());
+        outer.sizes.reserve(outerThing_.size());
+        for (int64_t thing : outerThing_) {
+            if (thing >= 0) {
+                outer.sizes.push_back(sizes_[size_t(thing)]);
+                outer.sides.push_back(sides_[size_t(thing)]);
+                continue;
+            }
+            const Block& block = blocks_[size_t(-1 - thing)];
+            outer.sizes.push_back(boxSize(*block.inside));
+            outer.sides.push_back(columnOf(block));
+        }
+        outerCluster_.assign(options_.clusters.size(), -1);
+        std::vector<char> isBlock(options_.clusters.size(), 0);
+        for (const Block& block : blocks_)
+            isBlock[block.cluster] = 1;
+        outer.clusters.clear();
+        for (size_t c = 0; c < options_.clusters.size(); ++c) {
+            if (isBlock[c])
+                continue;
+            const LayoutCluster& cluster = options_.clusters[c];
+            LayoutCluster mapped;
+            mapped.title = cluster.title;
+            mapped.parent = cluster.parent >= 0 && size_t(cluster.parent) < c
+                                ? outerCluster_[size_t(cluster.parent)]
+                                : -1;
+            for (NodeId id : cluster.nodes)
+                if (id < n_ && blockOf_[id] < 0)
+                    mapped.nodes.push_back(outerOf_[id]);
+            outerCluster_[c] = int32_t(outer.clusters.size());
+            outer.clusters.push_back(std::move(mapped));
+        }
+        for (size_t b = 0; b < blocks_.size(); ++b)
+            if (const int32_t parent = options_.clusters[blocks_[b].cluster].parent;
+                blocks_[b].parent < 0 && parent >= 0 && !isBlock[size_t(parent)] &&
+                outerCluster_[size_t(parent)] >= 0)
+                outer.clusters[size_t(outerCluster_[size_t(parent)])].nodes.push_back(outerOfBlock_[b]);
+        return outer;
+    }
+
+    // A point of block b's layout in the view: from the block's top-left; a backward block upside down, the
+    // backward column runs upwards.
+    Point toView(size_t b, Point p) const {
+        const double y = upwards_[b] ? blocks_[b].inside->height - p.y : p.y;
+        return Point{origin_[b].x + p.x, origin_[b].y + y};
+    }
+
     // Boxes from the outside in: an outermost block's from the ladder, an inner one's from its parent's
     // items.
-    for (size_t b = blocks.size(); b-- > 0;) {
-        const Block& block = blocks[b];
-        NodePlacement box;
-        if (block.parent < 0) {
-            box = placed->nodes[outerOfBlock[b]];
-        } else {
-            const Block& parent = blocks[size_t(block.parent)];
-            const size_t item =
-                parent.members.size() + size_t(std::find(parent.children.begin(), parent.children.end(), b) -
-                                               parent.children.begin());
-            const NodePlacement& p = parent.inside->nodes[item];
-            const Point centre = toView(size_t(block.parent), {p.x, p.y});
-            const NodeSize size = boxSize(*block.inside);
-            box = {centre.x, centre.y, size.width, size.height};
+    void placeBlocks(const LayoutResult& placed, LayoutResult& result) {
+        origin_.assign(blocks_.size(), Point{});
+        upwards_.assign(blocks_.size(), 0);
+        for (size_t b = blocks_.size(); b-- > 0;) {
+            const Block& block = blocks_[b];
+            NodePlacement box;
+            if (block.parent < 0) {
+                box = placed.nodes[outerOfBlock_[b]];
+            } else {
+                const Block& parent = blocks_[size_t(block.parent)];
+                const size_t item = parent.members.size() +
+                                    size_t(std::find(parent.children.begin(), parent.children.end(), b) -
+                                           parent.children.begin());
+                const NodePlacement& p = parent.inside->nodes[item];
+                const Point centre = toView(size_t(block.parent), {p.x, p.y});
+                const NodeSize size = boxSize(*block.inside);
+                box = {centre.x, centre.y, size.width, size.height};
+            }
+            result.clusters[block.cluster] = box;
+            origin_[b] = {box.x - box.width / 2 + kFramePad, box.y - box.height / 2 + kFrameTitle};
+            upwards_[b] = columnOf(block) == LadderSide::Backward;
         }
-        result.clusters[block.cluster] = box;
-        origin[b] = {box.x - box.width / 2 + kFramePad, box.y - box.height / 2 + kFrameTitle};
-        upwards[b] = columnOf(block) == LadderSide::Backward;
     }
-    for (NodeId id = 0; id < n; ++id) {
-        const int64_t b = blockOf[id];
-        if (b < 0) {
-            result.nodes[id] = placed->nodes[outerOf[id]];
-            continue;
-        }
-        const NodePlacement& p = blocks[size_t(b)].inside->nodes[*itemOf(id, size_t(b))];
-        const Point centre = toView(size_t(b), {p.x, p.y});
-        result.nodes[id] = {centre.x, centre.y, sizes[id].width, sizes[id].height};
-    }
+
     // Edges between two members of one block keep the block's routes; the others are the ladder's.
-    std::vector<std::vector<const EdgeRoute*>> routesFrom(n);
-    for (size_t b = 0; b < blocks.size(); ++b)
-        for (const EdgeRoute& route : blocks[b].inside->edges)
-            if (route.from < blocks[b].members.size() && route.to < blocks[b].members.size())
-                routesFrom[blocks[b].members[route.from]].push_back(&route);
-    result.edges.reserve(edges.size());
-    for (auto [from, to] : edges) {
-        const int64_t b = blockOf[from];
-        const EdgeRoute* inside = nullptr;
-        if (b >= 0 && b == blockOf[to])
-            for (const EdgeRoute* route : routesFrom[from])
-                if (blocks[size_t(b)].members[route->to] == to)
-                    inside = route;
-        if (!inside) {
-            result.edges.push_back(
-                ladderRoute(from, to, sides[from], sides[to], result.nodes[from], result.nodes[to]));
-            continue;
+    void routeEdges(LayoutResult& result) const {
+        std::vector<std::vector<const EdgeRoute*>> routesFrom(n_);
+        for (size_t b = 0; b < blocks_.size(); ++b)
+            for (const EdgeRoute& route : blocks_[b].inside->edges)
+                if (route.from < blocks_[b].members.size() && route.to < blocks_[b].members.size())
+                    routesFrom[blocks_[b].members[route.from]].push_back(&route);
+        result.edges.reserve(edges_.size());
+        for (auto [from, to] : edges_) {
+            const int64_t b = blockOf_[from];
+            const EdgeRoute* inside = nullptr;
+            if (b >= 0 && b == blockOf_[to])
+                for (const EdgeRoute* route : routesFrom[from])
+                    if (blocks_[size_t(b)].members[route->to] == to)
+                        inside = route;
+            if (!inside) {
+                result.edges.push_back(
+                    ladderRoute(from, to, sides_[from], sides_[to], result.nodes[from], result.nodes[to]));
+                continue;
+            }
+            EdgeRoute route{from, to, inside->points};
+            for (Point& point : route.points)
+                point = toView(size_t(b), point);
+            // dot drew to the rounded-up boxes: the ends move onto the boxes drawn.
+            const auto onto = [](Point& point, const NodePlacement& box) {
+                point = {std::clamp(point.x, box.x - box.width / 2, box.x + box.width / 2),
+                         std::clamp(point.y, box.y - box.height / 2, box.y + box.height / 2)};
+            };
+            onto(route.points.front(), result.nodes[from]);
+            onto(route.points.back(), result.nodes[to]);
+            result.edges.push_back(std::move(route));
         }
-        EdgeRoute route{from, to, inside->points};
-        for (Point& point : route.points)
-            point = toView(size_t(b), point);
-        // dot drew to the rounded-up boxes: the ends move onto the boxes drawn.
-        const auto onto = [](Point& point, const NodePlacement& box) {
-            point = {std::clamp(point.x, box.x - box.width / 2, box.x + box.width / 2),
-                     std::clamp(point.y, box.y - box.height / 2, box.y + box.height / 2)};
-        };
-        onto(route.points.front(), result.nodes[from]);
-        onto(route.points.back(), result.nodes[to]);
-        result.edges.push_back(std::move(route));
     }
-    if (cancelled(cancel))
-        return std::nullopt;
-    return result;
+
+    const std::vector<NodeSize>& sizes_;
+    const LayoutOptions& options_;
+    const std::vector<LadderSide>& sides_;
+    const std::atomic<bool>* cancel_;
+    size_t n_;
+    std::vector<std::pair<NodeId, NodeId>> edges_;
+    std::vector<std::vector<NodeId>> inputs_;
+    std::vector<Block> blocks_;
+    std::vector<int64_t> blockOf_; // each node's innermost block
+    std::vector<uint32_t> outerOf_, outerOfBlock_;
+    std::vector<int64_t> outerThing_;
+    std::vector<int32_t> outerCluster_; // per frame: its frame in the outer graph, -1 for blocks
+    std::vector<Point> origin_;
+    std::vector<char> upwards_;
+};
+
+std::optional<LayoutResult> blockLadder(const Graph& graph, const std::vector<NodeSize>& sizes,
+                                        const LayoutOptions& options, const std::vector<LadderSide>& sides,
+                                        const std::atomic<bool>* cancel) {
+    std::vector<Block> blocks = findBlocks(options, sides, graph.size());
+    if (blocks.empty())
+        return rowLadder(graph, sizes, options, cancel);
+    return BlockLadder(graph, sizes, options, sides, std::move(blocks), cancel).run();
 }
 
 } // namespace

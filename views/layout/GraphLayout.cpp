@@ -63,17 +63,14 @@ std::vector<std::pair<NodeId, NodeId>> graphEdges(const Graph& graph) {
     return edges;
 }
 
-std::optional<LayoutResult> layeredLayout(const Graph& graph, const std::vector<NodeSize>& sizes,
-                                          const LayoutOptions& options, const std::atomic<bool>* cancel) {
-    const size_t n = graph.size();
-    const auto edges = graphEdges(graph);
-    std::vector<std::vector<NodeId>> inputs(n), users(n);
-    for (auto [from, to] : edges) {
-        inputs[to].push_back(from);
-        users[from].push_back(to);
-    }
+namespace {
 
-    // Longest-path layering; FX graphs list inputs before users, but guard against forward references.
+// Each node's rank: longest-path layering, then nodes moved down towards their users where that shortens
+// edges (what reads only sources, with `asLateAsPossible` everything off the longest path, and the sources).
+std::vector<int> layerNodes(const std::vector<std::vector<NodeId>>& inputs,
+                            const std::vector<std::vector<NodeId>>& users, bool asLateAsPossible) {
+    const size_t n = inputs.size();
+    // FX graphs list inputs before users, but guard against forward references.
     std::vector<int> layer(n, 0);
     for (NodeId id = 0; id < n; ++id)
         for (NodeId in : inputs[id])
@@ -95,7 +92,7 @@ std::optional<LayoutResult> layeredLayout(const Graph& graph, const std::vector<
         layer[id] = std::max(layer[id], lowest - 1);
     }
     // As late as possible: what is off the longest path (masks, weight casts) sits just above its first user.
-    if (options.asLateAsPossible)
+    if (asLateAsPossible)
         for (NodeId id = n; id-- > 0;) {
             int lowest = INT32_MAX;
             for (NodeId user : users[id])
@@ -113,16 +110,15 @@ std::optional<LayoutResult> layeredLayout(const Graph& graph, const std::vector<
             lowest = std::min(lowest, layer[user]);
         layer[id] = std::max(0, lowest - 1);
     }
-    if (cancelled(cancel))
-        return std::nullopt;
+    return layer;
+}
 
-    const int layerCount = n ? *std::max_element(layer.begin(), layer.end()) + 1 : 0;
-    std::vector<std::vector<NodeId>> ranks(layerCount);
-    for (NodeId id = 0; id < n; ++id)
-        ranks[layer[id]].push_back(id);
-
-    // Barycentre ordering: alternate sweeps down (by inputs) and up (by users).
-    std::vector<double> order(n, 0);
+// Barycentre ordering within each rank: alternate sweeps down (by inputs) and up (by users). False when
+// cancelled.
+bool orderRanks(std::vector<std::vector<NodeId>>& ranks, const std::vector<std::vector<NodeId>>& inputs,
+                const std::vector<std::vector<NodeId>>& users, const std::atomic<bool>* cancel) {
+    const int layerCount = int(ranks.size());
+    std::vector<double> order(inputs.size(), 0);
     auto renumber = [&](const std::vector<NodeId>& rank) {
         for (size_t i = 0; i < rank.size(); ++i)
             order[rank[i]] = rank.size() > 1 ? double(i) / double(rank.size() - 1) : 0.5;
@@ -131,10 +127,10 @@ std::optional<LayoutResult> layeredLayout(const Graph& graph, const std::vector<
         renumber(rank);
     for (int sweep = 0; sweep < 6; ++sweep) {
         if (cancelled(cancel))
-            return std::nullopt;
+            return false;
         const bool down = sweep % 2 == 0;
         for (int i = 0; i < layerCount; ++i) {
-            auto& rank = ranks[down ? i : layerCount - 1 - i];
+            auto& rank = ranks[size_t(down ? i : layerCount - 1 - i)];
             std::vector<double> key(rank.size());
             for (size_t k = 0; k < rank.size(); ++k) {
                 const auto& neighbours = down ? inputs[rank[k]] : users[rank[k]];
@@ -158,15 +154,21 @@ std::optional<LayoutResult> layeredLayout(const Graph& graph, const std::vector<
             renumber(rank);
         }
     }
+    return true;
+}
 
-    // Coordinates: pack each rank left to right, pulled towards its inputs' x, then no overlaps.
+// Coordinates: each rank packed left to right, pulled towards its inputs' x, without overlaps, then shifted
+// so that it is, on average, where its nodes wanted to be.
+LayoutResult placeRanks(const std::vector<std::vector<NodeId>>& ranks, const std::vector<int>& layer,
+                        const std::vector<std::vector<NodeId>>& inputs, const std::vector<NodeSize>& sizes,
+                        const LayoutOptions& options) {
     LayoutResult result;
     result.algorithm = LayoutAlgorithm::Layered;
-    result.nodes.resize(n);
+    result.nodes.resize(inputs.size());
     double y = 0;
     double minX = 0, maxX = 0;
-    for (int i = 0; i < layerCount; ++i) {
-        const auto& rank = ranks[i];
+    for (int i = 0; i < int(ranks.size()); ++i) {
+        const auto& rank = ranks[size_t(i)];
         double rankHeight = 0;
         for (NodeId id : rank)
             rankHeight = std::max(rankHeight, sizes[id].height);
@@ -193,7 +195,6 @@ std::optional<LayoutResult> layeredLayout(const Graph& graph, const std::vector<
             result.nodes[id] = {x, y + rankHeight / 2, sizes[id].width, sizes[id].height};
             right = x + half;
         }
-        // Shift the rank so it is, on average, where its nodes wanted to be.
         if (!rank.empty()) {
             double drift = 0;
             for (size_t k = 0; k < rank.size(); ++k)
@@ -211,7 +212,30 @@ std::optional<LayoutResult> layeredLayout(const Graph& graph, const std::vector<
         p.x -= minX;
     result.width = maxX - minX;
     result.height = std::max(0.0, y - options.rankSeparation);
-    return withCurves(std::move(result), edges, cancel);
+    return result;
+}
+
+} // namespace
+
+std::optional<LayoutResult> layeredLayout(const Graph& graph, const std::vector<NodeSize>& sizes,
+                                          const LayoutOptions& options, const std::atomic<bool>* cancel) {
+    const size_t n = graph.size();
+    const auto edges = graphEdges(graph);
+    std::vector<std::vector<NodeId>> inputs(n), users(n);
+    for (auto [from, to] : edges) {
+        inputs[to].push_back(from);
+        users[from].push_back(to);
+    }
+    const std::vector<int> layer = layerNodes(inputs, users, options.asLateAsPossible);
+    if (cancelled(cancel))
+        return std::nullopt;
+    const int layerCount = n ? *std::max_element(layer.begin(), layer.end()) + 1 : 0;
+    std::vector<std::vector<NodeId>> ranks(static_cast<size_t>(layerCount));
+    for (NodeId id = 0; id < n; ++id)
+        ranks[size_t(layer[id])].push_back(id);
+    if (!orderRanks(ranks, inputs, users, cancel))
+        return std::nullopt;
+    return withCurves(placeRanks(ranks, layer, inputs, sizes, options), edges, cancel);
 }
 
 std::optional<LayoutResult> clusteredLayout(const Graph& graph, const std::vector<NodeSize>& sizes,

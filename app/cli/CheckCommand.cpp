@@ -79,6 +79,7 @@ Json compileJson(const CompileCheck& c) {
     out["ruleset_choice"] = c.rulesetChoice;
     out["graph"] = c.graphSource;
     out["settings"] = namesJson(c.settings.notes);
+    out["notes"] = namesJson(c.notes);
     out["not_followed"] = namesJson(c.settings.unsupported);
     out["joint_passes"] = {{"replayed", c.settings.replayJointPasses},
                            {"changes", passesJson(c.passes)},
@@ -137,6 +138,8 @@ void printCompile(const CompileCheck& c) {
         return;
     for (const std::string& n : c.settings.notes)
         std::printf("  setting: %s\n", n.c_str());
+    for (const std::string& n : c.notes)
+        std::printf("  note: %s\n", n.c_str());
     for (const std::string& n : c.passes.notReplayed)
         std::printf("  not replayed: %s\n", n.c_str());
     if (c.ours != c.torch)

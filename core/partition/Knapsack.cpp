@@ -123,8 +123,9 @@ KnapsackResult dpKnapsack(std::span<const double> memory, std::span<const double
 namespace {
 
 // One CBC solve of max sum(runtime * x) s.t. sum(memory * x) <= rhs, x binary. Returns the 0/1 choice.
+// With `unlike`, a second row excludes that choice (it differs from it in one item at least).
 Expected<std::vector<bool>> solveWithCbc(std::span<const double> memory, std::span<const double> runtimes,
-                                         double rhs) {
+                                         double rhs, const std::vector<bool>* unlike = nullptr) {
     const int n = static_cast<int>(memory.size());
     // CBC's tolerances are absolute: scale the objective so that the largest runtime is 1.
     double largest = 0;
@@ -132,20 +133,35 @@ Expected<std::vector<bool>> solveWithCbc(std::span<const double> memory, std::sp
         largest = std::max(largest, std::abs(r));
     const double scale = largest > 0 ? 1.0 / largest : 1.0;
 
-    std::vector<int> start(n + 1), index(n, 0);
-    std::iota(start.begin(), start.end(), 0);
-    std::vector<double> value(memory.begin(), memory.end());
+    // Column-major: each item's memory in row 0, and with `unlike` its +1 (not in the choice) or -1 (in it)
+    // in row 1, which then reads sum(x outside) - sum(x inside) >= 1 - |inside|.
+    const int rows = unlike ? 2 : 1;
+    std::vector<int> start(n + 1), index;
+    std::vector<double> value;
+    double inside = 0;
+    for (int i = 0; i < n; ++i) {
+        start[i] = static_cast<int>(index.size());
+        index.push_back(0);
+        value.push_back(memory[i]);
+        if (unlike) {
+            index.push_back(1);
+            value.push_back((*unlike)[i] ? -1.0 : 1.0);
+            inside += (*unlike)[i] ? 1.0 : 0.0;
+        }
+    }
+    start[n] = static_cast<int>(index.size());
     std::vector<double> lower(n, 0.0), upper(n, 1.0), objective(n);
     for (int i = 0; i < n; ++i) {
         objective[i] = -runtimes[i] * scale; // minimize -runtime, as torch's c = -runtimes
         if (memory[i] > rhs)
             upper[i] = 0.0; // can never fit; saves CBC the work
     }
-    const double rowLower = -std::numeric_limits<double>::infinity();
+    const double infinity = std::numeric_limits<double>::infinity();
+    const double rowLower[2] = {-infinity, 1.0 - inside}, rowUpper[2] = {rhs, infinity};
 
     Cbc_Model* model = Cbc_newModel();
-    Cbc_loadProblem(model, n, 1, start.data(), index.data(), value.data(), lower.data(), upper.data(),
-                    objective.data(), &rowLower, &rhs);
+    Cbc_loadProblem(model, n, rows, start.data(), index.data(), value.data(), lower.data(), upper.data(),
+                    objective.data(), rowLower, rowUpper);
     for (int i = 0; i < n; ++i)
         Cbc_setInteger(model, i);
     Cbc_setLogLevel(model, 0);
@@ -166,10 +182,36 @@ Expected<std::vector<bool>> solveWithCbc(std::span<const double> memory, std::sp
         for (int i = 0; i < n; ++i)
             chosen[i] = x[i] > 0.5;
     }
+    const bool infeasible = Cbc_isProvenInfeasible(model) != 0;
     Cbc_deleteModel(model);
+    if (unlike && infeasible)
+        return std::vector<bool>(); // the excluded choice was the only one
     if (!optimal)
         return makeError({}, "ilp knapsack: CBC found no proven optimum");
     return chosen;
+}
+
+double runtimeOf(const std::vector<bool>& chosen, std::span<const double> runtimes) {
+    double sum = 0;
+    for (size_t i = 0; i < chosen.size(); ++i)
+        if (chosen[i])
+            sum += runtimes[i];
+    return sum;
+}
+
+double memoryOf(const std::vector<bool>& chosen, std::span<const double> memory) {
+    return runtimeOf(chosen, memory);
+}
+
+// Whether a choice other than `chosen` saves as much runtime within maxMemory: the best choice unlike it,
+// compared in runtime (relative 1e-9: sums of the same runtimes in another order).
+bool hasOtherOptimum(std::span<const double> memory, std::span<const double> runtimes, double rhs,
+                     double maxMemory, const std::vector<bool>& chosen) {
+    Expected<std::vector<bool>> other = solveWithCbc(memory, runtimes, rhs, &chosen);
+    if (!other || other->empty() || memoryOf(*other, memory) > maxMemory)
+        return false;
+    const double best = runtimeOf(chosen, runtimes);
+    return std::abs(runtimeOf(*other, runtimes) - best) <= 1e-9 * std::max(1.0, std::abs(best));
 }
 
 } // namespace
@@ -190,10 +232,7 @@ Expected<KnapsackResult> ilpKnapsack(std::span<const double> memory, std::span<c
         Expected<std::vector<bool>> chosen = solveWithCbc(memory, runtimes, rhs);
         if (!chosen)
             return chosen.error();
-        double used = 0;
-        for (size_t i = 0; i < memory.size(); ++i)
-            if ((*chosen)[i])
-                used += memory[i];
+        const double used = memoryOf(*chosen, memory);
         if (used > maxMemory) {
             rhs -= 2 * (used - maxMemory);
             continue;
@@ -206,6 +245,7 @@ Expected<KnapsackResult> ilpKnapsack(std::span<const double> memory, std::span<c
                 result.recomputed.push_back(static_cast<int>(i));
             }
         }
+        result.otherOptimum = hasOtherOptimum(memory, runtimes, rhs, maxMemory, *chosen);
         return result;
     }
     return makeError({}, "ilp knapsack: CBC's solution keeps exceeding the memory budget");

@@ -20,6 +20,9 @@ struct KnapsackResult {
     double expectedRuntime = 0;  // runtime of the saved items
     std::vector<int> saved;      // indices into the inputs, in torch's order
     std::vector<int> recomputed; // indices into the inputs, in torch's order
+    // ilp: another choice of items saves as much runtime within maxMemory. The optimum is not unique and
+    // scipy's milp may return the other one (the greedy and dp solvers' choices are torch's own).
+    bool otherOptimum = false;
 };
 
 // Mirrors knapsack.py: greedy_knapsack. Items by runtime / memory, highest first (stable: equal ratios keep
@@ -36,7 +39,7 @@ KnapsackResult dpKnapsack(std::span<const double> memory, std::span<const double
 
 // Mirrors knapsack.py: ilp_knapsack, solved exactly with COIN-OR CBC instead of scipy's milp. saved and
 // recomputed are ascending; expectedRuntime is the sum of the saved runtimes. Among several optima the one
-// chosen may differ from scipy's. Fails when built without CBC.
+// chosen may differ from scipy's: otherOptimum says when there are several. Fails when built without CBC.
 Expected<KnapsackResult> ilpKnapsack(std::span<const double> memory, std::span<const double> runtimes,
                                      double maxMemory);
 

@@ -246,6 +246,7 @@ CompileCheck checkCompile(const GraphFile& file, const CompileGraphs& g,
     if (backward)
         out.backward = nodeSetDiff(p->backward, *backward);
     out.escalation = std::string(escalationName(p->escalation));
+    out.notes = p->warnings;
     const bool bodiesIdentical =
         std::all_of(out.bodies.begin(), out.bodies.end(), [](const BodyCheck& b) { return b.identical(); });
     out.status =

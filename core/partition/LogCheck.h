@@ -57,6 +57,7 @@ struct CompileCheck {
     std::vector<BodyCheck> bodies;
     std::optional<NodeSetDiff> forward, backward;
     std::string escalation;
+    std::vector<std::string> notes; // what the partitioner warned of (Partition::warnings)
 };
 
 struct CheckRequest {

@@ -90,6 +90,7 @@ public:
         Escalation escalation = Escalation::RuntimeOptimized;
         const MinCutResult* cut = nullptr;
         double expectedRuntime = 0;
+        bool otherOptimum = false; // the knapsack's choice is one of several equally good (KnapsackResult)
     };
     Expected<Choice> choose(double budget);
     double memoryRatio(const std::vector<NodeId>& saved) const {
@@ -242,7 +243,8 @@ Expected<SavedValuesChooser::Choice> SavedValuesChooser::choose(double budget) {
             return cut.error();
         found = byRecomputed_.emplace(recomputed, cut.take()).first;
     }
-    return Choice{found->second.saved, Escalation::Knapsack, &found->second, knap->expectedRuntime};
+    return Choice{found->second.saved, Escalation::Knapsack, &found->second, knap->expectedRuntime,
+                  knap->otherOptimum};
 }
 
 // is_rng_op: a nondeterministic_seeded op; one with a dropout_p argument only when it is not statically 0.
@@ -477,6 +479,12 @@ Expected<Partition> partitionJoint(Graph joint, const Ruleset& rules, const Part
     if (choice->cut)
         p.cut = *choice->cut;
     p.escalation = choice->escalation;
+    if (choice->otherOptimum)
+        p.warnings.push_back(
+            "the ilp knapsack's optimum is not unique: another choice of banned nodes to recompute saves as "
+            "much runtime within the budget; torch's scipy milp (HiGHS) may take that one, and its saved "
+            "list "
+            "then differs from this one");
     if (Expected<bool> done = finishPartition(p, choice->saved, options.extract, &rules); !done)
         return done.error();
     p.seconds = secondsSince(start);

@@ -18,6 +18,10 @@ const std::string kLog = "tests/data/torch2/dyn_gpt_inductor_budget05_trace.log"
 // nested_compile_region (jointscope_torch.models: three calls of one region body), backend="aot_eager", torch
 // 2.15, chromium events dropped.
 const std::string kNestedLog = "tests/data/torch2/nested_compile_region_aot_eager_trace.log";
+// A 2-layer ViT (conv patches, two nn.TransformerEncoderLayer, norm_first, GELU), torch 2.15,
+// backend="aot_eager", activation_memory_budget 0.3 with activation_memory_budget_solver "ilp"; guard,
+// chromium and describe records dropped.
+const std::string kIlpTieLog = "tests/data/torch2/vit_ilp_budget03_aot_eager_trace.log";
 
 } // namespace
 
@@ -59,6 +63,39 @@ private slots:
         QVERIFY(c.passes.changed());
         QVERIFY(c.passes.notReplayed.empty());
         QCOMPARE(c.settings.options.memoryBudget.value_or(-1), 0.5);
+    }
+
+    // torch's ilp knapsack for this compile has several optima of equal runtime (under inductor, the instance
+    // torch passed to ilp_knapsack had seven: tst_knapsack enumerates it); scipy's milp returned one, CBC
+    // another. The compile differs, and check says that torch's saved values are the min-cut of another
+    // equally good choice: the difference is the tie alone.
+    void ilpTieIsNamed() {
+        Expected<GraphFile> file = GraphFile::open(test::sourcePath(kIlpTieLog));
+        QVERIFY(file);
+        const std::vector<CompileGraphs> compiles = groupCompiles(*file);
+        QCOMPARE(compiles.size(), size_t(1));
+        const CompileCheck c =
+            checkCompile(*file, compiles[0], file->compileConfigsOf(file->graphs()[0]), CheckRequest{});
+        QCOMPARE(c.settings.options.memoryBudget.value_or(-1), 0.3);
+        QCOMPARE(std::string(checkStatusName(c.status)), std::string("differs"));
+        QVERIFY(c.ours != c.torch);
+        QCOMPARE(c.torch.size(), size_t(30)); // torch's forward returns 30 saved tensors
+        QCOMPARE(c.escalation, std::string("knapsack over banned nodes"));
+        QVERIFY(c.knapsackTie);
+        const auto noted = [&](const std::string& words) {
+            return std::any_of(c.notes.begin(), c.notes.end(),
+                               [&](const std::string& n) { return n.find(words) != std::string::npos; });
+        };
+        QVERIFY(noted("optimum is not unique"));
+        QVERIFY(noted("differ by that tie alone"));
+        // With the dp solver (torch's default) there is no tie to name.
+        CheckRequest dp;
+        dp.overrides.solver = KnapsackSolver::Dp;
+        const CompileCheck d =
+            checkCompile(*file, compiles[0], file->compileConfigsOf(file->graphs()[0]), dp);
+        QVERIFY(!d.knapsackTie);
+        QVERIFY(std::none_of(d.notes.begin(), d.notes.end(),
+                             [](const std::string& n) { return n.find("tie") != std::string::npos; }));
     }
 
     // Each of the three is needed: without it the decision is not torch's.

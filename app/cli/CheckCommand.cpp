@@ -80,6 +80,8 @@ Json compileJson(const CompileCheck& c) {
     out["graph"] = c.graphSource;
     out["settings"] = namesJson(c.settings.notes);
     out["notes"] = namesJson(c.notes);
+    if (c.knapsackTie)
+        out["knapsack_tie"] = true;
     out["not_followed"] = namesJson(c.settings.unsupported);
     out["joint_passes"] = {{"replayed", c.settings.replayJointPasses},
                            {"changes", passesJson(c.passes)},

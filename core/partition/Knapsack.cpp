@@ -123,9 +123,10 @@ KnapsackResult dpKnapsack(std::span<const double> memory, std::span<const double
 namespace {
 
 // One CBC solve of max sum(runtime * x) s.t. sum(memory * x) <= rhs, x binary. Returns the 0/1 choice.
-// With `unlike`, a second row excludes that choice (it differs from it in one item at least).
+// Each choice of `unlike` is excluded by a row of its own (a solution differs from it in one item at least).
+// Returns an empty choice when the exclusions leave none.
 Expected<std::vector<bool>> solveWithCbc(std::span<const double> memory, std::span<const double> runtimes,
-                                         double rhs, const std::vector<bool>* unlike = nullptr) {
+                                         double rhs, std::span<const std::vector<bool>> unlike = {}) {
     const int n = static_cast<int>(memory.size());
     // CBC's tolerances are absolute: scale the objective so that the largest runtime is 1.
     double largest = 0;
@@ -133,20 +134,23 @@ Expected<std::vector<bool>> solveWithCbc(std::span<const double> memory, std::sp
         largest = std::max(largest, std::abs(r));
     const double scale = largest > 0 ? 1.0 / largest : 1.0;
 
-    // Column-major: each item's memory in row 0, and with `unlike` its +1 (not in the choice) or -1 (in it)
-    // in row 1, which then reads sum(x outside) - sum(x inside) >= 1 - |inside|.
-    const int rows = unlike ? 2 : 1;
+    // Column-major: each item's memory in row 0, and per excluded choice k its +1 (not in the choice) or -1
+    // (in it) in row 1 + k, which then reads sum(x outside) - sum(x inside) >= 1 - |inside|.
+    const int rows = 1 + static_cast<int>(unlike.size());
+    const double infinity = std::numeric_limits<double>::infinity();
+    std::vector<double> rowLower(size_t(rows), -infinity), rowUpper(size_t(rows), infinity);
+    rowUpper[0] = rhs;
+    for (size_t k = 0; k < unlike.size(); ++k)
+        rowLower[k + 1] = 1.0 - double(std::count(unlike[k].begin(), unlike[k].end(), true));
     std::vector<int> start(n + 1), index;
     std::vector<double> value;
-    double inside = 0;
     for (int i = 0; i < n; ++i) {
         start[i] = static_cast<int>(index.size());
         index.push_back(0);
         value.push_back(memory[i]);
-        if (unlike) {
-            index.push_back(1);
-            value.push_back((*unlike)[i] ? -1.0 : 1.0);
-            inside += (*unlike)[i] ? 1.0 : 0.0;
+        for (size_t k = 0; k < unlike.size(); ++k) {
+            index.push_back(int(k) + 1);
+            value.push_back(unlike[k][size_t(i)] ? -1.0 : 1.0);
         }
     }
     start[n] = static_cast<int>(index.size());
@@ -156,12 +160,10 @@ Expected<std::vector<bool>> solveWithCbc(std::span<const double> memory, std::sp
         if (memory[i] > rhs)
             upper[i] = 0.0; // can never fit; saves CBC the work
     }
-    const double infinity = std::numeric_limits<double>::infinity();
-    const double rowLower[2] = {-infinity, 1.0 - inside}, rowUpper[2] = {rhs, infinity};
 
     Cbc_Model* model = Cbc_newModel();
     Cbc_loadProblem(model, n, rows, start.data(), index.data(), value.data(), lower.data(), upper.data(),
-                    objective.data(), rowLower, rowUpper);
+                    objective.data(), rowLower.data(), rowUpper.data());
     for (int i = 0; i < n; ++i)
         Cbc_setInteger(model, i);
     Cbc_setLogLevel(model, 0);
@@ -184,7 +186,7 @@ Expected<std::vector<bool>> solveWithCbc(std::span<const double> memory, std::sp
     }
     const bool infeasible = Cbc_isProvenInfeasible(model) != 0;
     Cbc_deleteModel(model);
-    if (unlike && infeasible)
+    if (!unlike.empty() && infeasible)
         return std::vector<bool>(); // the excluded choice was the only one
     if (!optimal)
         return makeError({}, "ilp knapsack: CBC found no proven optimum");
@@ -203,15 +205,22 @@ double memoryOf(const std::vector<bool>& chosen, std::span<const double> memory)
     return runtimeOf(chosen, memory);
 }
 
-// Whether a choice other than `chosen` saves as much runtime within maxMemory: the best choice unlike it,
-// compared in runtime (relative 1e-9: sums of the same runtimes in another order).
-bool hasOtherOptimum(std::span<const double> memory, std::span<const double> runtimes, double rhs,
-                     double maxMemory, const std::vector<bool>& chosen) {
-    Expected<std::vector<bool>> other = solveWithCbc(memory, runtimes, rhs, &chosen);
-    if (!other || other->empty() || memoryOf(*other, memory) > maxMemory)
-        return false;
+// Up to `limit` choices other than `chosen` that save as much runtime within maxMemory: the best choice
+// unlike those found so far, while it is as good (relative 1e-9: sums of the same runtimes in another order).
+std::vector<std::vector<bool>> otherOptima(std::span<const double> memory, std::span<const double> runtimes,
+                                           double rhs, double maxMemory, const std::vector<bool>& chosen,
+                                           size_t limit) {
     const double best = runtimeOf(chosen, runtimes);
-    return std::abs(runtimeOf(*other, runtimes) - best) <= 1e-9 * std::max(1.0, std::abs(best));
+    std::vector<std::vector<bool>> found = {chosen};
+    while (found.size() <= limit) {
+        Expected<std::vector<bool>> other = solveWithCbc(memory, runtimes, rhs, found);
+        if (!other || other->empty() || memoryOf(*other, memory) > maxMemory ||
+            std::abs(runtimeOf(*other, runtimes) - best) > 1e-9 * std::max(1.0, std::abs(best)))
+            break;
+        found.push_back(other.take());
+    }
+    found.erase(found.begin());
+    return found;
 }
 
 } // namespace
@@ -245,7 +254,7 @@ Expected<KnapsackResult> ilpKnapsack(std::span<const double> memory, std::span<c
                 result.recomputed.push_back(static_cast<int>(i));
             }
         }
-        result.otherOptimum = hasOtherOptimum(memory, runtimes, rhs, maxMemory, *chosen);
+        result.otherOptimum = !otherOptima(memory, runtimes, rhs, maxMemory, *chosen, 1).empty();
         return result;
     }
     return makeError({}, "ilp knapsack: CBC's solution keeps exceeding the memory budget");
@@ -255,6 +264,30 @@ Expected<KnapsackResult> ilpKnapsack(std::span<const double> memory, std::span<c
     (void)maxMemory;
     return makeError({}, "ilp knapsack: jointscope was built without COIN-OR CBC");
 #endif
+}
+
+std::vector<std::vector<int>> ilpOtherOptima(std::span<const double> memory, std::span<const double> runtimes,
+                                             double maxMemory, const KnapsackResult& result, size_t limit) {
+    std::vector<std::vector<int>> recomputed;
+#ifdef JOINTSCOPE_HAVE_CBC
+    std::vector<bool> chosen(memory.size(), false);
+    for (int i : result.saved)
+        chosen[size_t(i)] = true;
+    for (const std::vector<bool>& other :
+         otherOptima(memory, runtimes, maxMemory, maxMemory, chosen, limit)) {
+        recomputed.emplace_back();
+        for (size_t i = 0; i < other.size(); ++i)
+            if (!other[i])
+                recomputed.back().push_back(int(i));
+    }
+#else
+    (void)memory;
+    (void)runtimes;
+    (void)maxMemory;
+    (void)result;
+    (void)limit;
+#endif
+    return recomputed;
 }
 
 namespace {

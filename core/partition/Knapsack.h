@@ -42,6 +42,11 @@ KnapsackResult dpKnapsack(std::span<const double> memory, std::span<const double
 // chosen may differ from scipy's: otherOptimum says when there are several. Fails when built without CBC.
 Expected<KnapsackResult> ilpKnapsack(std::span<const double> memory, std::span<const double> runtimes,
                                      double maxMemory);
+// ilp: up to `limit` optimal choices other than `result`'s, each as its recomputed indices (ascending), found
+// by solving again with every choice found so far excluded. Empty when `result` is the only optimum, or
+// without CBC.
+std::vector<std::vector<int>> ilpOtherOptima(std::span<const double> memory, std::span<const double> runtimes,
+                                             double maxMemory, const KnapsackResult& result, size_t limit);
 
 // torch._functorch.config.activation_memory_budget_solver values.
 enum class KnapsackSolver { Greedy, Dp, Ilp };

@@ -63,6 +63,30 @@ Diagnostic located(Diagnostic d, const SourceLocation& joint) {
     return d;
 }
 
+// Whether torch's saved values (tensors and symbolic ones, as a set) are what another of the ilp knapsack's
+// equally good choices saves. Trusted only when the same comparison holds for the choice taken: its min-cut's
+// saved set is the saved lists reported as ours.
+bool isAnotherKnapsackOptimum(const Partition& p, const CompileCheck& c) {
+    if (p.knapsackOtherOptima.empty() || !p.cut)
+        return false;
+    auto namesOf = [&](const std::vector<NodeId>& ids) {
+        std::set<std::string> names;
+        for (NodeId id : ids)
+            names.insert(p.graph.node(id).name);
+        return names;
+    };
+    auto setOf = [](const std::vector<std::string>& a, const std::vector<std::string>& b) {
+        std::set<std::string> names(a.begin(), a.end());
+        names.insert(b.begin(), b.end());
+        return names;
+    };
+    if (namesOf(p.cut->saved) != setOf(c.ours, c.oursSym))
+        return false;
+    const std::set<std::string> torch = setOf(c.torch, c.torchSym);
+    return std::any_of(p.knapsackOtherOptima.begin(), p.knapsackOtherOptima.end(),
+                       [&](const std::vector<NodeId>& saved) { return namesOf(saved) == torch; });
+}
+
 NodeSetDiff nodeSetDiff(const Graph& mine, const Graph& theirs) {
     auto names = [](const Graph& g) {
         std::set<std::string> out;
@@ -253,6 +277,11 @@ CompileCheck checkCompile(const GraphFile& file, const CompileGraphs& g,
         out.ours == out.torch && out.oursSym == out.torchSym && out.oursRng == out.torchRng && bodiesIdentical
             ? CheckStatus::Identical
             : CheckStatus::Differs;
+    out.knapsackTie = out.status == CheckStatus::Differs && isAnotherKnapsackOptimum(*p, out);
+    if (out.knapsackTie)
+        out.notes.push_back(
+            "torch's saved values are what another of the ilp knapsack's equally good choices "
+            "saves: the two differ by that tie alone");
     return out;
 }
 

@@ -58,6 +58,9 @@ struct CompileCheck {
     std::optional<NodeSetDiff> forward, backward;
     std::string escalation;
     std::vector<std::string> notes; // what the partitioner warned of (Partition::warnings)
+    // A compile that differs: torch's saved values are what another of the ilp knapsack's equally good
+    // choices saves (Partition::knapsackOtherOptima), so the two differ by that tie alone.
+    bool knapsackTie = false;
 };
 
 struct CheckRequest {

@@ -91,7 +91,10 @@ public:
         const MinCutResult* cut = nullptr;
         double expectedRuntime = 0;
         bool otherOptimum = false; // the knapsack's choice is one of several equally good (KnapsackResult)
+        // ilp: what the other equally good knapsack choices save (up to kOtherOptima of them)
+        std::vector<std::vector<NodeId>> otherOptima;
     };
+    static constexpr size_t kOtherOptima = 16;
     Expected<Choice> choose(double budget);
     double memoryRatio(const std::vector<NodeId>& saved) const {
         return (activationGB(saved) - minAct_) / (maxAct_ - minAct_);
@@ -110,6 +113,8 @@ private:
     }
     Expected<const MinCutResult*> stage(int index, const MinCutOptions& opts);
     Expected<bool> prepareKnapsack(const MinCutOptions& aggressive);
+    Expected<const MinCutResult*> cutRecomputing(const std::vector<int>& recomputed,
+                                                 const MinCutOptions& aggressive);
 
     const Graph& graph_;
     const NodeInfo& info_;
@@ -210,7 +215,7 @@ Expected<SavedValuesChooser::Choice> SavedValuesChooser::choose(double budget) {
     if (!more)
         return more.error();
     if (memoryRatio((*more)->saved) < budget)
-        return Choice{(*more)->saved, Escalation::MoreAggressive, *more, 0};
+        return Choice{(*more)->saved, Escalation::MoreAggressive, *more, 0, false, {}};
 
     MinCutOptions aggressive = moreAggressive;
     aggressive.banIfNotInAllowlist = false;
@@ -218,18 +223,38 @@ Expected<SavedValuesChooser::Choice> SavedValuesChooser::choose(double budget) {
     if (!aggr)
         return aggr.error();
     if (memoryRatio((*aggr)->saved) < budget)
-        return Choice{(*aggr)->saved, Escalation::Aggressive, *aggr, 0};
+        return Choice{(*aggr)->saved, Escalation::Aggressive, *aggr, 0, false, {}};
 
     if (Expected<bool> ready = prepareKnapsack(aggressive); !ready)
         return ready.error();
     if (candidates_.empty()) // nothing for the knapsack to trade: the cut it would make with nothing unbanned
-        return Choice{(*aggr)->saved, Escalation::Aggressive, *aggr, 0};
+        return Choice{(*aggr)->saved, Escalation::Aggressive, *aggr, 0, false, {}};
     Expected<KnapsackResult> knap =
         solveKnapsack(options_.solver, memories_, runtimes_, std::max(budget, 0.0));
     if (!knap)
         return knap.error();
+    Expected<const MinCutResult*> cut = cutRecomputing(knap->recomputed, aggressive);
+    if (!cut)
+        return cut.error();
+    Choice knapsackChoice{(*cut)->saved,         Escalation::Knapsack, *cut,
+                          knap->expectedRuntime, knap->otherOptimum,   {}};
+    if (knap->otherOptimum)
+        for (const std::vector<int>& other :
+             ilpOtherOptima(memories_, runtimes_, std::max(budget, 0.0), *knap, kOtherOptima)) {
+            Expected<const MinCutResult*> otherCut = cutRecomputing(other, aggressive);
+            if (!otherCut)
+                return otherCut.error();
+            knapsackChoice.otherOptima.push_back((*otherCut)->saved);
+        }
+    return knapsackChoice;
+}
+
+// The min-cut with the knapsack's recomputed candidates allowed to be recomputed (kept per set: the Pareto
+// sweep asks for the same sets again).
+Expected<const MinCutResult*> SavedValuesChooser::cutRecomputing(const std::vector<int>& knapsackRecomputed,
+                                                                 const MinCutOptions& aggressive) {
     std::vector<int> recomputed;
-    for (int idx : knap->recomputed)
+    for (int idx : knapsackRecomputed)
         if (idx >= 0 && size_t(idx) < candidates_.size())
             recomputed.push_back(idx);
     std::sort(recomputed.begin(), recomputed.end());
@@ -243,8 +268,7 @@ Expected<SavedValuesChooser::Choice> SavedValuesChooser::choose(double budget) {
             return cut.error();
         found = byRecomputed_.emplace(recomputed, cut.take()).first;
     }
-    return Choice{found->second.saved, Escalation::Knapsack, &found->second, knap->expectedRuntime,
-                  knap->otherOptimum};
+    return &found->second;
 }
 
 // is_rng_op: a nondeterministic_seeded op; one with a dropout_p argument only when it is not statically 0.
@@ -479,6 +503,7 @@ Expected<Partition> partitionJoint(Graph joint, const Ruleset& rules, const Part
     if (choice->cut)
         p.cut = *choice->cut;
     p.escalation = choice->escalation;
+    p.knapsackOtherOptima = choice->otherOptima;
     if (choice->otherOptimum)
         p.warnings.push_back(
             "the ilp knapsack's optimum is not unique: another choice of banned nodes to recompute saves as "

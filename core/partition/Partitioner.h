@@ -60,6 +60,9 @@ struct Partition {
     uint64_t activationBytes = 0; // the saved tensors the forward computes: what the decision adds to memory
     Graph forward, backward;
     Escalation escalation = Escalation::RuntimeOptimized;
+    // The ilp knapsack found several equally good choices: what each other one's min-cut saves (before the
+    // sym split, in graph order). scipy's milp may have taken one of them.
+    std::vector<std::vector<NodeId>> knapsackOtherOptima;
     double memoryBudget = 1.0;
     double seconds = 0; // engine time, extraction included
     std::vector<std::string> warnings;

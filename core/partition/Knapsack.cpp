@@ -193,16 +193,13 @@ Expected<std::vector<bool>> solveWithCbc(std::span<const double> memory, std::sp
     return chosen;
 }
 
-double runtimeOf(const std::vector<bool>& chosen, std::span<const double> runtimes) {
+// The chosen items' total of `values` (their memory, or their runtime).
+double sumChosen(const std::vector<bool>& chosen, std::span<const double> values) {
     double sum = 0;
     for (size_t i = 0; i < chosen.size(); ++i)
         if (chosen[i])
-            sum += runtimes[i];
+            sum += values[i];
     return sum;
-}
-
-double memoryOf(const std::vector<bool>& chosen, std::span<const double> memory) {
-    return runtimeOf(chosen, memory);
 }
 
 // Up to `limit` choices other than `chosen` that save as much runtime within maxMemory: the best choice
@@ -210,12 +207,12 @@ double memoryOf(const std::vector<bool>& chosen, std::span<const double> memory)
 std::vector<std::vector<bool>> otherOptima(std::span<const double> memory, std::span<const double> runtimes,
                                            double rhs, double maxMemory, const std::vector<bool>& chosen,
                                            size_t limit) {
-    const double best = runtimeOf(chosen, runtimes);
+    const double best = sumChosen(chosen, runtimes);
     std::vector<std::vector<bool>> found = {chosen};
     while (found.size() <= limit) {
         Expected<std::vector<bool>> other = solveWithCbc(memory, runtimes, rhs, found);
-        if (!other || other->empty() || memoryOf(*other, memory) > maxMemory ||
-            std::abs(runtimeOf(*other, runtimes) - best) > 1e-9 * std::max(1.0, std::abs(best)))
+        if (!other || other->empty() || sumChosen(*other, memory) > maxMemory ||
+            std::abs(sumChosen(*other, runtimes) - best) > 1e-9 * std::max(1.0, std::abs(best)))
             break;
         found.push_back(other.take());
     }
@@ -241,7 +238,7 @@ Expected<KnapsackResult> ilpKnapsack(std::span<const double> memory, std::span<c
         Expected<std::vector<bool>> chosen = solveWithCbc(memory, runtimes, rhs);
         if (!chosen)
             return chosen.error();
-        const double used = memoryOf(*chosen, memory);
+        const double used = sumChosen(*chosen, memory);
         if (used > maxMemory) {
             rhs -= 2 * (used - maxMemory);
             continue;

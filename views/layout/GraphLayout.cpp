@@ -238,59 +238,84 @@ std::optional<LayoutResult> layeredLayout(const Graph& graph, const std::vector<
     return withCurves(placeRanks(ranks, layer, inputs, sizes, options), edges, cancel);
 }
 
-std::optional<LayoutResult> clusteredLayout(const Graph& graph, const std::vector<NodeSize>& sizes,
-                                            const LayoutOptions& options, const std::atomic<bool>* cancel) {
-    constexpr double kPad = 12;   // frame to content, sides and bottom
-    constexpr double kTitle = 26; // frame top to content: the title's band
-    const size_t n = graph.size();
-    const auto& clusters = options.clusters;
-    const int32_t k = int32_t(clusters.size());
-    const auto parentOf = [&](int32_t c) {
-        const int32_t p = clusters[size_t(c)].parent;
-        return p >= 0 && p < c ? p : -1;
-    };
-    std::vector<int32_t> owner(n, -1); // innermost cluster holding a node directly; -1: none
-    for (int32_t c = 0; c < k; ++c)
-        for (NodeId id : clusters[size_t(c)].nodes)
-            if (id < n)
-                owner[id] = c;
-    // The element of level `level` (-1: the top) standing for node `id`: the node itself, n + the cluster
-    // holding it, or -1 when the node lies outside that level.
-    const auto lift = [&](NodeId id, int32_t level) -> int64_t {
-        if (owner[id] == level)
-            return int64_t(id);
-        for (int32_t c = owner[id]; c != -1; c = parentOf(c))
-            if (parentOf(c) == level)
-                return int64_t(n) + c;
-        return -1;
-    };
-    std::vector<NodeId> first(static_cast<size_t>(k),
-                              kNoNode); // smallest node in each cluster's subtree: element order
-    for (NodeId id = 0; id < n; ++id)
-        for (int32_t c = owner[id]; c != -1; c = parentOf(c))
-            first[size_t(c)] = std::min(first[size_t(c)], id);
+namespace {
+
+// Frames laid out from the inside out: each frame's direct nodes and inner frames (one box each) with the
+// layered layout, then its box placed in its parent's level; the top level is what no frame holds.
+class ClusteredLayout {
+public:
+    ClusteredLayout(const Graph& graph, const std::vector<NodeSize>& sizes, const LayoutOptions& options)
+        : sizes_(sizes), options_(options), clusters_(options.clusters), n_(graph.size()),
+          k_(int32_t(options.clusters.size())), edges_(graphEdges(graph)), owner_(n_, -1),
+          first_(static_cast<size_t>(k_), kNoNode), levels_(static_cast<size_t>(k_) + 1),
+          boxSize_(static_cast<size_t>(k_)) {
+        for (int32_t c = 0; c < k_; ++c)
+            for (NodeId id : clusters_[size_t(c)].nodes)
+                if (id < n_)
+                    owner_[id] = c;
+        for (NodeId id = 0; id < n_; ++id)
+            for (int32_t c = owner_[id]; c != -1; c = parentOf(c))
+                first_[size_t(c)] = std::min(first_[size_t(c)], id);
+    }
+
+    std::optional<LayoutResult> run(const std::atomic<bool>* cancel) {
+        // Innermost clusters first: a cluster is laid out as one box of its parent's level.
+        for (int32_t level = k_ - 1; level >= -1; --level) {
+            if (cancelled(cancel) || !layOutLevel(level, cancel))
+                return std::nullopt;
+        }
+        // Top-down: each cluster's content sits below its title, inside its box.
+        LayoutResult result;
+        result.algorithm = LayoutAlgorithm::Layered;
+        result.nodes.resize(n_);
+        result.clusters.resize(size_t(k_));
+        place(levels_[size_t(k_)], 0, 0, result);
+        for (int32_t c = 0; c < k_; ++c) {
+            const NodePlacement& box = result.clusters[size_t(c)];
+            place(levels_[size_t(c)], box.x - box.width / 2 + kPad, box.y - box.height / 2 + kTitle, result);
+        }
+        result.width = levels_[size_t(k_)].width;
+        result.height = levels_[size_t(k_)].height;
+        return withCurves(std::move(result), edges_, cancel);
+    }
+
+private:
+    static constexpr double kPad = 12;   // frame to content, sides and bottom
+    static constexpr double kTitle = 26; // frame top to content: the title's band
 
     struct Level {
-        std::vector<int64_t> elements;
+        std::vector<int64_t> elements;    // a node, or n + a cluster
         std::vector<NodePlacement> local; // centres from the level's top-left
         double width = 0, height = 0;
     };
-    std::vector<Level> levels(static_cast<size_t>(k) + 1); // levels[c] for cluster c, levels[k] for the top
-    std::vector<NodeSize> blockSize(static_cast<size_t>(k));
-    const auto edges = graphEdges(graph);
-    // Innermost clusters first: a cluster is laid out as one box of its parent's level.
-    for (int32_t level = k - 1; level >= -1; --level) {
-        if (cancelled(cancel))
-            return std::nullopt;
-        Level& out = levels[size_t(level < 0 ? k : level)];
-        for (NodeId id = 0; id < n; ++id)
-            if (owner[id] == level)
-                out.elements.push_back(int64_t(id));
-        for (int32_t c = 0; c < k; ++c)
+
+    int32_t parentOf(int32_t c) const {
+        const int32_t p = clusters_[size_t(c)].parent;
+        return p >= 0 && p < c ? p : -1;
+    }
+
+    // The element of level `level` (-1: the top) standing for node `id`: the node itself, n + the cluster
+    // holding it, or -1 when the node lies outside that level.
+    int64_t lift(NodeId id, int32_t level) const {
+        if (owner_[id] == level)
+            return int64_t(id);
+        for (int32_t c = owner_[id]; c != -1; c = parentOf(c))
             if (parentOf(c) == level)
-                out.elements.push_back(int64_t(n) + c);
+                return int64_t(n_) + c;
+        return -1;
+    }
+
+    // One level's elements in the order of their first node, laid out with the edges between them.
+    bool layOutLevel(int32_t level, const std::atomic<bool>* cancel) {
+        Level& out = levels_[size_t(level < 0 ? k_ : level)];
+        for (NodeId id = 0; id < n_; ++id)
+            if (owner_[id] == level)
+                out.elements.push_back(int64_t(id));
+        for (int32_t c = 0; c < k_; ++c)
+            if (parentOf(c) == level)
+                out.elements.push_back(int64_t(n_) + c);
         const auto firstOf = [&](int64_t e) {
-            return e < int64_t(n) ? NodeId(e) : first[size_t(e - int64_t(n))];
+            return e < int64_t(n_) ? NodeId(e) : first_[size_t(e - int64_t(n_))];
         };
         std::stable_sort(out.elements.begin(), out.elements.end(),
                          [&](int64_t a, int64_t b) { return firstOf(a) < firstOf(b); });
@@ -298,7 +323,7 @@ std::optional<LayoutResult> clusteredLayout(const Graph& graph, const std::vecto
         for (size_t i = 0; i < out.elements.size(); ++i)
             index.emplace(out.elements[i], NodeId(i));
         std::vector<std::vector<NodeId>> inputs(out.elements.size());
-        for (auto [from, to] : edges) {
+        for (auto [from, to] : edges_) {
             const int64_t a = lift(from, level), b = lift(to, level);
             if (a < 0 || b < 0 || a == b)
                 continue;
@@ -306,45 +331,50 @@ std::optional<LayoutResult> clusteredLayout(const Graph& graph, const std::vecto
             if (std::find(in.begin(), in.end(), index.at(a)) == in.end())
                 in.push_back(index.at(a));
         }
-        const Graph levelGraph = standInGraph(inputs, "e");
         std::vector<NodeSize> levelSizes;
         for (int64_t e : out.elements)
-            levelSizes.push_back(e < int64_t(n) ? sizes[size_t(e)] : blockSize[size_t(e - int64_t(n))]);
-        auto laid = layeredLayout(levelGraph, levelSizes, options, cancel);
+            levelSizes.push_back(e < int64_t(n_) ? sizes_[size_t(e)] : boxSize_[size_t(e - int64_t(n_))]);
+        auto laid = layeredLayout(standInGraph(inputs, "e"), levelSizes, options_, cancel);
         if (!laid)
-            return std::nullopt;
+            return false;
         out.local = std::move(laid->nodes);
         out.width = laid->width;
         out.height = laid->height;
         if (level >= 0)
-            blockSize[size_t(level)] = {out.width + 2 * kPad, out.height + kTitle + kPad};
+            boxSize_[size_t(level)] = {out.width + 2 * kPad, out.height + kTitle + kPad};
+        return true;
     }
 
-    // Top-down: each cluster's content sits below its title, inside its box.
-    LayoutResult result;
-    result.algorithm = LayoutAlgorithm::Layered;
-    result.nodes.resize(n);
-    result.clusters.resize(size_t(k));
-    const auto place = [&](const Level& level, double left, double top) {
+    void place(const Level& level, double left, double top, LayoutResult& result) const {
         for (size_t i = 0; i < level.elements.size(); ++i) {
             const int64_t e = level.elements[i];
             NodePlacement p = level.local[i];
             p.x += left;
             p.y += top;
-            if (e < int64_t(n))
+            if (e < int64_t(n_))
                 result.nodes[size_t(e)] = p;
             else
-                result.clusters[size_t(e - int64_t(n))] = p;
+                result.clusters[size_t(e - int64_t(n_))] = p;
         }
-    };
-    place(levels[size_t(k)], 0, 0);
-    for (int32_t c = 0; c < k; ++c) {
-        const NodePlacement& box = result.clusters[size_t(c)];
-        place(levels[size_t(c)], box.x - box.width / 2 + kPad, box.y - box.height / 2 + kTitle);
     }
-    result.width = levels[size_t(k)].width;
-    result.height = levels[size_t(k)].height;
-    return withCurves(std::move(result), edges, cancel);
+
+    const std::vector<NodeSize>& sizes_;
+    const LayoutOptions& options_;
+    const std::vector<LayoutCluster>& clusters_;
+    size_t n_;
+    int32_t k_;
+    std::vector<std::pair<NodeId, NodeId>> edges_;
+    std::vector<int32_t> owner_; // innermost cluster holding a node directly; -1: none
+    std::vector<NodeId> first_;  // smallest node in each cluster's subtree: element order
+    std::vector<Level> levels_;  // levels_[c] for cluster c, levels_[k] for the top
+    std::vector<NodeSize> boxSize_;
+};
+
+} // namespace
+
+std::optional<LayoutResult> clusteredLayout(const Graph& graph, const std::vector<NodeSize>& sizes,
+                                            const LayoutOptions& options, const std::atomic<bool>* cancel) {
+    return ClusteredLayout(graph, sizes, options).run(cancel);
 }
 
 LayoutAlgorithm chosenAlgorithm(const Graph& graph, const LayoutOptions& options) {

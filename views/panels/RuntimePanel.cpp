@@ -86,18 +86,23 @@ RuntimePanel::RuntimePanel(GraphScene* scene, QWidget* canvas, QWidget* parent)
     controls->addWidget(validateButton_);
     controls->addWidget(profileButton_);
     controls->addWidget(remeasureButton_);
+    controls->addStretch(1);
+    layout->addLayout(controls);
+    // The run's progress on a row of its own: one row of every control made the dock ~710 px wide at least,
+    // and the Log beside it a column of single words.
+    auto* running = new QHBoxLayout;
     progress_ = new QProgressBar(this);
     progress_->setRange(0, 1);
     progress_->setValue(0);
-    controls->addWidget(progress_, 1);
+    running->addWidget(progress_, 1);
     cancelButton_ = new QPushButton(tr("Cancel"), this);
     cancelButton_->setEnabled(false);
-    controls->addWidget(cancelButton_);
+    running->addWidget(cancelButton_);
     heatBox_ = new QCheckBox(tr("Heat map"), this);
     heatBox_->setChecked(true);
     heatBox_->setToolTip(tr("Fill nodes by measured time on the canvas"));
-    controls->addWidget(heatBox_);
-    layout->addLayout(controls);
+    running->addWidget(heatBox_);
+    layout->addLayout(running);
 
     partition_ = new QLineEdit(this);
     partition_->setPlaceholderText(tr("decision.json to validate (empty: the partition shown, else torch's "

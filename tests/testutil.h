@@ -10,7 +10,9 @@
 #include <QtTest>
 
 #include <cstdint>
+#include <filesystem>
 #include <fstream>
+#include <map>
 #include <regex>
 #include <sstream>
 #include <string>
@@ -18,7 +20,32 @@
 
 namespace jointscope::test {
 
-// One run of jointscope-cli (JOINTSCOPE_CLI): exit code (-2 if it crashed), stdout and stderr.
+// Where the suites find the shared data, the source tree, the CLI: read at run time from
+// jointscope_test_paths beside the test executable (tests/CMakeLists.txt writes it), not compiled in, so
+// that a clone elsewhere compiles the same objects and ccache serves them.
+inline std::string testPath(const std::string& key) {
+    static const std::map<std::string, std::string> paths = [] {
+        std::map<std::string, std::string> read;
+        std::error_code ec;
+        const std::filesystem::path exe = std::filesystem::read_symlink("/proc/self/exe", ec);
+        std::ifstream in(exe.parent_path() / "jointscope_test_paths");
+        std::string line;
+        while (std::getline(in, line))
+            if (const size_t eq = line.find('='); eq != std::string::npos)
+                read[line.substr(0, eq)] = line.substr(eq + 1);
+        return read;
+    }();
+    const auto it = paths.find(key);
+    if (it == paths.end())
+        qFatal("%s: not in jointscope_test_paths beside the test executable (build the tests with CMake)",
+               key.c_str());
+    return it->second;
+}
+inline QString cliPath() {
+    return QString::fromStdString(testPath("JOINTSCOPE_CLI"));
+}
+
+// One run of jointscope-cli: exit code (-2 if it crashed), stdout and stderr.
 struct Run {
     int exitCode = -1;
     std::string out;
@@ -27,7 +54,7 @@ struct Run {
 
 inline Run runCli(const QStringList& args) {
     QProcess process;
-    process.start(QString(JOINTSCOPE_CLI), args);
+    process.start(cliPath(), args);
     Run run;
     if (!process.waitForFinished(120000)) {
         process.kill();
@@ -64,10 +91,10 @@ inline void addTorch113ModelRows(const char* column) {
 }
 
 inline std::string sharedPath(const std::string& relative) {
-    return std::string(JOINTSCOPE_SHARED_DIR) + "/" + relative;
+    return testPath("JOINTSCOPE_SHARED_DIR") + "/" + relative;
 }
 inline std::string sourcePath(const std::string& relative) {
-    return std::string(JOINTSCOPE_SOURCE_DIR) + "/" + relative;
+    return testPath("JOINTSCOPE_SOURCE_DIR") + "/" + relative;
 }
 
 // A large graph built from real torch layers by bench/gen_big_graph.py (STYLE 113 or 2x, SIZE "--layers=48"
@@ -82,8 +109,8 @@ inline GeneratedGraph generateBigGraph(const QString& out, const QString& style,
     QProcess python;
     python.start(QStringLiteral("python3"),
                  {QString::fromStdString(sourcePath("bench/gen_big_graph.py")), QStringLiteral("--shared"),
-                  QString(JOINTSCOPE_SHARED_DIR), QStringLiteral("--style"), style, size,
-                  QStringLiteral("--out"), out});
+                  QString::fromStdString(testPath("JOINTSCOPE_SHARED_DIR")), QStringLiteral("--style"), style,
+                  size, QStringLiteral("--out"), out});
     if (!python.waitForFinished(300000) || python.exitCode() != 0)
         qFatal("gen_big_graph.py failed: %s", python.readAllStandardError().constData());
     const std::string said = python.readAllStandardOutput().toStdString();

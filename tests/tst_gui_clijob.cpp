@@ -60,8 +60,7 @@ struct JobFixture {
     QSignalSpy finished{&job, &CliJob::finished};
     CliRequest request;
 
-    JobFixture(CliRequest::Kind kind, const QString& file,
-               const QString& cli = QStringLiteral(JOINTSCOPE_CLI)) {
+    JobFixture(CliRequest::Kind kind, const QString& file, const QString& cli = test::cliPath()) {
         job.setCliPath(cli);
         request.kind = kind;
         request.file = file;
@@ -76,7 +75,7 @@ class TestCliJob : public QObject {
     Q_OBJECT
 private slots:
     void initTestCase() {
-        QVERIFY2(QFileInfo(QStringLiteral(JOINTSCOPE_CLI)).isExecutable(), JOINTSCOPE_CLI);
+        QVERIFY2(QFileInfo(test::cliPath()).isExecutable(), qPrintable(test::cliPath()));
         QVERIFY(QFileInfo::exists(kMlp));
         QVERIFY(QFileInfo::exists(kGpt));
     }

@@ -47,7 +47,7 @@ private slots:
         scene.applyLayout(*result);
         QGraphicsView view(&scene);
         RuntimePanel panel(&scene, &view);
-        panel.job()->setCliPath(QStringLiteral(JOINTSCOPE_CLI));
+        panel.job()->setCliPath(test::cliPath());
         panel.setGraph(path, QString(), &g);
         panel.setReps(1);
         QSignalSpy finished(panel.job(), &CliJob::finished);
@@ -96,7 +96,7 @@ private slots:
         scene.setGraph(&g);
         QGraphicsView view(&scene);
         RuntimePanel panel(&scene, &view);
-        panel.job()->setCliPath(QStringLiteral(JOINTSCOPE_CLI));
+        panel.job()->setCliPath(test::cliPath());
         panel.setGraph(path, QString(), &g);
         QSignalSpy finished(panel.job(), &CliJob::finished);
         auto run = [&](void (RuntimePanel::*start)()) {
@@ -163,7 +163,7 @@ private slots:
         QVERIFY(messages[0][0].toString().contains(QStringLiteral("/nonexistent/bin/jointscope-cli")));
         QCOMPARE(panel.devices().size(), 2);
 
-        panel.devicesJob()->setCliPath(QStringLiteral(JOINTSCOPE_CLI));
+        panel.devicesJob()->setCliPath(test::cliPath());
         QSignalSpy listed(panel.devicesJob(), &CliJob::finished);
         panel.listDevices();
         QVERIFY(listed.wait(60000));

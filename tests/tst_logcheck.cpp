@@ -23,6 +23,11 @@ const std::string kNestedLog = "tests/data/torch2/nested_compile_region_aot_eage
 // chromium and describe records dropped.
 const std::string kIlpTieLog = "tests/data/torch2/vit_ilp_budget03_aot_eager_trace.log";
 
+// Every compile's configuration in the log, as check reads it.
+std::vector<CompileConfig> configsOf(const GraphFile& file) {
+    return file.graphs().empty() ? std::vector<CompileConfig>() : file.compileConfigsOf(file.graphs()[0]);
+}
+
 } // namespace
 
 class TestLogCheck : public QObject {
@@ -30,7 +35,9 @@ class TestLogCheck : public QObject {
 
 private slots:
     void configIsReadFromTheLog() {
-        const std::vector<CompileConfig> configs = scanCompileConfigsFile(test::sourcePath(kLog));
+        Expected<GraphFile> file = GraphFile::open(test::sourcePath(kLog));
+        QVERIFY(file);
+        const std::vector<CompileConfig> configs = configsOf(*file);
         QCOMPARE(configs.size(), size_t(1));
         const CompileConfig& c = configs[0];
         QCOMPARE(c.compileId, std::string("0/0"));
@@ -54,8 +61,7 @@ private slots:
         QVERIFY(file);
         const std::vector<CompileGraphs> compiles = groupCompiles(*file);
         QCOMPARE(compiles.size(), size_t(1));
-        const CompileCheck c =
-            checkCompile(*file, compiles[0], scanCompileConfigsFile(test::sourcePath(kLog)), CheckRequest{});
+        const CompileCheck c = checkCompile(*file, compiles[0], configsOf(*file), CheckRequest{});
         QCOMPARE(std::string(checkStatusName(c.status)), std::string("identical"));
         QCOMPARE(c.ours, c.torch);
         QCOMPARE(c.torch.size(), size_t(18));
@@ -74,8 +80,7 @@ private slots:
         QVERIFY(file);
         const std::vector<CompileGraphs> compiles = groupCompiles(*file);
         QCOMPARE(compiles.size(), size_t(1));
-        const CompileCheck c =
-            checkCompile(*file, compiles[0], file->compileConfigsOf(file->graphs()[0]), CheckRequest{});
+        const CompileCheck c = checkCompile(*file, compiles[0], configsOf(*file), CheckRequest{});
         QCOMPARE(c.settings.options.memoryBudget.value_or(-1), 0.3);
         QCOMPARE(std::string(checkStatusName(c.status)), std::string("differs"));
         QVERIFY(c.ours != c.torch);
@@ -91,8 +96,7 @@ private slots:
         // With the dp solver (torch's default) there is no tie to name.
         CheckRequest dp;
         dp.overrides.solver = KnapsackSolver::Dp;
-        const CompileCheck d =
-            checkCompile(*file, compiles[0], file->compileConfigsOf(file->graphs()[0]), dp);
+        const CompileCheck d = checkCompile(*file, compiles[0], configsOf(*file), dp);
         QVERIFY(!d.knapsackTie);
         QVERIFY(std::none_of(d.notes.begin(), d.notes.end(),
                              [](const std::string& n) { return n.find("tie") != std::string::npos; }));
@@ -115,8 +119,7 @@ private slots:
             request.overrides.replayJointPasses = false;
         if (!budget)
             request.overrides.memoryBudget = 1.0;
-        const CompileCheck c = checkCompile(*file, groupCompiles(*file)[0],
-                                            scanCompileConfigsFile(test::sourcePath(kLog)), request);
+        const CompileCheck c = checkCompile(*file, groupCompiles(*file)[0], configsOf(*file), request);
         QCOMPARE(std::string(checkStatusName(c.status)), std::string("differs"));
         // and the override is said
         bool said = false;
@@ -128,7 +131,7 @@ private slots:
     void symbolHintsMatter() {
         Expected<GraphFile> file = GraphFile::open(test::sourcePath(kLog));
         QVERIFY(file);
-        std::vector<CompileConfig> configs = scanCompileConfigsFile(test::sourcePath(kLog));
+        std::vector<CompileConfig> configs = configsOf(*file);
         configs[0].symbolHints.clear();
         const CompileCheck c = checkCompile(*file, groupCompiles(*file)[0], configs, CheckRequest{});
         QCOMPARE(std::string(checkStatusName(c.status)), std::string("differs"));
@@ -142,8 +145,7 @@ private slots:
         QVERIFY(file);
         const std::vector<CompileGraphs> compiles = groupCompiles(*file);
         QCOMPARE(compiles.size(), size_t(1));
-        const CompileCheck c = checkCompile(
-            *file, compiles[0], scanCompileConfigsFile(test::sourcePath(kNestedLog)), CheckRequest{});
+        const CompileCheck c = checkCompile(*file, compiles[0], configsOf(*file), CheckRequest{});
         QVERIFY2(c.status != CheckStatus::Error, c.message.c_str());
         QCOMPARE(c.bodies.size(), size_t(1));
         QCOMPARE(c.bodies[0].body, std::string("partitioned_fw_subgraph_0_0"));

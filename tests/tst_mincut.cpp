@@ -223,7 +223,7 @@ private slots:
     // as the fw_metadata's static_input_indices.
     void torch215CheckpointedTraceLog() {
         Expected<GraphFile> file =
-            GraphFile::open(std::string(JOINTSCOPE_SOURCE_DIR) + "/tests/data/torch2/gpt_stack_ac_trace.log");
+            GraphFile::open(test::sourcePath("tests/data/torch2/gpt_stack_ac_trace.log"));
         QVERIFY(file);
         Expected<Graph> joint = file->load(*file->select("aot_joint_graph"));
         Expected<Graph> torchForward = file->load(*file->select("aot_forward_graph"));

@@ -735,7 +735,8 @@ private slots:
 
     void fakeCudaDriver() {
         std::string note = "stale";
-        const std::vector<cost::DeviceInfo> gpus = cost::listCudaDevices(JOINTSCOPE_FAKE_LIBCUDA, &note);
+        const std::vector<cost::DeviceInfo> gpus =
+            cost::listCudaDevices(test::testPath("JOINTSCOPE_FAKE_LIBCUDA"), &note);
         QVERIFY2(note.empty(), note.c_str());
         QCOMPARE(gpus.size(), size_t(1));
         const cost::DeviceInfo& h100 = gpus[0];
@@ -753,7 +754,7 @@ private slots:
         QVERIFY2(std::abs(h100.bandwidthGBs - 3350) < 5, std::to_string(h100.bandwidthGBs).c_str());
 
         qputenv("FAKE_CUDA_INIT_ERROR", "100");
-        const auto none = cost::listCudaDevices(JOINTSCOPE_FAKE_LIBCUDA, &note);
+        const auto none = cost::listCudaDevices(test::testPath("JOINTSCOPE_FAKE_LIBCUDA"), &note);
         qunsetenv("FAKE_CUDA_INIT_ERROR");
         QVERIFY(none.empty());
         QCOMPARE(note, std::string("cuInit failed: 100 (CUDA_ERROR_NO_DEVICE)"));

@@ -70,7 +70,7 @@ private slots:
     // LibTorch itself (every other command starts at once), and the hand-over keeps arguments and exit codes.
     void libtorchCommandsRunInTheRuntimeProgram() {
         QProcess ldd;
-        ldd.start("ldd", {JOINTSCOPE_CLI});
+        ldd.start("ldd", {test::cliPath()});
         QVERIFY(ldd.waitForFinished(30000));
         const QByteArray libs = ldd.readAllStandardOutput();
         QVERIFY2(!libs.isEmpty() && !libs.contains("libtorch") && !libs.contains("libc10"), libs.constData());
@@ -199,7 +199,7 @@ private slots:
     void cpuPeaksMeasuredOnce() {
         QTemporaryDir dir;
         const QString db = dir.filePath("peaks.sqlite");
-        const QString graph = QStringLiteral(JOINTSCOPE_SHARED_DIR "/graphs/torch-1.13/mlp/joint.txt");
+        const QString graph = QString::fromStdString(test::sharedPath("graphs/torch-1.13/mlp/joint.txt"));
         const Run before = runCli({"cost", graph, "--target-device", "cpu", "--db", db, "--json"});
         QCOMPARE(before.exitCode, 64);
         QVERIFY2(before.err.find("devices --measure") != std::string::npos, before.err.c_str());

@@ -405,7 +405,7 @@ private slots:
                     ::prctl(PR_SET_SECCOMP, SECCOMP_MODE_FILTER, &program) != 0)
                     ::_exit(99);
             });
-            process.start(QString(JOINTSCOPE_CLI), args);
+            process.start(test::cliPath(), args);
             process.waitForFinished(120000);
             return std::make_pair(process.exitStatus() == QProcess::NormalExit ? process.exitCode() : -2,
                                   process.readAllStandardError().toStdString());

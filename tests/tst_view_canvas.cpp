@@ -118,9 +118,10 @@ private slots:
         QProcess python;
         python.start(QStringLiteral("python3"),
                      {QString::fromStdString(sourcePath("bench/gen_big_graph.py")),
-                      QStringLiteral("--shared"), QString(JOINTSCOPE_SHARED_DIR), QStringLiteral("--style"),
-                      QStringLiteral("113"), QStringLiteral("--layers=48"), QStringLiteral("--out"),
-                      dir_.filePath(QStringLiteral("g.txt"))});
+                      QStringLiteral("--shared"),
+                      QString::fromStdString(test::testPath("JOINTSCOPE_SHARED_DIR")),
+                      QStringLiteral("--style"), QStringLiteral("113"), QStringLiteral("--layers=48"),
+                      QStringLiteral("--out"), dir_.filePath(QStringLiteral("g.txt"))});
         QVERIFY(python.waitForFinished(300000) && python.exitCode() == 0);
         graph_ = std::make_shared<const Graph>(
             loadFirstGraph(dir_.filePath(QStringLiteral("g.txt")).toStdString()));

@@ -5,7 +5,6 @@
 #include <nlohmann/json.hpp>
 
 #include <cstdlib>
-#include <fstream>
 #include <map>
 
 namespace jointscope {
@@ -243,22 +242,6 @@ std::vector<CompileConfig> scanCompileConfigs(std::string_view text) {
     while (!cursor.atEnd()) {
         const uint32_t lineNo = cursor.lineNumber();
         scanner.line(cursor.next(), lineNo);
-    }
-    return std::move(scanner).finish();
-}
-
-std::vector<CompileConfig> scanCompileConfigsFile(const std::string& path) {
-    std::ifstream in(path, std::ios::binary);
-    if (!in)
-        return {};
-    ConfigScanner scanner;
-    std::string text;
-    uint32_t lineNo = 0;
-    while (std::getline(in, text)) {
-        ++lineNo;
-        if (!text.empty() && text.back() == '\r')
-            text.pop_back();
-        scanner.line(text, lineNo);
     }
     return std::move(scanner).finish();
 }

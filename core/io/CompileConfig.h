@@ -67,8 +67,6 @@ struct CompileConfig {
 // Reads every compile's configuration from a TORCH_TRACE log's text, one pass, line by line (records are
 // single lines; payloads are skipped). Records it cannot read are skipped: indexTraceLog reports them.
 std::vector<CompileConfig> scanCompileConfigs(std::string_view text);
-// The same, streaming the file (memory independent of its size); an unreadable file gives none.
-std::vector<CompileConfig> scanCompileConfigsFile(const std::string& path);
 
 // A record of a log that may carry configuration: its line, the bytes of its lines (the record's line and
 // its payload lines) and the compile it belongs to. The index notes them as it reads the log, so that a

@@ -35,8 +35,9 @@ public:
     static layout::NodeSize measureNode(const Node& node); // reentrant: layout threads call it
     void applyLayout(const layout::LayoutResult& result);
     // A refinement of the placement on the canvas (the same nodes and edges, placed anew): moves the
-    // items instead of building new ones, so overlays, tooltips and the selection stay and the UI thread does a
-    // fraction of applyLayout's work. False, with nothing changed, when the result is not such a refinement.
+    // items instead of building new ones, so overlays, tooltips and the selection stay and the UI thread does
+    // a fraction of applyLayout's work. False, with nothing changed, when the result is not such a
+    // refinement.
     bool moveToLayout(const layout::LayoutResult& result);
     // Lays out a collapsed view (result.view set): group boxes, frames of expanded groups, visible nodes only
     // (nodeItem() is null for a node inside a collapsed group). Defined in GraphSceneGroups.cpp.
@@ -86,6 +87,12 @@ private:
     void applyGroupOverlays(const std::vector<GroupFacts>& facts);
     // Facts of every group of the view shown under the current overlays: one pass over the graph.
     std::vector<GroupFacts> overlayGroupFacts() const;
+    // applyCollapsedLayout's steps: the view's boxes (returning each frame's members' extent), the frames,
+    // the edges between boxes.
+    std::vector<QRectF> addViewItems(const layout::LayoutResult& result,
+                                     const std::vector<GroupFacts>& facts);
+    void addGroupFrames(const layout::LayoutResult& result, const std::vector<QRectF>& memberRects);
+    void addViewEdges(const layout::LayoutResult& result);
 
     const Graph* graph_ = nullptr;
     std::vector<NodeRole> roles_;

@@ -49,21 +49,30 @@ void GraphScene::applyCollapsedLayout(const layout::LayoutResult& result) {
     auto view = result.view;
     setGraph(graph);
     view_ = view;
-    const layout::GroupTree& tree = *view->tree;
     const QSignalBlocker blocker(this);
     nodes_.assign(graph->size(), nullptr);
     incident_.assign(graph->size(), {});
 
     // One pass over the graph for the boxes' op counts and their overlays (applyGroupOverlays below).
     const std::vector<GroupFacts> facts = overlayGroupFacts();
+    addGroupFrames(result, addViewItems(result, facts));
+    addViewEdges(result);
+    setSceneRect(itemsBoundingRect().adjusted(-40, -40, 40, 40));
+    applyGroupOverlays(facts);
+}
+
+std::vector<QRectF> GraphScene::addViewItems(const layout::LayoutResult& result,
+                                             const std::vector<GroupFacts>& facts) {
+    const layout::CollapsedView& view = *result.view;
+    const layout::GroupTree& tree = *view.tree;
     std::vector<QRectF> frameRects(tree.groups.size());
     auto growFrames = [&](int32_t group, const QRectF& rect) {
         for (int32_t g = group; g > 0; g = tree.groups[size_t(g)].parent)
             frameRects[size_t(g)] =
                 frameRects[size_t(g)].isNull() ? rect : frameRects[size_t(g)].united(rect);
     };
-    for (size_t i = 0; i < view->items.size(); ++i) {
-        const layout::ViewItem& item = view->items[i];
+    for (size_t i = 0; i < view.items.size(); ++i) {
+        const layout::ViewItem& item = view.items[i];
         const auto& p = result.nodes[i];
         const QRectF rect(p.x - p.width / 2, p.y - p.height / 2, p.width, p.height);
         if (item.group < 0) {
@@ -83,11 +92,17 @@ void GraphScene::applyCollapsedLayout(const layout::LayoutResult& result) {
         groups_.push_back(box);
         growFrames(group.parent, rect);
     }
-    // The layout kept each frame's members together (a Graphviz cluster, a layered block): its box holds
-    // them and no other box. Without one (dot failed on the clusters), frames are drawn around the members.
-    const bool clustered = result.clusters.size() == view->frames.size();
-    for (size_t f = 0; f < view->frames.size(); ++f) {
-        const int32_t g = view->frames[f];
+    return frameRects;
+}
+
+// The layout kept each frame's members together (a Graphviz cluster, a layered block): its box holds them and
+// no other box. Without one (dot failed on the clusters), frames are drawn around the members.
+void GraphScene::addGroupFrames(const layout::LayoutResult& result, const std::vector<QRectF>& memberRects) {
+    const layout::CollapsedView& view = *result.view;
+    const layout::GroupTree& tree = *view.tree;
+    const bool clustered = result.clusters.size() == view.frames.size();
+    for (size_t f = 0; f < view.frames.size(); ++f) {
+        const int32_t g = view.frames[f];
         if (clustered) {
             const auto& c = result.clusters[f];
             if (c.width > 0 && c.height > 0) {
@@ -97,7 +112,7 @@ void GraphScene::applyCollapsedLayout(const layout::LayoutResult& result) {
                 continue;
             }
         }
-        const QRectF rect = frameRects[size_t(g)];
+        const QRectF rect = memberRects[size_t(g)];
         if (rect.isNull())
             continue;
         // Deeper frames sit inside their parents: pad outer ones more, and leave room for the title.
@@ -108,27 +123,32 @@ void GraphScene::applyCollapsedLayout(const layout::LayoutResult& result) {
                                    rect.adjusted(-pad, -pad - title, pad, pad), underBackward(tree, g),
                                    int(tree.groups[size_t(g)].depth)));
     }
+}
 
+// Edges between the view's items, with the tensor (one merged edge) or the count and bytes (several) they
+// carry as their tooltip.
+void GraphScene::addViewEdges(const layout::LayoutResult& result) {
+    const layout::CollapsedView& view = *result.view;
+    const Graph* graph = graph_;
     std::unordered_map<uint64_t, const layout::ViewEdge*> mergedEdges;
-    for (const layout::ViewEdge& e : view->edges)
+    for (const layout::ViewEdge& e : view.edges)
         mergedEdges.emplace((uint64_t(e.from) << 32) | e.to, &e);
     for (const auto& route : result.edges) {
-        if (route.from >= view->items.size() || route.to >= view->items.size())
+        if (route.from >= view.items.size() || route.to >= view.items.size())
             continue;
-        const layout::ViewItem& from = view->items[route.from];
-        const layout::ViewItem& to = view->items[route.to];
+        const layout::ViewItem& from = view.items[route.from];
+        const layout::ViewItem& to = view.items[route.to];
         layout::EdgeRoute mapped = route;
         mapped.from = from.node;
         mapped.to = to.node;
         auto* edge = new EdgeItem(mapped);
-        // Merged edges: how many, and the data they carry.
         const auto found = mergedEdges.find((uint64_t(route.from) << 32) | route.to);
         const layout::ViewEdge* merged = found == mergedEdges.end() ? nullptr : found->second;
         if (merged && merged->count == 1 && merged->producer < graph->size()) {
             NodeId consumer = to.node;
             if (consumer >= graph->size())
                 for (NodeId user : graph->node(merged->producer).users)
-                    if (view->itemOfNode[user] == route.to) {
+                    if (view.itemOfNode[user] == route.to) {
                         consumer = user;
                         break;
                     }
@@ -146,8 +166,6 @@ void GraphScene::applyCollapsedLayout(const layout::LayoutResult& result) {
         if (mapped.to < graph->size())
             incident_[mapped.to].push_back(edge);
     }
-    setSceneRect(itemsBoundingRect().adjusted(-40, -40, 40, 40));
-    applyGroupOverlays(facts);
 }
 
 std::vector<GroupFacts> GraphScene::overlayGroupFacts() const {

@@ -238,7 +238,7 @@ Expected<SavedValuesChooser::Choice> SavedValuesChooser::choose(double budget) {
         return cut.error();
     Choice knapsackChoice{(*cut)->saved,         Escalation::Knapsack, *cut,
                           knap->expectedRuntime, knap->otherOptimum,   {}};
-    if (knap->otherOptimum)
+    if (knap->otherOptimum && options_.knapsackOtherOptima)
         for (const std::vector<int>& other :
              ilpOtherOptima(memories_, runtimes_, std::max(budget, 0.0), *knap, kOtherOptima)) {
             Expected<const MinCutResult*> otherCut = cutRecomputing(other, aggressive);

@@ -28,6 +28,9 @@ struct PartitionOptions {
     const cost::RuntimeEstimator* estimator = nullptr;     // FLOP counts when null
     std::vector<std::pair<std::string, Policy>> overrides; // node name -> policy, on top of the graph's tags
     bool extract = true;                                   // build the forward and backward graphs
+    // ilp knapsack with several optima: also min-cut the other equally good choices
+    // (Partition::knapsackOtherOptima, which check compares with torch's decision).
+    bool knapsackOtherOptima = false;
 };
 
 // Which step of choose_saved_values_set produced the saved set.
@@ -61,7 +64,8 @@ struct Partition {
     Graph forward, backward;
     Escalation escalation = Escalation::RuntimeOptimized;
     // The ilp knapsack found several equally good choices: what each other one's min-cut saves (before the
-    // sym split, in graph order). scipy's milp may have taken one of them.
+    // sym split, in graph order), when PartitionOptions::knapsackOtherOptima asked. scipy's milp may have
+    // taken one of them.
     std::vector<std::vector<NodeId>> knapsackOtherOptima;
     double memoryBudget = 1.0;
     double seconds = 0; // engine time, extraction included

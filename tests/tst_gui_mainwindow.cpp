@@ -34,6 +34,7 @@
 #include <QSettings>
 #include <QSignalSpy>
 #include <QStandardPaths>
+#include <QTableView>
 #include <QTemporaryDir>
 #include <QTimer>
 #include <QTreeView>
@@ -484,6 +485,43 @@ private slots:
             window.scene()->graph() != before && window.scene()->hasLayout() && !window.layoutBusy(), 30000);
         QCOMPARE(window.scene()->graph(), window.feature<gui::PartitionFeature>()->document()->graph());
         window.feature<gui::PartitionFeature>()->document()->waitForIdle();
+    }
+
+    // The Nodes dock sits below the Graphs dock and follows the canvas: a node selected on the canvas is the
+    // table's current row, and a row picked in the table selects its node on the canvas.
+    void nodesDockFollowsTheCanvas() {
+        MainWindow window(false);
+        window.resize(1400, 900);
+        window.show();
+        QVERIFY(QTest::qWaitForWindowExposed(&window));
+        openAndWait(window, q(sourcePath("tests/data/logs/aot_graphs_colored.log")));
+        QTRY_VERIFY_WITH_TIMEOUT(window.scene()->hasLayout() && !window.layoutBusy(), 30000);
+        auto* graphs = window.findChild<QDockWidget*>(QStringLiteral("graphsDock"));
+        auto* nodes = window.findChild<QDockWidget*>(QStringLiteral("nodesDock"));
+        QVERIFY(graphs && nodes && graphs->isVisible() && nodes->isVisible());
+        QCOMPARE(window.dockWidgetArea(graphs), Qt::LeftDockWidgetArea);
+        QCOMPARE(window.dockWidgetArea(nodes), Qt::LeftDockWidgetArea);
+        QVERIFY(graphs->geometry().bottom() < nodes->geometry().top());
+        auto* table = nodes->findChild<QTableView*>();
+        QVERIFY(table);
+        const Graph* graph = window.scene()->graph();
+        QVERIFY(graph && graph->size() > 4);
+        const auto currentName = [&] {
+            return table->currentIndex().siblingAtColumn(0).data().toString().toStdString();
+        };
+        const std::string third = graph->node(3).name;
+        QVERIFY(window.selectNodeByName(QString::fromStdString(third)));
+        QCOMPARE(currentName(), third);
+        // A row picked in the table: the row of the graph's second node, wherever sorting put it.
+        const std::string second = graph->node(1).name;
+        QModelIndex row;
+        for (int r = 0; r < table->model()->rowCount() && !row.isValid(); ++r)
+            if (table->model()->index(r, 0).data().toString().toStdString() == second)
+                row = table->model()->index(r, 0);
+        QVERIFY(row.isValid());
+        table->setCurrentIndex(row);
+        QCOMPARE(window.scene()->selectedNode(), NodeId(1));
+        QCOMPARE(currentName(), second);
     }
 
     // The title names the file of the graph shown, not a file whose graph failed to read.

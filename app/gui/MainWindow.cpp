@@ -1,8 +1,8 @@
 #include "MainWindow.h"
 
 #include "CanvasFeature.h"
+#include "DocumentController.h"
 #include "Features.h"
-#include "GraphListFill.h"
 #include "HelpMenu.h"
 #include "ReadingIndicator.h"
 #include "RecentFiles.h"
@@ -10,12 +10,9 @@
 #include "canvas/GraphView.h"
 #include "canvas/NodeItem.h"
 #include "graph/GraphStats.h"
-#include "models/GraphListModel.h"
 #include "models/InspectorModel.h"
 #include "models/NodeFormat.h"
-#include "models/NodeTableModel.h"
-#include "panels/ResultTable.h"
-#include "partition/CompileSettings.h"
+#include "panels/NodeTablePanel.h"
 
 #include <QAction>
 #include <QApplication>
@@ -28,19 +25,15 @@
 #include <QHeaderView>
 #include <QKeySequence>
 #include <QLabel>
-#include <QLineEdit>
 #include <QMenuBar>
 #include <QMessageBox>
 #include <QMimeData>
 #include <QPlainTextEdit>
 #include <QSettings>
-#include <QSortFilterProxyModel>
 #include <QStatusBar>
-#include <QTableView>
 #include <QTimer>
 #include <QToolBar>
 #include <QTreeView>
-#include <QVBoxLayout>
 
 #include <map>
 
@@ -50,8 +43,6 @@ static void registerIcons() {
 }
 
 namespace jointscope::gui {
-
-namespace {} // namespace
 
 MainWindow::MainWindow(bool interactive, QWidget* parent) : QMainWindow(parent), interactive_(interactive) {
     registerIcons();
@@ -65,25 +56,9 @@ MainWindow::MainWindow(bool interactive, QWidget* parent) : QMainWindow(parent),
     connect(scene_, &views::GraphScene::nodeSelected, this, &MainWindow::onNodeSelected);
     createDocks();
     createFeatures();
+    createDocuments();
     placeFeatureDocks();
     createMenus();
-
-    connect(&loader_, &views::DocumentLoader::loaded, this, &MainWindow::onDocumentLoaded);
-    connect(&loader_, &views::DocumentLoader::failed, this, [this](quint64 ticket, const Diagnostic& error) {
-        reportError(tr("Cannot open %1").arg(QFileInfo(QString::fromStdString(error.loc.file)).fileName()),
-                    error);
-        finishDocument(ticket, false);
-    });
-    connect(&loader_, &views::DocumentLoader::cancelled, this, [this](quint64 ticket) {
-        log(tr("Stopped reading the file"));
-        finishDocument(ticket, false);
-    });
-    connect(&loader_, &views::DocumentLoader::progress, this,
-            [this](quint64, double fraction, const QString& step) { reading_->setProgress(fraction, step); });
-    connect(&parseJob_, &views::BackgroundJob::failed, this, [this](quint64, const QString& message) {
-        reportError(tr("Cannot load graph"),
-                    makeError({filePath_.toStdString(), 0, 0}, message.toStdString()));
-    });
     resize(1500, 950);
     if (interactive_)
         restoreSettings();
@@ -91,67 +66,15 @@ MainWindow::MainWindow(bool interactive, QWidget* parent) : QMainWindow(parent),
 }
 
 MainWindow::~MainWindow() {
-    disconnect(&loader_, nullptr, this, nullptr);
-    disconnect(&parseJob_, nullptr, this, nullptr);
-    loader_.cancel();
-    parseJob_.cancel();
+    delete documents_; // its workers stop before the features they feed go
 }
 
 void MainWindow::createDocks() {
-    // Graphs of a multi-graph file, grouped by compile id; picking one parses it on a worker.
-    graphListModel_ = new views::GraphListModel(this);
-    graphList_ = new QTreeView(this);
-    graphList_->setModel(graphListModel_);
-    graphList_->setUniformRowHeights(true);
-    graphList_->header()->setSectionResizeMode(QHeaderView::ResizeToContents);
-    graphsDock_ = newDock(tr("Graphs"), QStringLiteral("graphsDock"), graphList_, this);
-    listFill_ = new GraphListFill(&loader_, graphListModel_, graphList_, graphsDock_, this);
-    addDockWidget(Qt::LeftDockWidgetArea, graphsDock_);
-    // One click picks a graph (Enter and a double click too); a double click also clicks, and the graph shown
-    // or being parsed is not parsed again.
-    auto pick = [this](const QModelIndex& index) {
-        const QVariant entry = index.data(views::GraphListModel::EntryIndexRole);
-        if (entry.isValid() && pickedEntry_ != std::optional<size_t>(entry.toUInt()))
-            loadGraph(entry.toUInt());
-    };
-    connect(graphList_, &QTreeView::clicked, this, pick);
-    connect(graphList_, &QTreeView::activated, this, pick);
-
-    // Node table with a filter.
-    nodeModel_ = new views::NodeTableModel(this);
-    nodeProxy_ = new QSortFilterProxyModel(this);
-    nodeProxy_->setSourceModel(nodeModel_);
-    nodeProxy_->setSortRole(views::NodeTableModel::SortRole);
-    nodeProxy_->setFilterRole(views::NodeTableModel::SearchTextRole);
-    nodeProxy_->setFilterCaseSensitivity(Qt::CaseInsensitive);
-    nodeTable_ = new QTableView(this);
-    nodeTable_->setModel(nodeProxy_);
-    // Graph order until a header is clicked: sorting 100k names on every open took most of the UI-thread
-    // event that shows a new graph (bench/gui_open show_ms).
-    views::styleResultTable(nodeTable_, -1, Qt::AscendingOrder);
-    // Columns fit the rows on screen and 200 more, not Qt's 1,000: measuring a cell shapes its text, and
-    // fitting 1,000 rows of every column was most of the UI-thread event that shows a new graph.
-    nodeTable_->horizontalHeader()->setResizeContentsPrecision(200);
-    auto* nodeFilter = new QLineEdit(this);
-    nodeFilter->setPlaceholderText(tr("Filter nodes (name, op, target)"));
-    nodeFilter->setClearButtonEnabled(true);
-    connect(nodeFilter, &QLineEdit::textChanged, nodeProxy_, &QSortFilterProxyModel::setFilterFixedString);
-    auto* nodesPane = new QWidget(this);
-    auto* nodesLayout = new QVBoxLayout(nodesPane);
-    nodesLayout->setContentsMargins(0, 0, 0, 0);
-    nodesLayout->addWidget(nodeFilter);
-    nodesLayout->addWidget(nodeTable_);
-    nodesDock_ = newDock(tr("Nodes"), QStringLiteral("nodesDock"), nodesPane, this);
+    nodes_ = new views::NodeTablePanel(this);
+    nodesDock_ = newDock(tr("Nodes"), QStringLiteral("nodesDock"), nodes_, this);
     addDockWidget(Qt::LeftDockWidgetArea, nodesDock_);
-    splitDockWidget(graphsDock_, nodesDock_, Qt::Vertical);
-    resizeDocks({graphsDock_, nodesDock_}, {180, 600}, Qt::Vertical);
-    resizeDocks({graphsDock_}, {460}, Qt::Horizontal);
-    connect(nodeTable_->selectionModel(), &QItemSelectionModel::currentRowChanged, this,
-            [this](const QModelIndex& current) {
-                if (syncingSelection_ || !current.isValid())
-                    return;
-                canvas_->selectNode(current.data(views::NodeTableModel::NodeIdRole).toUInt(), true);
-            });
+    connect(nodes_, &views::NodeTablePanel::nodePicked, this,
+            [this](NodeId id) { canvas_->selectNode(id, true); });
 
     // Inspector.
     inspectorModel_ = new views::InspectorModel(this);
@@ -194,7 +117,7 @@ void MainWindow::createFeatures() {
     context.log = [this](const QString& text) { log(text); };
     context.reportError = [this](const QString& title, const Diagnostic& d) { reportError(title, d); };
     context.showEntry = [this](size_t entry, std::function<void(bool)> done) {
-        loadGraph(entry, std::move(done));
+        documents_->show(entry, std::move(done));
     };
 
     canvas_ = new CanvasFeature(context, this);
@@ -225,8 +148,25 @@ void MainWindow::createFeatures() {
     reading_ = new ReadingIndicator(statusBar(), this);
     connect(reading_, &ReadingIndicator::cancelRequested, this, [this] {
         sessions_->cancelOpen();
-        loader_.cancel();
+        documents_->cancel();
     });
+}
+
+void MainWindow::createDocuments() {
+    FeatureContext context;
+    context.window = this;
+    context.canvas = canvas_;
+    context.log = [this](const QString& text) { log(text); };
+    context.reportError = [this](const QString& title, const Diagnostic& d) { reportError(title, d); };
+    documents_ = new DocumentController(context, reading_, this);
+    connect(documents_, &DocumentController::fileOpened, this, &MainWindow::onFileOpened);
+    connect(documents_, &DocumentController::graphParsed, this, &MainWindow::onGraphParsed);
+    connect(documents_, &DocumentController::loaded, this, &MainWindow::documentLoaded);
+    // The Graphs dock above the Nodes dock.
+    addDockWidget(Qt::LeftDockWidgetArea, documents_->graphsDock());
+    splitDockWidget(documents_->graphsDock(), nodesDock_, Qt::Vertical);
+    resizeDocks({documents_->graphsDock(), nodesDock_}, {180, 600}, Qt::Vertical);
+    resizeDocks({documents_->graphsDock()}, {460}, Qt::Horizontal);
 }
 
 void MainWindow::placeFeatureDocks() {
@@ -306,15 +246,16 @@ void MainWindow::createMenus() {
     QMenu* file = menuBar()->addMenu(tr("&File"));
     openAction_ = file->addAction(QIcon(QStringLiteral(":/icons/open.svg")), tr("&Open…"), this, [this] {
         const QString path = QFileDialog::getOpenFileName(
-            this, tr("Open graph"), QFileInfo(filePath_).absolutePath(),
+            this, tr("Open graph"), QFileInfo(documents_->path()).absolutePath(),
             tr("Graphs and logs (*.txt *.log *.json *.py *.jointscope);;All files (*)"));
         if (!path.isEmpty())
             openFile(path);
     });
     openAction_->setShortcut(QKeySequence::Open);
     file->addAction(tr("Open Rank &Folder…"), this, [this] {
-        const QString dir = QFileDialog::getExistingDirectory(
-            this, tr("Open a folder of per-rank TORCH_TRACE logs"), QFileInfo(filePath_).absolutePath());
+        const QString dir =
+            QFileDialog::getExistingDirectory(this, tr("Open a folder of per-rank TORCH_TRACE logs"),
+                                              QFileInfo(documents_->path()).absolutePath());
         if (!dir.isEmpty())
             openFile(dir);
     });
@@ -324,9 +265,9 @@ void MainWindow::createMenus() {
     file->addSeparator();
     addFeatureEntries(file, MenuId::File);
     QAction* save = file->addAction(tr("Save &Session…"), this, [this] {
-        const QString path =
-            QFileDialog::getSaveFileName(this, tr("Save session"), QFileInfo(filePath_).absolutePath(),
-                                         tr("jointscope sessions (*.jointscope)"));
+        const QString path = QFileDialog::getSaveFileName(this, tr("Save session"),
+                                                          QFileInfo(documents_->path()).absolutePath(),
+                                                          tr("jointscope sessions (*.jointscope)"));
         if (!path.isEmpty())
             saveSession(path.endsWith(QLatin1String(".jointscope")) ? path
                                                                     : path + QStringLiteral(".jointscope"));
@@ -347,7 +288,7 @@ void MainWindow::createMenus() {
     addActions(edit->actions());
 
     QMenu* view = menuBar()->addMenu(tr("&View"));
-    view->addActions({graphsDock_->toggleViewAction(), nodesDock_->toggleViewAction(),
+    view->addActions({documents_->graphsDock()->toggleViewAction(), nodesDock_->toggleViewAction(),
                       inspectorDock_->toggleViewAction(), logDock_->toggleViewAction()});
     addFeatureEntries(view, MenuId::View);
     view->addSeparator();
@@ -432,165 +373,51 @@ void MainWindow::reportError(const QString& title, const Diagnostic& diagnostic)
 bool MainWindow::openFile(const QString& path) {
     if (path.endsWith(QLatin1String(".jointscope")) || isSessionFile(path.toStdString()))
         return openSession(path);
-    return readGraphFile(path);
+    return openGraphFile(path);
 }
 
-bool MainWindow::readGraphFile(const QString& path) {
-    parseJob_.cancel(); // a graph picked in the old file is no longer wanted
-    loader_.open(path); // a file still being read is superseded: it reports cancelled
-    canvas_->setReading(true);
-    showReading(true);
-    reading_->setStep(tr("reading"));
-    canvas_->setLayoutStatus(tr("reading %1…").arg(QFileInfo(path).fileName()));
+bool MainWindow::openGraphFile(const QString& path) {
+    documents_->read(path);
     return true;
 }
 
+bool MainWindow::loading() const {
+    return documents_->reading();
+}
+
 void MainWindow::showSessionReading(bool reading) {
-    showReading(reading || loader_.busy());
-    if (reading)
-        reading_->setStep(tr("reading session"));
-}
-
-void MainWindow::showReading(bool reading) {
-    reading_->setShown(reading);
-}
-
-void MainWindow::onDocumentLoaded(quint64 ticket, std::shared_ptr<views::OpenedFile> opened) {
-    const QString path = opened->path;
-    canvas_->setReading(loader_.busy());
-    file_ = std::make_shared<const GraphFile>(std::move(opened->file));
-    filePath_ = path;
-    log(tr("Opened %1 (%2, %n graph(s), read in %3 s)", nullptr, int(file_->graphs().size()))
-            .arg(path, qstr(formatName(file_->format())))
-            .arg(opened->seconds, 0, 'f', 2));
-    for (const Diagnostic& problem : file_->problems())
-        log(QString::fromStdString(problem.format()));
-    listFill_->end(nullptr); // the new file's list replaces the partial one
-    graphListModel_->setEntries(shownGraphs());
-    for (Feature* f : features_)
-        f->setFile(file_);
-    pickedEntry_.reset();
-    graphList_->expandAll();
-    // The list only helps for multi-graph files (TORCH_TRACE logs, pastes).
-    graphsDock_->setVisible(file_->graphs().size() > 1);
-    if (interactive_)
-        recent_->add(path);
-    if (file_->graphs().empty()) {
-        log(tr("%1: no graphs found").arg(path));
-        finishDocument(ticket, false);
-        return;
-    }
-    if (!opened->graph) {
-        reportError(tr("Cannot load graph"), opened->problem.value_or(Diagnostic{}));
-        finishDocument(ticket, false);
-        return;
-    }
-    pickedEntry_ = opened->index;
-    showGraph(opened->index, std::move(*opened->graph), std::move(opened->logged));
-    finishDocument(ticket, canvas_->root() != nullptr);
-}
-
-std::shared_ptr<const std::vector<GraphEntry>> MainWindow::shownGraphs() const {
-    if (!file_)
-        return nullptr;
-    return {file_, &file_->graphs()}; // the list lives as long as the file: nothing copied
-}
-
-void MainWindow::finishDocument(quint64 ticket, bool ok) {
-    if (!loader_.busy()) // a log that did not open: the list goes back to the file shown
-        listFill_->end(shownGraphs());
-    canvas_->setReading(loader_.busy());
-    if (!loader_.busy()) {
-        showReading(sessions_->reading());
-        if (!ok && !canvas_->layoutBusy())
-            canvas_->setLayoutStatus(QString());
-    }
-    std::vector<std::function<void(bool)>> due;
-    for (auto it = afterLoad_.begin(); it != afterLoad_.end();) {
-        if (it->first <= ticket) {
-            due.push_back(std::move(it->second));
-            it = afterLoad_.erase(it);
-        } else {
-            ++it;
-        }
-    }
-    for (auto& fn : due)
-        fn(ok);
-    emit documentLoaded(ok);
-    // Nothing new will be laid out: what waited for the layout gets the view that stays.
-    if (!ok)
-        canvas_->releaseWaiting();
+    documents_->setSessionReading(reading);
 }
 
 void MainWindow::whenDocumentLoaded(std::function<void(bool)> fn) {
-    if (loader_.busy())
-        afterLoad_.emplace_back(loader_.ticket(), std::move(fn));
-    else
-        fn(canvas_->root() != nullptr);
-}
-
-void MainWindow::loadGraph(size_t index, std::function<void(bool)> done) {
-    if (!file_) {
-        if (done)
-            done(false);
-        return;
-    }
-    pickedEntry_ = index;
-    canvas_->setLayoutStatus(tr("parsing graph %1…").arg(index));
-    // Parsed on a worker (a 100k-node graph takes seconds); a newer pick supersedes this one.
-    struct Parsed {
-        std::optional<Graph> graph;
-        std::optional<Diagnostic> problem;
-        std::optional<CompileConfig> logged;
-    };
-    parseJob_.run(
-        [file = file_, index](views::JobControl&) -> Parsed {
-            auto loaded = file->load(index);
-            if (!loaded)
-                return {std::nullopt, loaded.error(), std::nullopt};
-            return {loaded.take(), std::nullopt, partition::loggedConfigFor(*file, index)};
-        },
-        [this, index, done](Parsed parsed) {
-            if (parsed.graph)
-                showGraph(index, std::move(*parsed.graph), std::move(parsed.logged));
-            else
-                reportError(tr("Cannot load graph"), parsed.problem.value_or(Diagnostic{}));
-            if (!parsed.graph) {
-                pickedEntry_.reset(); // picking it again tries again
-                graphListModel_->setLoaded(uint32_t(index), 0,
-                                           parsed.problem.value_or(Diagnostic{}).format());
-            }
-            if (done)
-                done(parsed.graph.has_value());
-        });
+    documents_->whenLoaded(std::move(fn));
 }
 
 void MainWindow::showGraphIndex(int index, std::function<void(bool)> done) {
-    loadGraph(size_t(index), std::move(done));
+    documents_->show(size_t(index), std::move(done));
 }
 
-void MainWindow::showGraph(size_t index, Graph graph, std::optional<CompileConfig> logged) {
-    nodeModel_->setGraph(nullptr);
+void MainWindow::onFileOpened(const std::shared_ptr<const GraphFile>& file, const QString& path) {
+    for (Feature* f : features_)
+        f->setFile(file);
+    if (interactive_)
+        recent_->add(path);
+}
+
+void MainWindow::onGraphParsed(const ShownGraph& shown) {
+    nodes_->setGraph(nullptr);
     inspectorModel_->setNode(nullptr, kNoNode);
-    auto root = std::make_shared<const Graph>(std::move(graph));
-    graphListModel_->setLoaded(uint32_t(index), root->size()); // a log's index has no count before
-    const QModelIndex row = graphListModel_->indexOfEntry(uint32_t(index));
-    if (row.isValid())
-        graphList_->setCurrentIndex(row);
     // The title names the file of the graph shown: a file whose graphs fail to read leaves it as it was.
-    setWindowTitle(tr("%1 — jointscope").arg(QFileInfo(filePath_).fileName()));
-    log(tr("Loaded graph %1: %2 nodes").arg(index).arg(root->size()));
-    const ShownGraph shown{root, filePath_, index, file_->graphs().size(), std::move(logged)};
+    setWindowTitle(tr("%1 — jointscope").arg(QFileInfo(shown.filePath).fileName()));
     for (Feature* f : features_)
         f->setGraph(shown);
-    canvas_->setRoot(root);
+    canvas_->setRoot(shown.root);
 }
 
 void MainWindow::onLevelShown(const Graph* graph) {
     for (Feature* f : features_)
         f->levelShown();
-    nodeModel_->setGraph(graph, graph == scene_->graph() ? scene_->roles() : std::vector<views::NodeRole>{});
-    nodeTable_->resizeColumnsToContents();
+    nodes_->setGraph(graph, graph == scene_->graph() ? scene_->roles() : std::vector<views::NodeRole>{});
     inspectorModel_->setNode(nullptr, kNoNode);
     updateStatus();
 }
@@ -600,23 +427,14 @@ bool MainWindow::enterSubgraph(const QString& name) {
 }
 
 bool MainWindow::layoutBusy() const {
-    return canvas_->layoutBusy() || loader_.busy() || parseJob_.busy();
+    return canvas_->layoutBusy() || documents_->busy();
 }
 
 void MainWindow::onNodeSelected(NodeId id) {
     inspectorModel_->setNode(canvas_->currentGraph(), id);
     inspector_->expandAll();
-    if (id == kNoNode)
-        return;
-    syncingSelection_ = true;
-    const QModelIndex source = nodeModel_->index(int(id), 0);
-    const QModelIndex proxy = nodeProxy_->mapFromSource(source);
-    if (proxy.isValid()) {
-        nodeTable_->selectionModel()->setCurrentIndex(proxy, QItemSelectionModel::ClearAndSelect |
-                                                                 QItemSelectionModel::Rows);
-        nodeTable_->scrollTo(proxy);
-    }
-    syncingSelection_ = false;
+    if (id != kNoNode)
+        nodes_->showNode(id);
 }
 
 bool MainWindow::selectNodeByName(const QString& name) {
@@ -646,7 +464,7 @@ void MainWindow::whenLayoutReady(std::function<void()> fn) {
 }
 
 bool MainWindow::exportViewTo(const QString& path) {
-    return canvas_->exportViewTo(path, filePath_);
+    return canvas_->exportViewTo(path, documents_->path());
 }
 
 QJsonObject MainWindow::viewSettings() const {

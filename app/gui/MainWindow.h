@@ -1,43 +1,34 @@
-// The jointscope main window: it reads files, hosts the features (canvas, partition, sharding, runtime,
-// sessions) and places their docks and the actions they publish; graph list / node table / inspector / log
-// are its own docks.
+// The jointscope main window: it hosts the features (canvas, partition, sharding, runtime, sessions), places
+// their docks and the actions they publish, and hands them the files its DocumentController reads; graph
+// list / node table / inspector / log are its own docks.
 #pragma once
 
 #include "Feature.h"
 #include "SessionController.h"
 #include "graph/Graph.h"
-#include "io/CompileConfig.h"
-#include "io/GraphFile.h"
-#include "models/BackgroundJob.h"
-#include "models/DocumentLoader.h"
 
 #include <QMainWindow>
 #include <QUndoStack>
 
 #include <functional>
-#include <memory>
-#include <optional>
 #include <vector>
 
 class QLabel;
 class QMenu;
 class QPlainTextEdit;
-class QSortFilterProxyModel;
-class QTableView;
 class QTreeView;
 
 namespace jointscope::views {
-class GraphListModel;
 class GraphScene;
 class GraphView;
 class InspectorModel;
-class NodeTableModel;
+class NodeTablePanel;
 } // namespace jointscope::views
 
 namespace jointscope::gui {
 
 class CanvasFeature;
-class GraphListFill;
+class DocumentController;
 class ReadingIndicator;
 class RecentFiles;
 
@@ -51,7 +42,7 @@ public:
     // logs the diagnostic and, when interactive, says so in a box. Opening another file meanwhile
     // supersedes it. False when nothing was started (a session that cannot be read).
     bool openFile(const QString& path);
-    bool loading() const { return loader_.busy(); }
+    bool loading() const;
     // Runs `fn` once the file being read is shown (true) or failed, was cancelled or superseded (false); at
     // once with true when nothing is being read.
     void whenDocumentLoaded(std::function<void(bool)> fn);
@@ -101,7 +92,7 @@ protected:
 
 private:
     // SessionHost
-    bool openGraphFile(const QString& path) override { return readGraphFile(path); }
+    bool openGraphFile(const QString& path) override;
     void showSessionReading(bool reading) override;
     void whenGraphFileLoaded(std::function<void(bool)> fn) override { whenDocumentLoaded(std::move(fn)); }
     void showGraphIndex(int index, std::function<void(bool)> done) override;
@@ -116,13 +107,9 @@ private:
     void restoreSettings();
     void saveSettings();
 
-    bool readGraphFile(const QString& path); // openFile for a file that is no session
-    void showReading(bool reading);          // the status bar's busy bar and Cancel
-    void loadGraph(size_t index, std::function<void(bool)> done = {}); // parsed on a worker
-    void showGraph(size_t index, Graph graph, std::optional<CompileConfig> logged = std::nullopt);
-    void onDocumentLoaded(quint64 ticket, std::shared_ptr<views::OpenedFile> opened);
-    std::shared_ptr<const std::vector<GraphEntry>> shownGraphs() const; // of the file shown
-    void finishDocument(quint64 ticket, bool ok); // status bar, afterLoad_ callbacks, documentLoaded
+    void createDocuments(); // after the canvas: it shows what they read
+    void onFileOpened(const std::shared_ptr<const GraphFile>& file, const QString& path);
+    void onGraphParsed(const ShownGraph& shown);
     void onLevelShown(const Graph* graph);
     void onNodeSelected(NodeId id);
     void showCanvasMenu(const QPoint& pos);
@@ -132,25 +119,14 @@ private:
 
     bool interactive_;
     QUndoStack undo_; // one history for the partition's and the sharding's edits
-    std::shared_ptr<const GraphFile> file_;
-    QString filePath_;
-    views::DocumentLoader loader_;
-    views::BackgroundJob parseJob_;     // a graph picked in the Graphs dock
-    std::optional<size_t> pickedEntry_; // the entry shown or being parsed
-    GraphListFill* listFill_ = nullptr; // the Graphs dock while a log is indexed
-    std::vector<std::pair<quint64, std::function<void(bool)>>> afterLoad_; // by the ticket they wait on
+    DocumentController* documents_ = nullptr;
 
     views::GraphScene* scene_ = nullptr;
     views::GraphView* view_ = nullptr;
-    views::NodeTableModel* nodeModel_ = nullptr;
-    QSortFilterProxyModel* nodeProxy_ = nullptr;
-    QTableView* nodeTable_ = nullptr;
+    views::NodeTablePanel* nodes_ = nullptr;
     views::InspectorModel* inspectorModel_ = nullptr;
     QTreeView* inspector_ = nullptr;
-    views::GraphListModel* graphListModel_ = nullptr;
-    QTreeView* graphList_ = nullptr;
     QPlainTextEdit* log_ = nullptr;
-    QDockWidget* graphsDock_ = nullptr;
     QDockWidget* nodesDock_ = nullptr;
     QDockWidget* inspectorDock_ = nullptr;
     QDockWidget* logDock_ = nullptr;
@@ -158,7 +134,6 @@ private:
     ReadingIndicator* reading_ = nullptr;
     RecentFiles* recent_ = nullptr;
     QAction* openAction_ = nullptr;
-    bool syncingSelection_ = false;
 
     CanvasFeature* canvas_ = nullptr;
     std::vector<Feature*> features_; // children of the window

@@ -22,6 +22,10 @@ const std::string kNestedLog = "tests/data/torch2/nested_compile_region_aot_eage
 // backend="aot_eager", activation_memory_budget 0.3 with activation_memory_budget_solver "ilp"; guard,
 // chromium and describe records dropped.
 const std::string kIlpTieLog = "tests/data/torch2/vit_ilp_budget03_aot_eager_trace.log";
+// jointscope_torch.models ac_dropout_custom_fn under inductor, torch 2.15: nn.Dropout inside
+// torch.utils.checkpoint, drawn through inductor_seeds after inductor's replace_random; chromium, guard,
+// describe, cache, post-grad and output-code records dropped (check's JSON is the full log's).
+const std::string kRngSeedsLog = "tests/data/torch2/ac_dropout_inductor_trace.log";
 
 // Every compile's configuration in the log, as check reads it.
 std::vector<CompileConfig> configsOf(const GraphFile& file) {
@@ -100,6 +104,23 @@ private slots:
         QVERIFY(!d.knapsackTie);
         QVERIFY(std::none_of(d.notes.begin(), d.notes.end(),
                              [](const std::string& n) { return n.find("tie") != std::string::npos; }));
+    }
+
+    // inductor's replace_random puts prims.inductor_seeds where the checkpointed dropout's aten.rand was; it is
+    // nondeterministic_seeded, so torch's functionalize_rng_ops runs it with a saved RNG state
+    // (run_and_save_rng_state in the forward, run_with_rng_state in the backward). Ours must too, and name the
+    // state as torch's is named: the seeds op takes no node input.
+    void inductorSeedsGetTheirRngState() {
+        Expected<GraphFile> file = GraphFile::open(test::sourcePath(kRngSeedsLog));
+        QVERIFY(file);
+        const std::vector<CompileGraphs> compiles = groupCompiles(*file);
+        QCOMPARE(compiles.size(), size_t(1));
+        const CompileCheck c = checkCompile(*file, compiles[0], configsOf(*file), CheckRequest{});
+        QVERIFY(c.settings.replayJointPasses);
+        const std::vector<std::string> seeds{"rng_state(prims.inductor_seeds)"};
+        QCOMPARE(c.torchRng, seeds); // read off torch's forward graph
+        QCOMPARE(c.oursRng, seeds);
+        QCOMPARE(std::string(checkStatusName(c.status)), std::string("identical"));
     }
 
     // Each of the three is needed: without it the decision is not torch's.

@@ -16,12 +16,14 @@ using Names = std::vector<std::string>;
 
 constexpr std::string_view kPartitionerInput = "artifact:jointscope_partitioner_input";
 
-// A random op and the RNG state saved for it, named by the op's first input (torch keeps joint names).
-std::string rngStateLabel(const Graph& graph, const Node& randomOp) {
-    for (const Value& a : randomOp.args)
+// The RNG state saved for a random op, named by the op's first input (torch keeps joint names); a random op
+// of no input (inductor_seeds, which inductor's replace_random puts in aten.rand's place) by its op, as
+// "prims.inductor_seeds". `args` are the op's arguments.
+std::string rngStateLabel(const Graph& graph, const std::vector<Value>& args, const Target& randomOp) {
+    for (const Value& a : args)
         if (a.kind() == ValueKind::NodeRef)
             return "rng_state(" + graph.node(a.asNode()).name + ")";
-    return "rng_state(" + randomOp.name + ")";
+    return "rng_state(" + randomOp.ns + "." + randomOp.op + ")";
 }
 
 // getitem 0 of run_and_save_rng_state(op, inputs...): the state functionalize_rng_ops adds to the forward's
@@ -31,9 +33,10 @@ std::optional<std::string> savedRngState(const Graph& forward, const Node& node)
         node.args[1].kind() != ValueKind::Int || node.args[1].asInt() != 0)
         return std::nullopt;
     const Node& run = forward.node(node.args[0].asNode());
-    if (run.target.text.find("run_and_save_rng_state") == std::string::npos)
+    if (run.target.text.find("run_and_save_rng_state") == std::string::npos || run.args.empty())
         return std::nullopt;
-    return rngStateLabel(forward, run);
+    const Target op = Target::parseFunction(run.args[0].text());
+    return rngStateLabel(forward, {run.args.begin() + 1, run.args.end()}, op);
 }
 
 // torch's saved values: the forward graph's outputs after the first num_fwd_outputs, node outputs only
@@ -265,7 +268,7 @@ CompileCheck checkCompile(const GraphFile& file, const CompileGraphs& g,
     for (NodeId id : p->savedSym)
         out.oursSym.push_back(p->graph.node(id).name);
     for (NodeId id : p->rngStates)
-        out.oursRng.push_back(rngStateLabel(p->graph, p->graph.node(id)));
+        out.oursRng.push_back(rngStateLabel(p->graph, p->graph.node(id).args, p->graph.node(id).target));
     // The node sets of the graphs are reported; the decision is the saved lists.
     out.forward = nodeSetDiff(p->forward, *forward);
     if (backward)

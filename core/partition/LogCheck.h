@@ -51,8 +51,8 @@ struct CompileCheck {
     JointPassReport passes;
     std::vector<std::string> ours, torch, oursSym, torchSym;
     // Random ops recomputed under checkpointing whose RNG state the forward returns (functionalize_rng_ops),
-    // as "rng_state(INPUT)": torch's forward returns them as getitem 0 of run_and_save_rng_state after the
-    // saved tensors.
+    // as "rng_state(INPUT)", or "rng_state(NS.OP)" for an op of no input (prims.inductor_seeds): torch's
+    // forward returns them as getitem 0 of run_and_save_rng_state after the saved tensors.
     std::vector<std::string> oursRng, torchRng;
     std::vector<BodyCheck> bodies;
     std::optional<NodeSetDiff> forward, backward;

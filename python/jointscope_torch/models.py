@@ -371,6 +371,44 @@ class NestedRegionMLP(nn.Module):
         return x
 
 
+class _SigmoidGate(torch.autograd.Function):
+    """x * sigmoid(w) with a hand-written backward (what dynamo traces as an autograd.Function)."""
+
+    @staticmethod
+    def forward(ctx, x, w):
+        ctx.save_for_backward(x, w)
+        return x * w.sigmoid()
+
+    @staticmethod
+    def backward(ctx, grad):
+        x, w = ctx.saved_tensors
+        s = w.sigmoid()
+        return grad * s, (grad * x * s * (1 - s)).sum(0)
+
+
+class CheckpointedDropoutMLP(nn.Module):
+    """A weight-normed linear, then nn.Dropout + linear + hardswish under torch.utils.checkpoint (non-reentrant),
+    a custom autograd.Function gate and log_softmax: the recomputed dropout draws from aten.rand, which inductor's
+    replace_random turns into inductor_seeds, whose RNG state the forward then returns."""
+
+    def __init__(self, dim=24, hidden=48, classes=10, p=0.2, device=None):
+        super().__init__()
+        self.fc1 = nn.utils.parametrizations.weight_norm(nn.Linear(dim, hidden, device=device))
+        self.fc2 = nn.Linear(hidden, hidden, device=device)
+        self.gate = nn.Parameter(torch.randn(hidden, device=device))
+        self.head = nn.Linear(hidden, classes, device=device)
+        self.drop = nn.Dropout(p)
+
+    def block(self, h):
+        return F.hardswish(self.fc2(self.drop(h)))
+
+    def forward(self, x):
+        from torch.utils.checkpoint import checkpoint
+
+        h = checkpoint(self.block, self.fc1(x), use_reentrant=False)
+        return F.log_softmax(self.head(_SigmoidGate.apply(h, self.gate)), -1)
+
+
 class CollectiveMLP(nn.Module):
     """Sequence-parallel style MLP with torch.distributed._functional_collectives: all_gather the sequence shard,
     MLP, all_reduce the output over the group (needs an initialized process group, e.g. the fake one)."""
@@ -563,6 +601,11 @@ def torch2_zoo_builders():
     @case("gpt_stack_ac_dropout", "checkpointed GPT blocks with dropout inside: the forward returns RNG states")
     def _():
         return _gpt_sdpa_stack(2, dropout=0.1, checkpoint=True), (_x(2, 16, 32),)
+
+    @case("ac_dropout_custom_fn", "weight-normed linear, nn.Dropout under torch.utils.checkpoint (inductor draws it "
+          "through inductor_seeds), a custom autograd.Function")
+    def _():
+        return CheckpointedDropoutMLP(), (_x(16, 24),)
 
     @case("llama3_stack_ac", "two LLaMA-3 blocks under full activation checkpointing")
     def _():

@@ -1,8 +1,9 @@
 """The log zoo (issue 28): TORCH_TRACE logs captured live under torch 2.x, every compile reproduced by `check`.
 
 What a compiler engineer has is a TORCH_TRACE log of a real run, mostly under inductor. Here the torch 2 zoo's models
-(plain, MoE, batch norm, dropout + cross-entropy, full and selective activation checkpointing, dynamic batch and
-sequence, nested_compile_region, LLaMA-3; 45 compiles) are compiled with torch.compile in child processes with TORCH_TRACE set,
+(plain, MoE, batch norm, dropout + cross-entropy, full and selective activation checkpointing, dropout under
+checkpointing with a custom autograd.Function, dynamic batch and sequence, nested_compile_region, LLaMA-3; 48
+compiles) are compiled with torch.compile in child processes with TORCH_TRACE set,
 one log per (backend, memory budget): inductor with no budget, 0.5 and 0.1, aot_eager with no budget and 0.5. Their
 forward and backward run once. `jointscope-cli check LOG --json` is then run with no flag at all: it must read what
 torch ran with from the log (backend, budget, inductor's joint-graph passes, static inputs, symbol hints) and find
@@ -30,11 +31,11 @@ torch = require_torch2("test_torch2_log_zoo")
 from clitool import cli_path
 
 MODELS = ("mlp", "gpt_block_sdpa", "gpt_block_eager_attention", "llama3_block", "moe_topk", "convnet_bn_train",
-          "tiny_lm_dropout_ce", "gpt_stack_ac", "gpt_stack_ac_dropout", "sac_save_matmuls", "sac_must_recompute",
-          "dynamic_mlp_batch", "dynamic_gpt_seq", "nested_compile_region")
+          "tiny_lm_dropout_ce", "gpt_stack_ac", "gpt_stack_ac_dropout", "ac_dropout_custom_fn", "sac_save_matmuls",
+          "sac_must_recompute", "dynamic_mlp_batch", "dynamic_gpt_seq", "nested_compile_region")
 # Inductor compiles each graph to C++ (~30 s a model on 2 cores): a spread of the models, fewer at lower budgets.
 INDUCTOR_MODELS = ("mlp", "gpt_block_sdpa", "llama3_block", "moe_topk", "tiny_lm_dropout_ce", "gpt_stack_ac",
-                   "sac_save_matmuls", "dynamic_gpt_seq", "nested_compile_region")
+                   "ac_dropout_custom_fn", "sac_save_matmuls", "dynamic_gpt_seq", "nested_compile_region")
 INDUCTOR_BUDGET_MODELS = ("gpt_block_sdpa", "llama3_block", "gpt_stack_ac", "sac_save_matmuls", "dynamic_gpt_seq")
 # (name, backend, activation_memory_budget or None, models)
 CONFIGS = (("inductor", "inductor", None, INDUCTOR_MODELS),

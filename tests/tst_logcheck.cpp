@@ -26,6 +26,10 @@ const std::string kIlpTieLog = "tests/data/torch2/vit_ilp_budget03_aot_eager_tra
 // torch.utils.checkpoint, drawn through inductor_seeds after inductor's replace_random; chromium, guard,
 // describe, cache, post-grad and output-code records dropped (check's JSON is the full log's).
 const std::string kRngSeedsLog = "tests/data/torch2/ac_dropout_inductor_trace.log";
+// jointscope_torch.models dynamic_true_masked_attention, torch.compile(dynamic=True), inductor, budget 0.5,
+// torch 2.15: guards specialize x's model dim and the mask's head dim (inputs primals_3: Sym(32) and primals_5:
+// Sym(4)); the same records dropped as above, and the symbolic_shape_specialization ones.
+const std::string kSpecializedLog = "tests/data/torch2/dynamic_true_masked_attention_inductor_trace.log";
 
 // Every compile's configuration in the log, as check reads it.
 std::vector<CompileConfig> configsOf(const GraphFile& file) {
@@ -120,6 +124,25 @@ private slots:
         const std::vector<std::string> seeds{"rng_state(prims.inductor_seeds)"};
         QCOMPARE(c.torchRng, seeds); // read off torch's forward graph
         QCOMPARE(c.oursRng, seeds);
+        QCOMPARE(std::string(checkStatusName(c.status)), std::string("identical"));
+    }
+
+    // A symbol a guard specialized still binds: torch saves its placeholder for the backward when a saved
+    // value's unreplaced sizes or strides hold it (_free_symbols_without_replacements). x (primals_4, strides
+    // [32*s27, 32, 1], unreplaced s53*s27) and the mask (primals_6, stride 4*s27**2) are saved, so their
+    // specialized symbols' placeholders primals_3 and primals_5 are too; stride 32 alone would bring none.
+    void specializedSymbolsOfSavedInputsAreSaved() {
+        Expected<GraphFile> file = GraphFile::open(test::sourcePath(kSpecializedLog));
+        QVERIFY(file);
+        const std::vector<CompileGraphs> compiles = groupCompiles(*file);
+        const auto checked = std::find_if(compiles.begin(), compiles.end(), [&](const CompileGraphs& g) {
+            return checkCompile(*file, g, configsOf(*file), CheckRequest{}).status != CheckStatus::Skipped;
+        });
+        QVERIFY(checked != compiles.end());
+        const CompileCheck c = checkCompile(*file, *checked, configsOf(*file), CheckRequest{});
+        const std::vector<std::string> sym{"primals_1", "primals_2", "primals_3", "primals_5", "mul_12"};
+        QCOMPARE(c.torchSym, sym); // read off torch's forward outputs
+        QCOMPARE(c.oursSym, sym);
         QCOMPARE(std::string(checkStatusName(c.status)), std::string("identical"));
     }
 

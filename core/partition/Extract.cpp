@@ -5,7 +5,9 @@
 #include <algorithm>
 #include <cctype>
 #include <initializer_list>
+#include <map>
 #include <optional>
+#include <utility>
 
 namespace jointscope::partition {
 namespace {
@@ -136,13 +138,91 @@ std::vector<std::string> freeSymbols(const Node& node) {
     return symbols;
 }
 
-// is_symbol_binding_fx_node: a SymInt placeholder (or an unbacked SymInt) whose value is a bare symbol.
+bool isIntegerLiteral(std::string_view text) {
+    if (!text.empty() && text[0] == '-')
+        text.remove_prefix(1);
+    return !text.empty() &&
+           std::all_of(text.begin(), text.end(), [](char c) { return c >= '0' && c <= '9'; });
+}
+
+// A SymInt placeholder printed as a number (Sym(32)): dynamo lifted a symbol that a guard then specialized
+// (symbolic_shape_specialization). Its placeholder expression is still that symbol, whose name the graph no
+// longer shows: it goes by "@" and the placeholder's name.
+std::optional<std::string> specializedSymbol(const Node& node) {
+    if (node.op != NodeOp::Placeholder || node.outputKind != OutputKind::SymInt ||
+        !isIntegerLiteral(node.symValue))
+        return std::nullopt;
+    return "@" + node.name;
+}
+
+// is_symbol_binding_fx_node: a SymInt placeholder (or an unbacked SymInt) whose placeholder expression is a
+// bare symbol.
 std::optional<std::string> bindingSymbol(const Node& node) {
+    if (std::optional<std::string> specialized = specializedSymbol(node))
+        return specialized;
     if (node.outputKind != OutputKind::SymInt || !isSymbolName(node.symValue))
         return std::nullopt;
     if (node.op == NodeOp::Placeholder || node.symValue[0] == 'u')
         return node.symValue;
     return std::nullopt;
+}
+
+// Which dims of a tensor placeholder the symbols lifted just before it stand for: dynamo lifts each symbol a
+// tensor's sizes introduce, in dim order, before the tensor (dims reusing a symbol lifted earlier have none).
+// -1 where the dims do not say.
+std::vector<int> liftedDims(const TensorMeta& tensor, const std::vector<const Node*>& lifted) {
+    std::vector<int> dims(lifted.size(), -1);
+    size_t next = 0;
+    for (size_t k = 0; k < lifted.size(); ++k) {
+        const std::string& value = lifted[k]->symValue;
+        const bool specialized = isIntegerLiteral(value);
+        while (next < tensor.sizes.size() && dims[k] < 0) {
+            const SymInt& d = tensor.sizes[next];
+            if (specialized ? !d.isSymbolic() && std::to_string(d.value) == value
+                            : d.isSymbolic() && d.expr == value)
+                dims[k] = int(next);
+            ++next;
+        }
+    }
+    return dims;
+}
+
+// _free_symbols_without_replacements of the tensor placeholders: the specialized symbols their unreplaced
+// strides hold. A stride still symbolic after replacement (32*s27) is the product of the later dims' symbols
+// before it (s53*s27), so it brings in the specialized symbols of those dims; a stride that became a number
+// is skipped, as torch skips expressions that are no longer symbolic. Contiguous strides are assumed; tensors
+// computed from an input may carry the symbols too, which the graph does not show.
+std::map<NodeId, std::vector<std::string>> specializedSymbolsOfInputs(const Graph& joint) {
+    std::map<NodeId, std::vector<std::string>> out;
+    std::vector<const Node*> lifted;
+    for (NodeId id = 0; id < joint.size(); ++id) {
+        const Node& node = joint.node(id);
+        if (node.op != NodeOp::Placeholder)
+            continue;
+        if (node.outputKind == OutputKind::SymInt) {
+            lifted.push_back(&node);
+            continue;
+        }
+        if (node.outputKind != OutputKind::Tensor || lifted.empty() || node.outputs.empty())
+            continue;
+        const TensorMeta& tensor = node.outputs[0];
+        const std::vector<int> dims = liftedDims(tensor, lifted);
+        std::vector<std::string> symbols;
+        for (size_t k = 0; k < lifted.size(); ++k) {
+            const std::optional<std::string> symbol = specializedSymbol(*lifted[k]);
+            if (!symbol || dims[k] < 0)
+                continue;
+            for (int i = 0; i < dims[k] && size_t(i) < tensor.strides.size(); ++i)
+                if (tensor.strides[i].isSymbolic()) {
+                    symbols.push_back(*symbol);
+                    break;
+                }
+        }
+        if (!symbols.empty())
+            out[id] = std::move(symbols);
+        lifted.clear();
+    }
+    return out;
 }
 
 // The saved-symbol step of _extract_fwd_bwd_modules: binding sym nodes first, then derived ones, plus the
@@ -170,11 +250,15 @@ std::vector<NodeId> withSymbolBindings(const Graph& joint, const std::vector<Nod
     auto isBound = [&](const std::string& s) {
         return std::find(bound.begin(), bound.end(), s) != bound.end();
     };
+    const std::map<NodeId, std::vector<std::string>> unreplaced = specializedSymbolsOfInputs(joint);
     for (const std::vector<NodeId>* list :
          std::initializer_list<const std::vector<NodeId>*>{&derived, &saved, &tangents})
         for (NodeId id : *list) {
+            std::vector<std::string> symbols = freeSymbols(joint.node(id));
+            if (auto it = unreplaced.find(id); it != unreplaced.end())
+                symbols.insert(symbols.end(), it->second.begin(), it->second.end());
             std::vector<std::string> fresh;
-            for (const std::string& s : freeSymbols(joint.node(id)))
+            for (const std::string& s : symbols)
                 if (!isBound(s))
                     fresh.push_back(s); // sorted by name, as torch sorts them
             for (const std::string& s : fresh)

@@ -371,6 +371,30 @@ class NestedRegionMLP(nn.Module):
         return x
 
 
+class CheckpointedMaskedAttention(nn.Module):
+    """Pre-norm attention with an additive mask and dropout_p under torch.utils.checkpoint. Compiled with
+    dynamic=True, guards specialize the model dim and the mask's head dim (Sym(32), Sym(4) inputs), and torch
+    saves those inputs for the backward because the inputs' unreplaced strides still name them."""
+
+    def __init__(self, dim=32, heads=4, p=0.1, device=None):
+        super().__init__()
+        self.heads, self.p = heads, p
+        self.ln = nn.LayerNorm(dim, device=device)
+        self.qkv = nn.Linear(dim, 3 * dim, device=device)
+        self.proj = nn.Linear(dim, dim, device=device)
+
+    def attention(self, x, mask):
+        b, t, d = x.shape
+        q, k, v = self.qkv(self.ln(x)).view(b, t, 3, self.heads, d // self.heads).permute(2, 0, 3, 1, 4).unbind(0)
+        a = F.scaled_dot_product_attention(q, k, v, attn_mask=mask, dropout_p=self.p)
+        return x + self.proj(a.transpose(1, 2).reshape(b, t, d))
+
+    def forward(self, x, mask):
+        from torch.utils.checkpoint import checkpoint
+
+        return checkpoint(self.attention, x, mask, use_reentrant=False).pow(2).mean()
+
+
 class _SigmoidGate(torch.autograd.Function):
     """x * sigmoid(w) with a hand-written backward (what dynamo traces as an autograd.Function)."""
 
@@ -543,7 +567,8 @@ def torch2_zoo_builders():
     """name -> builder() returning (model, example args, options). Nothing is built (or needs torch 2) until a
     builder runs. options (all optional): via ("compile" / "aot"; default: export_joint's, i.e. compile on torch 2),
     memory_budget, solver (torch._functorch.config.activation_memory_budget / _solver), dynamic ({arg index: dims}
-    for torch._dynamo.mark_dynamic), graph_breaks, and "about" (a line of text)."""
+    for torch._dynamo.mark_dynamic), compile_dynamic (torch.compile(dynamic=True)), graph_breaks, and "about" (a
+    line of text)."""
     cases = {}
 
     def case(name, about, **options):
@@ -606,6 +631,11 @@ def torch2_zoo_builders():
           "through inductor_seeds), a custom autograd.Function")
     def _():
         return CheckpointedDropoutMLP(), (_x(16, 24),)
+
+    @case("dynamic_true_masked_attention", "checkpointed attention with a mask and dropout_p, compiled with "
+          "dynamic=True: guards specialize two of its symbols", compile_dynamic=True)
+    def _():
+        return CheckpointedMaskedAttention(), (_x(2, 6, 32), torch.randn(2, 4, 6, 6))
 
     @case("llama3_stack_ac", "two LLaMA-3 blocks under full activation checkpointing")
     def _():

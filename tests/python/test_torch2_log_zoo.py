@@ -2,8 +2,8 @@
 
 What a compiler engineer has is a TORCH_TRACE log of a real run, mostly under inductor. Here the torch 2 zoo's models
 (plain, MoE, batch norm, dropout + cross-entropy, full and selective activation checkpointing, dropout under
-checkpointing with a custom autograd.Function, dynamic batch and sequence, nested_compile_region, LLaMA-3; 48
-compiles) are compiled with torch.compile in child processes with TORCH_TRACE set,
+checkpointing with a custom autograd.Function, dynamic batch and sequence, dynamic=True with specialized symbols,
+nested_compile_region, LLaMA-3; 49 compiles) are compiled with torch.compile in child processes with TORCH_TRACE set,
 one log per (backend, memory budget): inductor with no budget, 0.5 and 0.1, aot_eager with no budget and 0.5. Their
 forward and backward run once. `jointscope-cli check LOG --json` is then run with no flag at all: it must read what
 torch ran with from the log (backend, budget, inductor's joint-graph passes, static inputs, symbol hints) and find
@@ -36,7 +36,8 @@ MODELS = ("mlp", "gpt_block_sdpa", "gpt_block_eager_attention", "llama3_block", 
 # Inductor compiles each graph to C++ (~30 s a model on 2 cores): a spread of the models, fewer at lower budgets.
 INDUCTOR_MODELS = ("mlp", "gpt_block_sdpa", "llama3_block", "moe_topk", "tiny_lm_dropout_ce", "gpt_stack_ac",
                    "ac_dropout_custom_fn", "sac_save_matmuls", "dynamic_gpt_seq", "nested_compile_region")
-INDUCTOR_BUDGET_MODELS = ("gpt_block_sdpa", "llama3_block", "gpt_stack_ac", "sac_save_matmuls", "dynamic_gpt_seq")
+INDUCTOR_BUDGET_MODELS = ("gpt_block_sdpa", "llama3_block", "gpt_stack_ac", "sac_save_matmuls", "dynamic_gpt_seq",
+                          "dynamic_true_masked_attention")
 # (name, backend, activation_memory_budget or None, models)
 CONFIGS = (("inductor", "inductor", None, INDUCTOR_MODELS),
            ("inductor_budget05", "inductor", 0.5, INDUCTOR_BUDGET_MODELS),
@@ -58,7 +59,8 @@ for name in sys.argv[3:]:
             torch._dynamo.mark_dynamic(args[int(index)], dims)
         patch = {"activation_memory_budget": 1.0 if budget == "none" else float(budget)}
         with torch._functorch.config.patch(**patch):
-            compiled = torch.compile(model, backend=backend, fullgraph=True)
+            compiled = torch.compile(model, backend=backend, fullgraph=True,
+                                     dynamic=True if options.get("compile_dynamic") else None)
             out = compiled(*args)
             out = out if isinstance(out, (tuple, list)) else (out,)
             sum(o.float().sum() for o in out if isinstance(o, torch.Tensor) and o.requires_grad).backward()

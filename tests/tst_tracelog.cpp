@@ -517,6 +517,30 @@ private slots:
         QVERIFY(scanCompileConfigRecords(streamed->configRecords, spanOf(text)) == scanned);
     }
 
+    // Each of inductor's post-grad records says inductor compiled the compile (its joint-graph passes ran
+    // where no compilation_metrics says so). torch 2.15 writes the artifacts before_post_grad_graph and
+    // inductor_post_grad_graph: the record lines below are from a live torch 2.15 log, payloads cut short.
+    void postGradRecordsMeanInductor_data() {
+        QTest::addColumn<QString>("record");
+        QTest::newRow("before_post_grad_graph")
+            << "V1129 12:21:57.804000 5425 torch/_inductor/compile_fx.py:1687] {\"artifact\": {\"name\": "
+               "\"before_post_grad_graph\", \"encoding\": \"string\"}, \"frame_id\": 0, \"frame_compile_id\": 0, "
+               "\"attempt\": 1, \"has_payload\": \"0eab37e12c2c52a58d513d90ed4f93d4\"}";
+        QTest::newRow("inductor_post_grad_graph")
+            << "V1129 12:21:57.883000 5425 torch/_inductor/compile_fx.py:1725] {\"artifact\": {\"name\": "
+               "\"inductor_post_grad_graph\", \"encoding\": \"string\"}, \"frame_id\": 0, \"frame_compile_id\": "
+               "0, \"attempt\": 1, \"has_payload\": \"ce41feec891594a98102da343f8eff93\"}";
+    }
+    void postGradRecordsMeanInductor() {
+        QFETCH(QString, record);
+        const std::string text = record.toStdString() + "\n\tclass <lambda>(torch.nn.Module):\n";
+        const std::vector<CompileConfig> scanned = scanCompileConfigs(text);
+        QCOMPARE(scanned.size(), size_t(1));
+        QCOMPARE(scanned[0].compileId, std::string("0/0_1"));
+        QVERIFY(scanned[0].inductorRecords);
+        QVERIFY(!scanned[0].fromMetrics);
+    }
+
     // The index notes the records that may carry a compile's configuration, with the compile each belongs
     // to; a compile's configuration is read from its own records only. On every real log, in one part or
     // many, the result is what a pass over every line of the log reads — all compiles, and each graph's

@@ -140,7 +140,8 @@ public:
         if (artifact == record.end() || !artifact->is_object())
             return;
         const std::string name = stringField(*artifact, "name");
-        if (name == "before_post_grad_graph" || name == "after_post_grad_graph") {
+        if (name == "before_post_grad_graph" || name == "after_post_grad_graph" ||
+            name == "inductor_post_grad_graph") { // the last: torch 2.15's artifact name
             open(compileIdOf(record), lineNo).inductorRecords = true;
             return;
         }

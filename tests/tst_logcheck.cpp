@@ -30,6 +30,10 @@ const std::string kRngSeedsLog = "tests/data/torch2/ac_dropout_inductor_trace.lo
 // torch 2.15: guards specialize x's model dim and the mask's head dim (inputs primals_3: Sym(32) and primals_5:
 // Sym(4)); the same records dropped as above, and the symbolic_shape_specialization ones.
 const std::string kSpecializedLog = "tests/data/torch2/dynamic_true_masked_attention_inductor_trace.log";
+// transformers' T5ForConditionalGeneration (2 layers, d_model 64) trained one step under inductor, torch 2.15
+// (transformers 5.24): its relative-position buckets add a literal 0 to integer tensors (add(x, 0)). Side
+// effects, pre- and post-grad and dynamo graphs dropped as well as the records above.
+const std::string kLiteralNoOpLog = "tests/data/torch2/hf_t5_inductor_trace.log";
 
 // Every compile's configuration in the log, as check reads it.
 std::vector<CompileConfig> configsOf(const GraphFile& file) {
@@ -143,6 +147,27 @@ private slots:
         const std::vector<std::string> sym{"primals_1", "primals_2", "primals_3", "primals_5", "mul_12"};
         QCOMPARE(c.torchSym, sym); // read off torch's forward outputs
         QCOMPARE(c.oursSym, sym);
+        QCOMPARE(std::string(checkStatusName(c.status)), std::string("identical"));
+    }
+
+    // remove_no_ops (run by constant_fold_uniform_value) drops x + 0, x - 0, x * 1 and x / 1 whose 0 or 1 is a
+    // literal as well as a folded constant: torch's forward and backward no longer hold T5's add(where_4, 0),
+    // and its saved list holds where_4 itself.
+    void literalNoOpsAreRemoved() {
+        Expected<GraphFile> file = GraphFile::open(test::sourcePath(kLiteralNoOpLog));
+        QVERIFY(file);
+        const std::vector<CompileGraphs> compiles = groupCompiles(*file);
+        QCOMPARE(compiles.size(), size_t(1));
+        const CompileCheck c = checkCompile(*file, compiles[0], configsOf(*file), CheckRequest{});
+        std::vector<std::string> removed;
+        for (const PassChange& change : c.passes.changes)
+            if (change.pass == "constant_fold_uniform_value")
+                removed.insert(removed.end(), change.removed.begin(), change.removed.end());
+        for (const char* name : {"add_1", "add_2", "add_16", "add_18"})
+            QVERIFY2(std::find(removed.begin(), removed.end(), name) != removed.end(), name);
+        QVERIFY(std::find(c.torch.begin(), c.torch.end(), "where_4") != c.torch.end());
+        QCOMPARE(c.ours, c.torch);
+        QVERIFY(c.forward && c.forward->onlyOurs.empty() && c.forward->onlyTorch.empty());
         QCOMPARE(std::string(checkStatusName(c.status)), std::string("identical"));
     }
 

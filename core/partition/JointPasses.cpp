@@ -763,30 +763,92 @@ private:
     int64_t nextStorage_ = 0;
 };
 
-// joint_graph.remove_no_ops: x + 0, x - 0, x * 1, x / 1 with the folded zeros and ones.
+// isScalarValue(e) and e == target: a Python int, float or bool literal.
+bool isScalarEqual(const Value& v, double target) {
+    switch (v.kind()) {
+    case ValueKind::Int:
+    case ValueKind::Bool:
+        return double(v.asInt()) == target;
+    case ValueKind::Float:
+        return v.asFloat() == target;
+    default:
+        return false;
+    }
+}
+
+// is_mutated: an in-place op (its schema writes its first argument) reads the node.
+bool isMutatedInPlace(const WorkGraph& g, NodeId id) {
+    for (NodeId user : g.users(id)) {
+        const Node& u = g.node(user);
+        if (u.target.kind == TargetKind::OpOverload && !u.target.op.empty() && u.target.op.back() == '_' &&
+            !u.args.empty() && u.args[0].kind() == ValueKind::NodeRef && u.args[0].asNode() == id)
+            return true;
+    }
+    return false;
+}
+
+// replacement.meta.update(node.meta): the keys a node's meta holds overwrite the other's (the checkpoint tags
+// included); absent keys leave it as it was.
+void updateMeta(NodeMeta& into, const NodeMeta& from) {
+    if (!from.stackTrace.empty())
+        into.stackTrace = from.stackTrace;
+    if (!from.nnModuleStack.empty())
+        into.nnModuleStack = from.nnModuleStack;
+    if (!from.recompute.empty())
+        into.recompute = from.recompute;
+    if (from.acGraphId >= 0)
+        into.acGraphId = from.acGraphId;
+    if (!from.partitionerTag.empty())
+        into.partitionerTag = from.partitionerTag;
+    if (!from.descriptor.empty())
+        into.descriptor = from.descriptor;
+    for (const auto& [key, json] : from.extra) {
+        auto it =
+            std::find_if(into.extra.begin(), into.extra.end(), [&](const auto& e) { return e.first == key; });
+        if (it != into.extra.end())
+            it->second = json;
+        else
+            into.extra.emplace_back(key, json);
+    }
+}
+
+// joint_graph.remove_no_ops: x + 0, x - 0, x * 1, x / 1, the 0 and 1 being folded zeros and ones or literals.
 void removeNoOps(PassContext& c, const std::set<NodeId>& zeros, const std::set<NodeId>& ones) {
     WorkGraph& g = c.g;
     auto replaceNoOp = [&](NodeId id, size_t keep) {
         const Node& n = g.node(id);
-        for (const Value& a : n.args)
-            if (a.kind() != ValueKind::NodeRef)
-                return;
-        const NodeId replacement = n.args[keep].asNode();
+        // replace_no_op: a literal argument is fine as long as what replaces the node is a node.
+        if (n.args[keep].kind() != ValueKind::NodeRef)
+            return;
+        NodeId replacement = n.args[keep].asNode();
+        if (isMutatedInPlace(g, replacement)) // the node was an implicit copy of it
+            return;
         const TensorMeta* x = n.tensor();
         const TensorMeta* y = g.node(replacement).tensor();
         if (!x || !y || !sameSizes(x->sizes, y->sizes) || !(x->device == y->device))
             return;
-        if (x->dtype != y->dtype) {
-            c.report.notReplayed.push_back("constant_fold_uniform_value: " + describe(n) +
-                                           " is a no-op up to a dtype conversion, which is not replayed");
-            return;
+        if (x->dtype != y->dtype) { // the same tensor in the node's dtype: converted after the node
+            Node convert;
+            convert.op = NodeOp::CallFunction;
+            convert.target = Target::parseFunction("torch.ops.prims.convert_element_type.default");
+            convert.args = {Value::nodeRef(replacement), Value::dtype(x->dtype)};
+            convert.outputKind = OutputKind::Tensor;
+            replacement = g.insert(std::move(convert), id, /*after=*/true);
+            c.change("constant_fold_uniform_value").added.push_back(g.node(replacement).name);
         }
+        const Node removed = g.node(id);
         c.removed("constant_fold_uniform_value", id);
         g.replaceAllUses(id, replacement);
         g.erase(id);
+        Node& kept = g.node(replacement);
+        updateMeta(kept.meta, removed.meta);
+        kept.outputs = removed.outputs; // meta["val"] is the node's
     };
-    auto in = [](const std::set<NodeId>& set, const Value& v) {
-        return v.kind() == ValueKind::NodeRef && set.count(v.asNode());
+    auto zero = [&](const Value& v) {
+        return (v.kind() == ValueKind::NodeRef && zeros.count(v.asNode())) || isScalarEqual(v, 0);
+    };
+    auto one = [&](const Value& v) {
+        return (v.kind() == ValueKind::NodeRef && ones.count(v.asNode())) || isScalarEqual(v, 1);
     };
     auto alphaIsOne = [](const Node& n) {
         for (const auto& [k, v] : n.kwargs)
@@ -799,13 +861,13 @@ void removeNoOps(PassContext& c, const std::set<NodeId>& zeros, const std::set<N
             const Node& n = g.node(id);
             if (!isAten(n, op, "Tensor") || n.args.size() != 2)
                 continue;
-            if (op == "add" && (in(zeros, n.args[0]) || in(zeros, n.args[1])) && alphaIsOne(n))
-                replaceNoOp(id, in(zeros, n.args[0]) ? 1 : 0);
-            else if (op == "sub" && in(zeros, n.args[1]) && alphaIsOne(n))
+            if (op == "add" && (zero(n.args[0]) || zero(n.args[1])) && alphaIsOne(n))
+                replaceNoOp(id, zero(n.args[0]) ? 1 : 0);
+            else if (op == "sub" && zero(n.args[1]) && alphaIsOne(n))
                 replaceNoOp(id, 0);
-            else if (op == "mul" && (in(ones, n.args[0]) || in(ones, n.args[1])))
-                replaceNoOp(id, in(ones, n.args[0]) ? 1 : 0);
-            else if (op == "div" && in(ones, n.args[1]))
+            else if (op == "mul" && (one(n.args[0]) || one(n.args[1])))
+                replaceNoOp(id, one(n.args[0]) ? 1 : 0);
+            else if (op == "div" && one(n.args[1]))
                 replaceNoOp(id, 0);
         }
     }

@@ -395,6 +395,30 @@ class CheckpointedMaskedAttention(nn.Module):
         return checkpoint(self.attention, x, mask, use_reentrant=False).pow(2).mean()
 
 
+class LiteralNoOps(nn.Module):
+    """Arithmetic with literal identities, as models write it: integer position buckets plus 0 (T5's relative
+    attention), x * 1, x / 1.0, x - 0, an integer tensor times 1.0 (a no-op up to its dtype), one inside a
+    checkpointed region."""
+
+    def __init__(self, dim=16, device=None):
+        super().__init__()
+        self.fc = nn.Linear(dim, dim, device=device)
+        self.bias = nn.Embedding(2 * dim, 1, device=device)
+
+    def region(self, h):
+        return torch.tanh(h * 1) - 0
+
+    def forward(self, x):
+        from torch.utils.checkpoint import checkpoint
+
+        t = x.shape[1]
+        pos = torch.arange(t, device=x.device)
+        buckets = (pos[None, :] - pos[:, None]) + 0 + t
+        scale = (pos * 1.0).mean() + 1
+        h = self.fc(x) / 1.0 + self.bias(buckets).squeeze(-1).sum(0) / scale
+        return checkpoint(self.region, h, use_reentrant=False)
+
+
 class _SigmoidGate(torch.autograd.Function):
     """x * sigmoid(w) with a hand-written backward (what dynamo traces as an autograd.Function)."""
 
@@ -636,6 +660,11 @@ def torch2_zoo_builders():
           "dynamic=True: guards specialize two of its symbols", compile_dynamic=True)
     def _():
         return CheckpointedMaskedAttention(), (_x(2, 6, 32), torch.randn(2, 4, 6, 6))
+
+    @case("literal_noops", "literal identities (+ 0 on integer buckets, * 1, / 1.0, - 0, int * 1.0), one in a "
+          "checkpointed region")
+    def _():
+        return LiteralNoOps(16), (_x(4, 16),)
 
     @case("llama3_stack_ac", "two LLaMA-3 blocks under full activation checkpointing")
     def _():

@@ -191,6 +191,12 @@ private slots:
                                    << qint64(std::numeric_limits<int64_t>::max());
         QTest::newRow("minus chain") << QString(10001, '-') + "5" << qint64(-5);
         QTest::newRow("256 levels") << QString(256, '(') + "s0" + QString(256, ')') << qint64(128);
+        // sympy prints strides of symbolic shapes with powers: 4*s27**2
+        QTest::newRow("power") << "4*s0**2" << qint64(4 * 128 * 128);
+        QTest::newRow("power before minus") << "-2**2" << qint64(-4);
+        QTest::newRow("power right to left") << "2**3**2" << qint64(512);
+        QTest::newRow("power of a sum") << "(s0//2 + 1)**2 - 1" << qint64(65 * 65 - 1);
+        QTest::newRow("zero power") << "s0**0" << qint64(1);
     }
 
     void symbolicEvaluation() {
@@ -235,8 +241,10 @@ private slots:
                                  << "symbol 's9' has no value" << false << 0;
         QTest::newRow("unknown function") << "PythonMod(s0, 2)"
                                           << "function 'PythonMod' is not supported" << false << 0;
-        QTest::newRow("power") << "s0**2"
-                               << "unexpected '*'" << false << 0;
+        QTest::newRow("negative exponent") << "s0**-1"
+                                           << "negative exponent" << false << 0;
+        QTest::newRow("power overflow") << "s0 + 2**63"
+                                        << "int64 overflow in 2 ** 63" << true << 6;
     }
 
     void symbolicErrors() {

@@ -34,12 +34,16 @@ private slots:
         // gpt_block_eager_attention); topk / index_add MoE (moe_topk); dropout's rand, cross-entropy's
         // scatter into a full, clones, view pairs with -1 (tiny_lm_dropout_ce); batch norm's mutated buffers
         // (convnet_bn_train); dropout under activation checkpointing (gpt_stack_ac_dropout); symbolic sizes
-        // (dynamic_gpt_seq, dynamic_size_output); selective checkpointing tags (sac_llama3_every_other_mm);
-        // literal identities, one a no-op up to its dtype and one in a checkpointed region (literal_noops)
-        for (const char* m : {"mlp", "llama3_block", "gpt_block_eager_attention", "moe_topk",
-                              "tiny_lm_dropout_ce", "convnet_bn_train", "gpt_stack_ac_dropout",
-                              "dynamic_gpt_seq", "dynamic_size_output", "sac_llama3_every_other_mm",
-                              "literal_noops"})
+        // (dynamic_gpt_seq, dynamic_size_output: mark_dynamic); selective checkpointing tags
+        // (sac_llama3_every_other_mm); literal identities, one a no-op up to its dtype and one in a
+        // checkpointed region (literal_noops); symbolic fulls (dynamic_mlp_batch,
+        // dynamic_true_masked_attention); AOTAutograd's clone of an input the forward mutates, kept
+        // (embedding_max_norm)
+        for (const char* m :
+             {"mlp", "llama3_block", "gpt_block_eager_attention", "moe_topk", "tiny_lm_dropout_ce",
+              "convnet_bn_train", "gpt_stack_ac_dropout", "dynamic_gpt_seq", "dynamic_size_output",
+              "sac_llama3_every_other_mm", "literal_noops", "dynamic_mlp_batch",
+              "dynamic_true_masked_attention", "embedding_max_norm"})
             QTest::newRow(m) << QString(m);
     }
     void replayMatchesTorch() {

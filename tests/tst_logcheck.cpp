@@ -27,17 +27,31 @@ const std::string kIlpTieLog = "tests/data/torch2/vit_ilp_budget03_aot_eager_tra
 // describe, cache, post-grad and output-code records dropped (check's JSON is the full log's).
 const std::string kRngSeedsLog = "tests/data/torch2/ac_dropout_inductor_trace.log";
 // jointscope_torch.models dynamic_true_masked_attention, torch.compile(dynamic=True), inductor, budget 0.5,
-// torch 2.15: guards specialize x's model dim and the mask's head dim (inputs primals_3: Sym(32) and primals_5:
-// Sym(4)); the same records dropped as above, and the symbolic_shape_specialization ones.
+// torch 2.15: guards specialize x's model dim and the mask's head dim (inputs primals_3: Sym(32) and
+// primals_5: Sym(4)); the same records dropped as above, and the symbolic_shape_specialization ones.
 const std::string kSpecializedLog = "tests/data/torch2/dynamic_true_masked_attention_inductor_trace.log";
 // transformers' T5ForConditionalGeneration (2 layers, d_model 64) trained one step under inductor, torch 2.15
 // (transformers 5.24): its relative-position buckets add a literal 0 to integer tensors (add(x, 0)). Side
 // effects, pre- and post-grad and dynamo graphs dropped as well as the records above.
 const std::string kLiteralNoOpLog = "tests/data/torch2/hf_t5_inductor_trace.log";
+// jointscope_torch.models embedding_max_norm, then mlp, backend="aot_eager", activation_memory_budget 0,
+// torch 2.15; the same records dropped as above.
+const std::string kEpilogueLog = "tests/data/torch2/embedding_max_norm_budget0_aot_eager_trace.log";
 
 // Every compile's configuration in the log, as check reads it.
 std::vector<CompileConfig> configsOf(const GraphFile& file) {
     return file.graphs().empty() ? std::vector<CompileConfig>() : file.compileConfigsOf(file.graphs()[0]);
+}
+
+// check on every compile of a real log, as `jointscope-cli check LOG` runs it; empty when the log does not
+// open.
+std::vector<CompileCheck> checkLog(const std::string& log, const CheckRequest& request = {}) {
+    Expected<GraphFile> file = GraphFile::open(test::sourcePath(log));
+    std::vector<CompileCheck> checks;
+    if (file)
+        for (const CompileGraphs& compile : groupCompiles(*file))
+            checks.push_back(checkCompile(*file, compile, configsOf(*file), request));
+    return checks;
 }
 
 } // namespace
@@ -88,11 +102,9 @@ private slots:
     // another. The compile differs, and check says that torch's saved values are the min-cut of another
     // equally good choice: the difference is the tie alone.
     void ilpTieIsNamed() {
-        Expected<GraphFile> file = GraphFile::open(test::sourcePath(kIlpTieLog));
-        QVERIFY(file);
-        const std::vector<CompileGraphs> compiles = groupCompiles(*file);
-        QCOMPARE(compiles.size(), size_t(1));
-        const CompileCheck c = checkCompile(*file, compiles[0], configsOf(*file), CheckRequest{});
+        const std::vector<CompileCheck> checks = checkLog(kIlpTieLog);
+        QCOMPARE(checks.size(), size_t(1));
+        const CompileCheck& c = checks[0];
         QCOMPARE(c.settings.options.memoryBudget.value_or(-1), 0.3);
         QCOMPARE(std::string(checkStatusName(c.status)), std::string("differs"));
         QVERIFY(c.ours != c.torch);
@@ -108,22 +120,22 @@ private slots:
         // With the dp solver (torch's default) there is no tie to name.
         CheckRequest dp;
         dp.overrides.solver = KnapsackSolver::Dp;
-        const CompileCheck d = checkCompile(*file, compiles[0], configsOf(*file), dp);
+        const std::vector<CompileCheck> withDp = checkLog(kIlpTieLog, dp);
+        QCOMPARE(withDp.size(), size_t(1));
+        const CompileCheck& d = withDp[0];
         QVERIFY(!d.knapsackTie);
         QVERIFY(std::none_of(d.notes.begin(), d.notes.end(),
                              [](const std::string& n) { return n.find("tie") != std::string::npos; }));
     }
 
-    // inductor's replace_random puts prims.inductor_seeds where the checkpointed dropout's aten.rand was; it is
-    // nondeterministic_seeded, so torch's functionalize_rng_ops runs it with a saved RNG state
-    // (run_and_save_rng_state in the forward, run_with_rng_state in the backward). Ours must too, and name the
-    // state as torch's is named: the seeds op takes no node input.
+    // inductor's replace_random puts prims.inductor_seeds where the checkpointed dropout's aten.rand was; it
+    // is nondeterministic_seeded, so torch's functionalize_rng_ops runs it with a saved RNG state
+    // (run_and_save_rng_state in the forward, run_with_rng_state in the backward). Ours must too, and name
+    // the state as torch's is named: the seeds op takes no node input.
     void inductorSeedsGetTheirRngState() {
-        Expected<GraphFile> file = GraphFile::open(test::sourcePath(kRngSeedsLog));
-        QVERIFY(file);
-        const std::vector<CompileGraphs> compiles = groupCompiles(*file);
-        QCOMPARE(compiles.size(), size_t(1));
-        const CompileCheck c = checkCompile(*file, compiles[0], configsOf(*file), CheckRequest{});
+        const std::vector<CompileCheck> checks = checkLog(kRngSeedsLog);
+        QCOMPARE(checks.size(), size_t(1));
+        const CompileCheck& c = checks[0];
         QVERIFY(c.settings.replayJointPasses);
         const std::vector<std::string> seeds{"rng_state(prims.inductor_seeds)"};
         QCOMPARE(c.torchRng, seeds); // read off torch's forward graph
@@ -136,29 +148,25 @@ private slots:
     // [32*s27, 32, 1], unreplaced s53*s27) and the mask (primals_6, stride 4*s27**2) are saved, so their
     // specialized symbols' placeholders primals_3 and primals_5 are too; stride 32 alone would bring none.
     void specializedSymbolsOfSavedInputsAreSaved() {
-        Expected<GraphFile> file = GraphFile::open(test::sourcePath(kSpecializedLog));
-        QVERIFY(file);
-        const std::vector<CompileGraphs> compiles = groupCompiles(*file);
-        const auto checked = std::find_if(compiles.begin(), compiles.end(), [&](const CompileGraphs& g) {
-            return checkCompile(*file, g, configsOf(*file), CheckRequest{}).status != CheckStatus::Skipped;
+        const std::vector<CompileCheck> checks = checkLog(kSpecializedLog);
+        const auto checked = std::find_if(checks.begin(), checks.end(), [](const CompileCheck& c) {
+            return c.status != CheckStatus::Skipped;
         });
-        QVERIFY(checked != compiles.end());
-        const CompileCheck c = checkCompile(*file, *checked, configsOf(*file), CheckRequest{});
+        QVERIFY(checked != checks.end());
+        const CompileCheck& c = *checked;
         const std::vector<std::string> sym{"primals_1", "primals_2", "primals_3", "primals_5", "mul_12"};
         QCOMPARE(c.torchSym, sym); // read off torch's forward outputs
         QCOMPARE(c.oursSym, sym);
         QCOMPARE(std::string(checkStatusName(c.status)), std::string("identical"));
     }
 
-    // remove_no_ops (run by constant_fold_uniform_value) drops x + 0, x - 0, x * 1 and x / 1 whose 0 or 1 is a
-    // literal as well as a folded constant: torch's forward and backward no longer hold T5's add(where_4, 0),
-    // and its saved list holds where_4 itself.
+    // remove_no_ops (run by constant_fold_uniform_value) drops x + 0, x - 0, x * 1 and x / 1 whose 0 or 1 is
+    // a literal as well as a folded constant: torch's forward and backward no longer hold T5's add(where_4,
+    // 0), and its saved list holds where_4 itself.
     void literalNoOpsAreRemoved() {
-        Expected<GraphFile> file = GraphFile::open(test::sourcePath(kLiteralNoOpLog));
-        QVERIFY(file);
-        const std::vector<CompileGraphs> compiles = groupCompiles(*file);
-        QCOMPARE(compiles.size(), size_t(1));
-        const CompileCheck c = checkCompile(*file, compiles[0], configsOf(*file), CheckRequest{});
+        const std::vector<CompileCheck> checks = checkLog(kLiteralNoOpLog);
+        QCOMPARE(checks.size(), size_t(1));
+        const CompileCheck& c = checks[0];
         std::vector<std::string> removed;
         for (const PassChange& change : c.passes.changes)
             if (change.pass == "constant_fold_uniform_value")
@@ -169,6 +177,24 @@ private slots:
         QCOMPARE(c.ours, c.torch);
         QVERIFY(c.forward && c.forward->onlyOurs.empty() && c.forward->onlyTorch.empty());
         QCOMPARE(std::string(checkStatusName(c.status)), std::string("identical"));
+    }
+
+    // nn.Embedding(max_norm=...) renormalizes its weight in place: an input that requires grad and whose
+    // mutation the runtime epilogue applies after the forward (aot_runtime_epilogue_input_mutation). torch
+    // may not save it (get_node_weight: infinite), so at budget 0 it does not just save the inputs: it saves
+    // the renormalized weight instead. The mlp compiled next, with no such input, saves its inputs.
+    void epilogueMutatedInputIsNotSaved() {
+        const std::vector<CompileCheck> checks = checkLog(kEpilogueLog);
+        QCOMPARE(checks.size(), size_t(2));
+        const CompileCheck& embedding = checks[0];
+        QCOMPARE(embedding.settings.options.memoryBudget.value_or(-1), 0.0);
+        QCOMPARE(embedding.torch, (std::vector<std::string>{"primals_2", "primals_3", "embedding_renorm"}));
+        QCOMPARE(embedding.ours, embedding.torch);
+        QCOMPARE(std::string(checkStatusName(embedding.status)), std::string("identical"));
+        const CompileCheck& mlp = checks[1];
+        QVERIFY(std::all_of(mlp.torch.begin(), mlp.torch.end(),
+                            [](const std::string& name) { return name.rfind("primals_", 0) == 0; }));
+        QCOMPARE(std::string(checkStatusName(mlp.status)), std::string("identical"));
     }
 
     // Each of the three is needed: without it the decision is not torch's.

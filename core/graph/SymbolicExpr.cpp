@@ -189,14 +189,52 @@ private:
             }
         }
         skipSpace();
-        if (pos_ < text_.size() && std::isdigit(static_cast<unsigned char>(text_[pos_])))
-            return literal(negate); // -9223372036854775808 is a literal, not the negation of one
-        std::optional<Num> v = primary();
+        std::optional<Num> v;
+        if (pos_ < text_.size() && std::isdigit(static_cast<unsigned char>(text_[pos_]))) {
+            const size_t start = pos_;
+            v = literal(negate); // -9223372036854775808 is a literal, not the negation of one
+            skipSpace();
+            if (!v || text_.substr(pos_, 2) != "**")
+                return v;
+            if (negate) { // -2**2 is -(2**2)
+                pos_ = start;
+                v = literal(false);
+            }
+        } else {
+            v = primary();
+        }
+        v = power(v);
         if (!v || !negate || !v->known)
             return v;
         if (v->value == kInt64Min)
             return fail("int64 overflow in -(" + std::to_string(v->value) + ")", true, signAt);
         return Num{-v->value};
+    }
+    // base ** exponent, right to left (2**3**2 is 2**9), binding tighter than a unary minus on its left.
+    std::optional<Num> power(std::optional<Num> base) {
+        skipSpace();
+        const size_t at = pos_;
+        if (!base || !eat("**"))
+            return base;
+        if (!enter(at))
+            return std::nullopt;
+        std::optional<Num> exponent = unary();
+        --depth_;
+        if (!exponent || !base->known || !exponent->known)
+            return exponent ? std::optional<Num>(kUnknown) : exponent;
+        if (exponent->value < 0)
+            return fail("negative exponent in " + std::to_string(base->value) + "**" +
+                            std::to_string(exponent->value),
+                        false, at);
+        if (base->value == 0 || base->value == 1)
+            return Num{exponent->value == 0 ? 1 : base->value};
+        if (base->value == -1)
+            return Num{exponent->value % 2 == 0 ? 1 : -1};
+        int64_t r = 1;
+        for (int64_t i = 0; i < exponent->value; ++i) // |base| >= 2: overflows within 63 steps
+            if (__builtin_mul_overflow(r, base->value, &r))
+                return overflow(base->value, "**", exponent->value, at);
+        return Num{r};
     }
     std::optional<Num> literal(bool negative) {
         const size_t start = pos_;
@@ -292,6 +330,34 @@ Expected<int64_t> evaluateSymbolic(std::string_view expr, const SymbolBindings& 
     if (!v)
         return makeError({}, "cannot evaluate symbolic size '" + abbreviate(expr) + "': " + e.error);
     return v->value;
+}
+
+std::vector<std::string> symbolNames(std::string_view expr) {
+    std::vector<std::string> names;
+    size_t i = 0;
+    while (i < expr.size()) {
+        const auto c = static_cast<unsigned char>(expr[i]);
+        if (std::isdigit(c)) { // a literal, including its digits after a letter-free start
+            while (i < expr.size() && std::isalnum(static_cast<unsigned char>(expr[i])))
+                ++i;
+            continue;
+        }
+        if (!std::isalpha(c) && expr[i] != '_') {
+            ++i;
+            continue;
+        }
+        const size_t start = i;
+        while (i < expr.size() && (std::isalnum(static_cast<unsigned char>(expr[i])) || expr[i] == '_'))
+            ++i;
+        size_t next = i;
+        while (next < expr.size() && expr[next] == ' ')
+            ++next;
+        if (next >= expr.size() || expr[next] != '(')
+            names.emplace_back(expr.substr(start, i - start));
+    }
+    std::sort(names.begin(), names.end());
+    names.erase(std::unique(names.begin(), names.end()), names.end());
+    return names;
 }
 
 SymbolicCheck checkSymbolic(std::string_view expr) {

@@ -20,11 +20,14 @@ using SymbolBindings = std::map<std::string, int64_t>;
 // expression from a file (20,000 nested parentheses) must not decide how deep the stack goes.
 inline constexpr uint32_t kMaxSymbolicDepth = 256;
 
-// Evaluates +, -, *, // (floor), %, parentheses, unary minus, and the sympy functions FloorDiv, Mod,
+// Evaluates +, -, *, // (floor), %, ** (a non-negative exponent), parentheses, unary minus, and the sympy functions FloorDiv, Mod,
 // CeilDiv, Max, Min that torch prints, over int64. An unbound symbol, an int64 overflow (INT64_MIN // -1
 // included), a division by zero, nesting deeper than kMaxSymbolicDepth or anything else is an error that
 // quotes the expression.
 Expected<int64_t> evaluateSymbolic(std::string_view expr, const SymbolBindings& symbols);
+
+// The symbols an expression names (identifiers that are not called), sorted, each once.
+std::vector<std::string> symbolNames(std::string_view expr);
 
 // A problem a reader can see in a size expression before any symbol has a value.
 struct SymbolicIssue {
@@ -39,7 +42,7 @@ struct SymbolicCheck {
 
 // What readers check in the size expressions of a file: nesting deeper than kMaxSymbolicDepth, and int64
 // overflow or division by zero among its constants (s0 + (-9223372036854775808)//(-1)) are issues. Symbols
-// stay unknown, and text this evaluator does not understand (s0**2, Piecewise(...)) is no issue:
+// stay unknown, and text this evaluator does not understand (Piecewise(...)) is no issue:
 // evaluateSymbolic reports it if a size of it is ever needed.
 SymbolicCheck checkSymbolic(std::string_view expr);
 

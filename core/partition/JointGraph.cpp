@@ -1,6 +1,7 @@
 #include "partition/JointGraph.h"
 
 #include "graph/SymbolicExpr.h"
+#include "io/FxAnnotation.h"
 
 #include <algorithm>
 #include <charconv>
@@ -208,6 +209,48 @@ bool isImpure(const Node& node, bool mutatingOpsAreImpure) {
         return true;
     // torch >= 2.1: an OpOverload whose schema mutates an argument (in-place "foo_" ops, copy_).
     return mutatingOpsAreImpure && !t.op.empty() && t.op.back() == '_' && !t.op.starts_with("__");
+}
+
+namespace {
+
+// "Wrapper(key=INNER)" -> INNER, the input descriptor an output descriptor names; empty when absent.
+std::string_view describedInput(std::string_view descriptor, std::string_view wrapper, std::string_view key) {
+    if (descriptor.substr(0, wrapper.size()) != wrapper)
+        return {};
+    const size_t at = descriptor.find(key);
+    if (at == std::string_view::npos || descriptor.empty() || descriptor.back() != ')')
+        return {};
+    const size_t begin = at + key.size();
+    return descriptor.substr(begin, descriptor.size() - 1 - begin);
+}
+
+} // namespace
+
+std::vector<bool> epilogueMutatedInputs(const Graph& graph) {
+    std::vector<bool> marked(graph.size(), false);
+    const std::optional<NodeId> output = graph.outputNode();
+    if (!output)
+        return marked;
+    std::vector<std::string> descriptors;
+    for (const auto& [key, json] : graph.node(*output).meta.extra)
+        if (key == fx::kOutputDescriptorsKey && !fx::fromJsonStringArray(json, descriptors))
+            descriptors.clear();
+    std::vector<std::string_view> mutated, withGrad;
+    for (const std::string& d : descriptors) {
+        if (std::string_view in = describedInput(d, "InputMutationAOTOutput(", "mutated_input="); !in.empty())
+            mutated.push_back(in);
+        if (std::string_view in = describedInput(d, "GradAOTOutput(", "grad_of="); !in.empty())
+            withGrad.push_back(in);
+    }
+    auto holds = [](const std::vector<std::string_view>& list, std::string_view d) {
+        return std::find(list.begin(), list.end(), d) != list.end();
+    };
+    for (NodeId id = 0; id < graph.size(); ++id) {
+        const Node& node = graph.node(id);
+        const std::string& d = node.meta.descriptor;
+        marked[id] = node.op == NodeOp::Placeholder && !d.empty() && holds(mutated, d) && holds(withGrad, d);
+    }
+    return marked;
 }
 
 PreparedJoint prepareJoint(Graph joint, const Ruleset& rules) {

@@ -28,6 +28,11 @@ void applySymbolHints(Graph& graph);
 // get_node_storage(node), seen through the ruleset's aliasing ops and views: the node whose storage `id` shares.
 NodeId storageRoot(const Graph& graph, NodeId id, const Ruleset& rules);
 
+// The primals AOTAutograd marks aot_runtime_epilogue_input_mutation: inputs that require grad and whose
+// mutation the graph returns for the runtime epilogue to apply (InputMutationAOTOutput among the output
+// descriptors, beside a GradAOTOutput of the same input). Indexed by NodeId; all false without descriptors.
+std::vector<bool> epilogueMutatedInputs(const Graph& graph);
+
 // Mirrors torch: joint_module.graph.eliminate_dead_code(), then fx_graph_cse (compile_utils.py) when the
 // ruleset enables CSE. Node names are kept, as node_copy keeps them.
 PreparedJoint prepareJoint(Graph joint, const Ruleset& rules);

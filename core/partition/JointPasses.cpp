@@ -1,6 +1,7 @@
 #include "partition/JointPasses.h"
 
 #include "graph/FxNamespace.h"
+#include "graph/SymbolicExpr.h"
 #include "partition/JointGraph.h"
 
 #include <algorithm>
@@ -284,6 +285,97 @@ struct NoopRule {
     std::optional<NodeId> source;
     bool noop = false;
 };
+
+// statically_known_true(end >= size) for a slice's end: INT64_MAX (no end), a number past a concrete size,
+// or the very symbol of a symbolic one.
+bool reachesEnd(const WorkGraph& g, const Value& end, const SymInt& size) {
+    if (end.kind() == ValueKind::Int)
+        return end.asInt() >= kInt64Max || (!size.isSymbolic() && end.asInt() >= size.value);
+    if (end.kind() == ValueKind::SymExpr)
+        return size.isSymbolic() && end.text() == size.expr;
+    if (end.kind() == ValueKind::NodeRef)
+        return size.isSymbolic() && g.node(end.asNode()).symValue == size.expr;
+    return false;
+}
+
+// _slice_scatter_noop_replacement: `self` when `src` is getitem(split_with_sizes(self, sizes, dim), i) and
+// the scatter writes exactly that piece back; else `src`.
+NodeId sliceScatterReplacement(const WorkGraph& g, const Node& n, NodeId self, NodeId src, int64_t dim,
+                               int64_t ndim) {
+    const Node& piece = g.node(src);
+    const std::optional<NodeId> split = nodeArg(piece, 0);
+    if (!piece.target.isGetItem() || !split || piece.args.size() < 2 ||
+        piece.args[1].kind() != ValueKind::Int)
+        return src;
+    const Node& s = g.node(*split);
+    if (!isAten(s, "split_with_sizes", "default") || nodeArg(s, 0) != std::optional<NodeId>(self))
+        return src;
+    const Value* sizes = argument(s, 1, "split_sizes");
+    if (!sizes || !sizes->isSequence())
+        return src;
+    std::vector<int64_t> parts;
+    for (const Value& v : sizes->items()) {
+        if (v.kind() != ValueKind::Int)
+            return src;
+        parts.push_back(v.asInt());
+    }
+    int64_t splitDim = intArg(s, 2, "dim").value_or(0);
+    const int64_t index = piece.args[1].asInt();
+    const int64_t step = intArg(n, 5, "step").value_or(1);
+    splitDim = ((splitDim % ndim) + ndim) % ndim;
+    if (splitDim != dim || step != 1 || index < 0 || index >= int64_t(parts.size()))
+        return src;
+    int64_t expectedStart = 0;
+    for (int64_t i = 0; i < index; ++i)
+        expectedStart += parts[size_t(i)];
+    const int64_t expectedEnd = expectedStart + parts[size_t(index)];
+    const Value* start = argument(n, 3, "start");
+    const Value* end = argument(n, 4, "end");
+    const int64_t startValue = !start || start->isNone()         ? 0
+                               : start->kind() == ValueKind::Int ? start->asInt()
+                                                                 : -1;
+    const int64_t endValue = !end || end->isNone()           ? kInt64Max
+                             : end->kind() == ValueKind::Int ? end->asInt()
+                                                             : -1;
+    return startValue == expectedStart && endValue == expectedEnd ? self : src;
+}
+
+// slice_scatter_noop: the scatter overwrites all of `self` (src has its shape, from 0 to past the end), or
+// `src` is exactly the range [start, end) of dim.
+NoopRule sliceScatterRule(const WorkGraph& g, const Node& n) {
+    const std::optional<NodeId> self = nodeArg(n, 0), src = nodeArg(n, 1);
+    if (!self || !src)
+        return {};
+    const TensorMeta* a = g.node(*self).tensor();
+    const TensorMeta* b = g.node(*src).tensor();
+    const int64_t ndim = a ? int64_t(a->sizes.size()) : 0;
+    if (!a || !b || ndim == 0)
+        return {src, false};
+    int64_t dim = intArg(n, 2, "dim").value_or(0);
+    if (dim < -ndim || dim >= ndim)
+        return {src, false};
+    dim = (dim + ndim) % ndim;
+    const Value* start = argument(n, 3, "start");
+    const Value* end = argument(n, 4, "end");
+    const bool stepOne = intArg(n, 5, "step").value_or(1) == 1;
+    const bool startZero =
+        !start || start->isNone() || (start->kind() == ValueKind::Int && start->asInt() == 0);
+    const bool endPast = !end || end->isNone() || reachesEnd(g, *end, a->sizes[size_t(dim)]);
+    const bool full = sameSizes(a->sizes, b->sizes) && startZero && endPast && stepOne;
+    bool partial = stepOne && int64_t(b->sizes.size()) == ndim;
+    for (int64_t d = 0; partial && d < ndim; ++d)
+        if (d != dim)
+            partial = sameSizes({a->sizes[size_t(d)]}, {b->sizes[size_t(d)]});
+    if (partial) { // src's length along dim is end - start, known here only for numbers
+        const SymInt& length = b->sizes[size_t(dim)];
+        const int64_t from = !start || start->isNone()         ? 0
+                             : start->kind() == ValueKind::Int ? start->asInt()
+                                                               : -1;
+        partial = from >= 0 && end && end->kind() == ValueKind::Int && !length.isSymbolic() &&
+                  end->asInt() - from == length.value;
+    }
+    return {sliceScatterReplacement(g, n, *self, *src, dim, ndim), full || partial};
+}
 NoopRule noopRule(const WorkGraph& g, const Node& n) {
     if (n.op != NodeOp::CallFunction || n.target.kind != TargetKind::OpOverload)
         return {};
@@ -326,15 +418,10 @@ NoopRule noopRule(const WorkGraph& g, const Node& n) {
             return {input(0), false};
         const SymInt& size = in->sizes[static_cast<size_t>(dim)];
         const bool startZero = start->kind() == ValueKind::Int && start->asInt() == 0;
-        bool endPast = false;
-        if (end->kind() == ValueKind::Int)
-            endPast = end->asInt() >= kInt64Max || (!size.isSymbolic() && end->asInt() >= size.value);
-        else if (end->kind() == ValueKind::SymExpr)
-            endPast = size.isSymbolic() && end->text() == size.expr;
-        else if (end->kind() == ValueKind::NodeRef)
-            endPast = size.isSymbolic() && g.node(end->asNode()).symValue == size.expr;
-        return {input(0), startZero && endPast && step == 1};
+        return {input(0), startZero && reachesEnd(g, *end, size) && step == 1};
     }
+    if (t.ns == "aten" && t.op == "slice_scatter")
+        return sliceScatterRule(g, n);
     if (t.ns == "aten" && t.op == "repeat") {
         const Value* r = argument(n, 1, "repeats");
         bool ones = r && r->isSequence();
@@ -367,6 +454,22 @@ NoopRule noopRule(const WorkGraph& g, const Node& n) {
     return {};
 }
 
+// val.is_conj(), which same_meta compares: aten._conj makes a view with the conjugate bit flipped, and other
+// views of a storage keep their base's bit (a clone of a _conj view resolves it: not a no-op).
+bool conjugated(const PassContext& c, NodeId id) {
+    bool conj = false;
+    for (size_t hops = 0; hops < c.g.size(); ++hops) {
+        const Node& n = c.g.node(id);
+        const std::optional<NodeId> base = nodeArg(n, 0);
+        if (!base || c.storage(id) != c.storage(*base))
+            break;
+        if (isAten(n, "_conj", "default"))
+            conj = !conj;
+        id = *base;
+    }
+    return conj;
+}
+
 // post_grad.remove_noop_ops
 void removeNoopOps(PassContext& c) {
     WorkGraph& g = c.g;
@@ -384,12 +487,18 @@ void removeNoopOps(PassContext& c) {
             n.args[0].kind() == ValueKind::NodeRef)
             mutatedStorages.insert(c.storage(n.args[0].asNode()));
     }
+    // AOTAutograd's clone of an input the runtime epilogue mutates: the backward saves it before the
+    // mutation.
+    const std::vector<bool> epilogueMutated =
+        c.rules.epilogueMutatedInputsUnsaveable ? epilogueMutatedInputs(c.original) : std::vector<bool>();
     for (NodeId id : g.liveOrder()) {
         const Node& n = g.node(id);
         const NoopRule rule = noopRule(g, n);
         if (!rule.source)
             continue;
         const NodeId src = *rule.source;
+        if (isAten(n, "clone", "default") && src < epilogueMutated.size() && epilogueMutated[src])
+            continue;
         const NodeId nodeStorage = c.storage(id), srcStorage = c.storage(src);
         const bool nodeIsView = nodeStorage == srcStorage;
         // Don't introduce new aliasing between inputs and outputs.
@@ -399,7 +508,7 @@ void removeNoopOps(PassContext& c) {
         // A real copy of a storage the graph mutates stays.
         if (!nodeIsView && mutatedStorages.count(srcStorage))
             continue;
-        if (!sameMeta(n, g.node(src)) || !rule.noop)
+        if (!sameMeta(n, g.node(src)) || conjugated(c, id) != conjugated(c, src) || !rule.noop)
             continue;
         c.removed("remove_noop_ops", id);
         g.replaceAllUses(id, src);
@@ -711,13 +820,46 @@ private:
             return true;
         if (t.strides.size() != t.sizes.size())
             return false;
+        return isContiguousFor(t, {}) || symbolicallyContiguous(t);
+    }
+    // is_contiguous on sizes and strides evaluated with `symbols`; false where one does not evaluate.
+    static bool isContiguousFor(const TensorMeta& t, const SymbolBindings& symbols) {
+        auto valueOf = [&](const SymInt& s) -> std::optional<int64_t> {
+            if (!s.isSymbolic())
+                return s.value;
+            Expected<int64_t> v = evaluateSymbolic(s.expr, symbols);
+            return v ? std::optional<int64_t>(*v) : std::nullopt;
+        };
         int64_t expected = 1;
         for (size_t i = t.sizes.size(); i-- > 0;) {
-            if (t.sizes[i].isSymbolic() || t.strides[i].isSymbolic())
+            const std::optional<int64_t> size = valueOf(t.sizes[i]), stride = valueOf(t.strides[i]);
+            if (!size || !stride)
                 return false;
-            if (t.sizes[i].value != 1 && t.strides[i].value != expected)
+            if (*size != 1 && *stride != expected)
                 return false;
-            expected *= std::max<int64_t>(t.sizes[i].value, 1);
+            if (__builtin_mul_overflow(expected, std::max<int64_t>(*size, 1), &expected))
+                return false;
+        }
+        return true;
+    }
+    // Symbolic sizes and strides (s27, 4*s27**2): contiguous for whatever values the symbols take, tried on
+    // three sets of distinct values above 1 (a size of 1 ignores its stride, and torch specializes 0 and 1).
+    static bool symbolicallyContiguous(const TensorMeta& t) {
+        std::vector<std::string> names;
+        for (const std::vector<SymInt>* dims : {&t.sizes, &t.strides})
+            for (const SymInt& d : *dims)
+                if (d.isSymbolic())
+                    for (std::string& name : symbolNames(d.expr))
+                        names.push_back(std::move(name));
+        if (names.empty())
+            return false;
+        constexpr int64_t kPrimes[] = {3, 5, 7, 11, 13, 17, 19, 23, 29, 31, 37, 41, 43};
+        for (int trial = 0; trial < 3; ++trial) {
+            SymbolBindings symbols;
+            for (size_t k = 0; k < names.size(); ++k)
+                symbols[names[k]] = kPrimes[(k + size_t(trial) * 4) % std::size(kPrimes)] + trial;
+            if (!isContiguousFor(t, symbols))
+                return false;
         }
         return true;
     }

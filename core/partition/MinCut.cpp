@@ -166,6 +166,8 @@ Expected<NodeInfo> classifyNodes(const Graph& graph, const Ruleset& rules, std::
     info.requiredFw.assign(n, false);
     info.requiredBw.assign(n, false);
     info.staticLifetime.assign(n, false);
+    info.epilogueMutated =
+        rules.epilogueMutatedInputsUnsaveable ? epilogueMutatedInputs(graph) : std::vector<bool>(n, false);
     info.fwOrder.assign(n, -1);
     info.distFromBw.assign(n, 0);
     info.bytes.assign(n, 0);
@@ -211,8 +213,9 @@ Expected<NodeInfo> classifyNodes(const Graph& graph, const Ruleset& rules, std::
             {}, "graph '" + graph.name +
                     "' carries no tensor metadata (shapes and dtypes), which the partitioner weighs "
                     "values by: load it with its .meta.json sidecar, or export it with jointscope_torch");
-    // torch's static_lifetime_input_indices (primal positions), as the capture or the log's fw_metadata records
-    // them; under torch.compile lifted parameters carry PlainAOTInput descriptors, so these come first.
+    // torch's static_lifetime_input_indices (primal positions), as the capture or the log's fw_metadata
+    // records them; under torch.compile lifted parameters carry PlainAOTInput descriptors, so these come
+    // first.
     const std::optional<std::vector<int64_t>> staticIndices = staticLifetimeInputIndices(graph);
     int64_t primalIndex = 0;
     for (NodeId id = 0; id < n; ++id) {
@@ -227,8 +230,8 @@ Expected<NodeInfo> classifyNodes(const Graph& graph, const Ruleset& rules, std::
             info.inputs.push_back(id);
         bool isStatic = false;
         if (node.op == NodeOp::Placeholder && isPrimal(node))
-            isStatic = staticIndices ? std::find(staticIndices->begin(), staticIndices->end(), primalIndex++) !=
-                                           staticIndices->end()
+            isStatic = staticIndices ? std::find(staticIndices->begin(), staticIndices->end(),
+                                                 primalIndex++) != staticIndices->end()
                                      : isStaticLifetimeInput(node);
         info.staticLifetime[id] = rules.treatParametersAsFreeToSave && isStatic;
     }
@@ -530,6 +533,8 @@ Capacity MinCutSolver::nodeWeight(NodeId id) const {
             return n.outputKind == OutputKind::SymFloat ? 4 : 1;
         if (!info_.hasTensorSize[id])
             return kInfiniteCapacity; // tuples and other non-tensors cannot be saved whole
+        if (info_.epilogueMutated[id])
+            return kInfiniteCapacity; // the runtime epilogue mutates it after the forward returns
         if (info_.staticLifetime[id])
             return 0;
         if (rules_.recomputeViews && has(id, kView))

@@ -36,6 +36,7 @@ enum OpClass : uint8_t {
 struct NodeInfo {
     std::vector<NodeId> inputs; // primals, then forward seed / offset placeholders
     std::vector<bool> requiredFw, requiredBw, staticLifetime;
+    std::vector<bool> epilogueMutated; // epilogueMutatedInputs, where the ruleset makes them unsaveable
     std::vector<bool> tangentsClosure; // requiredBw before the backward outputs join it (torch >= 2.8)
     std::vector<int32_t> fwOrder; // position among required forward nodes; -1 otherwise
     std::vector<int64_t> distFromBw;

@@ -190,7 +190,9 @@ Expected<SavedValuesChooser::Choice> SavedValuesChooser::choose(double budget) {
         return makeError({}, "the memory budget must lie in [0, 1]; got " + std::to_string(budget));
     const MinCutOptions base = MinCutOptions::fromRuleset(rules_);
     Choice choice;
-    if (budget == 0) {
+    const bool inputsSaveable = std::none_of(info_.inputs.begin(), info_.inputs.end(),
+                                             [&](NodeId id) { return info_.epilogueMutated[id]; });
+    if (budget == 0 && inputsSaveable) {
         choice.saved = info_.inputs;
         choice.escalation = Escalation::InputsOnly;
         return choice;

@@ -419,6 +419,21 @@ class LiteralNoOps(nn.Module):
         return checkpoint(self.region, h, use_reentrant=False)
 
 
+class RenormedEmbedding(nn.Module):
+    """nn.Embedding(max_norm=1.0) renormalizes its weight in place while the forward reads it: the weight is an
+    input that requires grad and whose mutation the runtime epilogue applies after the forward
+    (aot_runtime_epilogue_input_mutation), so torch may not save it for the backward."""
+
+    def __init__(self, vocab=40, dim=16, device=None):
+        super().__init__()
+        self.embedding = nn.Embedding(vocab, dim, max_norm=1.0, device=device)
+        self.fc = nn.Linear(dim, dim, device=device)
+
+    def forward(self, idx):
+        h = self.embedding(idx)
+        return (h @ self.embedding.weight[: h.shape[-1]].t()).tanh().sum() + self.fc(h).sum()
+
+
 class _SigmoidGate(torch.autograd.Function):
     """x * sigmoid(w) with a hand-written backward (what dynamo traces as an autograd.Function)."""
 
@@ -665,6 +680,11 @@ def torch2_zoo_builders():
           "checkpointed region")
     def _():
         return LiteralNoOps(16), (_x(4, 16),)
+
+    @case("embedding_max_norm", "nn.Embedding(max_norm=1.0): its weight, mutated in place by the forward, may "
+          "not be saved")
+    def _():
+        return RenormedEmbedding(), (torch.randint(0, 40, (3, 5)),)
 
     @case("llama3_stack_ac", "two LLaMA-3 blocks under full activation checkpointing")
     def _():

@@ -3,11 +3,11 @@
 What a compiler engineer has is a TORCH_TRACE log of a real run, mostly under inductor. Here the torch 2 zoo's models
 (plain, MoE, batch norm, dropout + cross-entropy, full and selective activation checkpointing, dropout under
 checkpointing with a custom autograd.Function, dynamic batch and sequence, dynamic=True with specialized symbols,
-nested_compile_region, LLaMA-3; 49 compiles) are compiled with torch.compile in child processes with TORCH_TRACE set,
-one log per (backend, memory budget): inductor with no budget, 0.5 and 0.1, aot_eager with no budget and 0.5. Their
-forward and backward run once. `jointscope-cli check LOG --json` is then run with no flag at all: it must read what
-torch ran with from the log (backend, budget, inductor's joint-graph passes, static inputs, symbol hints) and find
-torch's saved list for every compile.
+nested_compile_region, LLaMA-3, an embedding whose weight the forward renormalizes in place; 51 compiles) are compiled
+with torch.compile in child processes with TORCH_TRACE set, one log per (backend, memory budget): inductor with no
+budget, 0.5 and 0.1, aot_eager with no budget, 0.5 and 0 (two models). Their forward and backward run once.
+`jointscope-cli check LOG --json` is then run with no flag at all: it must read what torch ran with from the log
+(backend, budget, inductor's joint-graph passes, static inputs, symbol hints) and find torch's saved list for every compile.
 
 Run with the torch 2 venv, PYTHONPATH=python:tests/python and JOINTSCOPE_CLI. A missing torch 2 or CLI fails, and a
 compile that is not reproduced fails with its JSON report. JOINTSCOPE_BUILD_DIR keeps the logs in
@@ -43,7 +43,9 @@ CONFIGS = (("inductor", "inductor", None, INDUCTOR_MODELS),
            ("inductor_budget05", "inductor", 0.5, INDUCTOR_BUDGET_MODELS),
            ("inductor_budget01", "inductor", 0.1, INDUCTOR_BUDGET_MODELS[:3]),
            ("aot_eager", "aot_eager", None, MODELS),
-           ("aot_eager_budget05", "aot_eager", 0.5, MODELS))
+           ("aot_eager_budget05", "aot_eager", 0.5, MODELS),
+           # at budget 0 torch saves the inputs, unless one may not be saved
+           ("aot_eager_budget0", "aot_eager", 0.0, ("embedding_max_norm", "mlp")))
 
 CHILD = r"""
 import json, sys, traceback

@@ -191,6 +191,21 @@ private slots:
         QCOMPARE(embedding.torch, (std::vector<std::string>{"primals_2", "primals_3", "embedding_renorm"}));
         QCOMPARE(embedding.ours, embedding.torch);
         QCOMPARE(std::string(checkStatusName(embedding.status)), std::string("identical"));
+        // The partition says why the weight is not saved.
+        Expected<GraphFile> file = GraphFile::open(test::sourcePath(kEpilogueLog));
+        QVERIFY(file);
+        Expected<Graph> joint = file->load(*groupCompiles(*file)[0].joint);
+        QVERIFY(joint);
+        Expected<Ruleset> rules = loadRuleset("torch-2.15");
+        QVERIFY(rules);
+        PartitionOptions zero;
+        zero.memoryBudget = 0.0;
+        Expected<Partition> p = partitionJoint(*joint, *rules, zero);
+        QVERIFY(p);
+        const NodeExplanation weight = explainNode(*p, *p->graph.find("primals_1"));
+        QCOMPARE(weight.decision, std::string("input"));
+        QVERIFY2(weight.rule.find("input mutation replayed after forward") != std::string::npos,
+                 weight.rule.c_str());
         const CompileCheck& mlp = checks[1];
         QVERIFY(std::all_of(mlp.torch.begin(), mlp.torch.end(),
                             [](const std::string& name) { return name.rfind("primals_", 0) == 0; }));

@@ -598,7 +598,11 @@ NodeExplanation explainNode(const Partition& p, NodeId id) {
             isTangent(node) ? "tangent input" : "reads a tangent (tangent closure) or is a backward output";
     } else if (node.op == NodeOp::Placeholder) {
         e.decision = "input";
-        e.rule = "forward input the backward does not read";
+        e.rule =
+            p.info.epilogueMutated[id]
+                ? "cannot be saved: the forward mutates it, and AOTAutograd's runtime epilogue applies the "
+                  "mutation after the forward returns (input mutation replayed after forward)"
+                : "forward input the backward does not read";
     } else if (p.info.requiredFw[id]) {
         e.decision = banned ? "banned" : "forward";
         e.rule = banned ? "banned from recomputation (" + e.banReason + "); the backward does not need it"

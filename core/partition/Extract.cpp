@@ -1,9 +1,9 @@
 #include "partition/Extract.h"
 
+#include "graph/SymbolicExpr.h"
 #include "partition/JointGraph.h"
 
 #include <algorithm>
-#include <cctype>
 #include <initializer_list>
 #include <map>
 #include <optional>
@@ -105,19 +105,9 @@ bool isSymbolName(std::string_view word) {
 }
 
 void symbolsIn(std::string_view expr, std::vector<std::string>& out) {
-    size_t i = 0;
-    while (i < expr.size()) {
-        if (std::isalpha(static_cast<unsigned char>(expr[i])) || expr[i] == '_') {
-            size_t j = i;
-            while (j < expr.size() && (std::isalnum(static_cast<unsigned char>(expr[j])) || expr[j] == '_'))
-                ++j;
-            if (isSymbolName(expr.substr(i, j - i)))
-                out.emplace_back(expr.substr(i, j - i));
-            i = j;
-        } else {
-            ++i;
-        }
-    }
+    for (std::string& name : symbolNames(expr))
+        if (isSymbolName(name))
+            out.push_back(std::move(name));
 }
 
 // free_symbols(node.meta["val"]): of a symbolic value's expression, or of a tensor's sizes and strides.

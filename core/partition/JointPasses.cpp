@@ -618,6 +618,28 @@ private:
             [&](NodeId input) { unknown = unknown || (!env_.count(input) && !symbolic_.count(input)); });
         return unknown;
     }
+    // A one-element tensor constant (get_attr) is uniform, and torch folds what reads only it; its value is
+    // in the module, not in the graph text.
+    void reportUnseenConstant(const Node& n) {
+        bool constant = false, otherUnknown = false;
+        n.forEachInput([&](NodeId input) {
+            const Node& in = g_.node(input);
+            const TensorMeta* t = in.tensor();
+            const bool oneElement =
+                t && t->known() && std::all_of(t->sizes.begin(), t->sizes.end(), [](const SymInt& d) {
+                    return !d.isSymbolic() && d.value == 1;
+                });
+            if (in.op == NodeOp::GetAttr && oneElement)
+                constant = true;
+            else if (!env_.count(input) && !symbolic_.count(input))
+                otherUnknown = true;
+        });
+        if (constant && !otherUnknown)
+            c_.report.notReplayed.push_back(
+                "constant_fold_uniform_value: " + describe(n) +
+                " reads a one-element tensor constant whose value the graph does not "
+                "show; torch folds it into a full");
+    }
     bool anySymbolicInput(const Node& n) const {
         bool symbolic = false;
         n.forEachInput([&](NodeId input) { symbolic = symbolic || symbolic_.count(input); });
@@ -640,8 +662,10 @@ private:
             define(id, Known{castTo(valueOf(v)->value, t->dtype), t->dtype, nextStorage_++});
             return;
         }
-        if (anyUnknownInput(n))
+        if (anyUnknownInput(n)) {
+            reportUnseenConstant(n);
             return;
+        }
         if (isViewPacket(n)) {
             if (auto in = nodeArg(n, 0); in && env_.count(*in))
                 define(id, env_.at(*in)); // the same tensor object: its storage is shared
@@ -1319,11 +1343,6 @@ void replaceRandom(PassContext& c) {
         }
         if (skip || !t || n.args.empty())
             continue;
-        if (dtype && *dtype != DType::Float32) {
-            c.report.notReplayed.push_back("replace_random: " + describe(n) +
-                                           " draws a non-float32 dtype (its conversion is not replayed)");
-            continue;
-        }
         const auto device = deviceOf(n);
         Node seed;
         seed.op = NodeOp::CallFunction;
@@ -1342,10 +1361,23 @@ void replaceRandom(PassContext& c) {
         random.args = {n.args[0], Value::nodeRef(seedId), Value::string(n.target.op)};
         random.outputKind = OutputKind::Tensor;
         random.outputs = n.outputs;
+        random.outputs[0].dtype = DType::Float32; // inductor_random draws float32; .to(dtype) converts
         random.meta = n.meta;
         const NodeId randomId = g.insert(std::move(random), id, /*after=*/false);
+        NodeId drawn = randomId;
+        if (dtype && *dtype != DType::Float32) {
+            Node convert;
+            convert.op = NodeOp::CallFunction;
+            convert.target = Target::parseFunction("torch.ops.prims.convert_element_type.default");
+            convert.args = {Value::nodeRef(randomId), Value::dtype(*dtype)};
+            convert.outputKind = OutputKind::Tensor;
+            convert.outputs = n.outputs;
+            convert.meta = n.meta;
+            drawn = g.insert(std::move(convert), id, /*after=*/false);
+            c.change("replace_random").added.push_back(g.node(drawn).name);
+        }
         c.change("replace_random").replaced.emplace_back(n.name, g.node(randomId).name);
-        g.replaceAllUses(id, randomId);
+        g.replaceAllUses(id, drawn);
         g.erase(id);
         seeds.push_back(seedId);
     }

@@ -434,6 +434,20 @@ class RenormedEmbedding(nn.Module):
         return (h @ self.embedding.weight[: h.shape[-1]].t()).tanh().sum() + self.fc(h).sum()
 
 
+class AutocastDropoutMLP(nn.Module):
+    """An MLP with dropout under CPU autocast to bfloat16: dropout draws bfloat16 noise, which inductor's
+    replace_random draws as float32 and converts."""
+
+    def __init__(self, dim=16, hidden=32, p=0.1, device=None):
+        super().__init__()
+        self.mlp = MLP(dim, hidden, device=device)
+        self.drop = nn.Dropout(p)
+
+    def forward(self, x):
+        with torch.autocast("cpu", dtype=torch.bfloat16):
+            return self.drop(self.mlp(x)).float()
+
+
 class _SigmoidGate(torch.autograd.Function):
     """x * sigmoid(w) with a hand-written backward (what dynamo traces as an autograd.Function)."""
 
@@ -685,6 +699,10 @@ def torch2_zoo_builders():
           "not be saved")
     def _():
         return RenormedEmbedding(), (torch.randint(0, 40, (3, 5)),)
+
+    @case("autocast_bf16_dropout", "MLP + dropout under CPU autocast to bfloat16: bfloat16 random draws")
+    def _():
+        return AutocastDropoutMLP(), (_x(4, 16),)
 
     @case("llama3_stack_ac", "two LLaMA-3 blocks under full activation checkpointing")
     def _():

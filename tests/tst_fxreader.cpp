@@ -472,6 +472,29 @@ private slots:
         QVERIFY(nodeNamed(*g, "x").tensor()->device.type.empty());
     }
 
+    // torch prints SymInt, SymFloat and SymBool values alike as Sym(...): a float symbol (zf5, SymT.FLOAT) or
+    // a float literal makes it a SymFloat, as in AOTAutograd's joint graphs under dynamic=True.
+    void symFloatAnnotations() {
+        const std::string text =
+            "class M(torch.nn.Module):\n"
+            "    def forward(self, primals_1: \"f64[][]cpu\", primals_2: \"Sym(s77)\"):\n"
+            "        _local_scalar_dense: \"Sym(zf5)\" = "
+            "torch.ops.aten._local_scalar_dense.default(primals_1)\n"
+            "        item: \"Sym(0.0000100000000000000)\" = "
+            "torch.ops.aten._local_scalar_dense.default(primals_1)\n"
+            "        mul: \"Sym(2*zf5)\" = _local_scalar_dense * 2\n"
+            "        size: \"Sym(s77 + 1)\" = primals_2 + 1\n"
+            "        return (mul, item, size)\n";
+        auto g = readFxText(text);
+        JS_VERIFY_EXPECTED(g);
+        QCOMPARE(nodeNamed(*g, "_local_scalar_dense").outputKind, OutputKind::SymFloat);
+        QCOMPARE(nodeNamed(*g, "_local_scalar_dense").symValue, std::string("zf5"));
+        QCOMPARE(nodeNamed(*g, "item").outputKind, OutputKind::SymFloat);
+        QCOMPARE(nodeNamed(*g, "mul").outputKind, OutputKind::SymFloat);
+        QCOMPARE(nodeNamed(*g, "primals_2").outputKind, OutputKind::SymInt);
+        QCOMPARE(nodeNamed(*g, "size").outputKind, OutputKind::SymInt);
+    }
+
     void olderAndSymbolicAnnotations() {
         const std::string text =
             "def forward(self, x: f32[s0, 8], y):\n"

@@ -37,6 +37,9 @@ const std::string kLiteralNoOpLog = "tests/data/torch2/hf_t5_inductor_trace.log"
 // jointscope_torch.models embedding_max_norm, then mlp, backend="aot_eager", activation_memory_budget 0,
 // torch 2.15; the same records dropped as above.
 const std::string kEpilogueLog = "tests/data/torch2/embedding_max_norm_budget0_aot_eager_trace.log";
+// jointscope_torch.models dynamic_true_float_attributes, torch.compile(dynamic=True), aot_eager, budget 0.5,
+// torch 2.15: eps and scale, Python floats, are lifted as inputs read as SymFloats; the same records dropped.
+const std::string kFloatInputsLog = "tests/data/torch2/dynamic_true_float_attributes_aot_eager_trace.log";
 
 // Every compile's configuration in the log, as check reads it.
 std::vector<CompileConfig> configsOf(const GraphFile& file) {
@@ -210,6 +213,27 @@ private slots:
         QVERIFY(std::all_of(mlp.torch.begin(), mlp.torch.end(),
                             [](const std::string& name) { return name.rfind("primals_", 0) == 0; }));
         QCOMPARE(std::string(checkStatusName(mlp.status)), std::string("identical"));
+    }
+
+    // AOTAutograd runs tensorify_python_scalars after logging the joint graph and before partitioning it: the
+    // float inputs read as SymFloats (_local_scalar_dense) become float64 tensors, and the ops reading them
+    // their Tensor overloads (mul_tensor, add_tensor). torch saves one of the converted tensors; so do we.
+    void floatInputsAreTensorified() {
+        const std::vector<CompileCheck> checks = checkLog(kFloatInputsLog);
+        QCOMPARE(checks.size(), size_t(1));
+        const CompileCheck& c = checks[0];
+        QVERIFY(std::find(c.torch.begin(), c.torch.end(), "convert_element_type_default_3") != c.torch.end());
+        QCOMPARE(c.ours, c.torch);
+        QCOMPARE(c.oursSym, c.torchSym);
+        const auto tensorify =
+            std::find_if(c.passes.changes.begin(), c.passes.changes.end(),
+                         [](const PassChange& p) { return p.pass == "tensorify_python_scalars"; });
+        QVERIFY(tensorify != c.passes.changes.end());
+        QCOMPARE(tensorify->replaced,
+                 (std::vector<std::pair<std::string, std::string>>{
+                     {"add", "add_tensor"}, {"mul_2", "mul_tensor"}, {"mul_3", "mul_tensor_1"}}));
+        QVERIFY(c.forward && c.forward->onlyOurs.empty() && c.forward->onlyTorch.empty());
+        QCOMPARE(std::string(checkStatusName(c.status)), std::string("identical"));
     }
 
     // Each of the three is needed: without it the decision is not torch's.

@@ -114,6 +114,7 @@ Expected<Ruleset> parseRuleset(std::string_view jsonText, std::string_view fileN
         readSwitch(switches, "memory_budget", rules.memoryBudget);
         readSwitch(switches, "bwd_outputs_required_in_backward", rules.bwdOutputsRequiredInBackward);
         readSwitch(switches, "epilogue_mutated_inputs_unsaveable", rules.epilogueMutatedInputsUnsaveable);
+        readSwitch(switches, "tensorify_python_scalars", rules.tensorifyPythonScalars);
         readSwitch(switches, "lift_fresh_recomputable", rules.liftFreshRecomputable);
         readSwitch(switches, "cat_fuses_producers", rules.catFusesProducers);
         readSwitch(switches, "cse_keeps_backward_dependencies_apart",

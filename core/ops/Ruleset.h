@@ -55,6 +55,8 @@ struct Ruleset {
     // aot_runtime_epilogue_input_mutation (torch 2.15): an input that requires grad and whose mutation the
     // runtime epilogue replays cannot be saved, and remove_noop_ops keeps AOTAutograd's clone of it.
     bool epilogueMutatedInputsUnsaveable = false;
+    // AOTAutograd runs tensorify_python_scalars on the joint graph it logged, before partitioning it.
+    bool tensorifyPythonScalars = false;
     bool honorRecomputeTags = true;   // CheckpointPolicy tags in node.meta['recompute']
     bool forceSaveCollectives = true; // force_save_collectives
     bool outputDistIsInfinite = true; // dist_from_bw of the output node: 1e9 (torch 2) or 0 (1.13)

@@ -165,6 +165,9 @@ LoggedRun prepareLoggedRun(Graph& joint, const CompileConfig* config, Ruleset& r
                            const SettingsOverrides& overrides) {
     LoggedRun run;
     run.settings = settingsFromLog(config, rules, overrides);
+    // AOTAutograd's tensorify_python_scalars runs between the logged joint graph and the partitioner.
+    const JointPassReport tensorified =
+        rules.tensorifyPythonScalars ? replayTensorifyPythonScalars(joint, rules) : JointPassReport{};
     if (Expected<HopPartitionReport> hops = partitionHopBodies(joint, rules, run.settings))
         run.hops = hops.take();
     else
@@ -173,6 +176,7 @@ LoggedRun prepareLoggedRun(Graph& joint, const CompileConfig* config, Ruleset& r
                                    "logged");
     if (run.settings.replayJointPasses)
         run.passes = replayJointGraphPasses(joint, rules, run.settings.passes);
+    prependPasses(run.passes, tensorified);
     addHopChange(run.passes, run.hops);
     return run;
 }

@@ -145,16 +145,29 @@ std::optional<std::string> specializedSymbol(const Node& node) {
     return "@" + node.name;
 }
 
-// is_symbol_binding_fx_node: a SymInt placeholder (or an unbacked SymInt) whose placeholder expression is a
-// bare symbol.
-std::optional<std::string> bindingSymbol(const Node& node) {
-    if (std::optional<std::string> specialized = specializedSymbol(node))
-        return specialized;
-    if (node.outputKind != OutputKind::SymInt || !isSymbolName(node.symValue))
-        return std::nullopt;
-    if (node.op == NodeOp::Placeholder || node.symValue[0] == 'u')
-        return node.symValue;
-    return std::nullopt;
+// is_symbol_binding_fx_node for every node: a SymInt placeholder (or an unbacked SymInt) whose placeholder
+// expression is a bare symbol. A placeholder printing a symbol an earlier one printed stands, unreplaced, for
+// another symbol that a guard made equal to it (its name is gone: "@" and the placeholder's name).
+std::vector<std::optional<std::string>> bindingSymbols(const Graph& joint) {
+    std::vector<std::optional<std::string>> symbols(joint.size());
+    std::vector<std::string_view> printed;
+    for (NodeId id = 0; id < joint.size(); ++id) {
+        const Node& node = joint.node(id);
+        if (std::optional<std::string> specialized = specializedSymbol(node)) {
+            symbols[id] = specialized;
+            continue;
+        }
+        if (node.outputKind != OutputKind::SymInt || !isSymbolName(node.symValue))
+            continue;
+        if (node.op == NodeOp::Placeholder) {
+            const bool seen = std::find(printed.begin(), printed.end(), node.symValue) != printed.end();
+            symbols[id] = seen ? "@" + node.name : node.symValue;
+            printed.push_back(node.symValue);
+        } else if (node.symValue[0] == 'u') {
+            symbols[id] = node.symValue;
+        }
+    }
+    return symbols;
 }
 
 // Which dims of a tensor placeholder the symbols lifted just before it stand for: dynamo lifts each symbol a
@@ -221,10 +234,11 @@ std::map<NodeId, std::vector<std::string>> specializedSymbolsOfInputs(const Grap
 std::vector<NodeId> withSymbolBindings(const Graph& joint, const std::vector<NodeId>& savedSym,
                                        const std::vector<NodeId>& saved,
                                        const std::vector<NodeId>& tangents) {
+    const std::vector<std::optional<std::string>> bindingSymbol = bindingSymbols(joint);
     std::vector<NodeId> binding, derived;
     std::vector<std::string> bound;
     for (NodeId id : savedSym) {
-        if (std::optional<std::string> symbol = bindingSymbol(joint.node(id))) {
+        if (const std::optional<std::string>& symbol = bindingSymbol[id]) {
             bound.push_back(*symbol);
             binding.push_back(id);
         } else {
@@ -233,7 +247,7 @@ std::vector<NodeId> withSymbolBindings(const Graph& joint, const std::vector<Nod
     }
     std::vector<std::pair<std::string, NodeId>> bindings; // symbol -> its first binding node, graph order
     for (NodeId id = 0; id < joint.size(); ++id)
-        if (std::optional<std::string> symbol = bindingSymbol(joint.node(id)))
+        if (const std::optional<std::string>& symbol = bindingSymbol[id])
             if (std::none_of(bindings.begin(), bindings.end(),
                              [&](const auto& b) { return b.first == *symbol; }))
                 bindings.emplace_back(*symbol, id);

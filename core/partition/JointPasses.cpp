@@ -1426,7 +1426,154 @@ void replaceRandom(PassContext& c) {
     }
 }
 
+// ---- tensorify_python_scalars (torch/fx/passes/_tensorify_python_scalars.py) ----
+
+// SUPPORTED_OPS: a tensor op that may read a SymFloat, and the overload that reads a tensor in its place.
+std::optional<std::string_view> tensorOverload(const Node& n) {
+    static const std::pair<std::string_view, std::string_view> kOps[] = {
+        {"torch.ops.aten.mul.Tensor", "torch.ops.aten.mul.Tensor"},
+        {"torch.ops.aten.add.Tensor", "torch.ops.aten.add.Tensor"},
+        {"torch.ops.aten.sub.Tensor", "torch.ops.aten.sub.Tensor"},
+        {"torch.ops.aten.div.Tensor", "torch.ops.aten.div.Tensor"},
+        {"torch.ops.aten.pow.Tensor_Tensor", "torch.ops.aten.pow.Tensor_Tensor"},
+        {"torch.ops.aten.gt.Scalar", "torch.ops.aten.gt.Tensor"},
+        {"torch.ops.aten.lt.Scalar", "torch.ops.aten.lt.Tensor"},
+        {"torch.ops.aten.ge.Scalar", "torch.ops.aten.ge.Tensor"},
+        {"torch.ops.aten.le.Scalar", "torch.ops.aten.le.Tensor"},
+        {"torch.ops.aten.eq.Scalar", "torch.ops.aten.eq.Tensor"},
+        {"torch.ops.aten.ne.Scalar", "torch.ops.aten.ne.Tensor"},
+        {"torch.ops.aten.clamp_min.default", "torch.ops.aten.clamp_min.Tensor"},
+        {"torch.ops.aten.clamp_max.default", "torch.ops.aten.clamp_max.Tensor"}};
+    for (const auto& [from, to] : kOps)
+        if (n.target.text == from)
+            return to;
+    return std::nullopt;
+}
+
+// get_computation_dtype: half types compute in float32.
+DType computationDType(DType d) {
+    return d == DType::Float16 || d == DType::BFloat16 ? DType::Float32 : d;
+}
+
+// prims.convert_element_type(input, dtype), inserted after `anchor`.
+NodeId insertConvert(PassContext& c, NodeId input, DType dtype, TensorMeta meta, NodeId anchor, bool after) {
+    meta.dtype = dtype;
+    Node convert = callNode("torch.ops.prims.convert_element_type.default",
+                            {Value::nodeRef(input), Value::dtype(dtype)}, {}, std::move(meta), NodeMeta{});
+    const NodeId id = c.g.insert(std::move(convert), anchor, after);
+    c.change("tensorify_python_scalars").added.push_back(c.g.node(id).name);
+    return id;
+}
+
+// A float input read as a Python scalar (_local_scalar_dense: a SymFloat zfN) and fed to tensor ops becomes a
+// float64 tensor those ops read. Only a bare symbol is replayed; an expression of symbols (torch interprets
+// it with tensor ops) is reported.
+void tensorifyPythonScalars(PassContext& c) {
+    WorkGraph& g = c.g;
+    std::map<std::string, NodeId> tensorOf; // float symbol -> the float64 tensor that stands for it
+    NodeId anchor = kNoNode;                // new nodes go after the node visited, in order
+    const std::vector<NodeId> order = g.liveOrder();
+    for (NodeId id : order) {
+        const Node n = g.node(id);
+        anchor = id;
+        if (isAten(n, "_local_scalar_dense", "default")) {
+            const std::optional<NodeId> source = nodeArg(n, 0);
+            const TensorMeta* t = source ? g.node(*source).tensor() : nullptr;
+            if (!t || !isFloatingPoint(t->dtype) || n.symValue.empty())
+                continue;
+            NodeId tensor = *source;
+            if (!t->sizes.empty()) { // .item() of a one-element tensor of rank > 0 is 0-d
+                TensorMeta scalar = *t;
+                scalar.sizes.clear();
+                scalar.strides.clear();
+                tensor = g.insert(callNode("torch.ops.aten.reshape.default",
+                                           {Value::nodeRef(tensor), Value::list({})}, {}, scalar, NodeMeta{}),
+                                  anchor, true);
+                c.change("tensorify_python_scalars").added.push_back(g.node(tensor).name);
+                anchor = tensor;
+            }
+            TensorMeta scalar = *t;
+            scalar.sizes.clear();
+            scalar.strides.clear();
+            tensorOf[n.symValue] = insertConvert(c, tensor, DType::Float64, scalar, anchor, true);
+            continue;
+        }
+        const std::optional<std::string_view> overload = tensorOverload(n);
+        const TensorMeta* out = n.tensor();
+        if (!overload || !out || !out->known())
+            continue;
+        bool reads = false, replayable = true;
+        n.forEachInput([&](NodeId input) {
+            const Node& in = g.node(input);
+            if (in.outputKind != OutputKind::SymFloat)
+                return;
+            reads = true;
+            replayable = replayable && tensorOf.count(in.symValue);
+        });
+        if (!reads)
+            continue;
+        if (!replayable) {
+            c.report.notReplayed.push_back("tensorify_python_scalars: " + describe(n) +
+                                           " reads a float expression of symbols, which is not replayed");
+            continue;
+        }
+        const DType compute = computationDType(out->dtype);
+        std::vector<Value> args;
+        for (const Value& a : n.args) {
+            if (a.kind() != ValueKind::NodeRef || g.node(a.asNode()).outputKind != OutputKind::SymFloat) {
+                args.push_back(a);
+                continue;
+            }
+            NodeId tensor = tensorOf.at(g.node(a.asNode()).symValue);
+            if (compute != DType::Bool && compute != DType::Float64) {
+                tensor = insertConvert(c, tensor, compute, *g.node(tensor).tensor(), anchor, true);
+                anchor = tensor;
+            }
+            args.push_back(Value::nodeRef(tensor));
+        }
+        TensorMeta computed = *out;
+        computed.dtype = compute;
+        NodeId replacement =
+            g.insert(callNode(*overload, std::move(args), n.kwargs, computed, NodeMeta{}), anchor, true);
+        c.change("tensorify_python_scalars").replaced.emplace_back(n.name, g.node(replacement).name);
+        if (compute != out->dtype)
+            replacement = insertConvert(c, replacement, out->dtype, *out, replacement, true);
+        g.replaceAllUses(id, replacement);
+        g.erase(id);
+    }
+    // The sweep after: what no longer has a reader goes (the _local_scalar_dense calls). Without a
+    // replacement it removes only what the partitioner's dead-code elimination removes anyway.
+    if (!c.report.changed())
+        return;
+    const std::vector<NodeId> live = g.liveOrder();
+    for (auto it = live.rbegin(); it != live.rend(); ++it) {
+        const Node& n = g.node(*it);
+        if (n.op == NodeOp::Output || n.op == NodeOp::Placeholder || !g.users(*it).empty() ||
+            isImpure(n, c.rules.dceKeepsMutatingOps))
+            continue;
+        c.removed("tensorify_python_scalars", *it);
+        g.erase(*it);
+    }
+}
+
 } // namespace
+
+JointPassReport replayTensorifyPythonScalars(Graph& joint, const Ruleset& rules) {
+    JointPassReport report;
+    const Graph original = joint;
+    WorkGraph work(joint);
+    PassContext c{work, rules, original, report};
+    tensorifyPythonScalars(c);
+    if (report.changed())
+        work.writeBack(joint);
+    return report;
+}
+
+void prependPasses(JointPassReport& report, const JointPassReport& earlier) {
+    report.changes.insert(report.changes.begin(), earlier.changes.begin(), earlier.changes.end());
+    report.notReplayed.insert(report.notReplayed.begin(), earlier.notReplayed.begin(),
+                              earlier.notReplayed.end());
+}
 
 JointPassReport replayJointGraphPasses(Graph& joint, const Ruleset& rules, const JointPassOptions& options) {
     JointPassReport report;

@@ -235,6 +235,10 @@ CompileCheck checkCompile(const GraphFile& file, const CompileGraphs& g,
         out.settings.replayJointPasses = false;
     }
     Graph partitioned = joint.take();
+    // AOTAutograd's tensorify_python_scalars ran between the logged joint graph and the partitioner.
+    const JointPassReport tensorified = g.partitionerInput || !rules->tensorifyPythonScalars
+                                            ? JointPassReport{}
+                                            : replayTensorifyPythonScalars(partitioned, *rules);
     // nested_compile_region: the invoke_subgraph bodies first, each compared with the body torch's forward
     // calls.
     Expected<HopPartitionReport> hops = partitionHopBodies(partitioned, *rules, out.settings);
@@ -256,6 +260,7 @@ CompileCheck checkCompile(const GraphFile& file, const CompileGraphs& g,
     }
     if (out.settings.replayJointPasses)
         out.passes = replayJointGraphPasses(partitioned, *rules, out.settings.passes);
+    prependPasses(out.passes, tensorified);
     addHopChange(out.passes, *hops);
     PartitionOptions options = out.settings.options;
     options.extract = true;

@@ -448,6 +448,23 @@ class AutocastDropoutMLP(nn.Module):
             return self.drop(self.mlp(x)).float()
 
 
+class FloatAttributeNorm(nn.Module):
+    """A linear, an RMS norm with eps and a scale held as Python floats: under torch.compile(dynamic=True) dynamo
+    lifts the floats as inputs (SymFloat), and AOTAutograd's tensorify_python_scalars turns them into float64
+    tensors before partitioning."""
+
+    def __init__(self, dim=16, device=None):
+        super().__init__()
+        self.fc = nn.Linear(dim, dim, device=device)
+        self.eps = 1e-6
+        self.scale = 0.7
+
+    def forward(self, x):
+        h = self.fc(x)
+        h = h * torch.rsqrt(h.pow(2).mean(-1, keepdim=True) + self.eps)
+        return (h * self.scale).tanh()
+
+
 class _SigmoidGate(torch.autograd.Function):
     """x * sigmoid(w) with a hand-written backward (what dynamo traces as an autograd.Function)."""
 
@@ -703,6 +720,11 @@ def torch2_zoo_builders():
     @case("autocast_bf16_dropout", "MLP + dropout under CPU autocast to bfloat16: bfloat16 random draws")
     def _():
         return AutocastDropoutMLP(), (_x(4, 16),)
+
+    @case("dynamic_true_float_attributes", "RMS norm with eps and scale as Python floats, compiled with "
+          "dynamic=True: SymFloat inputs that tensorify_python_scalars turns into tensors", compile_dynamic=True)
+    def _():
+        return FloatAttributeNorm(), (_x(4, 16),)
 
     @case("llama3_stack_ac", "two LLaMA-3 blocks under full activation checkpointing")
     def _():

@@ -72,6 +72,14 @@ void openAndWait(MainWindow& window, const QString& path) {
     QTRY_VERIFY_WITH_TIMEOUT(!window.feature<gui::PartitionFeature>()->document()->busy(), 60000);
 }
 
+// A 1400x900 window on screen with a four-graph TORCH_LOGS paste open (its Graphs dock shows).
+void showLogOnScreen(MainWindow& window) {
+    window.resize(1400, 900);
+    window.show();
+    QVERIFY(QTest::qWaitForWindowExposed(&window));
+    openAndWait(window, q(sourcePath("tests/data/logs/aot_graphs_colored.log")));
+}
+
 NodeId nodeNamed(const MainWindow& window, const char* name) {
     const Graph* graph = window.scene()->graph();
     const std::optional<NodeId> id = graph ? graph->find(name) : std::nullopt;
@@ -491,11 +499,7 @@ private slots:
     // table's current row, and a row picked in the table selects its node on the canvas.
     void nodesDockFollowsTheCanvas() {
         MainWindow window(false);
-        window.resize(1400, 900);
-        window.show();
-        QVERIFY(QTest::qWaitForWindowExposed(&window));
-        openAndWait(window, q(sourcePath("tests/data/logs/aot_graphs_colored.log")));
-        QTRY_VERIFY_WITH_TIMEOUT(window.scene()->hasLayout() && !window.layoutBusy(), 30000);
+        showLogOnScreen(window);
         auto* graphs = window.findChild<QDockWidget*>(QStringLiteral("graphsDock"));
         auto* nodes = window.findChild<QDockWidget*>(QStringLiteral("nodesDock"));
         QVERIFY(graphs && nodes && graphs->isVisible() && nodes->isVisible());
@@ -548,10 +552,7 @@ private slots:
     // One click on a row of the Graphs dock shows that graph (no double click needed).
     void graphsDockPicksOnOneClick() {
         MainWindow window(false);
-        window.resize(1400, 900);
-        window.show();
-        QVERIFY(QTest::qWaitForWindowExposed(&window));
-        openAndWait(window, q(sourcePath("tests/data/logs/aot_graphs_colored.log")));
+        showLogOnScreen(window);
         auto* dock = window.findChild<QDockWidget*>(QStringLiteral("graphsDock"));
         QVERIFY(dock && dock->isVisible());
         auto* list = qobject_cast<QTreeView*>(dock->widget());

@@ -953,6 +953,30 @@ bool isMutatedInPlace(const WorkGraph& g, NodeId id) {
     return false;
 }
 
+Node callNode(std::string_view target, std::vector<Value> args,
+              std::vector<std::pair<std::string, Value>> kwargs, TensorMeta out, const NodeMeta& meta) {
+    Node n;
+    n.op = NodeOp::CallFunction;
+    n.target = Target::parseFunction(target);
+    n.args = std::move(args);
+    n.kwargs = std::move(kwargs);
+    n.outputKind = OutputKind::Tensor;
+    n.outputs = {std::move(out)};
+    n.meta = meta;
+    return n;
+}
+
+// prims.convert_element_type(input, dtype) of `out`'s shape, inserted before or after `anchor` by `pass`.
+NodeId insertConvert(PassContext& c, std::string_view pass, NodeId input, DType dtype, TensorMeta out,
+                     const NodeMeta& meta, NodeId anchor, bool after) {
+    out.dtype = dtype;
+    Node convert = callNode("torch.ops.prims.convert_element_type.default",
+                            {Value::nodeRef(input), Value::dtype(dtype)}, {}, std::move(out), meta);
+    const NodeId id = c.g.insert(std::move(convert), anchor, after);
+    c.change(pass).added.push_back(c.g.node(id).name);
+    return id;
+}
+
 // replacement.meta.update(node.meta): the keys a node's meta holds overwrite the other's (the checkpoint tags
 // included); absent keys leave it as it was.
 void updateMeta(NodeMeta& into, const NodeMeta& from) {
@@ -993,15 +1017,9 @@ void removeNoOps(PassContext& c, const std::set<NodeId>& zeros, const std::set<N
         const TensorMeta* y = g.node(replacement).tensor();
         if (!x || !y || !sameSizes(x->sizes, y->sizes) || !(x->device == y->device))
             return;
-        if (x->dtype != y->dtype) { // the same tensor in the node's dtype: converted after the node
-            Node convert;
-            convert.op = NodeOp::CallFunction;
-            convert.target = Target::parseFunction("torch.ops.prims.convert_element_type.default");
-            convert.args = {Value::nodeRef(replacement), Value::dtype(x->dtype)};
-            convert.outputKind = OutputKind::Tensor;
-            replacement = g.insert(std::move(convert), id, /*after=*/true);
-            c.change("constant_fold_uniform_value").added.push_back(g.node(replacement).name);
-        }
+        if (x->dtype != y->dtype) // the same tensor in the node's dtype: converted after the node
+            replacement = insertConvert(c, "constant_fold_uniform_value", replacement, x->dtype, *x,
+                                        NodeMeta{}, id, /*after=*/true);
         const Node removed = g.node(id);
         c.removed("constant_fold_uniform_value", id);
         g.replaceAllUses(id, replacement);
@@ -1134,19 +1152,6 @@ TensorMeta contiguousMeta(DType dtype, std::vector<SymInt> sizes, const Device& 
     }
     m.sizes = std::move(sizes);
     return m;
-}
-
-Node callNode(std::string_view target, std::vector<Value> args,
-              std::vector<std::pair<std::string, Value>> kwargs, TensorMeta out, const NodeMeta& meta) {
-    Node n;
-    n.op = NodeOp::CallFunction;
-    n.target = Target::parseFunction(target);
-    n.args = std::move(args);
-    n.kwargs = std::move(kwargs);
-    n.outputKind = OutputKind::Tensor;
-    n.outputs = {std::move(out)};
-    n.meta = meta;
-    return n;
 }
 
 // joint_graph.scatter_upon_const_tensor: scatter(full(shape, background), dim, selector, val) with a
@@ -1365,17 +1370,8 @@ void replaceRandom(PassContext& c) {
         random.meta = n.meta;
         const NodeId randomId = g.insert(std::move(random), id, /*after=*/false);
         NodeId drawn = randomId;
-        if (dtype && *dtype != DType::Float32) {
-            Node convert;
-            convert.op = NodeOp::CallFunction;
-            convert.target = Target::parseFunction("torch.ops.prims.convert_element_type.default");
-            convert.args = {Value::nodeRef(randomId), Value::dtype(*dtype)};
-            convert.outputKind = OutputKind::Tensor;
-            convert.outputs = n.outputs;
-            convert.meta = n.meta;
-            drawn = g.insert(std::move(convert), id, /*after=*/false);
-            c.change("replace_random").added.push_back(g.node(drawn).name);
-        }
+        if (dtype && *dtype != DType::Float32)
+            drawn = insertConvert(c, "replace_random", randomId, *dtype, *t, n.meta, id, /*after=*/false);
         c.change("replace_random").replaced.emplace_back(n.name, g.node(randomId).name);
         g.replaceAllUses(id, drawn);
         g.erase(id);
@@ -1455,16 +1451,6 @@ DType computationDType(DType d) {
     return d == DType::Float16 || d == DType::BFloat16 ? DType::Float32 : d;
 }
 
-// prims.convert_element_type(input, dtype), inserted after `anchor`.
-NodeId insertConvert(PassContext& c, NodeId input, DType dtype, TensorMeta meta, NodeId anchor, bool after) {
-    meta.dtype = dtype;
-    Node convert = callNode("torch.ops.prims.convert_element_type.default",
-                            {Value::nodeRef(input), Value::dtype(dtype)}, {}, std::move(meta), NodeMeta{});
-    const NodeId id = c.g.insert(std::move(convert), anchor, after);
-    c.change("tensorify_python_scalars").added.push_back(c.g.node(id).name);
-    return id;
-}
-
 // A float input read as a Python scalar (_local_scalar_dense: a SymFloat zfN) and fed to tensor ops becomes a
 // float64 tensor those ops read. Only a bare symbol is replayed; an expression of symbols (torch interprets
 // it with tensor ops) is reported.
@@ -1495,7 +1481,8 @@ void tensorifyPythonScalars(PassContext& c) {
             TensorMeta scalar = *t;
             scalar.sizes.clear();
             scalar.strides.clear();
-            tensorOf[n.symValue] = insertConvert(c, tensor, DType::Float64, scalar, anchor, true);
+            tensorOf[n.symValue] = insertConvert(c, "tensorify_python_scalars", tensor, DType::Float64,
+                                                 scalar, NodeMeta{}, anchor, true);
             continue;
         }
         const std::optional<std::string_view> overload = tensorOverload(n);
@@ -1526,7 +1513,8 @@ void tensorifyPythonScalars(PassContext& c) {
             }
             NodeId tensor = tensorOf.at(g.node(a.asNode()).symValue);
             if (compute != DType::Bool && compute != DType::Float64) {
-                tensor = insertConvert(c, tensor, compute, *g.node(tensor).tensor(), anchor, true);
+                tensor = insertConvert(c, "tensorify_python_scalars", tensor, compute,
+                                       *g.node(tensor).tensor(), NodeMeta{}, anchor, true);
                 anchor = tensor;
             }
             args.push_back(Value::nodeRef(tensor));
@@ -1537,7 +1525,8 @@ void tensorifyPythonScalars(PassContext& c) {
             g.insert(callNode(*overload, std::move(args), n.kwargs, computed, NodeMeta{}), anchor, true);
         c.change("tensorify_python_scalars").replaced.emplace_back(n.name, g.node(replacement).name);
         if (compute != out->dtype)
-            replacement = insertConvert(c, replacement, out->dtype, *out, replacement, true);
+            replacement = insertConvert(c, "tensorify_python_scalars", replacement, out->dtype, *out,
+                                        NodeMeta{}, replacement, true);
         g.replaceAllUses(id, replacement);
         g.erase(id);
     }

@@ -4,6 +4,7 @@
 #include "graph/Graph.h"
 #include "graph/GraphStats.h"
 #include "graph/HopBody.h"
+#include "graph/ShapeFacts.h"
 #include "graph/SymbolicExpr.h"
 #include "io/FxReader.h"
 #include "io/GraphCheck.h"
@@ -272,6 +273,45 @@ private slots:
         QVERIFY(!checkSymbolic("2*s0").constant);
         QVERIFY(!checkSymbolic("2*s0").issue);
         QVERIFY(!checkSymbolic("Piecewise((1, Eq(s0, 1)), (s0, True))").issue); // not understood: no issue
+    }
+
+    // Guards torch recorded (guard_added_fast) as ShapeEnv axioms: statically_known_true(Eq(a, b)) holds for
+    // the same expression or where a - b is a multiple of a guarded equality's sides (canonicalize_bool_expr
+    // reduces both to lowest terms); a plain == decides on the hints.
+    void shapeFactsFollowGuards() {
+        QCOMPARE(equalityGuardSides("Eq(64*s11, 64*s11 + 64*s55)"),
+                 (std::optional<std::pair<std::string, std::string>>{{"64*s11", "64*s11 + 64*s55"}}));
+        QVERIFY(!equalityGuardSides("Ne(s68*(s11 + s55), 0)"));
+        QVERIFY(!equalityGuardSides("Eq(s68, 1) | Eq(s11 + s55, 1)"));
+        QVERIFY(!equalityGuardSides("Eq(Max(1, s0), s1)x"));
+        QCOMPARE(equalityGuardSides(" Eq(Max(1, s0), s1) ")->first, std::string("Max(1, s0)"));
+
+        const SymInt s11{16, "s11"}, shifted{16, "s11 + s55"}, stride{1024, "64*s11"},
+            strideShifted{1024, "64*s11 + 64*s55"};
+        const ShapeFacts none({{"s11", 16}, {"s55", 0}}, {});
+        QVERIFY(none.knownEqual(s11, SymInt{0, "s11"}));
+        QVERIFY(!none.knownEqual(s11, shifted)); // equal on the hints only
+        QVERIFY(none.guardEqual(s11, shifted));
+        QCOMPARE(none.guarded(SymInt{0, "-s55"}), std::optional<int64_t>(0));
+        QVERIFY(!none.guarded(SymInt{0, "s99"}));
+
+        const ShapeFacts guarded({}, {"Eq(64*s11, 64*s11 + 64*s55)", "Ne(s55, 1)"});
+        QVERIFY(guarded.knownEqual(s11, shifted));
+        QVERIFY(guarded.knownEqual(strideShifted, stride));
+        QVERIFY(guarded.knownEqual(std::vector<SymInt>{{2, {}}, s11}, std::vector<SymInt>{{2, {}}, shifted}));
+        QVERIFY(!guarded.knownEqual(s11, SymInt{0, "s11 + 2*s55 + 1"})); // not a multiple of s55
+        QVERIFY(!guarded.knownEqual(s11, SymInt{0, "s12"}));
+        QVERIFY(
+            !guarded.knownEqual(SymInt{0, "s0*(s1 + 1)"}, SymInt{0, "s0*s1 + s0"})); // left to sympy's form
+        QVERIFY(guarded.guardEqual(s11, shifted)); // no hints: decided statically
+
+        Graph g;
+        g.attributes = {{"symbol_hints", "{\"s11\": 16, \"s55\": 0}"},
+                        {"symbol_equalities", "Eq(s86, 64)\nEq(64*s11, 64*s11 + 64*s55)"}};
+        const ShapeFacts read = ShapeFacts::of(g.attributes);
+        QVERIFY(read.knownEqual(SymInt{64, {}}, SymInt{0, "s86"}));
+        QVERIFY(read.knownEqual(s11, shifted));
+        QCOMPARE(read.guarded(shifted), std::optional<int64_t>(16));
     }
 
     void tensorMetaChecks() {

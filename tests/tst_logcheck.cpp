@@ -40,6 +40,18 @@ const std::string kEpilogueLog = "tests/data/torch2/embedding_max_norm_budget0_a
 // jointscope_torch.models dynamic_true_float_attributes, torch.compile(dynamic=True), aot_eager, budget 0.5,
 // torch 2.15: eps and scale, Python floats, are lifted as inputs read as SymFloats; the same records dropped.
 const std::string kFloatInputsLog = "tests/data/torch2/dynamic_true_float_attributes_aot_eager_trace.log";
+// transformers' GPT2LMHeadModel (2 layers, n_embd 64) trained one step with torch.compile(dynamic=True) under
+// inductor, torch 2.15 (transformers 5.24): the frame after the graph break, the LM head and cross-entropy
+// (5/0) and the LM head alone (5/0_1). logits_to_keep is a symbol (s55, hint 0): the slice of the hidden
+// states starts at -s55 and the sizes read s11 + s55, which only a guard, Eq(64*s11, 64*s11 + 64*s55), makes
+// equal to s11. Only frame 5's records kept, guards recorded after each joint graph and the records above
+// dropped (check's JSON is the full log's for both compiles).
+const std::string kGuardedSizesLog = "tests/data/torch2/gpt2_lm_loss_dynamic_inductor_trace.log";
+// The same run's GPT-2 body (compile 4/0_1): NewGELUActivation's math.sqrt(2.0 / math.pi) reads math.pi as a
+// float symbol, so the tanh's scale is the expression OpaqueUnaryFn_sqrt(FloatTrueDiv(2.0, zf36)). Only that
+// compile's records kept, without guards and with one of its post-grad graphs (check's JSON is the full
+// log's).
+const std::string kFloatExpressionLog = "tests/data/torch2/gpt2_gelu_dynamic_inductor_trace.log";
 
 // Every compile's configuration in the log, as check reads it.
 std::vector<CompileConfig> configsOf(const GraphFile& file) {
@@ -233,6 +245,56 @@ private slots:
                  (std::vector<std::pair<std::string, std::string>>{
                      {"add", "add_tensor"}, {"mul_2", "mul_tensor"}, {"mul_3", "mul_tensor_1"}}));
         QVERIFY(c.forward && c.forward->onlyOurs.empty() && c.forward->onlyTorch.empty());
+        QCOMPARE(std::string(checkStatusName(c.status)), std::string("identical"));
+    }
+
+    // Dynamic shapes in the joint-graph passes, as torch's ShapeEnv decides them: the slice_scatter of the
+    // slice's gradient is a no-op (same_meta holds by the guarded equality, `start == 0` by the hint), the
+    // cross-entropy's scatter upon a full of symbolic shape becomes a where (its sizes compared on the
+    // hints), and that full, whose shape reads a sym_size of a tensor the folder does not know, is not folded
+    // (torch keeps sym_size_int_6; folding it made us save `mul`).
+    void guardedSizesDecideThePasses() {
+        const std::vector<CompileCheck> checks = checkLog(kGuardedSizesLog);
+        QCOMPARE(checks.size(), size_t(2));
+        for (const CompileCheck& c : checks) {
+            QCOMPARE(c.ours, c.torch);
+            QCOMPARE(c.oursSym, c.torchSym);
+            QCOMPARE(std::string(checkStatusName(c.status)), std::string("identical"));
+            const auto noops = std::find_if(c.passes.changes.begin(), c.passes.changes.end(),
+                                            [](const PassChange& p) { return p.pass == "remove_noop_ops"; });
+            QVERIFY(noops != c.passes.changes.end());
+            QVERIFY(std::find(noops->removed.begin(), noops->removed.end(), "slice_scatter") !=
+                    noops->removed.end());
+        }
+        const CompileCheck& head = checks[0];
+        QCOMPARE(head.torchSym, (std::vector<std::string>{"primals_2", "primals_3", "primals_1", "primals_7",
+                                                          "primals_6", "sym_size_int_2"}));
+        const auto scatter = std::find_if(head.passes.changes.begin(), head.passes.changes.end(),
+                                          [](auto& p) { return p.pass == "scatter_upon_const_tensor"; });
+        QVERIFY(scatter != head.passes.changes.end());
+        QCOMPARE(scatter->replaced,
+                 (std::vector<std::pair<std::string, std::string>>{{"scatter", "where_self"}}));
+        QVERIFY(head.backward && head.backward->onlyOurs.empty() && head.backward->onlyTorch.empty());
+    }
+
+    // tensorify_python_scalars interprets a float expression of symbols as float64 tensor ops (hash-consed:
+    // the four GELUs share one sqrt), converted to the compute dtype at each reader.
+    void floatExpressionsAreTensorified() {
+        const std::vector<CompileCheck> checks = checkLog(kFloatExpressionLog);
+        QCOMPARE(checks.size(), size_t(1));
+        const CompileCheck& c = checks[0];
+        QVERIFY(c.passes.notReplayed.empty());
+        QCOMPARE(c.ours, c.torch);
+        QCOMPARE(c.oursSym, c.torchSym);
+        QVERIFY(std::find(c.torch.begin(), c.torch.end(), "mul_tensor_3") != c.torch.end());
+        const auto tensorify =
+            std::find_if(c.passes.changes.begin(), c.passes.changes.end(),
+                         [](const PassChange& p) { return p.pass == "tensorify_python_scalars"; });
+        QVERIFY(tensorify != c.passes.changes.end());
+        for (const char* made : {"scalar_tensor_default", "true_divide_tensor", "sqrt_default"})
+            QCOMPARE(std::count(tensorify->added.begin(), tensorify->added.end(), made), std::ptrdiff_t(1));
+        QVERIFY(c.forward && c.forward->onlyOurs.empty() && c.forward->onlyTorch.empty());
+        QVERIFY(c.backward && c.backward->onlyOurs.empty() && c.backward->onlyTorch.empty());
         QCOMPARE(std::string(checkStatusName(c.status)), std::string("identical"));
     }
 

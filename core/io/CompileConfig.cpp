@@ -97,6 +97,8 @@ std::string compileIdOf(const Json& record) {
 bool mayCarryCompileConfig(std::string_view line) {
     return line.find("\"compilation_metrics\"") != std::string_view::npos ||
            line.find("\"create_symbol\"") != std::string_view::npos ||
+           (line.find("\"guard_added_fast\"") != std::string_view::npos &&
+            line.find("\"expr\": \"Eq(") != std::string_view::npos) ||
            line.find("post_grad_graph\"") != std::string_view::npos ||
            line.find("\"inductor_output_code\"") != std::string_view::npos ||
            line.find("\"torch._functorch.config\"") != std::string_view::npos ||
@@ -130,6 +132,12 @@ public:
         }
         if (auto it = record.find("create_symbol"); it != record.end() && it->is_object()) {
             createSymbol(*it, compileIdOf(record), lineNo);
+            return;
+        }
+        if (auto it = record.find("guard_added_fast"); it != record.end() && it->is_object()) {
+            const std::string expr = stringField(*it, "expr");
+            if (expr.rfind("Eq(", 0) == 0)
+                open(compileIdOf(record), lineNo).equalityGuards.emplace_back(lineNo, expr);
             return;
         }
         if (record.contains("inductor_post_grad_graph") || record.contains("inductor_output_code")) {
@@ -272,6 +280,11 @@ std::optional<CompileConfig> compileConfigFromRecords(const std::vector<ConfigRe
     const std::vector<CompileConfig> configs = scanCompileConfigRecords(own, read);
     const CompileConfig* config = findCompileConfig(configs, compileId, line);
     return config ? std::optional<CompileConfig>(*config) : std::nullopt;
+}
+
+CompileConfig configAtLine(CompileConfig config, uint32_t line) {
+    std::erase_if(config.equalityGuards, [&](const auto& guard) { return guard.first >= line; });
+    return config;
 }
 
 const CompileConfig* findCompileConfig(const std::vector<CompileConfig>& configs, std::string_view compileId,

@@ -60,6 +60,9 @@ struct CompileConfig {
     InductorJointConfig inductor;
     // create_symbol records: each backed symbol's hint ("s77" -> 4), what torch sizes symbolic tensors with.
     std::vector<std::pair<std::string, int64_t>> symbolHints;
+    // guard_added_fast records of equalities ("Eq(64*s11, 64*s11 + 64*s55)"), with their lines: what the
+    // ShapeEnv knows statically from then on (its axioms).
+    std::vector<std::pair<uint32_t, std::string>> equalityGuards;
 
     friend bool operator==(const CompileConfig&, const CompileConfig&) = default;
 };
@@ -88,6 +91,10 @@ std::vector<CompileConfig> scanCompileConfigRecords(const std::vector<ConfigReco
 std::optional<CompileConfig> compileConfigFromRecords(const std::vector<ConfigRecordSpan>& records,
                                                       std::string_view compileId, uint32_t line,
                                                       const SpanReader& read);
+
+// `config` as it stood when the record at `line` (its joint graph) was written: the guards added later (by
+// the partitioner, inductor) dropped.
+CompileConfig configAtLine(CompileConfig config, uint32_t line);
 
 // The configuration of one compile id ("0/0 #2" counts as "0/0"'s second joint graph: the newest seen at or
 // before `line` wins when ids repeat after torch._dynamo.reset()).

@@ -515,7 +515,8 @@ private:
     // The kinds of record scanCompileConfigs reads (its text test then runs on these lines only).
     static bool mayCarryConfig(std::string_view kind) {
         return kind == kArtifact || kind == "compilation_metrics" || kind == "create_symbol" ||
-               kind == "inductor_post_grad_graph" || kind == "inductor_output_code";
+               kind == "guard_added_fast" || kind == "inductor_post_grad_graph" ||
+               kind == "inductor_output_code";
     }
 
     // The payloads read at index time, and, when payloads are held, every one that may be a graph.

@@ -37,6 +37,12 @@ void addLogGraphFacts(Graph& joint, const CompileConfig& config) {
             hints += (hints.empty() ? "{\"" : ", \"") + symbol + "\": " + std::to_string(value);
         joint.attributes.emplace_back("symbol_hints", hints + "}");
     }
+    if (!config.equalityGuards.empty() && !has("symbol_equalities")) {
+        std::string guards;
+        for (const auto& guard : config.equalityGuards)
+            guards += (guards.empty() ? "" : "\n") + guard.second;
+        joint.attributes.emplace_back("symbol_equalities", guards);
+    }
 }
 
 CompileSettings settingsFromLog(const CompileConfig* config, Ruleset& rules,
@@ -142,7 +148,10 @@ std::optional<CompileConfig> loggedConfigFor(const GraphFile& file, size_t index
     const GraphEntry& entry = file.graphs()[index];
     if (!isLoggedJointGraph(file.format(), entry))
         return std::nullopt;
-    return file.compileConfigFor(entry);
+    std::optional<CompileConfig> config = file.compileConfigFor(entry);
+    if (config)
+        config = configAtLine(std::move(*config), entry.line);
+    return config;
 }
 
 Expected<HopPartitionReport> partitionHopBodies(Graph& joint, const Ruleset& rules,

@@ -32,8 +32,9 @@ struct CompileSettings {
 };
 
 // What the log knows of the graph itself that its printed text lacks: the torch version (the ruleset follows
-// it) and the symbols' hints (symbol_hints: what torch sizes symbolic tensors with). Attributes the graph
-// already has are kept.
+// it), the symbols' hints (symbol_hints: what torch sizes symbolic tensors with and guards decide on) and
+// the equalities guarded before the joint graph was logged (symbol_equalities, one per line: what torch's
+// passes know statically; see ShapeFacts). Attributes the graph already has are kept.
 void addLogGraphFacts(Graph& joint, const CompileConfig& config);
 
 // Applies `config` (null: the log records none) to `rules` and the options; then the overrides.

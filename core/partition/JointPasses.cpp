@@ -1,6 +1,7 @@
 #include "partition/JointPasses.h"
 
 #include "graph/FxNamespace.h"
+#include "graph/ShapeFacts.h"
 #include "graph/SymbolicExpr.h"
 #include "partition/JointGraph.h"
 
@@ -222,17 +223,29 @@ bool shapeArgEquals(const WorkGraph& g, const Value& shape, const std::vector<Sy
     return true;
 }
 
-// post_grad.same_meta: both values tensors with the same sizes, dtype, device and (strided) strides.
-bool sameMeta(const Node& a, const Node& b) {
+// post_grad.same_meta: both values tensors with the same sizes, dtype, device and (strided) strides, the
+// sizes and strides statically known equal.
+bool sameMeta(const ShapeFacts& facts, const Node& a, const Node& b) {
     const TensorMeta* x = a.tensor();
     const TensorMeta* y = b.tensor();
     if (!x || !y || !x->known() || !y->known())
         return false;
-    if (!sameSizes(x->sizes, y->sizes) || x->dtype != y->dtype || !(x->device == y->device))
+    if (!facts.knownEqual(x->sizes, y->sizes) || x->dtype != y->dtype || !(x->device == y->device))
         return false;
-    if (x->strides.empty() || y->strides.empty())
-        return false; // strides not recorded: not provably the same
-    return sameSizes(x->strides, y->strides);
+    if (x->strides.size() != x->sizes.size() || y->strides.size() != y->sizes.size())
+        return false; // strides not recorded: not provably the same (a 0-d tensor has none)
+    return facts.knownEqual(x->strides, y->strides);
+}
+
+// An int argument as a size: a number, a printed expression, or a node holding a symbolic int.
+std::optional<SymInt> symIntOf(const WorkGraph& g, const Value& v) {
+    if (v.kind() == ValueKind::Int)
+        return SymInt{v.asInt(), {}};
+    if (v.kind() == ValueKind::SymExpr)
+        return SymInt{0, v.text()};
+    if (v.kind() == ValueKind::NodeRef && !g.node(v.asNode()).symValue.empty())
+        return SymInt{0, g.node(v.asNode()).symValue};
+    return std::nullopt;
 }
 
 bool isIntegral(DType d) {
@@ -267,6 +280,7 @@ struct PassContext {
     const Ruleset& rules;
     const Graph& original; // the logged graph, for storage roots
     JointPassReport& report;
+    ShapeFacts facts = ShapeFacts::of(original.attributes);
 
     PassChange& change(std::string_view pass) {
         if (report.changes.empty() || report.changes.back().pass != pass)
@@ -340,9 +354,9 @@ NodeId sliceScatterReplacement(const WorkGraph& g, const Node& n, NodeId self, N
     return startValue == expectedStart && endValue == expectedEnd ? self : src;
 }
 
-// slice_scatter_noop: the scatter overwrites all of `self` (src has its shape, from 0 to past the end), or
-// `src` is exactly the range [start, end) of dim.
-NoopRule sliceScatterRule(const WorkGraph& g, const Node& n) {
+// slice_scatter_noop: the scatter overwrites all of `self` (src has its shape, from 0 to past the end: plain
+// `==`, guards decided on the hints), or `src` is statically exactly the range [start, end) of dim.
+NoopRule sliceScatterRule(const WorkGraph& g, const ShapeFacts& facts, const Node& n) {
     const std::optional<NodeId> self = nodeArg(n, 0), src = nodeArg(n, 1);
     if (!self || !src)
         return {};
@@ -358,14 +372,17 @@ NoopRule sliceScatterRule(const WorkGraph& g, const Node& n) {
     const Value* start = argument(n, 3, "start");
     const Value* end = argument(n, 4, "end");
     const bool stepOne = intArg(n, 5, "step").value_or(1) == 1;
-    const bool startZero =
-        !start || start->isNone() || (start->kind() == ValueKind::Int && start->asInt() == 0);
+    const std::optional<SymInt> startSize = start && !start->isNone() ? symIntOf(g, *start) : SymInt{};
+    const bool startZero = startSize && facts.guardEqual(*startSize, SymInt{});
     const bool endPast = !end || end->isNone() || reachesEnd(g, *end, a->sizes[size_t(dim)]);
-    const bool full = sameSizes(a->sizes, b->sizes) && startZero && endPast && stepOne;
+    bool sameShape = a->sizes.size() == b->sizes.size();
+    for (size_t d = 0; sameShape && d < a->sizes.size(); ++d)
+        sameShape = facts.guardEqual(a->sizes[d], b->sizes[d]);
+    const bool full = sameShape && startZero && endPast && stepOne;
     bool partial = stepOne && int64_t(b->sizes.size()) == ndim;
     for (int64_t d = 0; partial && d < ndim; ++d)
         if (d != dim)
-            partial = sameSizes({a->sizes[size_t(d)]}, {b->sizes[size_t(d)]});
+            partial = facts.knownEqual(a->sizes[size_t(d)], b->sizes[size_t(d)]);
     if (partial) { // src's length along dim is end - start, known here only for numbers
         const SymInt& length = b->sizes[size_t(dim)];
         const int64_t from = !start || start->isNone()         ? 0
@@ -376,7 +393,7 @@ NoopRule sliceScatterRule(const WorkGraph& g, const Node& n) {
     }
     return {sliceScatterReplacement(g, n, *self, *src, dim, ndim), full || partial};
 }
-NoopRule noopRule(const WorkGraph& g, const Node& n) {
+NoopRule noopRule(const WorkGraph& g, const ShapeFacts& facts, const Node& n) {
     if (n.op != NodeOp::CallFunction || n.target.kind != TargetKind::OpOverload)
         return {};
     const Target& t = n.target;
@@ -421,7 +438,7 @@ NoopRule noopRule(const WorkGraph& g, const Node& n) {
         return {input(0), startZero && reachesEnd(g, *end, size) && step == 1};
     }
     if (t.ns == "aten" && t.op == "slice_scatter")
-        return sliceScatterRule(g, n);
+        return sliceScatterRule(g, facts, n);
     if (t.ns == "aten" && t.op == "repeat") {
         const Value* r = argument(n, 1, "repeats");
         bool ones = r && r->isSequence();
@@ -493,7 +510,7 @@ void removeNoopOps(PassContext& c) {
         c.rules.epilogueMutatedInputsUnsaveable ? epilogueMutatedInputs(c.original) : std::vector<bool>();
     for (NodeId id : g.liveOrder()) {
         const Node& n = g.node(id);
-        const NoopRule rule = noopRule(g, n);
+        const NoopRule rule = noopRule(g, c.facts, n);
         if (!rule.source)
             continue;
         const NodeId src = *rule.source;
@@ -508,7 +525,7 @@ void removeNoopOps(PassContext& c) {
         // A real copy of a storage the graph mutates stays.
         if (!nodeIsView && mutatedStorages.count(srcStorage))
             continue;
-        if (!sameMeta(n, g.node(src)) || conjugated(c, id) != conjugated(c, src) || !rule.noop)
+        if (!sameMeta(c.facts, n, g.node(src)) || conjugated(c, id) != conjugated(c, src) || !rule.noop)
             continue;
         c.removed("remove_noop_ops", id);
         g.replaceAllUses(id, src);
@@ -552,11 +569,14 @@ public:
 
     void run() {
         const std::vector<NodeId> order = g_.liveOrder();
-        // symint_nodes: the first node holding each symbolic value (a full's shape can name it).
+        // symint_nodes: the first node holding each symbolic value (a full's shape can name it). The folder
+        // knows the symbolic-int placeholders (insert_placerholder_values); other symbolic ints are known
+        // when what they read is (a sym_size of a tensor it cannot fold is not).
         for (NodeId id : order) {
             const Node& n = g_.node(id);
             if (n.outputKind == OutputKind::SymInt && !n.symValue.empty()) {
-                symbolic_.insert(id);
+                if (n.op == NodeOp::Placeholder)
+                    symbolic_.insert(id);
                 symbolNodes_.emplace(n.symValue, id);
             }
         }
@@ -648,6 +668,11 @@ private:
 
     void visit(NodeId id) {
         const Node& n = g_.node(id);
+        if (n.op == NodeOp::CallFunction && n.outputKind == OutputKind::SymInt) {
+            if (!anyUnknownInput(n))
+                symbolic_.insert(id);
+            return;
+        }
         if (n.op != NodeOp::CallFunction || n.target.kind != TargetKind::OpOverload)
             return;
         if (isAten(n, "full", "default") && n.args.size() == 2) {
@@ -1139,16 +1164,26 @@ void earlyPatterns(PassContext& c) {
     }
 }
 
-// A contiguous tensor's metadata.
+// A contiguous tensor's metadata. Symbolic strides are products of the sizes after them, as expressions
+// (torch prints Max(1, s) where we print s: the same value for the sizes symbols take).
 TensorMeta contiguousMeta(DType dtype, std::vector<SymInt> sizes, const Device& device) {
     TensorMeta m;
     m.dtype = dtype;
     m.device = device;
     m.strides.resize(sizes.size());
-    int64_t stride = 1;
+    SymInt stride{1, {}};
     for (size_t i = sizes.size(); i-- > 0;) {
-        m.strides[i] = SymInt{stride, {}};
-        stride *= std::max<int64_t>(sizes[i].value, 1);
+        m.strides[i] = stride;
+        const SymInt& size = sizes[i];
+        if (!size.isSymbolic() && !stride.isSymbolic())
+            stride.value *= std::max<int64_t>(size.value, 1);
+        else if (!size.isSymbolic() && size.value <= 1)
+            continue;
+        else if (!stride.isSymbolic() && stride.value == 1)
+            stride = size;
+        else
+            stride = SymInt{0, "(" + (size.isSymbolic() ? size.expr : std::to_string(size.value)) + ")*(" +
+                                   (stride.isSymbolic() ? stride.expr : std::to_string(stride.value)) + ")"};
     }
     m.sizes = std::move(sizes);
     return m;
@@ -1169,20 +1204,31 @@ void scatterUponConstTensor(PassContext& c, NodeId id) {
         return;
     const TensorMeta* out = scatter.tensor();
     const TensorMeta* selector = g.node(*selectorId).tensor();
-    const auto shape = intList(&full.args[0]);
-    if (!out || !selector || !shape || scatter.args[1].kind() != ValueKind::Int)
+    if (!out || !selector || !full.args[0].isSequence() || scatter.args[1].kind() != ValueKind::Int)
         return;
+    std::vector<SymInt> shape;
+    for (const Value& item : full.args[0].items()) {
+        std::optional<SymInt> size = symIntOf(g, item);
+        if (!size)
+            return;
+        shape.push_back(std::move(*size));
+    }
     int64_t dim = scatter.args[1].asInt();
-    const int64_t rank = static_cast<int64_t>(shape->size());
+    const int64_t rank = static_cast<int64_t>(shape.size());
     if (dim < 0)
         dim += rank;
     if (dim < 0 || dim >= rank || static_cast<int64_t>(selector->sizes.size()) != rank)
         return;
+    // The extra check compares sizes with plain < and ==: guards, decided on the hints.
     for (int64_t i = 0; i < rank; ++i) {
-        const SymInt& s = selector->sizes[static_cast<size_t>(i)];
-        if (s.isSymbolic())
+        const std::optional<int64_t> s = c.facts.guarded(selector->sizes[static_cast<size_t>(i)]);
+        const std::optional<int64_t> f = c.facts.guarded(shape[static_cast<size_t>(i)]);
+        if (!s || !f) {
+            c.report.notReplayed.push_back("scatter_upon_const_tensor: " + describe(scatter) +
+                                           " compares symbolic sizes without their hints");
             return;
-        if (i == dim ? s.value != 1 : s.value < (*shape)[static_cast<size_t>(i)])
+        }
+        if (i == dim ? *s != 1 : *s < *f)
             return;
     }
     const Value& background = full.args[1];
@@ -1203,24 +1249,23 @@ void scatterUponConstTensor(PassContext& c, NodeId id) {
     }
     const Device& device = selector->device;
     const Value deviceValue = Value::device(device.type, device.index);
-    const int64_t length = (*shape)[static_cast<size_t>(dim)];
-    std::vector<SymInt> shapeSizes;
+    const Value length = full.args[0].items()[static_cast<size_t>(dim)];
+    const SymInt& lengthSize = shape[static_cast<size_t>(dim)];
+    const std::vector<SymInt>& shapeSizes = shape;
     std::vector<Value> viewShape;
     std::vector<SymInt> viewSizes;
     for (int64_t i = 0; i < rank; ++i) {
-        const int64_t d = (*shape)[static_cast<size_t>(i)];
-        shapeSizes.push_back(SymInt{d, {}});
-        viewShape.push_back(Value::integer(i == dim ? length : 1));
-        viewSizes.push_back(SymInt{i == dim ? length : 1, {}});
+        viewShape.push_back(i == dim ? length : Value::integer(1));
+        viewSizes.push_back(i == dim ? lengthSize : SymInt{1, {}});
     }
     const NodeMeta& meta = scatter.meta;
-    const NodeId iota = g.insert(callNode("torch.ops.prims.iota.default", {Value::integer(length)},
+    const NodeId iota = g.insert(callNode("torch.ops.prims.iota.default", {length},
                                           {{"start", Value::integer(0)},
                                            {"step", Value::integer(1)},
                                            {"dtype", Value::dtype(DType::Int64)},
                                            {"device", deviceValue},
                                            {"requires_grad", Value::boolean(false)}},
-                                          contiguousMeta(DType::Int64, {SymInt{length, {}}}, device), meta),
+                                          contiguousMeta(DType::Int64, {lengthSize}, device), meta),
                                  id, false);
     const NodeId view =
         g.insert(callNode("torch.ops.aten.view.default", {Value::nodeRef(iota), Value::list(viewShape)}, {},
@@ -1454,10 +1499,131 @@ DType computationDType(DType d) {
 // A float input read as a Python scalar (_local_scalar_dense: a SymFloat zfN) and fed to tensor ops becomes a
 // float64 tensor those ops read. Only a bare symbol is replayed; an expression of symbols (torch interprets
 // it with tensor ops) is reported.
+// _sympy_interp: a float expression of symbols ("OpaqueUnaryFn_sqrt(FloatTrueDiv(2.0, zf36))") as tensor ops
+// (TensorReferenceAnalysis), each subexpression and constant made once (hash-consed by its text). The
+// functions torch prints in call form are read; an infix product or sum, an integer symbol or anything else
+// is not (interpretable says so before anything is built).
+class SympyTensorInterpreter {
+public:
+    SympyTensorInterpreter(PassContext& c, std::map<std::string, NodeId>& tensorOf, NodeId& anchor)
+        : c_(c), tensorOf_(tensorOf), anchor_(anchor) {}
+
+    bool interpretable(std::string_view expr) const { return walk(expr, false).has_value(); }
+    NodeId interpret(std::string_view expr) { return *walk(expr, true); }
+
+private:
+    static std::string_view trim(std::string_view s) {
+        while (!s.empty() && s.front() == ' ')
+            s.remove_prefix(1);
+        while (!s.empty() && s.back() == ' ')
+            s.remove_suffix(1);
+        return s;
+    }
+    // The aten op of a sympy function torch prints as a call, and how many arguments it takes.
+    static std::optional<std::pair<std::string_view, size_t>> handler(std::string_view fn) {
+        static const std::map<std::string_view, std::pair<std::string_view, size_t>, std::less<>> kCalls = {
+            {"FloatTrueDiv", {"torch.ops.aten.true_divide.Tensor", 2}},
+            {"FloatPow", {"torch.ops.aten.pow.Tensor_Tensor", 2}},
+        };
+        if (auto it = kCalls.find(fn); it != kCalls.end())
+            return it->second;
+        static const std::map<std::string_view, std::string_view, std::less<>> kUnary = {
+            {"sqrt", "torch.ops.aten.sqrt.default"}, {"exp", "torch.ops.aten.exp.default"},
+            {"log", "torch.ops.aten.log.default"},   {"log2", "torch.ops.aten.log2.default"},
+            {"cos", "torch.ops.aten.cos.default"},   {"sin", "torch.ops.aten.sin.default"},
+            {"tan", "torch.ops.aten.tan.default"},   {"cosh", "torch.ops.aten.cosh.default"},
+            {"sinh", "torch.ops.aten.sinh.default"}, {"tanh", "torch.ops.aten.tanh.default"},
+            {"acos", "torch.ops.aten.acos.default"}, {"asin", "torch.ops.aten.asin.default"},
+            {"atan", "torch.ops.aten.atan.default"}};
+        constexpr std::string_view kOpaque = "OpaqueUnaryFn_";
+        if (fn.substr(0, kOpaque.size()) == kOpaque)
+            if (auto it = kUnary.find(fn.substr(kOpaque.size())); it != kUnary.end())
+                return std::pair{it->second, size_t(1)};
+        return std::nullopt;
+    }
+    // A float literal as sympy prints it ("2.0", "0.5", "1.0e-5").
+    static std::optional<double> floatLiteral(std::string_view text) {
+        if (text.empty() || text.find('.') == std::string_view::npos)
+            return std::nullopt;
+        const std::string s(text);
+        char* end = nullptr;
+        const double v = std::strtod(s.c_str(), &end);
+        return end == s.c_str() + s.size() ? std::optional<double>(v) : std::nullopt;
+    }
+
+    // With `build`, the tensor standing for `expr` (made now if not yet); without, whether it can be made
+    // (kNoNode stands for "yes").
+    std::optional<NodeId> walk(std::string_view expr, bool build) const {
+        expr = trim(expr);
+        if (auto it = tensorOf_.find(std::string(expr)); it != tensorOf_.end())
+            return it->second;
+        if (std::optional<double> v = floatLiteral(expr)) {
+            if (!build)
+                return kNoNode;
+            return remember(expr, add("torch.ops.aten.scalar_tensor.default", {Value::real(*v)},
+                                      {{"dtype", Value::dtype(DType::Float64)}}));
+        }
+        const size_t open = expr.find('(');
+        if (open == std::string_view::npos || expr.back() != ')')
+            return std::nullopt;
+        const std::optional<std::pair<std::string_view, size_t>> op = handler(expr.substr(0, open));
+        const std::vector<std::string_view> parts =
+            splitArguments(expr.substr(open + 1, expr.size() - open - 2));
+        if (!op || parts.size() != op->second)
+            return std::nullopt;
+        std::vector<Value> args;
+        for (std::string_view part : parts) {
+            std::optional<NodeId> arg = walk(part, build);
+            if (!arg)
+                return std::nullopt;
+            args.push_back(Value::nodeRef(*arg));
+        }
+        if (!build)
+            return kNoNode;
+        return remember(expr, add(op->first, std::move(args), {}));
+    }
+    static std::vector<std::string_view> splitArguments(std::string_view inside) {
+        std::vector<std::string_view> parts;
+        int depth = 0;
+        size_t start = 0;
+        for (size_t i = 0; i < inside.size(); ++i) {
+            if (inside[i] == '(')
+                ++depth;
+            else if (inside[i] == ')')
+                --depth;
+            else if (inside[i] == ',' && depth == 0) {
+                parts.push_back(inside.substr(start, i - start));
+                start = i + 1;
+            }
+        }
+        parts.push_back(inside.substr(start));
+        return parts;
+    }
+    NodeId add(std::string_view target, std::vector<Value> args,
+               std::vector<std::pair<std::string, Value>> kwargs) const {
+        const NodeId id =
+            c_.g.insert(callNode(target, std::move(args), std::move(kwargs),
+                                 contiguousMeta(DType::Float64, {}, Device{"cpu", -1}), NodeMeta{}),
+                        anchor_, true);
+        c_.change("tensorify_python_scalars").added.push_back(c_.g.node(id).name);
+        anchor_ = id;
+        return id;
+    }
+    NodeId remember(std::string_view expr, NodeId id) const {
+        tensorOf_[std::string(expr)] = id;
+        return id;
+    }
+
+    PassContext& c_;
+    std::map<std::string, NodeId>& tensorOf_;
+    NodeId& anchor_;
+};
+
 void tensorifyPythonScalars(PassContext& c) {
     WorkGraph& g = c.g;
-    std::map<std::string, NodeId> tensorOf; // float symbol -> the float64 tensor that stands for it
+    std::map<std::string, NodeId> tensorOf; // float symbol (or expression) -> the float64 tensor for it
     NodeId anchor = kNoNode;                // new nodes go after the node visited, in order
+    SympyTensorInterpreter sympy(c, tensorOf, anchor);
     const std::vector<NodeId> order = g.liveOrder();
     for (NodeId id : order) {
         const Node n = g.node(id);
@@ -1495,7 +1661,7 @@ void tensorifyPythonScalars(PassContext& c) {
             if (in.outputKind != OutputKind::SymFloat)
                 return;
             reads = true;
-            replayable = replayable && tensorOf.count(in.symValue);
+            replayable = replayable && sympy.interpretable(in.symValue);
         });
         if (!reads)
             continue;
@@ -1511,7 +1677,7 @@ void tensorifyPythonScalars(PassContext& c) {
                 args.push_back(a);
                 continue;
             }
-            NodeId tensor = tensorOf.at(g.node(a.asNode()).symValue);
+            NodeId tensor = sympy.interpret(g.node(a.asNode()).symValue);
             if (compute != DType::Bool && compute != DType::Float64) {
                 tensor = insertConvert(c, "tensorify_python_scalars", tensor, compute,
                                        *g.node(tensor).tensor(), NodeMeta{}, anchor, true);

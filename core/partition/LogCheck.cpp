@@ -206,7 +206,11 @@ CompileCheck checkCompile(const GraphFile& file, const CompileGraphs& g,
                                              "outputs (torch before 2.8 prints no output descriptors)"));
     torchSaved(*forward, size_t(*joint->numFwdOutputs), out.torch, out.torchSym, out.torchRng);
 
-    const CompileConfig* config = findCompileConfig(configs, g.compileId, file.graphs()[jointIndex].line);
+    const uint32_t jointLine = file.graphs()[jointIndex].line;
+    const CompileConfig* found = findCompileConfig(configs, g.compileId, jointLine);
+    const std::optional<CompileConfig> atJoint =
+        found ? std::optional<CompileConfig>(configAtLine(*found, jointLine)) : std::nullopt;
+    const CompileConfig* config = atJoint ? &*atJoint : nullptr;
     if (config)
         addLogGraphFacts(*joint, *config);
     RulesetChoice choice;

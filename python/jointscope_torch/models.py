@@ -465,6 +465,29 @@ class FloatAttributeNorm(nn.Module):
         return (h * self.scale).tanh()
 
 
+class DynamicLMLoss(nn.Module):
+    """An embedding, a GELU-tanh MLP whose constant reads math.pi, an LM head over the last `keep` positions (0:
+    all) and a shifted cross-entropy that ignores padding: under torch.compile(dynamic=True) math.pi and `keep`
+    are symbols. The passes then meet a float expression of a symbol (sqrt(2 / pi)), a slice_scatter whose sizes
+    only a guard makes equal, and a scatter upon a full of symbolic shape (transformers' GPT-2 loss, smaller)."""
+
+    def __init__(self, vocab=48, dim=16, device=None):
+        super().__init__()
+        self.embed = nn.Embedding(vocab, dim, device=device)
+        self.up = nn.Linear(dim, 2 * dim, device=device)
+        self.down = nn.Linear(2 * dim, dim, device=device)
+        self.head = nn.Linear(dim, vocab, bias=False, device=device)
+
+    def forward(self, ids, labels, keep: int):
+        h = self.embed(ids)
+        u = self.up(h)
+        u = 0.5 * u * (1.0 + torch.tanh(math.sqrt(2.0 / math.pi) * (u + 0.044715 * torch.pow(u, 3.0))))
+        h = h + self.down(u)
+        logits = self.head(h[:, -keep:, :]).float()
+        labels = F.pad(labels, (0, 1), value=-100)[:, 1:]
+        return F.cross_entropy(logits.view(-1, logits.size(-1)), labels.reshape(-1), ignore_index=-100)
+
+
 class _SigmoidGate(torch.autograd.Function):
     """x * sigmoid(w) with a hand-written backward (what dynamo traces as an autograd.Function)."""
 
@@ -725,6 +748,12 @@ def torch2_zoo_builders():
           "dynamic=True: SymFloat inputs that tensorify_python_scalars turns into tensors", compile_dynamic=True)
     def _():
         return FloatAttributeNorm(), (_x(4, 16),)
+
+    @case("dynamic_true_lm_loss", "GELU-tanh reading math.pi, an LM head over the last `keep` positions and a "
+          "cross-entropy ignoring padding, compiled with dynamic=True", compile_dynamic=True)
+    def _():
+        ids = torch.randint(0, 48, (2, 8))
+        return DynamicLMLoss(), (ids, ids.clone(), 0)
 
     @case("llama3_stack_ac", "two LLaMA-3 blocks under full activation checkpointing")
     def _():

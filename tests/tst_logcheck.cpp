@@ -298,6 +298,51 @@ private slots:
         QCOMPARE(std::string(checkStatusName(c.status)), std::string("identical"));
     }
 
+    // torch 2.13 decides three things otherwise than 2.15, each a ruleset switch read off torch by
+    // scripts/gen-ruleset: its fuse_seed_creation_pass does not pass the checkpoint tags on to inductor_seeds
+    // (saved, no RNG state), it binds no specialized symbol of a saved input, and with no recomputable banned
+    // node left the knapsack saves the inputs and the MUST_SAVE nodes. Real torch 2.13 logs of the zoo
+    // (ac_dropout_custom_fn and dynamic_true_masked_attention under inductor, sac_must_recompute under
+    // aot_eager at budget 0.5), each compile's records only, chromium / guard / describe / cache /
+    // output-code records and all but one post-grad graph dropped: identical under their own ruleset, and
+    // each differs under torch 2.15's in the way its switch says.
+    void torch213DecidesAsItsRuleset_data() {
+        QTest::addColumn<QString>("log");
+        QTest::addColumn<QString>("differenceUnder215");
+        QTest::newRow("inductor_seeds untagged")
+            << "tests/data/torch2.13-cpu/ac_dropout_custom_fn_inductor_trace.log"
+            << "rng";
+        QTest::newRow("specialized symbols") << "tests/data/torch2.13-cpu/"
+                                                "dynamic_true_masked_attention_inductor_budget05_trace.log"
+                                             << "sym";
+        QTest::newRow("empty knapsack")
+            << "tests/data/torch2.13-cpu/sac_must_recompute_aot_eager_budget05_trace.log"
+            << "saved";
+    }
+    void torch213DecidesAsItsRuleset() {
+        QFETCH(QString, log);
+        QFETCH(QString, differenceUnder215);
+        const std::vector<CompileCheck> checks = checkLog(log.toStdString());
+        QVERIFY(!checks.empty());
+        const CompileCheck& c = checks.back();
+        QCOMPARE(c.ruleset, std::string("torch-2.13"));
+        QCOMPARE(std::string(checkStatusName(c.status)), std::string("identical"));
+        CheckRequest as215;
+        as215.ruleset = "torch-2.15";
+        const CompileCheck d = checkLog(log.toStdString(), as215).back();
+        QCOMPARE(std::string(checkStatusName(d.status)), std::string("differs"));
+        if (differenceUnder215 == "rng") {
+            QCOMPARE(d.oursRng, std::vector<std::string>{"rng_state(prims.inductor_seeds)"});
+            QVERIFY(d.torchRng.empty());
+        } else if (differenceUnder215 == "sym") {
+            QVERIFY(d.oursSym.size() > d.torchSym.size());
+            QCOMPARE(c.oursSym, c.torchSym);
+        } else {
+            QVERIFY(d.ours != d.torch);
+            QVERIFY(std::find(d.torch.begin(), d.torch.end(), "addmm_7") != d.torch.end()); // MUST_SAVE
+        }
+    }
+
     // Each of the three is needed: without it the decision is not torch's.
     void eachLogFactMatters_data() {
         QTest::addColumn<bool>("passes");

@@ -115,6 +115,9 @@ Expected<Ruleset> parseRuleset(std::string_view jsonText, std::string_view fileN
         readSwitch(switches, "bwd_outputs_required_in_backward", rules.bwdOutputsRequiredInBackward);
         readSwitch(switches, "epilogue_mutated_inputs_unsaveable", rules.epilogueMutatedInputsUnsaveable);
         readSwitch(switches, "tensorify_python_scalars", rules.tensorifyPythonScalars);
+        readSwitch(switches, "fused_seeds_keep_meta", rules.fusedSeedsKeepMeta);
+        readSwitch(switches, "binds_specialized_symbols", rules.bindsSpecializedSymbols);
+        readSwitch(switches, "empty_knapsack_saves_inputs", rules.emptyKnapsackSavesInputs);
         readSwitch(switches, "lift_fresh_recomputable", rules.liftFreshRecomputable);
         readSwitch(switches, "cat_fuses_producers", rules.catFusesProducers);
         readSwitch(switches, "cse_keeps_backward_dependencies_apart",

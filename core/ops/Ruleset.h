@@ -57,6 +57,15 @@ struct Ruleset {
     bool epilogueMutatedInputsUnsaveable = false;
     // AOTAutograd runs tensorify_python_scalars on the joint graph it logged, before partitioning it.
     bool tensorifyPythonScalars = false;
+    // fuse_seed_creation_pass gives inductor_seeds its first seed's meta, checkpoint tags included
+    // (torch 2.15), so a checkpointed dropout's seeds are recomputed with an RNG state instead of saved.
+    bool fusedSeedsKeepMeta = false;
+    // _extract_fwd_bwd_modules binds a saved value's symbols before replacement too
+    // (_free_symbols_without_replacements, torch 2.15): a specialized input's symbol is saved with it.
+    bool bindsSpecializedSymbols = false;
+    // choose_saved_values_set with no recomputable banned node left saves the inputs and the MUST_SAVE nodes
+    // (torch 2.13) instead of taking the aggressive cut (torch 2.15).
+    bool emptyKnapsackSavesInputs = false;
     bool honorRecomputeTags = true;   // CheckpointPolicy tags in node.meta['recompute']
     bool forceSaveCollectives = true; // force_save_collectives
     bool outputDistIsInfinite = true; // dist_from_bw of the output node: 1e9 (torch 2) or 0 (1.13)

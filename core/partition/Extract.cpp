@@ -230,10 +230,10 @@ std::map<NodeId, std::vector<std::string>> specializedSymbolsOfInputs(const Grap
 
 // The saved-symbol step of _extract_fwd_bwd_modules: binding sym nodes first, then derived ones, plus the
 // binding of every symbol a backward input mentions that no saved node binds yet (each symbol's first binding
-// node).
+// node); with `specializedToo`, also the symbols a specialized input held before replacement.
 std::vector<NodeId> withSymbolBindings(const Graph& joint, const std::vector<NodeId>& savedSym,
-                                       const std::vector<NodeId>& saved,
-                                       const std::vector<NodeId>& tangents) {
+                                       const std::vector<NodeId>& saved, const std::vector<NodeId>& tangents,
+                                       bool specializedToo) {
     const std::vector<std::optional<std::string>> bindingSymbol = bindingSymbols(joint);
     std::vector<NodeId> binding, derived;
     std::vector<std::string> bound;
@@ -254,7 +254,8 @@ std::vector<NodeId> withSymbolBindings(const Graph& joint, const std::vector<Nod
     auto isBound = [&](const std::string& s) {
         return std::find(bound.begin(), bound.end(), s) != bound.end();
     };
-    const std::map<NodeId, std::vector<std::string>> unreplaced = specializedSymbolsOfInputs(joint);
+    const std::map<NodeId, std::vector<std::string>> unreplaced =
+        specializedToo ? specializedSymbolsOfInputs(joint) : std::map<NodeId, std::vector<std::string>>{};
     for (const std::vector<NodeId>* list :
          std::initializer_list<const std::vector<NodeId>*>{&derived, &saved, &tangents})
         for (NodeId id : *list) {
@@ -428,7 +429,7 @@ FwdBwdOutputs splitOutputs(const Graph& joint, int64_t numFwdOutputs) {
 
 Expected<FwdBwdGraphs> extractForwardBackward(const Graph& joint, std::vector<NodeId> saved,
                                               std::vector<NodeId> savedSym, int64_t numFwdOutputs,
-                                              bool buildGraphs) {
+                                              ExtractOptions options) {
     const FwdBwdOutputs outputs = splitOutputs(joint, numFwdOutputs);
     std::vector<NodeId> primals, tangents, fwdSeeds, bwdSeeds;
     for (NodeId id = 0; id < joint.size(); ++id) {
@@ -458,7 +459,7 @@ Expected<FwdBwdGraphs> extractForwardBackward(const Graph& joint, std::vector<No
     // Saved values the backward does not read are not saved after all (torch's _remove_by_name step).
     std::erase_if(saved, [&](NodeId id) { return !firstBackward->read[id]; });
     std::erase_if(savedSym, [&](NodeId id) { return !firstBackward->read[id]; });
-    savedSym = withSymbolBindings(joint, savedSym, saved, tangents);
+    savedSym = withSymbolBindings(joint, savedSym, saved, tangents, options.bindSpecializedSymbols);
 
     std::vector<NodeId> forwardInputs = primals;
     forwardInputs.insert(forwardInputs.end(), fwdSeeds.begin(), fwdSeeds.end());
@@ -478,7 +479,7 @@ Expected<FwdBwdGraphs> extractForwardBackward(const Graph& joint, std::vector<No
     FwdBwdGraphs graphs;
     graphs.inForward = forward->kept;
     graphs.inBackward = backward->kept;
-    if (buildGraphs) {
+    if (options.buildGraphs) {
         graphs.forward = materialize(joint, *forward);
         graphs.backward = materialize(joint, *backward);
     }

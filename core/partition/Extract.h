@@ -47,8 +47,13 @@ struct FwdBwdGraphs {
     std::vector<NodeId> saved, savedSym;
     std::vector<bool> inForward, inBackward; // by joint node id: a call the forward / backward graph computes
 };
+struct ExtractOptions {
+    bool buildGraphs = true;
+    // Ruleset::bindsSpecializedSymbols: a saved input's specialized symbols are bound with it.
+    bool bindSpecializedSymbols = true;
+};
 Expected<FwdBwdGraphs> extractForwardBackward(const Graph& joint, std::vector<NodeId> saved,
                                               std::vector<NodeId> savedSym, int64_t numFwdOutputs,
-                                              bool buildGraphs = true);
+                                              ExtractOptions options = {});
 
 } // namespace jointscope::partition

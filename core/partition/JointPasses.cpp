@@ -1448,7 +1448,8 @@ void replaceRandom(PassContext& c) {
         m.sizes = {SymInt{static_cast<int64_t>(list.size()), {}}};
         m.strides = {SymInt{1, {}}};
         combined.outputs = {m};
-        combined.meta = g.node(list[0]).meta;
+        if (c.rules.fusedSeedsKeepMeta)
+            combined.meta = g.node(list[0]).meta;
         const NodeId seedsId = g.insert(std::move(combined), list[0], /*after=*/false);
         c.change("replace_random").added.push_back(g.node(seedsId).name);
         for (size_t i = 0; i < list.size(); ++i) {

@@ -357,10 +357,10 @@ uint64_t storageBytes(const TensorMeta& tensor) {
 Expected<MemoryTimeline> memoryTimeline(const Graph& joint, std::span<const NodeId> saved,
                                         std::span<const NodeId> savedSym, const Ruleset& rules,
                                         std::span<const NodeId> rngStates) {
-    Expected<FwdBwdGraphs> parts =
-        extractForwardBackward(joint, std::vector<NodeId>(saved.begin(), saved.end()),
-                               std::vector<NodeId>(savedSym.begin(), savedSym.end()),
-                               joint.numFwdOutputs.value_or(0), /*buildGraphs=*/false);
+    Expected<FwdBwdGraphs> parts = extractForwardBackward(
+        joint, std::vector<NodeId>(saved.begin(), saved.end()),
+        std::vector<NodeId>(savedSym.begin(), savedSym.end()), joint.numFwdOutputs.value_or(0),
+        ExtractOptions{/*buildGraphs=*/false, rules.bindsSpecializedSymbols});
     if (!parts)
         return parts.error();
     const FwdBwdOutputs leaves = splitOutputs(joint, joint.numFwdOutputs.value_or(0));

@@ -229,8 +229,15 @@ Expected<SavedValuesChooser::Choice> SavedValuesChooser::choose(double budget) {
 
     if (Expected<bool> ready = prepareKnapsack(aggressive); !ready)
         return ready.error();
-    if (candidates_.empty()) // nothing for the knapsack to trade: the cut it would make with nothing unbanned
-        return Choice{(*aggr)->saved, Escalation::Aggressive, *aggr, 0, false, {}};
+    if (candidates_.empty()) {
+        // Nothing for the knapsack to trade: the cut it would make with nothing unbanned; torch 2.13 saved
+        // the inputs and the MUST_SAVE nodes instead.
+        if (!rules_.emptyKnapsackSavesInputs)
+            return Choice{(*aggr)->saved, Escalation::Aggressive, *aggr, 0, false, {}};
+        std::vector<NodeId> saved = info_.inputs;
+        saved.insert(saved.end(), mustSave_.begin(), mustSave_.end());
+        return Choice{std::move(saved), Escalation::InputsOnly, nullptr, 0, false, {}};
+    }
     Expected<KnapsackResult> knap =
         solveKnapsack(options_.solver, memories_, runtimes_, std::max(budget, 0.0));
     if (!knap)
@@ -332,8 +339,9 @@ Expected<bool> finishPartition(Partition& p, std::vector<NodeId> saved, bool bui
     std::vector<NodeId> savedTensors;
     for (NodeId id : saved)
         (isSymNode(p.graph.node(id)) ? savedSym : savedTensors).push_back(id);
-    Expected<FwdBwdGraphs> parts = extractForwardBackward(
-        p.graph, std::move(savedTensors), std::move(savedSym), *p.graph.numFwdOutputs, buildGraphs);
+    Expected<FwdBwdGraphs> parts =
+        extractForwardBackward(p.graph, std::move(savedTensors), std::move(savedSym), *p.graph.numFwdOutputs,
+                               ExtractOptions{buildGraphs, !rules || rules->bindsSpecializedSymbols});
     if (!parts)
         return parts.error();
     p.saved = parts->saved;

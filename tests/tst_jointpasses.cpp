@@ -10,6 +10,8 @@
 
 #include <QtTest>
 
+#include <nlohmann/json.hpp>
+
 using namespace jointscope;
 using namespace jointscope::partition;
 
@@ -23,6 +25,23 @@ QStringList nodeLines(const Graph& g) {
     return lines;
 }
 
+// <model>.facts.json, where the recorder found symbols: what torch's ShapeEnv knew when the passes started
+// (each symbol's hint, the equalities guarded so far), as the graph attributes a log's facts become
+// (addLogGraphFacts).
+void addShapeFacts(Graph& joint, const std::string& path) {
+    QFile file(QString::fromStdString(path));
+    if (!file.open(QIODevice::ReadOnly))
+        return;
+    const nlohmann::json facts = nlohmann::json::parse(file.readAll().toStdString());
+    std::string hints;
+    for (const auto& [symbol, value] : facts.at("symbol_hints").items())
+        hints += (hints.empty() ? "{\"" : ", \"") + symbol + "\": " + std::to_string(value.get<int64_t>());
+    joint.attributes.emplace_back("symbol_hints", hints + "}");
+    std::string equalities;
+    for (const auto& guard : facts.at("symbol_equalities"))
+        equalities += (equalities.empty() ? "" : "\n") + guard.get<std::string>();
+    joint.attributes.emplace_back("symbol_equalities", equalities);
+}
 } // namespace
 
 class TestJointPasses : public QObject {
@@ -39,12 +58,15 @@ private slots:
         // (sac_llama3_every_other_mm); literal identities, one a no-op up to its dtype and one in a
         // checkpointed region (literal_noops); symbolic fulls (dynamic_mlp_batch,
         // dynamic_true_masked_attention); AOTAutograd's clone of an input the forward mutates, kept
-        // (embedding_max_norm); bfloat16 random draws, drawn as float32 and converted (autocast_bf16_dropout)
-        for (const char* m :
-             {"mlp", "llama3_block", "gpt_block_eager_attention", "moe_topk", "tiny_lm_dropout_ce",
-              "convnet_bn_train", "gpt_stack_ac_dropout", "dynamic_gpt_seq", "dynamic_size_output",
-              "sac_llama3_every_other_mm", "literal_noops", "dynamic_mlp_batch",
-              "dynamic_true_masked_attention", "embedding_max_norm", "autocast_bf16_dropout"})
+        // (embedding_max_norm); bfloat16 random draws, drawn as float32 and converted
+        // (autocast_bf16_dropout); dynamic=True with a symbol of hint 0 in a slice, so that a slice_scatter
+        // is a no-op only by a guard, and a cross-entropy's scatter upon a full of symbolic shape, compared
+        // on the hints (dynamic_true_lm_loss)
+        for (const char* m : {"mlp", "llama3_block", "gpt_block_eager_attention", "moe_topk",
+                              "tiny_lm_dropout_ce", "convnet_bn_train", "gpt_stack_ac_dropout",
+                              "dynamic_gpt_seq", "dynamic_size_output", "sac_llama3_every_other_mm",
+                              "literal_noops", "dynamic_mlp_batch", "dynamic_true_masked_attention",
+                              "embedding_max_norm", "autocast_bf16_dropout", "dynamic_true_lm_loss"})
             QTest::newRow(m) << QString(m);
     }
     void replayMatchesTorch() {
@@ -52,6 +74,7 @@ private slots:
         const std::string base = test::sourcePath("tests/data/joint-passes/" + model.toStdString());
         Graph joint = test::loadFirstGraph(base + ".joint.txt");
         const Graph torchAfter = test::loadFirstGraph(base + ".after_passes.txt");
+        addShapeFacts(joint, base + ".facts.json");
         Expected<Ruleset> rules = loadRuleset("torch-2.15");
         QVERIFY(rules);
         const JointPassReport report = replayJointGraphPasses(joint, *rules, JointPassOptions{});

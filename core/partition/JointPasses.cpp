@@ -434,7 +434,8 @@ NoopRule noopRule(const WorkGraph& g, const ShapeFacts& facts, const Node& n) {
         if (dim < 0 || dim >= static_cast<int64_t>(in->sizes.size()))
             return {input(0), false};
         const SymInt& size = in->sizes[static_cast<size_t>(dim)];
-        const bool startZero = start->kind() == ValueKind::Int && start->asInt() == 0;
+        const std::optional<SymInt> startSize = symIntOf(g, *start);
+        const bool startZero = startSize && facts.knownEqual(*startSize, SymInt{});
         return {input(0), startZero && reachesEnd(g, *end, size) && step == 1};
     }
     if (t.ns == "aten" && t.op == "slice_scatter")

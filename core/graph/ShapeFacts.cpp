@@ -1,18 +1,12 @@
 #include "graph/ShapeFacts.h"
 
+#include "support/Text.h"
+
 #include <algorithm>
 #include <iterator>
 
 namespace jointscope {
 namespace {
-
-std::string_view trim(std::string_view s) {
-    while (!s.empty() && s.front() == ' ')
-        s.remove_prefix(1);
-    while (!s.empty() && s.back() == ' ')
-        s.remove_suffix(1);
-    return s;
-}
 
 // Values the expressions of a comparison are tried on: distinct per symbol and per trial, above 1 (torch
 // specializes 0 and 1, so symbols are at least 2).
@@ -40,7 +34,7 @@ std::string text(const SymInt& s) {
 } // namespace
 
 std::optional<std::pair<std::string, std::string>> equalityGuardSides(std::string_view guard) {
-    guard = trim(guard);
+    guard = trimSpaces(guard);
     if (guard.size() < 6 || guard.substr(0, 3) != "Eq(" || guard.back() != ')')
         return std::nullopt;
     const std::string_view inside = guard.substr(3, guard.size() - 4);
@@ -52,7 +46,8 @@ std::optional<std::pair<std::string, std::string>> equalityGuardSides(std::strin
         else if (ch == ')' && --depth < 0)
             return std::nullopt; // "Eq(a, b) | Eq(c, d)": not one equality
         else if (ch == ',' && depth == 0) {
-            const std::string_view lhs = trim(inside.substr(0, i)), rhs = trim(inside.substr(i + 1));
+            const std::string_view lhs = trimSpaces(inside.substr(0, i)),
+                                   rhs = trimSpaces(inside.substr(i + 1));
             if (lhs.empty() || rhs.empty() || rhs.find(',') != std::string_view::npos)
                 return std::nullopt;
             return std::pair{std::string(lhs), std::string(rhs)};

@@ -2,6 +2,7 @@
 
 #include "graph/SymbolicExpr.h"
 #include "io/GraphCheck.h"
+#include "support/Text.h"
 
 #include <algorithm>
 #include <cctype>
@@ -10,14 +11,6 @@
 
 namespace jointscope::fx {
 namespace {
-
-std::string_view trim(std::string_view s) {
-    while (!s.empty() && s.front() == ' ')
-        s.remove_prefix(1);
-    while (!s.empty() && s.back() == ' ')
-        s.remove_suffix(1);
-    return s;
-}
 
 bool fail(AnnotationError& error, size_t column, std::string message) {
     error = AnnotationError{static_cast<uint32_t>(column), std::move(message)};
@@ -51,7 +44,7 @@ bool parseDimList(std::string_view text, size_t& pos, std::vector<SymInt>& dims,
         } else if ((c == ')' || c == ']') && depth > 0) {
             --depth;
         } else if (depth == 0 && (c == ',' || c == ']')) {
-            const std::string_view item = trim(text.substr(itemStart, pos - itemStart));
+            const std::string_view item = trimSpaces(text.substr(itemStart, pos - itemStart));
             if (item.empty() && !(c == ']' && dims.empty() && itemStart == open + 1))
                 return fail(error, itemStart, "expected a size in the tensor annotation");
             if (!item.empty()) {
@@ -106,7 +99,7 @@ bool isFloatExpression(std::string_view expr) {
 
 bool parseAnnotation(std::string_view text, Node& node, AnnotationError& error) {
     const std::string_view untrimmed = text;
-    text = trim(text);
+    text = trimSpaces(text);
     const auto lead = static_cast<size_t>(text.data() - untrimmed.data());
     auto failAt = [&](size_t column, std::string message) {
         return fail(error, lead + column, std::move(message));

@@ -4,6 +4,7 @@
 #include "graph/ShapeFacts.h"
 #include "graph/SymbolicExpr.h"
 #include "partition/JointGraph.h"
+#include "support/Text.h"
 
 #include <algorithm>
 #include <cmath>
@@ -1514,13 +1515,6 @@ public:
     NodeId interpret(std::string_view expr) { return *walk(expr, true); }
 
 private:
-    static std::string_view trim(std::string_view s) {
-        while (!s.empty() && s.front() == ' ')
-            s.remove_prefix(1);
-        while (!s.empty() && s.back() == ' ')
-            s.remove_suffix(1);
-        return s;
-    }
     // The aten op of a sympy function torch prints as a call, and how many arguments it takes.
     static std::optional<std::pair<std::string_view, size_t>> handler(std::string_view fn) {
         static const std::map<std::string_view, std::pair<std::string_view, size_t>, std::less<>> kCalls = {
@@ -1556,7 +1550,7 @@ private:
     // With `build`, the tensor standing for `expr` (made now if not yet); without, whether it can be made
     // (kNoNode stands for "yes").
     std::optional<NodeId> walk(std::string_view expr, bool build) const {
-        expr = trim(expr);
+        expr = trimSpaces(expr);
         if (auto it = tensorOf_.find(std::string(expr)); it != tensorOf_.end())
             return it->second;
         if (std::optional<double> v = floatLiteral(expr)) {

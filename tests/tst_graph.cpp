@@ -285,6 +285,9 @@ private slots:
         QVERIFY(!equalityGuardSides("Eq(s68, 1) | Eq(s11 + s55, 1)"));
         QVERIFY(!equalityGuardSides("Eq(Max(1, s0), s1)x"));
         QCOMPARE(equalityGuardSides(" Eq(Max(1, s0), s1) ")->first, std::string("Max(1, s0)"));
+        QCOMPARE(equalityGuardSides("Eq(s1, Max(1, s0))")->second, std::string("Max(1, s0)"));
+        QVERIFY(!equalityGuardSides("Eq(s0, s1, s2)"));
+        QVERIFY(!equalityGuardSides("Eq(s0, (s1)"));
 
         const SymInt s11{16, "s11"}, shifted{16, "s11 + s55"}, stride{1024, "64*s11"},
             strideShifted{1024, "64*s11 + 64*s55"};

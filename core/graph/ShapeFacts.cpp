@@ -37,23 +37,14 @@ std::optional<std::pair<std::string, std::string>> equalityGuardSides(std::strin
     guard = trimSpaces(guard);
     if (guard.size() < 6 || guard.substr(0, 3) != "Eq(" || guard.back() != ')')
         return std::nullopt;
-    const std::string_view inside = guard.substr(3, guard.size() - 4);
-    int depth = 0;
-    for (size_t i = 0; i < inside.size(); ++i) {
-        const char ch = inside[i];
-        if (ch == '(')
-            ++depth;
-        else if (ch == ')' && --depth < 0)
-            return std::nullopt; // "Eq(a, b) | Eq(c, d)": not one equality
-        else if (ch == ',' && depth == 0) {
-            const std::string_view lhs = trimSpaces(inside.substr(0, i)),
-                                   rhs = trimSpaces(inside.substr(i + 1));
-            if (lhs.empty() || rhs.empty() || rhs.find(',') != std::string_view::npos)
-                return std::nullopt;
-            return std::pair{std::string(lhs), std::string(rhs)};
-        }
-    }
-    return std::nullopt;
+    // "Eq(a, b) | Eq(c, d)" does not balance inside the first call: not one equality
+    const auto parts = splitTopLevel(guard.substr(3, guard.size() - 4));
+    if (!parts || parts->size() != 2)
+        return std::nullopt;
+    const std::string_view lhs = trimSpaces((*parts)[0]), rhs = trimSpaces((*parts)[1]);
+    if (lhs.empty() || rhs.empty())
+        return std::nullopt;
+    return std::pair{std::string(lhs), std::string(rhs)};
 }
 
 ShapeFacts::ShapeFacts(SymbolBindings hints, std::vector<std::string> equalityGuards)

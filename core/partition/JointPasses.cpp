@@ -1563,12 +1563,11 @@ private:
         if (open == std::string_view::npos || expr.back() != ')')
             return std::nullopt;
         const std::optional<std::pair<std::string_view, size_t>> op = handler(expr.substr(0, open));
-        const std::vector<std::string_view> parts =
-            splitArguments(expr.substr(open + 1, expr.size() - open - 2));
-        if (!op || parts.size() != op->second)
+        const auto parts = splitTopLevel(expr.substr(open + 1, expr.size() - open - 2));
+        if (!op || !parts || parts->size() != op->second)
             return std::nullopt;
         std::vector<Value> args;
-        for (std::string_view part : parts) {
+        for (std::string_view part : *parts) {
             std::optional<NodeId> arg = walk(part, build);
             if (!arg)
                 return std::nullopt;
@@ -1577,23 +1576,6 @@ private:
         if (!build)
             return kNoNode;
         return remember(expr, add(op->first, std::move(args), {}));
-    }
-    static std::vector<std::string_view> splitArguments(std::string_view inside) {
-        std::vector<std::string_view> parts;
-        int depth = 0;
-        size_t start = 0;
-        for (size_t i = 0; i < inside.size(); ++i) {
-            if (inside[i] == '(')
-                ++depth;
-            else if (inside[i] == ')')
-                --depth;
-            else if (inside[i] == ',' && depth == 0) {
-                parts.push_back(inside.substr(start, i - start));
-                start = i + 1;
-            }
-        }
-        parts.push_back(inside.substr(start));
-        return parts;
     }
     NodeId add(std::string_view target, std::vector<Value> args,
                std::vector<std::pair<std::string, Value>> kwargs) const {

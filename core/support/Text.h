@@ -1,7 +1,9 @@
 // Small helpers for the text the readers take apart.
 #pragma once
 
+#include <optional>
 #include <string_view>
+#include <vector>
 
 namespace jointscope {
 
@@ -13,6 +15,29 @@ inline std::string_view trimSpaces(std::string_view s) {
     while (!s.empty() && s.back() == ' ')
         s.remove_suffix(1);
     return s;
+}
+
+// The comma-separated parts of `inside` at parenthesis depth 0 ("a, Max(1, b)" -> "a", " Max(1, b)"),
+// untrimmed; nullopt when its parentheses do not balance ("a, b) | Eq(c, d": not one argument list).
+inline std::optional<std::vector<std::string_view>> splitTopLevel(std::string_view inside) {
+    std::vector<std::string_view> parts;
+    int depth = 0;
+    size_t start = 0;
+    for (size_t i = 0; i < inside.size(); ++i) {
+        if (inside[i] == '(') {
+            ++depth;
+        } else if (inside[i] == ')') {
+            if (--depth < 0)
+                return std::nullopt;
+        } else if (inside[i] == ',' && depth == 0) {
+            parts.push_back(inside.substr(start, i - start));
+            start = i + 1;
+        }
+    }
+    if (depth != 0)
+        return std::nullopt;
+    parts.push_back(inside.substr(start));
+    return parts;
 }
 
 } // namespace jointscope

@@ -6,6 +6,7 @@
 
 #include "io/FxReader.h"
 #include "ops/Ruleset.h"
+#include "partition/CompileSettings.h"
 #include "testutil.h"
 
 #include <QtTest>
@@ -26,21 +27,19 @@ QStringList nodeLines(const Graph& g) {
 }
 
 // <model>.facts.json, where the recorder found symbols: what torch's ShapeEnv knew when the passes started
-// (each symbol's hint, the equalities guarded so far), as the graph attributes a log's facts become
+// (each symbol's hint, the equalities guarded so far), given to the graph as a log's facts are
 // (addLogGraphFacts).
 void addShapeFacts(Graph& joint, const std::string& path) {
     QFile file(QString::fromStdString(path));
     if (!file.open(QIODevice::ReadOnly))
         return;
     const nlohmann::json facts = nlohmann::json::parse(file.readAll().toStdString());
-    std::string hints;
+    CompileConfig recorded;
     for (const auto& [symbol, value] : facts.at("symbol_hints").items())
-        hints += (hints.empty() ? "{\"" : ", \"") + symbol + "\": " + std::to_string(value.get<int64_t>());
-    joint.attributes.emplace_back("symbol_hints", hints + "}");
-    std::string equalities;
+        recorded.symbolHints.emplace_back(symbol, value.get<int64_t>());
     for (const auto& guard : facts.at("symbol_equalities"))
-        equalities += (equalities.empty() ? "" : "\n") + guard.get<std::string>();
-    joint.attributes.emplace_back("symbol_equalities", equalities);
+        recorded.equalityGuards.emplace_back(0, guard.get<std::string>());
+    addLogGraphFacts(joint, recorded);
 }
 } // namespace
 

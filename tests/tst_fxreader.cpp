@@ -151,6 +151,73 @@ Diagnostic errorOf(const std::string& text, const FxReadOptions& options = {}) {
 class TestFxReader : public QObject {
     Q_OBJECT
 private slots:
+    // FX prints an operator.iadd / operator.setitem node as a statement on its first argument, then binds the
+    // node's name (torch.fx.graph's inplace_methods); dynamo graphs of real models hold them
+    // ("mlp_output += attention_output" in transformers' Falcon).
+    void inPlaceStatementsAreNodes() {
+        const std::string text = "def forward(self, L_x_: \"f32[4][1]cpu\", L_y_: \"f32[4][1]cpu\"):\n"
+                                 "    l_x_ = L_x_\n"
+                                 "    l_y_ = L_y_\n"
+                                 "    h: \"f32[4][1]cpu\" = l_x_ * 2\n"
+                                 "    h += l_y_;  out: \"f32[4][1]cpu\" = h;  h = l_y_ = None\n"
+                                 "    out //= 3;  floored = out\n"
+                                 "    floored[[0]] = 1.5;  setitem = floored;  floored = None\n"
+                                 "    return (setitem,)\n";
+        auto g = readFxText(text);
+        QVERIFY2(g, g ? "" : g.error().format().c_str());
+        auto at = [&](const char* name) { return &nodeNamed(*g, name); };
+        const Node* out = at("out");
+        QVERIFY(out);
+        QCOMPARE(out->target.text, std::string("operator.iadd"));
+        QCOMPARE(out->args.size(), size_t(2));
+        QCOMPARE(g->node(out->args[0].asNode()).name, std::string("h"));
+        QCOMPARE(g->node(out->args[1].asNode()).name, std::string("l_y_"));
+        QCOMPARE(out->tensor()->sizes.size(), size_t(1));
+        const Node* floored = at("floored");
+        QVERIFY(floored && floored->target.text == "operator.ifloordiv" && floored->args[1].asInt() == 3);
+        const Node* setitem = at("setitem");
+        QVERIFY(setitem);
+        QCOMPARE(setitem->target.text, std::string("operator.setitem"));
+        QCOMPARE(setitem->args.size(), size_t(3));
+        QVERIFY(setitem->args[1].kind() == ValueKind::List && setitem->args[1].items()[0].asInt() == 0);
+        QCOMPARE(setitem->args[2].asFloat(), 1.5);
+        // The name must be bound to the node the statement changed.
+        const Diagnostic d = errorOf("def forward(self, x, y):\n    x += y;  out = y\n    return (out,)\n");
+        QCOMPARE(d.loc.line, 2u);
+        QVERIFY2(d.message.find("expected 'x'") != std::string::npos, d.message.c_str());
+        QCOMPARE(errorOf("def forward(self, x):\n    z += x;  out = z\n    return (out,)\n").loc.line, 2u);
+    }
+
+    // torch prints a node summary whenever it changes, its checkpoint tag included: a backward node's summary
+    // ("# Backward of forward node: File: ...") without one ends the region's tag.
+    void checkpointTagsFollowEachSummary() {
+        const std::string text =
+            "def forward(self, x: \"f32[4][1]cpu\"):\n"
+            "    # ac_graph_id: 2 - PREFER_RECOMPUTE File: /m.py:7 in forward, code: y = x.sin()\n"
+            "    sin: \"f32[4][1]cpu\" = torch.ops.aten.sin.default(x)\n"
+            "\n"
+            "    # ac_graph_id: 2 - PREFER_RECOMPUTE Backward of forward node: File: /m.py:7 in forward, "
+            "code: y = x.sin()\n"
+            "    cos: \"f32[4][1]cpu\" = torch.ops.aten.cos.default(x)\n"
+            "\n"
+            "    # Backward of forward node: File: /m.py:5 in forward, code: x = self.norm(x)\n"
+            "    mul: \"f32[4][1]cpu\" = torch.ops.aten.mul.Tensor(cos, sin)\n"
+            "    return (mul,)\n";
+        auto g = readFxText(text);
+        QVERIFY2(g, g ? "" : g.error().format().c_str());
+        auto at = [&](const char* name) { return &nodeNamed(*g, name); };
+        for (const char* tagged : {"sin", "cos"}) {
+            QCOMPARE(at(tagged)->meta.recompute, std::string("PREFER_RECOMPUTE"));
+            QCOMPARE(at(tagged)->meta.acGraphId, int64_t(2));
+        }
+        const Node* mul = at("mul");
+        QCOMPARE(mul->meta.recompute, std::string());
+        QCOMPARE(mul->meta.acGraphId, int64_t(-1));
+        QCOMPARE(mul->meta.stackTrace,
+                 std::vector<std::string>{
+                     "Backward of forward node: File: /m.py:5 in forward, code: x = self.norm(x)"});
+    }
+
     void torch113TextsMatchTorchsCounts() {
         const QStringList models =
             QDir(q(sharedPath("graphs/torch-1.13"))).entryList(QDir::Dirs | QDir::NoDotAndDotDot);

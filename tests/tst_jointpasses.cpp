@@ -96,26 +96,43 @@ private slots:
         QVERIFY2(report.notReplayed.empty(), report.notReplayed.empty() ? "" : report.notReplayed[0].c_str());
     }
 
-    // torch folds what reads only a one-element tensor constant (transformers' BERT returns two such
-    // lift_fresh_copy values: torch's graph holds full_default nodes in their place); the constant's value is
-    // not in the graph text, so the replay leaves them and says so.
-    void unseenConstantIsReported() {
+    // torch folds what reads only a one-element tensor constant into a full of its value (transformers' BERT
+    // returns two such lift_fresh_copy values: torch's graph holds full_default nodes in their place). The
+    // graph text shows no value: the full reads the constant's, and the replay says that CSE may merge two;
+    // with the values the log shows (tensor_constant_values), the fulls hold them.
+    void tensorConstantsAreFolded() {
         const std::string text = "class GraphModule(torch.nn.Module):\n"
                                  "    def forward(self, primals_1: \"f32[4][1]cpu\"):\n"
                                  "        _tensor_constant0: \"i64[][]cpu\" = self._tensor_constant0\n"
                                  "        lift_fresh_copy: \"i64[][]cpu\" = "
                                  "torch.ops.aten.lift_fresh_copy.default(_tensor_constant0)\n"
+                                 "        _tensor_constant1: \"f32[1][1]cpu\" = self._tensor_constant1\n"
+                                 "        lift_fresh_copy_1: \"f32[1][1]cpu\" = "
+                                 "torch.ops.aten.lift_fresh_copy.default(_tensor_constant1)\n"
                                  "        sin: \"f32[4][1]cpu\" = torch.ops.aten.sin.default(primals_1)\n"
-                                 "        return (sin, lift_fresh_copy)\n";
-        Expected<Graph> joint = readFxText(text);
-        QVERIFY(joint);
+                                 "        return (sin, lift_fresh_copy, lift_fresh_copy_1)\n";
         Expected<Ruleset> rules = loadRuleset("torch-2.15");
         QVERIFY(rules);
-        const JointPassReport report = replayJointGraphPasses(*joint, *rules, JointPassOptions{});
+        auto fill = [](const Graph& g, const char* name) { return g.node(*g.find(name)).args[1]; };
+        Expected<Graph> unseen = readFxText(text);
+        QVERIFY(unseen);
+        JointPassReport report = replayJointGraphPasses(*unseen, *rules, JointPassOptions{});
+        QVERIFY(!unseen->find("lift_fresh_copy") && !unseen->find("lift_fresh_copy_1"));
+        QCOMPARE(fill(*unseen, "full_default").kind(), ValueKind::Opaque);
+        QCOMPARE(fill(*unseen, "full_default").text(), std::string("_tensor_constant0.item()"));
+        QCOMPARE(fill(*unseen, "full_default_1").text(), std::string("_tensor_constant1.item()"));
         QCOMPARE(report.notReplayed.size(), size_t(1));
-        QVERIFY2(report.notReplayed[0].find("'lift_fresh_copy'") != std::string::npos &&
-                     report.notReplayed[0].find("tensor constant") != std::string::npos,
+        QVERIFY2(report.notReplayed[0].find("full_default, full_default_1") != std::string::npos,
                  report.notReplayed[0].c_str());
+
+        Expected<Graph> shown = readFxText(text);
+        QVERIFY(shown);
+        shown->attributes.emplace_back("tensor_constant_values",
+                                       "_tensor_constant0 = -2\n_tensor_constant1 = 0.5");
+        report = replayJointGraphPasses(*shown, *rules, JointPassOptions{});
+        QVERIFY(report.notReplayed.empty());
+        QCOMPARE(fill(*shown, "full_default").asInt(), int64_t(-2));
+        QCOMPARE(fill(*shown, "full_default_1").asFloat(), 0.5);
     }
 
     // A graph no pass applies to stays as it was, and says so.

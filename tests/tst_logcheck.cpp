@@ -4,6 +4,7 @@
 // torch._functorch.config.activation_memory_budget = 0.5. What the capture set is the expected configuration;
 // the forward torch logged is the expected decision.
 #include "io/CompileConfig.h"
+#include "partition/CompileSettings.h"
 #include "partition/LogCheck.h"
 #include "testutil.h"
 
@@ -52,6 +53,22 @@ const std::string kGuardedSizesLog = "tests/data/torch2/gpt2_lm_loss_dynamic_ind
 // compile's records kept, without guards and with one of its post-grad graphs (check's JSON is the full
 // log's).
 const std::string kFloatExpressionLog = "tests/data/torch2/gpt2_gelu_dynamic_inductor_trace.log";
+
+// transformers' FalconForCausalLM (new decoder architecture, 2 layers, hidden 64, 2 KV heads) trained one
+// step under inductor, torch 2.15 (transformers 5.24): its _split_heads takes key = qkv[:, :, :, [-2]] and
+// value = qkv[:, :, :, [-1]], list indices that AOTAutograd makes one-element tensor constants (get_attr, no
+// value in the joint graph's text). Only that model's compile kept, without the records check does not read.
+const std::string kListIndexLog = "tests/data/torch2/hf_falcon_list_index_inductor_trace.log";
+// transformers' LlamaForCausalLM with gradient_checkpointing_enable(use_reentrant=False), inductor,
+// torch 2.15: the loss frame after the graph break (5/0), served by the AOTAutograd cache an earlier model of
+// the same run filled (aotautograd_cache_hit; no joint_graph_pass_time_us in its compilation_metrics). Only
+// that frame's records kept.
+const std::string kCacheHitLog = "tests/data/torch2/hf_cached_loss_frame_inductor_trace.log";
+// transformers' BartForConditionalGeneration (1 encoder and 1 decoder layer) with
+// gradient_checkpointing_enable(use_reentrant=False), inductor, torch 2.15: the decoder frame (6/0), whose
+// checkpointed layers come between the embedding's layer norm and its backward ("# Backward of forward node:"
+// summaries without a checkpoint tag). Only that frame's records kept.
+const std::string kCheckpointedLog = "tests/data/torch2/hf_bart_checkpointed_inductor_trace.log";
 
 // Every compile's configuration in the log, as check reads it.
 std::vector<CompileConfig> configsOf(const GraphFile& file) {
@@ -295,6 +312,61 @@ private slots:
             QCOMPARE(std::count(tensorify->added.begin(), tensorify->added.end(), made), std::ptrdiff_t(1));
         QVERIFY(c.forward && c.forward->onlyOurs.empty() && c.forward->onlyTorch.empty());
         QVERIFY(c.backward && c.backward->onlyOurs.empty() && c.backward->onlyTorch.empty());
+        QCOMPARE(std::string(checkStatusName(c.status)), std::string("identical"));
+    }
+
+    // constant_fold_uniform_value folds the copies of one-element tensor constants into fulls of their value,
+    // which the joint graph does not print: the literal comes from the dynamo graph's line of the program
+    // (qkv[:, :, :, [-2]]). The value decides CSE: torch merges the second layer's full([1], -2) into the
+    // first's, and not the -1 ones (hash(-1) == hash(-2) in Python).
+    void tensorConstantValuesComeFromTheDynamoGraph() {
+        Expected<GraphFile> file = GraphFile::open(test::sourcePath(kListIndexLog));
+        QVERIFY2(file, file ? "" : file.error().format().c_str());
+        const std::vector<CompileGraphs> compiles = groupCompiles(*file);
+        QCOMPARE(compiles.size(), size_t(1));
+        const std::optional<CompileConfig> config = loggedConfigFor(*file, *compiles[0].joint);
+        QVERIFY(config);
+        const std::string split = "/tmp/hf/transformers/models/falcon/modeling_falcon.py:";
+        QCOMPARE(config->sourceLiterals,
+                 (std::vector<std::pair<std::string, std::string>>{{split + "258 in _split_heads", "-2"},
+                                                                   {split + "259 in _split_heads", "-1"}}));
+        const std::vector<CompileCheck> checks = checkLog(kListIndexLog);
+        QCOMPARE(checks.size(), size_t(1));
+        const CompileCheck& c = checks[0];
+        QVERIFY(c.passes.notReplayed.empty());
+        QCOMPARE(c.ours, c.torch);
+        for (const char* saved : {"full_default", "full_default_1", "full_default_5"})
+            QVERIFY(std::find(c.torch.begin(), c.torch.end(), saved) != c.torch.end());
+        QVERIFY(std::find(c.torch.begin(), c.torch.end(), "full_default_4") == c.torch.end());
+        QVERIFY(c.forward && c.forward->onlyOurs.empty() && c.forward->onlyTorch.empty());
+        QVERIFY(c.backward && c.backward->onlyOurs.empty() && c.backward->onlyTorch.empty());
+        QCOMPARE(std::string(checkStatusName(c.status)), std::string("identical"));
+    }
+
+    // A compile the AOTAutograd cache served logs the cached compile's graphs, partitioned after inductor's
+    // joint-graph passes, though none ran this time: they are replayed.
+    void aotCacheHitReplaysThePasses() {
+        const std::vector<CompileCheck> checks = checkLog(kCacheHitLog);
+        QCOMPARE(checks.size(), size_t(1));
+        const CompileCheck& c = checks[0];
+        QVERIFY(c.settings.replayJointPasses);
+        QVERIFY(std::any_of(c.settings.notes.begin(), c.settings.notes.end(),
+                            [](const std::string& n) { return n.find("AOTAutograd cache") != n.npos; }));
+        QCOMPARE(c.ours, c.torch);
+        QVERIFY(c.backward && c.backward->onlyOurs.empty() && c.backward->onlyTorch.empty());
+        QCOMPARE(std::string(checkStatusName(c.status)), std::string("identical"));
+    }
+
+    // A backward node's summary ("# Backward of forward node: File: ...") shows no checkpoint tag: the layer
+    // norm's gradient after the checkpointed layers is untagged, and torch saves rsqrt / 64 (div_3), not
+    // rsqrt.
+    void backwardSummariesEndCheckpointTags() {
+        const std::vector<CompileCheck> checks = checkLog(kCheckpointedLog);
+        QCOMPARE(checks.size(), size_t(1));
+        const CompileCheck& c = checks[0];
+        QCOMPARE(c.ours, c.torch);
+        QVERIFY(std::find(c.torch.begin(), c.torch.end(), "div_3") != c.torch.end());
+        QVERIFY(std::find(c.torch.begin(), c.torch.end(), "rsqrt") == c.torch.end());
         QCOMPARE(std::string(checkStatusName(c.status)), std::string("identical"));
     }
 

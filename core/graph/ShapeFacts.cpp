@@ -59,13 +59,8 @@ ShapeFacts ShapeFacts::of(const std::vector<std::pair<std::string, std::string>>
     for (const auto& [key, value] : attributes) {
         if (key != "symbol_equalities")
             continue;
-        size_t pos = 0;
-        while (pos <= value.size()) {
-            const size_t end = std::min(value.find('\n', pos), value.size());
-            if (end > pos)
-                guards.push_back(value.substr(pos, end - pos));
-            pos = end + 1;
-        }
+        for (std::string_view guard : nonEmptyLines(value))
+            guards.emplace_back(guard);
     }
     return ShapeFacts(symbolHints(attributes), std::move(guards));
 }

@@ -102,7 +102,8 @@ bool mayCarryCompileConfig(std::string_view line) {
            line.find("post_grad_graph\"") != std::string_view::npos ||
            line.find("\"inductor_output_code\"") != std::string_view::npos ||
            line.find("\"torch._functorch.config\"") != std::string_view::npos ||
-           line.find("\"torch_version\"") != std::string_view::npos;
+           line.find("\"torch_version\"") != std::string_view::npos ||
+           line.find("\"aotautograd_cache_hit\"") != std::string_view::npos;
 }
 
 namespace {
@@ -151,6 +152,10 @@ public:
         if (name == "before_post_grad_graph" || name == "after_post_grad_graph" ||
             name == "inductor_post_grad_graph") { // the last: torch 2.15's artifact name
             open(compileIdOf(record), lineNo).inductorRecords = true;
+            return;
+        }
+        if (name == "aotautograd_cache_hit") {
+            open(compileIdOf(record), lineNo).aotCacheHit = true;
             return;
         }
         if (name != "torch._functorch.config" && name != "torch_version")

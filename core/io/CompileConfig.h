@@ -56,6 +56,10 @@ struct CompileConfig {
     // inductor's own records for the compile (post-grad graphs, output code, FX graph cache): the backend was
     // inductor even where no compilation_metrics was written (a compile that crashed or was cut off).
     bool inductorRecords = false;
+    // The AOTAutograd cache served the compile (aotautograd_cache_hit): the joint, forward and backward
+    // graphs logged are the cached compile's, and no joint-graph pass ran this time (no
+    // joint_graph_pass_time_us).
+    bool aotCacheHit = false;
     FunctorchConfig functorch;
     InductorJointConfig inductor;
     // create_symbol records: each backed symbol's hint ("s77" -> 4), what torch sizes symbolic tensors with.
@@ -63,6 +67,10 @@ struct CompileConfig {
     // guard_added_fast records of equalities ("Eq(64*s11, 64*s11 + 64*s55)"), with their lines: what the
     // ShapeEnv knows statically from then on (its axioms).
     std::vector<std::pair<uint32_t, std::string>> equalityGuards;
+    // What the compile's dynamo graph shows where the program made a one-element tensor constant (an index
+    // list x[:, [-2]], torch.tensor(3.0)): the literal by source location ("path:line in fn"). The joint
+    // graph's get_attr of such a constant prints no value (partition::readSourceLiterals).
+    std::vector<std::pair<std::string, std::string>> sourceLiterals;
 
     friend bool operator==(const CompileConfig&, const CompileConfig&) = default;
 };

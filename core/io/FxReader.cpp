@@ -140,6 +140,23 @@ std::string_view binaryOperatorName(const Token& t) {
     return {};
 }
 
+// The in-place forms FX prints as statements (torch.fx.graph.inplace_methods): "a += b" is operator.iadd.
+std::string_view inPlaceOperatorName(const Token& t) {
+    if (t.kind != TokenKind::Op)
+        return {};
+    static constexpr std::pair<std::string_view, std::string_view> kOps[] = {
+        {"+", "operator.iadd"},       {"-", "operator.isub"},     {"*", "operator.imul"},
+        {"//", "operator.ifloordiv"}, {"/", "operator.itruediv"}, {"%", "operator.imod"},
+        {"**", "operator.ipow"},      {"<<", "operator.ilshift"}, {">>", "operator.irshift"},
+        {"&", "operator.iand"},       {"|", "operator.ior"},      {"^", "operator.ixor"},
+        {"@", "operator.imatmul"},
+    };
+    for (const auto& [spelling, name] : kOps)
+        if (t.text == spelling)
+            return name;
+    return {};
+}
+
 std::string_view unaryOperatorName(const Token& t) {
     if (t.isOp("-"))
         return "operator.neg";
@@ -470,6 +487,9 @@ private:
     bool parseFlatten();
     bool parseAssignment(const Token& nameTok, const std::string_view* annotation,
                          const Token* annotationTok);
+    bool parseInPlaceStatement();
+    bool finishNode(Node&& node, const Token& nameTok, const Token& rhsStart,
+                    const std::string_view* annotation, const Token* annotationTok);
     bool parseReturn();
     bool parseStatementEnd();
     bool ensurePlaceholders(const std::vector<const Token*>* flattenNames, const Token& at);
@@ -837,8 +857,12 @@ void FxParser::handleCommentLine(const Token& comment) {
     std::string recompute, annotation;
     int64_t acGraphId = -1;
     const bool summary = readCheckpointSummary(text, recompute, acGraphId, annotation);
-    if (summary || (!s.inTraceGroup && (text.starts_with("File:") || text.starts_with("No stacktrace")))) {
-        // A new node summary: its checkpoint facts replace the previous ones.
+    // torch 2.x prints the forward node's trace for a node autograd made ("autograd_backward").
+    const bool backwardOf = text.starts_with("Backward of forward node: ");
+    if (summary || backwardOf ||
+        (!s.inTraceGroup && (text.starts_with("File:") || text.starts_with("No stacktrace")))) {
+        // A new node summary (torch prints one whenever it changes): its checkpoint facts replace the
+        // previous ones, none when it shows none.
         s.recompute = std::move(recompute);
         s.acGraphId = acGraphId;
         s.annotation = std::move(annotation);
@@ -846,7 +870,7 @@ void FxParser::handleCommentLine(const Token& comment) {
     }
     if (s.inTraceGroup) {
         s.trace.emplace_back(text);
-    } else if (text.substr(0, 5) == "File:") {
+    } else if (text.substr(0, 5) == "File:" || backwardOf) {
         s.trace.assign(1, std::string(text));
         s.inTraceGroup = true;
     } else {
@@ -912,6 +936,9 @@ bool FxParser::parseStatement() {
             take();
             return parseAssignment(nameTok, nullptr, nullptr);
         }
+        if (tok(1).isOp("[") ||
+            (!inPlaceOperatorName(tok(1)).empty() && tok(2).isOp("=") && tok(2).offset == tok(1).endOffset()))
+            return parseInPlaceStatement();
     }
     return expected(first, "a statement ('name = ...', 'name: \"annotation\" = ...' or 'return')");
 }
@@ -1098,6 +1125,68 @@ bool FxParser::parseAssignment(const Token& nameTok, const std::string_view* ann
     case RhsResult::Node:
         break;
     }
+    return finishNode(std::move(node), nameTok, rhsStart, annotation, annotationTok);
+}
+
+// FX prints an in-place operator node as a statement on its first argument, then binds the node's name:
+// "a += b;  name = a" (operator.iadd(a, b)) and "a[i] = b;  name = a" (operator.setitem(a, i, b)).
+bool FxParser::parseInPlaceStatement() {
+    const Token& targetTok = tok();
+    if (!ensurePlaceholders(nullptr, targetTok))
+        return false;
+    const std::optional<NodeId> target = findNode(targetTok.text);
+    if (!target)
+        return fail(targetTok, "use of undefined node '" + std::string(targetTok.text) + "'");
+    take();
+    Node node;
+    node.op = NodeOp::CallFunction;
+    node.args.push_back(Value::nodeRef(*target));
+    const Token& rhsStart = tok();
+    if (acceptOp("[")) {
+        std::vector<Value> index;
+        bool sawComma = false;
+        if (!parseSequence("]", index, &sawComma))
+            return false;
+        if (index.empty())
+            return expected(tok(), "an index inside '[]'");
+        node.target = functionTarget("operator.setitem");
+        node.args.push_back(index.size() == 1 && !sawComma ? std::move(index[0])
+                                                           : Value::tuple(std::move(index)));
+    } else {
+        node.target = functionTarget(inPlaceOperatorName(take()));
+    }
+    if (!expectOp("=", "in the in-place statement"))
+        return false;
+    node.args.emplace_back();
+    if (!parseValue(node.args.back()) ||
+        !expectOp(";", "after the in-place statement, before the node's name"))
+        return false;
+    const Token* nameTok = nullptr;
+    if (!expectName(&nameTok, "the node's name after the in-place statement"))
+        return false;
+    node.name = std::string(nameTok->text);
+    node.meta.sourceLine = fileLine(*nameTok);
+    std::string_view annotation;
+    Token annotationTok;
+    const bool annotated = acceptOp(":");
+    if (annotated && !parseAnnotationText(annotation, annotationTok))
+        return false;
+    const Token* bound = nullptr;
+    if (!expectOp("=", "after the in-place node's name") ||
+        !expectName(&bound, "the in-place statement's target"))
+        return false;
+    if (bound->text != targetTok.text)
+        return fail(*bound, "expected '" + std::string(targetTok.text) +
+                                "', the node the in-place statement "
+                                "changed, found '" +
+                                std::string(bound->text) + "'");
+    return finishNode(std::move(node), *nameTok, rhsStart, annotated ? &annotation : nullptr,
+                      annotated ? &annotationTok : nullptr);
+}
+
+bool FxParser::finishNode(Node&& node, const Token& nameTok, const Token& rhsStart,
+                          const std::string_view* annotation, const Token* annotationTok) {
+    Scope& s = *scope_;
     // A call that cannot bind to its op (mm with one argument) fails here, at the call, not in an engine. The
     // other checks of validateGraph hold by construction: names are defined before use, one output argument.
     if (node.op == NodeOp::CallFunction && callSchema_)

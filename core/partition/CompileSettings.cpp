@@ -2,6 +2,8 @@
 
 #include <algorithm>
 #include <cstdio>
+#include <map>
+#include <set>
 
 namespace jointscope::partition {
 namespace {
@@ -22,7 +24,127 @@ void applySwitch(const std::optional<bool>& logged, bool& into, const char* key,
     into = *logged;
 }
 
+// "path:line in fn" of a node's innermost "File: path:line in fn, code: ..." stack trace line; "" when none.
+std::string sourceLocation(const Node& n) {
+    for (auto it = n.meta.stackTrace.rbegin(); it != n.meta.stackTrace.rend(); ++it) {
+        std::string_view line = *it;
+        const size_t file = line.find("File: "); // after "ac_graph_id: 3 - PREFER_RECOMPUTE " in a region
+        if (file == std::string_view::npos)
+            continue;
+        line.remove_prefix(file + 6);
+        return std::string(line.substr(0, line.find(", code:")));
+    }
+    return {};
+}
+
+bool isScalar(const Value& v) {
+    return v.kind() == ValueKind::Int || v.kind() == ValueKind::Float || v.kind() == ValueKind::Bool;
+}
+
+// The literal a one-element list [v] holds, or nullptr.
+const Value* oneElementList(const Value& v) {
+    if (v.kind() != ValueKind::List || v.items().size() != 1 || !isScalar(v.items()[0]))
+        return nullptr;
+    return &v.items()[0];
+}
+
+// Literals of a dynamo graph node that AOTAutograd turns into a one-element tensor constant: a one-element
+// list in an index (x[:, [-2]], which advanced indexing makes a tensor) and torch.tensor(v) /
+// torch.tensor([v]).
+void literalsOf(const Node& n, std::vector<const Value*>& out) {
+    const std::string& target = n.target.text;
+    if ((target == "operator.getitem" || target == "operator.setitem") && n.args.size() >= 2) {
+        const Value& index = n.args[1];
+        if (const Value* v = oneElementList(index))
+            out.push_back(v);
+        if (index.kind() == ValueKind::Tuple)
+            for (const Value& item : index.items())
+                if (const Value* v = oneElementList(item))
+                    out.push_back(v);
+    } else if ((target == "torch.tensor" || target == "torch.as_tensor") && !n.args.empty()) {
+        if (isScalar(n.args[0]))
+            out.push_back(&n.args[0]);
+        else if (const Value* v = oneElementList(n.args[0]))
+            out.push_back(v);
+    }
+}
+
+std::string literalText(const Value& v) {
+    switch (v.kind()) {
+    case ValueKind::Bool:
+        return v.asBool() ? "True" : "False";
+    case ValueKind::Int:
+        return std::to_string(v.asInt());
+    default: {
+        char buf[40];
+        std::snprintf(buf, sizeof buf, "%.17g", v.asFloat());
+        return buf;
+    }
+    }
+}
+
+// A one-element tensor constant's dtype takes the literal as torch.tensor would have made it: an int for an
+// integer dtype, a float for a floating one, True / False for bool.
+bool literalFits(std::string_view text, DType dtype) {
+    const bool isBool = text == "True" || text == "False";
+    const bool isInt = !isBool && text.find_first_of(".einn") == std::string_view::npos;
+    if (dtype == DType::Bool)
+        return isBool;
+    if (isFloatingPoint(dtype))
+        return !isBool && !isInt;
+    return isInt;
+}
+
+bool isOneElementConstant(const Node& n) {
+    const TensorMeta* t = n.tensor();
+    return n.op == NodeOp::GetAttr && t && t->known() &&
+           std::all_of(t->sizes.begin(), t->sizes.end(),
+                       [](const SymInt& d) { return !d.isSymbolic() && d.value == 1; });
+}
+
 } // namespace
+
+void readSourceLiterals(CompileConfig& config, const GraphFile& file, size_t jointIndex) {
+    const std::vector<GraphEntry>& graphs = file.graphs();
+    if (jointIndex >= graphs.size())
+        return;
+    // A joint graph without a get_attr of a tensor constant needs no dynamo graph.
+    Expected<std::string> payload = file.payload(jointIndex);
+    if (!payload || payload->find("= self._tensor_constant") == std::string::npos)
+        return;
+    const GraphEntry& joint = graphs[jointIndex];
+    std::optional<size_t> dynamo;
+    for (size_t i = jointIndex; i-- > 0;)
+        if (graphs[i].kind == "dynamo_output_graph" && graphs[i].compileId == joint.compileId &&
+            graphs[i].file == joint.file) {
+            dynamo = i;
+            break;
+        }
+    if (!dynamo)
+        return;
+    Expected<Graph> graph = file.load(*dynamo);
+    if (!graph)
+        return;
+    std::map<std::string, std::set<std::string>> byLocation;
+    // The graph and its HOP bodies (a checkpointed layer's code is in its tag_activation_checkpoint body).
+    std::vector<const Graph*> scopes{&*graph};
+    for (size_t g = 0; g < scopes.size(); ++g) {
+        for (const auto& body : scopes[g]->subgraphs())
+            scopes.push_back(body.get());
+        for (const Node& n : scopes[g]->nodes()) {
+            std::vector<const Value*> literals;
+            literalsOf(n, literals);
+            if (literals.empty())
+                continue;
+            std::set<std::string>& texts = byLocation[sourceLocation(n)];
+            for (const Value* v : literals)
+                texts.insert(literalText(*v));
+        }
+    }
+    for (const auto& [location, texts] : byLocation)
+        if (!location.empty() && texts.size() == 1) // two different literals on one line: which is which?
+            config.sourceLiterals.emplace_back(location, *texts.begin());
+}
 
 void addLogGraphFacts(Graph& joint, const CompileConfig& config) {
     auto has = [&](std::string_view key) {
@@ -36,6 +158,20 @@ void addLogGraphFacts(Graph& joint, const CompileConfig& config) {
         for (const auto& [symbol, value] : config.symbolHints)
             hints += (hints.empty() ? "{\"" : ", \"") + symbol + "\": " + std::to_string(value);
         joint.attributes.emplace_back("symbol_hints", hints + "}");
+    }
+    if (!config.sourceLiterals.empty() && !has("tensor_constant_values")) {
+        const std::map<std::string, std::string> literals(config.sourceLiterals.begin(),
+                                                          config.sourceLiterals.end());
+        std::string values;
+        for (const Node& n : joint.nodes()) {
+            if (!isOneElementConstant(n))
+                continue;
+            auto it = literals.find(sourceLocation(n));
+            if (it != literals.end() && literalFits(it->second, n.tensor()->dtype))
+                values += (values.empty() ? "" : "\n") + n.target.text + " = " + it->second;
+        }
+        if (!values.empty())
+            joint.attributes.emplace_back("tensor_constant_values", values);
     }
     if (!config.equalityGuards.empty() && !has("symbol_equalities")) {
         std::string guards;
@@ -94,12 +230,20 @@ CompileSettings settingsFromLog(const CompileConfig* config, Ruleset& rules,
 
         const InductorJointConfig& i = config->inductor;
         // Without compilation_metrics (a compile cut off), inductor's own records say the passes ran.
-        const bool ran = config->fromMetrics ? config->jointGraphPassesRan : config->inductorRecords;
+        // Served by the AOTAutograd cache, the partition is that of the compile that filled it: under
+        // inductor (its records say so), after its joint-graph passes.
+        const bool cachedInductor = config->aotCacheHit && config->inductorRecords;
+        const bool ran =
+            config->fromMetrics ? config->jointGraphPassesRan || cachedInductor : config->inductorRecords;
         s.replayJointPasses = ran && i.useJointGraphPasses.value_or(true);
         if (ran && !config->fromMetrics)
             s.notes.push_back(
                 "no compilation_metrics for this compile: inductor's records in the log say its "
                 "joint-graph passes ran");
+        if (cachedInductor && !config->jointGraphPassesRan)
+            s.notes.push_back(
+                "the AOTAutograd cache served this compile: its graphs are those of the inductor "
+                "compile that filled the cache, whose joint-graph passes ran");
         s.passes.patternMatcher = i.patternMatcher.value_or(true);
         s.passes.constantFolding = i.jointGraphConstantFolding.value_or(true);
         s.passes.fallbackRandom = i.fallbackRandom.value_or(false);
@@ -149,8 +293,10 @@ std::optional<CompileConfig> loggedConfigFor(const GraphFile& file, size_t index
     if (!isLoggedJointGraph(file.format(), entry))
         return std::nullopt;
     std::optional<CompileConfig> config = file.compileConfigFor(entry);
-    if (config)
+    if (config) {
         config = configAtLine(std::move(*config), entry.line);
+        readSourceLiterals(*config, file, index);
+    }
     return config;
 }
 

@@ -35,7 +35,14 @@ struct CompileSettings {
 // it), the symbols' hints (symbol_hints: what torch sizes symbolic tensors with and guards decide on) and
 // the equalities guarded before the joint graph was logged (symbol_equalities, one per line: what torch's
 // passes know statically; see ShapeFacts). Attributes the graph already has are kept.
+// The one-element tensor constants whose values the compile's dynamo graph shows (config.sourceLiterals) go
+// into tensor_constant_values ("_tensor_constant0 = -2", one per line): torch folds them into fulls of that
+// value, and merges equal ones.
 void addLogGraphFacts(Graph& joint, const CompileConfig& config);
+
+// Fills config.sourceLiterals from the dynamo_output_graph of the compile whose joint graph is `jointIndex`,
+// when that joint graph reads tensor constants. A literal is kept only where its source line shows one.
+void readSourceLiterals(CompileConfig& config, const GraphFile& file, size_t jointIndex);
 
 // Applies `config` (null: the log records none) to `rules` and the options; then the overrides.
 CompileSettings settingsFromLog(const CompileConfig* config, Ruleset& rules,

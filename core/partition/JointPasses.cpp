@@ -542,6 +542,9 @@ struct Known {
     double value = 0;
     DType dtype = DType::Undefined;
     int64_t storage = -1; // constant_data_ptrs: which folded tensor object it is (views share it)
+    // The tensor constant (get_attr target) whose value this is, when the graph does not show it (the value
+    // is in the module): `value` is then not known, and the full torch makes reads `<constant>.item()`.
+    std::string unseen = {};
 };
 
 bool isViewPacket(const Node& n) {
@@ -583,10 +586,12 @@ public:
             }
         }
         lastUsers_ = lastUses(order);
+        readConstantValues();
         addMulByZeroPeepholes(order);
         for (NodeId id : order)
             visit(id);
         rewrite();
+        reportUnseenFulls();
     }
 
 private:
@@ -640,27 +645,36 @@ private:
             [&](NodeId input) { unknown = unknown || (!env_.count(input) && !symbolic_.count(input)); });
         return unknown;
     }
-    // A one-element tensor constant (get_attr) is uniform, and torch folds what reads only it; its value is
-    // in the module, not in the graph text.
-    void reportUnseenConstant(const Node& n) {
-        bool constant = false, otherUnknown = false;
-        n.forEachInput([&](NodeId input) {
-            const Node& in = g_.node(input);
-            const TensorMeta* t = in.tensor();
-            const bool oneElement =
-                t && t->known() && std::all_of(t->sizes.begin(), t->sizes.end(), [](const SymInt& d) {
-                    return !d.isSymbolic() && d.value == 1;
-                });
-            if (in.op == NodeOp::GetAttr && oneElement)
-                constant = true;
-            else if (!env_.count(input) && !symbolic_.count(input))
-                otherUnknown = true;
-        });
-        if (constant && !otherUnknown)
-            c_.report.notReplayed.push_back(
-                "constant_fold_uniform_value: " + describe(n) +
-                " reads a one-element tensor constant whose value the graph does not "
-                "show; torch folds it into a full");
+    // The "single-elem attrs" of _deduce_value: a one-element tensor constant is uniform. A get_attr is a
+    // constant source, never replaced itself; what copies or views it is.
+    void visitConstant(NodeId id, const Node& n) {
+        const TensorMeta* t = n.tensor();
+        const bool oneElement = t && t->known() &&
+                                std::all_of(t->sizes.begin(), t->sizes.end(),
+                                            [](const SymInt& d) { return !d.isSymbolic() && d.value == 1; });
+        if (!oneElement)
+            return;
+        if (auto it = constantValues_.find(n.target.text); it != constantValues_.end())
+            env_[id] = Known{castTo(it->second, t->dtype), t->dtype, nextStorage_++};
+        else
+            env_[id] = Known{0, t->dtype, nextStorage_++, n.target.text};
+    }
+    // tensor_constant_values (addLogGraphFacts): "_tensor_constant0 = -2", one per line.
+    void readConstantValues() {
+        for (const auto& [key, text] : c_.original.attributes) {
+            if (key != "tensor_constant_values")
+                continue;
+            for (std::string_view line : nonEmptyLines(text)) {
+                const size_t eq = line.find(" = ");
+                if (eq == std::string_view::npos)
+                    continue;
+                const std::string value(line.substr(eq + 3));
+                constantValues_[std::string(line.substr(0, eq))] = value == "True" ? 1.0
+                                                                   : value == "False"
+                                                                       ? 0.0
+                                                                       : std::strtod(value.c_str(), nullptr);
+            }
+        }
     }
     bool anySymbolicInput(const Node& n) const {
         bool symbolic = false;
@@ -675,6 +689,8 @@ private:
                 symbolic_.insert(id);
             return;
         }
+        if (n.op == NodeOp::GetAttr)
+            return visitConstant(id, n);
         if (n.op != NodeOp::CallFunction || n.target.kind != TargetKind::OpOverload)
             return;
         if (isAten(n, "full", "default") && n.args.size() == 2) {
@@ -689,10 +705,8 @@ private:
             define(id, Known{castTo(valueOf(v)->value, t->dtype), t->dtype, nextStorage_++});
             return;
         }
-        if (anyUnknownInput(n)) {
-            reportUnseenConstant(n);
+        if (anyUnknownInput(n))
             return;
-        }
         if (isViewPacket(n)) {
             if (auto in = nodeArg(n, 0); in && env_.count(*in))
                 define(id, env_.at(*in)); // the same tensor object: its storage is shared
@@ -711,10 +725,25 @@ private:
         if (out) {
             out->storage = nextStorage_++;
             define(id, *out);
+        } else if (const std::string constant = unseenInput(n); !constant.empty()) {
+            c_.report.notReplayed.push_back("constant_fold_uniform_value: " + describe(n) + " reads " +
+                                            constant +
+                                            ", a one-element tensor constant whose value the graph does not "
+                                            "show; torch folds it into a full");
         } else if (hasTensorInput(n) && c_.rules.recomputable.contains(opKey(n.target))) {
             c_.report.notReplayed.push_back("constant_fold_uniform_value: " + describe(n) +
                                             " reads only constants, and jointscope does not evaluate it");
         }
+    }
+
+    // The tensor constant behind one of n's inputs whose value the graph does not show, or "".
+    std::string unseenInput(const Node& n) const {
+        std::string constant;
+        n.forEachInput([&](NodeId input) {
+            if (auto it = env_.find(input); it != env_.end() && constant.empty())
+                constant = it->second.unseen;
+        });
+        return constant;
     }
 
     bool hasTensorInput(const Node& n) const {
@@ -731,6 +760,15 @@ private:
             return std::nullopt;
         auto arg = [&](size_t i) { return i < n.args.size() ? valueOf(n.args[i]) : std::nullopt; };
         auto result = [&](double v) { return Known{castTo(v, out->dtype), out->dtype, -1}; };
+        const bool copy =
+            (t.ns == "prims" && t.op == "convert_element_type") ||
+            (t.ns == "aten" && (t.op == "_to_copy" || t.op == "clone" || t.op == "lift_fresh_copy"));
+        if (!unseenInput(n).empty()) { // a copy of an unseen value is that value, in the copy's dtype
+            auto a = arg(0);
+            if (!copy || !a || a->unseen.empty())
+                return std::nullopt;
+            return Known{0, out->dtype, -1, a->unseen};
+        }
         if (t.ns == "prims" && t.op == "convert_element_type") {
             auto a = arg(0);
             return a ? std::optional(result(a->value)) : std::nullopt;
@@ -839,7 +877,8 @@ private:
             std::optional<Value> shape = shapeValue(*t);
             if (!shape)
                 continue;
-            Value value = fillValue(n, it->second);
+            Value value = it->second.unseen.empty() ? fillValue(n, it->second)
+                                                    : Value::opaque(it->second.unseen + ".item()");
             Node full;
             full.op = NodeOp::CallFunction;
             full.target = Target::parseFunction("torch.ops.aten.full.default");
@@ -855,7 +894,10 @@ private:
             c_.change("constant_fold_uniform_value").replaced.emplace_back(n.name, g_.node(fresh).name);
             g_.replaceAllUses(id, fresh);
             g_.erase(id);
-            if (value.kind() != ValueKind::NodeRef) {
+            if (!it->second.unseen.empty()) {
+                reportIfNoOpOperand(fresh, it->second.unseen);
+                unseenFulls_.push_back(g_.node(fresh).name);
+            } else if (value.kind() != ValueKind::NodeRef) {
                 const double v =
                     value.kind() == ValueKind::Float ? value.asFloat() : static_cast<double>(value.asInt());
                 if (v == 0)
@@ -863,6 +905,33 @@ private:
                 else if (v == 1)
                     ones.insert(fresh);
             }
+        }
+    }
+
+    // CSE merges fulls of equal values: two of unseen values may be one for torch.
+    void reportUnseenFulls() {
+        if (unseenFulls_.size() < 2)
+            return;
+        std::string names;
+        for (const std::string& name : unseenFulls_)
+            names += (names.empty() ? "" : ", ") + name;
+        c_.report.notReplayed.push_back(
+            "constant_fold_uniform_value: " + names +
+            " are fulls of one-element tensor constants whose values neither the joint graph nor the dynamo "
+            "graph shows; torch's CSE merges those of equal values");
+    }
+
+    // remove_no_ops drops x + 0, x * 1, ... where the 0 or 1 is a folded full: with the value unseen, a full
+    // that such an op reads may or may not be one.
+    void reportIfNoOpOperand(NodeId full, const std::string& constant) {
+        for (NodeId user : g_.users(full)) {
+            const Node& u = g_.node(user);
+            for (std::string_view op : {"add", "sub", "mul", "div"})
+                if (isAten(u, op, "Tensor"))
+                    c_.report.notReplayed.push_back(
+                        "constant_fold_uniform_value: " + describe(u) + " reads " + constant +
+                        ", a one-element tensor constant whose value the graph does not show; torch drops " +
+                        describe(u) + " when the value is 0 or 1");
         }
     }
 
@@ -947,6 +1016,8 @@ private:
     PassContext& c_;
     WorkGraph& g_;
     std::unordered_map<NodeId, Known> env_;
+    std::map<std::string, double> constantValues_; // of the tensor constants the log shows
+    std::vector<std::string> unseenFulls_;         // the fulls of constants it does not
     std::unordered_set<NodeId> symbolic_;
     std::unordered_map<std::string, NodeId> symbolNodes_;
     std::unordered_map<NodeId, Known> replacements_;

@@ -208,8 +208,10 @@ CompileCheck checkCompile(const GraphFile& file, const CompileGraphs& g,
 
     const uint32_t jointLine = file.graphs()[jointIndex].line;
     const CompileConfig* found = findCompileConfig(configs, g.compileId, jointLine);
-    const std::optional<CompileConfig> atJoint =
+    std::optional<CompileConfig> atJoint =
         found ? std::optional<CompileConfig>(configAtLine(*found, jointLine)) : std::nullopt;
+    if (atJoint)
+        readSourceLiterals(*atJoint, file, jointIndex);
     const CompileConfig* config = atJoint ? &*atJoint : nullptr;
     if (config)
         addLogGraphFacts(*joint, *config);

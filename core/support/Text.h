@@ -1,6 +1,7 @@
 // Small helpers for the text the readers take apart.
 #pragma once
 
+#include <algorithm>
 #include <optional>
 #include <string_view>
 #include <vector>
@@ -38,6 +39,19 @@ inline std::optional<std::vector<std::string_view>> splitTopLevel(std::string_vi
         return std::nullopt;
     parts.push_back(inside.substr(start));
     return parts;
+}
+
+// The non-empty '\n'-separated lines of `text`: a graph attribute that holds a list, one item per line.
+inline std::vector<std::string_view> nonEmptyLines(std::string_view text) {
+    std::vector<std::string_view> lines;
+    size_t pos = 0;
+    while (pos <= text.size()) {
+        const size_t end = std::min(text.find('\n', pos), text.size());
+        if (end > pos)
+            lines.push_back(text.substr(pos, end - pos));
+        pos = end + 1;
+    }
+    return lines;
 }
 
 } // namespace jointscope

@@ -488,6 +488,45 @@ class DynamicLMLoss(nn.Module):
         return F.cross_entropy(logits.view(-1, logits.size(-1)), labels.reshape(-1), ignore_index=-100)
 
 
+class FusedQKVBlock(nn.Module):
+    """Falcon's attention (transformers' new decoder architecture, smaller): one fused qkv projection viewed as
+    (kv groups, heads per group + 2, head dim), the key and value taken with list indices qkv[:, :, :, [-2]] and
+    [-1], which AOTAutograd makes one-element tensor constants; then SDPA and a GELU MLP."""
+
+    def __init__(self, dim=32, heads=4, kv=2, device=None):
+        super().__init__()
+        self.heads, self.kv, self.hd = heads, kv, dim // heads
+        self.ln = nn.LayerNorm(dim, device=device)
+        self.qkv = nn.Linear(dim, (heads + 2 * kv) * self.hd, bias=False, device=device)
+        self.out = nn.Linear(dim, dim, bias=False, device=device)
+        self.mlp = MLP(dim, 2 * dim, device=device)
+
+    def forward(self, x):
+        b, t, d = x.shape
+        qkv = self.qkv(self.ln(x)).view(b, t, self.kv, self.heads // self.kv + 2, self.hd)
+        q = qkv[:, :, :, :-2]
+        k = torch.broadcast_to(qkv[:, :, :, [-2]], q.shape)
+        v = torch.broadcast_to(qkv[:, :, :, [-1]], q.shape)
+        q, k, v = [y.flatten(2, 3).transpose(1, 2) for y in (q, k, v)]
+        a = F.scaled_dot_product_attention(q, k, v, is_causal=True).transpose(1, 2).reshape(b, t, d)
+        x = x + self.out(a)
+        return x + self.mlp(x)
+
+
+class EmbeddedCheckpointedStack(nn.Module):
+    """An input projection and layer norm outside any checkpoint (transformers' layernorm_embedding), then
+    blocks each under torch.utils.checkpoint: the norm's gradient comes after the regions' in the backward."""
+
+    def __init__(self, blocks, dim=32, device=None):
+        super().__init__()
+        self.proj = nn.Linear(dim, dim, device=device)
+        self.ln = nn.LayerNorm(dim, device=device)
+        self.stack = CheckpointedStack(blocks)
+
+    def forward(self, x):
+        return self.stack(self.ln(self.proj(x)))
+
+
 class _SigmoidGate(torch.autograd.Function):
     """x * sigmoid(w) with a hand-written backward (what dynamo traces as an autograd.Function)."""
 
@@ -754,6 +793,11 @@ def torch2_zoo_builders():
     def _():
         ids = torch.randint(0, 48, (2, 8))
         return DynamicLMLoss(), (ids, ids.clone(), 0)
+
+    @case("fused_qkv_stack_ac", "input projection and layer norm, then two Falcon-style blocks (fused qkv, key and "
+          "value by list index) each under torch.utils.checkpoint")
+    def _():
+        return EmbeddedCheckpointedStack([FusedQKVBlock(), FusedQKVBlock()]), (_x(2, 16, 32),)
 
     @case("llama3_stack_ac", "two LLaMA-3 blocks under full activation checkpointing")
     def _():

@@ -64,6 +64,12 @@ const std::string kListIndexLog = "tests/data/torch2/hf_falcon_list_index_induct
 // the same run filled (aotautograd_cache_hit; no joint_graph_pass_time_us in its compilation_metrics). Only
 // that frame's records kept.
 const std::string kCacheHitLog = "tests/data/torch2/hf_cached_loss_frame_inductor_trace.log";
+// transformers' Phi3ForCausalLM then StableLmForCausalLM, gradient checkpointing,
+// torch.compile(dynamic=True), inductor, torch 2.15: their loss frames after the graph break (5/0), the
+// second served by the AOTAutograd cache the first filled. logits_to_keep is a symbol (as in GPT-2's log
+// above): only the guard the first compile took makes the slice_scatter a no-op, and the second, tracing
+// nothing, logs none. Frame 5's first two compiles kept, with one post-grad graph each.
+const std::string kCachedDynamicLog = "tests/data/torch2/hf_cached_dynamic_loss_inductor_trace.log";
 // transformers' BartForConditionalGeneration (1 encoder and 1 decoder layer) with
 // gradient_checkpointing_enable(use_reentrant=False), inductor, torch 2.15: the decoder frame (6/0), whose
 // checkpointed layers come between the embedding's layer norm and its backward ("# Backward of forward node:"
@@ -357,6 +363,41 @@ private slots:
         QCOMPARE(std::string(checkStatusName(c.status)), std::string("identical"));
     }
 
+    // Served by the AOTAutograd cache under dynamic shapes, a compile takes the equality guards of the
+    // compile that filled the cache (the same joint graph text earlier in the log): its own records hold
+    // none.
+    void aotCacheHitTakesTheFillersGuards() {
+        Expected<GraphFile> file = GraphFile::open(test::sourcePath(kCachedDynamicLog));
+        QVERIFY(file);
+        const std::vector<CompileGraphs> compiles = groupCompiles(*file);
+        QCOMPARE(compiles.size(), size_t(2));
+        const GraphEntry& filler = file->graphs()[*compiles[0].joint];
+        const GraphEntry& served = file->graphs()[*compiles[1].joint];
+        QCOMPARE(served.digest, filler.digest);
+        // The guard AOTAutograd's tracing took, which the served compile logs only after its joint graph.
+        const std::string aotGuard = "Eq(64*s11, 64*s11 + 64*s55)";
+        auto holds = [&](const CompileConfig& c) {
+            return std::any_of(c.equalityGuards.begin(), c.equalityGuards.end(),
+                               [&](const auto& g) { return g.second == aotGuard; });
+        };
+        const std::optional<CompileConfig> ownRecords = file->compileConfigFor(served);
+        QVERIFY(ownRecords && !holds(configAtLine(*ownRecords, served.line)));
+        const std::optional<CompileConfig> first = loggedConfigFor(*file, *compiles[0].joint);
+        const std::optional<CompileConfig> borrowed = loggedConfigFor(*file, *compiles[1].joint);
+        QVERIFY(first && holds(*first) && !first->aotCacheHit);
+        QVERIFY(borrowed && holds(*borrowed) && borrowed->aotCacheHit);
+        for (const CompileCheck& c : checkLog(kCachedDynamicLog)) {
+            QCOMPARE(c.ours, c.torch);
+            QCOMPARE(c.oursSym, c.torchSym);
+            const auto noops = std::find_if(c.passes.changes.begin(), c.passes.changes.end(),
+                                            [](const PassChange& p) { return p.pass == "remove_noop_ops"; });
+            QVERIFY(noops != c.passes.changes.end());
+            QVERIFY(std::find(noops->removed.begin(), noops->removed.end(), "slice_scatter") !=
+                    noops->removed.end());
+            QCOMPARE(std::string(checkStatusName(c.status)), std::string("identical"));
+        }
+    }
+
     // A backward node's summary ("# Backward of forward node: File: ...") shows no checkpoint tag: the layer
     // norm's gradient after the checkpointed layers is untagged, and torch saves rsqrt / 64 (div_3), not
     // rsqrt.
@@ -413,6 +454,28 @@ private slots:
             QVERIFY(d.ours != d.torch);
             QVERIFY(std::find(d.torch.begin(), d.torch.end(), "addmm_7") != d.torch.end()); // MUST_SAVE
         }
+    }
+
+    // torch 2.14 decides as 2.15 except for the epilogue-mutation rule, which it lacks: at budget 0 it saves
+    // the weight embedding(max_norm=...) renormalizes in place (primals_1; 2.14's backward then fails, as the
+    // log's run did). A real 2.14 log (jointscope_torch.models embedding_max_norm then mlp, aot_eager, budget
+    // 0, frame 0's records without chromium / guard / describe ones): its ruleset is torch-2.14, chosen from
+    // the version the log records, and under torch-2.15 the first compile differs by that rule.
+    void torch214DecidesAsItsRuleset() {
+        const std::string log = "tests/data/torch2.14-cpu/embedding_max_norm_budget0_aot_eager_trace.log";
+        const std::vector<CompileCheck> checks = checkLog(log);
+        QCOMPARE(checks.size(), size_t(2));
+        for (const CompileCheck& c : checks) {
+            QCOMPARE(c.ruleset, std::string("torch-2.14"));
+            QCOMPARE(std::string(checkStatusName(c.status)), std::string("identical"));
+        }
+        QVERIFY(std::find(checks[0].torch.begin(), checks[0].torch.end(), "primals_1") !=
+                checks[0].torch.end());
+        CheckRequest as215;
+        as215.ruleset = "torch-2.15";
+        const CompileCheck d = checkLog(log, as215)[0];
+        QCOMPARE(std::string(checkStatusName(d.status)), std::string("differs"));
+        QVERIFY(std::find(d.ours.begin(), d.ours.end(), "primals_1") == d.ours.end());
     }
 
     // Each of the three is needed: without it the decision is not torch's.

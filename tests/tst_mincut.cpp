@@ -141,14 +141,15 @@ private slots:
         const std::optional<Graph> typed = parseJoint(kMlpJoint, 1);
         QCOMPARE(chooseRuleset(*typed).name, std::string("torch-2.15"));
         // A recorded version picks the ruleset covering it, and says so: torch-2.13 covers 2.13 and older
-        // (torch 2.14 brought is_nonzero_dropout_sdpa and the CSE partition key), torch-2.15 covers 2.14 on.
+        // (torch 2.14 brought is_nonzero_dropout_sdpa and the CSE partition key), torch-2.14 covers 2.14 (no
+        // epilogue-mutation rule yet), torch-2.15 2.15 on.
         Graph versioned = *typed;
         versioned.attributes.emplace_back("torch_version", "2.6.0+cpu");
         const RulesetChoice choice = chooseRuleset(versioned);
         QCOMPARE(choice.name, std::string("torch-2.13"));
         QVERIFY(choice.reason.find("2.6.0") != std::string::npos);
         const std::pair<const char*, const char*> covering[] = {
-            {"2.11.0+cu130", "torch-2.13"}, {"2.13.0", "torch-2.13"},   {"2.14.1", "torch-2.15"},
+            {"2.11.0+cu130", "torch-2.13"}, {"2.13.0", "torch-2.13"},   {"2.14.1", "torch-2.14"},
             {"2.15.0", "torch-2.15"},       {"2.16.0", "torch-2.15"},   {"3.0.0", "torch-2.15"},
             {"1.12.1", "torch-1.13"},       {"1.13.0a0", "torch-1.13"}, {"0.4.1", "torch-1.13"}};
         for (const auto& [version, name] : covering) {

@@ -102,12 +102,8 @@ bool isOneElementConstant(const Node& n) {
                        [](const SymInt& d) { return !d.isSymbolic() && d.value == 1; });
 }
 
-} // namespace
-
 void readSourceLiterals(CompileConfig& config, const GraphFile& file, size_t jointIndex) {
     const std::vector<GraphEntry>& graphs = file.graphs();
-    if (jointIndex >= graphs.size())
-        return;
     // A joint graph without a get_attr of a tensor constant needs no dynamo graph.
     Expected<std::string> payload = file.payload(jointIndex);
     if (!payload || payload->find("= self._tensor_constant") == std::string::npos)
@@ -144,6 +140,37 @@ void readSourceLiterals(CompileConfig& config, const GraphFile& file, size_t joi
     for (const auto& [location, texts] : byLocation)
         if (!location.empty() && texts.size() == 1) // two different literals on one line: which is which?
             config.sourceLiterals.emplace_back(location, *texts.begin());
+}
+
+// The equality guards of the compile that filled the AOTAutograd cache: the first earlier compile of the same
+// log with the same joint graph text.
+void borrowCachedCompileGuards(CompileConfig& config, const GraphFile& file, size_t jointIndex) {
+    const std::vector<GraphEntry>& graphs = file.graphs();
+    const GraphEntry& joint = graphs[jointIndex];
+    if (!config.aotCacheHit || !joint.digest)
+        return;
+    for (size_t i = 0; i < jointIndex; ++i) {
+        const GraphEntry& e = graphs[i];
+        if (e.kind != joint.kind || e.digest != joint.digest || e.file != joint.file)
+            continue;
+        const std::optional<CompileConfig> filler = file.compileConfigFor(e);
+        if (!filler)
+            continue;
+        for (auto& guard : configAtLine(*filler, e.line).equalityGuards)
+            if (std::none_of(config.equalityGuards.begin(), config.equalityGuards.end(),
+                             [&](const auto& g) { return g.second == guard.second; }))
+                config.equalityGuards.push_back(std::move(guard));
+        return;
+    }
+}
+
+} // namespace
+
+void addCompileFactsFromLog(CompileConfig& config, const GraphFile& file, size_t jointIndex) {
+    if (jointIndex >= file.graphs().size())
+        return;
+    readSourceLiterals(config, file, jointIndex);
+    borrowCachedCompileGuards(config, file, jointIndex);
 }
 
 void addLogGraphFacts(Graph& joint, const CompileConfig& config) {
@@ -295,7 +322,7 @@ std::optional<CompileConfig> loggedConfigFor(const GraphFile& file, size_t index
     std::optional<CompileConfig> config = file.compileConfigFor(entry);
     if (config) {
         config = configAtLine(std::move(*config), entry.line);
-        readSourceLiterals(*config, file, index);
+        addCompileFactsFromLog(*config, file, index);
     }
     return config;
 }

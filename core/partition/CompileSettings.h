@@ -40,9 +40,14 @@ struct CompileSettings {
 // value, and merges equal ones.
 void addLogGraphFacts(Graph& joint, const CompileConfig& config);
 
-// Fills config.sourceLiterals from the dynamo_output_graph of the compile whose joint graph is `jointIndex`,
-// when that joint graph reads tensor constants. A literal is kept only where its source line shows one.
-void readSourceLiterals(CompileConfig& config, const GraphFile& file, size_t jointIndex);
+// What the log knows of the compile whose joint graph is `jointIndex` beyond its own records:
+// - config.sourceLiterals from its dynamo_output_graph, when the joint graph reads tensor constants (a
+// literal
+//   is kept only where its source line shows one);
+// - served by the AOTAutograd cache, the equality guards the compile that filled the cache took before its
+//   joint graph, when the log holds that compile (the same joint graph text): this compile traced nothing and
+//   logged none.
+void addCompileFactsFromLog(CompileConfig& config, const GraphFile& file, size_t jointIndex);
 
 // Applies `config` (null: the log records none) to `rules` and the options; then the overrides.
 CompileSettings settingsFromLog(const CompileConfig* config, Ruleset& rules,

@@ -211,7 +211,7 @@ CompileCheck checkCompile(const GraphFile& file, const CompileGraphs& g,
     std::optional<CompileConfig> atJoint =
         found ? std::optional<CompileConfig>(configAtLine(*found, jointLine)) : std::nullopt;
     if (atJoint)
-        readSourceLiterals(*atJoint, file, jointIndex);
+        addCompileFactsFromLog(*atJoint, file, jointIndex);
     const CompileConfig* config = atJoint ? &*atJoint : nullptr;
     if (config)
         addLogGraphFacts(*joint, *config);

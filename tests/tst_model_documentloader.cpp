@@ -153,6 +153,31 @@ private slots:
         QVERIFY(indexing > 0);
     }
 
+    // "FILE#GRAPH", as the CLI takes it, loads that graph first; a graph the file does not hold is refused,
+    // naming the file.
+    void namedGraphIsLoadedFirst() {
+        const std::string log = sourcePath("tests/data/torch2/hf_falcon_list_index_inductor_trace.log");
+        DocumentLoader loader;
+        QSignalSpy loaded(&loader, &DocumentLoader::loaded);
+        QSignalSpy failed(&loader, &DocumentLoader::failed);
+        loader.open(QString::fromStdString(log + "#aot_forward_graph"));
+        QVERIFY(loaded.wait(60000));
+        auto opened = loaded.at(0).at(1).value<std::shared_ptr<OpenedFile>>();
+        QCOMPARE(opened->path, QString::fromStdString(log));
+        QCOMPARE(opened->file.graphs()[opened->index].kind, std::string("aot_forward_graph"));
+        QVERIFY(opened->graph && opened->graph->size() > 100);
+        loader.open(QString::fromStdString(log)); // without a name: the first graph (the dynamo graph)
+        QVERIFY(loaded.wait(60000));
+        opened = loaded.at(1).at(1).value<std::shared_ptr<OpenedFile>>();
+        QCOMPARE(opened->file.graphs()[opened->index].kind, std::string("dynamo_output_graph"));
+        loader.open(QString::fromStdString(log + "#aot_joint_graph@9/9"));
+        QVERIFY(failed.wait(60000));
+        const auto error = failed.at(0).at(1).value<Diagnostic>();
+        QCOMPARE(error.loc.file, log);
+        QVERIFY2(error.message.find("no graph 'aot_joint_graph@9/9'") != std::string::npos,
+                 error.message.c_str());
+    }
+
     void errorsNameFileAndLine() {
         QTemporaryDir dir;
         QVERIFY(dir.isValid());

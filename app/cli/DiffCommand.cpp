@@ -8,7 +8,6 @@
 
 #include <algorithm>
 #include <cstdio>
-#include <filesystem>
 #include <fstream>
 #include <sstream>
 
@@ -25,14 +24,7 @@ struct Side {
 
 // "FILE" or "FILE#SPEC" (SPEC as --graph takes it); a '#' that is part of an existing file name stays.
 int loadSide(const std::string& argument, Side& side) {
-    std::string path = argument;
-    std::string spec;
-    std::error_code ec;
-    if (const size_t hash = argument.rfind('#');
-        hash != std::string::npos && !std::filesystem::exists(argument, ec)) {
-        path = argument.substr(0, hash);
-        spec = argument.substr(hash + 1);
-    }
+    const auto [path, spec] = splitGraphReference(argument);
     Expected<GraphFile> file = GraphFile::open(path);
     if (!file)
         return inputError(file.error());

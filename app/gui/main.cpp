@@ -8,6 +8,7 @@
 #include "ShardingDocument.h"
 #include "ShardingFeature.h"
 #include "ShardingPanel.h"
+#include "io/GraphFile.h"
 #include "models/CliJob.h"
 #include "panels/RuntimePanel.h"
 
@@ -326,7 +327,8 @@ int main(int argc, char* argv[]) {
     if (!options.dumpSession.isEmpty())
         dumpSessionWhenRestored(window, options.dumpSession);
     if (!options.file.isEmpty())
-        window.setStartupFile(options.file);
+        window.setStartupFile(
+            QString::fromStdString(jointscope::splitGraphReference(options.file.toStdString()).first));
     bool ok = window.openFile(options.file.isEmpty() ? bundledExample() : options.file);
     navigateWhenShown(window, options, ok);
     runWhenLaidOut(window, options);

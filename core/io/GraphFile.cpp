@@ -337,6 +337,14 @@ Expected<std::string> GraphFile::payload(size_t index) const {
     return text;
 }
 
+std::pair<std::string, std::string> splitGraphReference(const std::string& argument) {
+    std::error_code ec;
+    const size_t hash = argument.rfind('#');
+    if (hash == std::string::npos || std::filesystem::exists(argument, ec))
+        return {argument, {}};
+    return {argument.substr(0, hash), argument.substr(hash + 1)};
+}
+
 std::optional<size_t> GraphFile::select(std::string_view spec) const {
     std::optional<int32_t> rank;
     if (spec.starts_with("rank")) {

@@ -30,6 +30,10 @@ struct OpenOptions {
     std::function<void(std::vector<GraphEntry>)> graphsFound;
 };
 
+// "FILE" or "FILE#GRAPH" (GRAPH as GraphFile::select takes it): the path and the graph ("" when none). A '#'
+// that is part of an existing file's name stays in the path.
+std::pair<std::string, std::string> splitGraphReference(const std::string& argument);
+
 // One log of a folder of per-rank TORCH_TRACE logs.
 struct RankLog {
     int32_t rank = -1;

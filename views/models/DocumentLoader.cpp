@@ -38,10 +38,12 @@ DocumentLoader::~DocumentLoader() {
     disconnect(&job_, nullptr, this, nullptr);
 }
 
-quint64 DocumentLoader::open(const QString& path) {
+quint64 DocumentLoader::open(const QString& reference) {
+    const auto [file, graph] = splitGraphReference(reference.toStdString());
+    const QString path = QString::fromStdString(file);
     path_ = path;
     return job_.run(
-        [this, path](JobControl& control) -> ReadOutcome {
+        [this, path, spec = graph](JobControl& control) -> ReadOutcome {
             QElapsedTimer clock;
             clock.start();
             control.progress(-1, QStringLiteral("reading"));
@@ -83,6 +85,17 @@ quint64 DocumentLoader::open(const QString& path) {
                 const auto first = std::find_if(graphs.begin(), graphs.end(),
                                                 [](const GraphEntry& entry) { return !entry.failed(); });
                 opened->index = (first != graphs.end() ? *first : graphs.front()).index;
+                if (!spec.empty()) {
+                    const std::optional<size_t> named = opened->file.select(spec);
+                    if (!named)
+                        return {nullptr,
+                                makeError({path.toStdString(), 0, 0},
+                                          "no graph '" + spec +
+                                              "' in the file (a graph is named by "
+                                              "INDEX, KIND or KIND@COMPILE_ID, as `jointscope-cli info` "
+                                              "lists them)")};
+                    opened->index = *named;
+                }
                 auto graph = opened->file.load(opened->index);
                 if (graph)
                     opened->graph.emplace(graph.take());

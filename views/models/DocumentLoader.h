@@ -35,7 +35,9 @@ public:
     ~DocumentLoader() override;
 
     // Starts reading `path` and supersedes any open still running: only the newest reports loaded() or
-    // failed(); older ones report cancelled(). Returns the ticket the reports carry.
+    // failed(); older ones report cancelled(). Returns the ticket the reports carry. `path` may name one of
+    // the file's graphs, "FILE#GRAPH" (GRAPH as GraphFile::select takes it), to load first; else the first
+    // that reads.
     quint64 open(const QString& path);
     // Gives up on the running open: cancelled() comes at once; the worker stops at its next step (reading
     // the file is one step) and its result is dropped.

@@ -100,6 +100,41 @@ private slots:
     // returns two such lift_fresh_copy values: torch's graph holds full_default nodes in their place). The
     // graph text shows no value: the full reads the constant's, and the replay says that CSE may merge two;
     // with the values the log shows (tensor_constant_values), the fulls hold them.
+    // DeBERTa-v2's torch.sqrt(torch.tensor(query_layer.size(-1), dtype=torch.float) * scale_factor): an int
+    // literal in the dynamo graph for a float constant, then pointwise ops the folder evaluates (sqrt here);
+    // torch folds the chain into full([], 4.0), and a second one like it is merged by CSE.
+    void literalOfAnotherDtypeAndUnaryOpsFold() {
+        const std::string text =
+            "class GraphModule(torch.nn.Module):\n"
+            "    def forward(self, primals_1: \"f32[4][1]cpu\", primals_2: \"b8[4][1]cpu\"):\n"
+            "        # File: /m.py:116 in scaled_size_sqrt, code: return torch.sqrt(torch.tensor(q.size(-1), "
+            "dtype=torch.float) * scale_factor)\n"
+            "        _tensor_constant0: \"f32[][]cpu\" = self._tensor_constant0\n"
+            "        lift_fresh_copy: \"f32[][]cpu\" = "
+            "torch.ops.aten.lift_fresh_copy.default(_tensor_constant0)\n"
+            "        mul: \"f32[][]cpu\" = torch.ops.aten.mul.Tensor(lift_fresh_copy, 1)\n"
+            "        sqrt: \"f32[][]cpu\" = torch.ops.aten.sqrt.default(mul)\n"
+            "        div: \"f32[4][1]cpu\" = torch.ops.aten.div.Tensor(primals_1, sqrt)\n"
+            "        return (div,)\n";
+        Expected<Graph> joint = readFxText(text);
+        QVERIFY(joint);
+        CompileConfig config;
+        config.sourceLiterals = {{"/m.py:116 in scaled_size_sqrt", "16"}};
+        addLogGraphFacts(*joint, config);
+        const auto values = std::find_if(joint->attributes.begin(), joint->attributes.end(),
+                                         [](const auto& a) { return a.first == "tensor_constant_values"; });
+        QVERIFY(values != joint->attributes.end());
+        QCOMPARE(values->second, std::string("_tensor_constant0 = 16"));
+        Expected<Ruleset> rules = loadRuleset("torch-2.15");
+        QVERIFY(rules);
+        const JointPassReport report = replayJointGraphPasses(*joint, *rules, JointPassOptions{});
+        QVERIFY2(report.notReplayed.empty(), report.notReplayed.empty() ? "" : report.notReplayed[0].c_str());
+        QVERIFY(!joint->find("sqrt") && joint->find("full_default"));
+        const Node& full = joint->node(*joint->find("full_default"));
+        QCOMPARE(full.args[1].asFloat(), 4.0);
+        QCOMPARE(joint->node(*joint->find("div")).args[1].asNode(), *joint->find("full_default"));
+    }
+
     void tensorConstantsAreFolded() {
         const std::string text = "class GraphModule(torch.nn.Module):\n"
                                  "    def forward(self, primals_1: \"f32[4][1]cpu\"):\n"

@@ -83,18 +83,6 @@ std::string literalText(const Value& v) {
     }
 }
 
-// A one-element tensor constant's dtype takes the literal as torch.tensor would have made it: an int for an
-// integer dtype, a float for a floating one, True / False for bool.
-bool literalFits(std::string_view text, DType dtype) {
-    const bool isBool = text == "True" || text == "False";
-    const bool isInt = !isBool && text.find_first_of(".einn") == std::string_view::npos;
-    if (dtype == DType::Bool)
-        return isBool;
-    if (isFloatingPoint(dtype))
-        return !isBool && !isInt;
-    return isInt;
-}
-
 bool isOneElementConstant(const Node& n) {
     const TensorMeta* t = n.tensor();
     return n.op == NodeOp::GetAttr && t && t->known() &&
@@ -193,8 +181,10 @@ void addLogGraphFacts(Graph& joint, const CompileConfig& config) {
         for (const Node& n : joint.nodes()) {
             if (!isOneElementConstant(n))
                 continue;
+            // The constant's dtype may differ from the literal's (torch.tensor(16, dtype=torch.float)): the
+            // folder casts the value to it.
             auto it = literals.find(sourceLocation(n));
-            if (it != literals.end() && literalFits(it->second, n.tensor()->dtype))
+            if (it != literals.end())
                 values += (values.empty() ? "" : "\n") + n.target.text + " = " + it->second;
         }
         if (!values.empty())

@@ -783,6 +783,25 @@ private:
             auto a = arg(0);
             return a ? std::optional(result(-a->value)) : std::nullopt;
         }
+        // Unary ops whose float32 result is the double one rounded (sqrt is correctly rounded either way).
+        static const std::map<std::string, double (*)(double), std::less<>> kUnary = {
+            {"sqrt", [](double v) { return std::sqrt(v); }},
+            {"rsqrt", [](double v) { return 1.0 / std::sqrt(v); }},
+            {"reciprocal", [](double v) { return 1.0 / v; }},
+            {"abs", [](double v) { return std::fabs(v); }},
+            {"logical_not", [](double v) { return v == 0 ? 1.0 : 0.0; }},
+        };
+        if (auto f = kUnary.find(t.op); f != kUnary.end()) {
+            auto a = arg(0);
+            return a ? std::optional(result(f->second(a->value))) : std::nullopt;
+        }
+        if (t.op == "bitwise_not") { // ~x: not of a bool, two's complement of an integer
+            auto a = arg(0);
+            if (!a || !(out->dtype == DType::Bool || isIntegral(out->dtype)))
+                return std::nullopt;
+            return result(out->dtype == DType::Bool ? double(a->value == 0)
+                                                    : double(~static_cast<int64_t>(a->value)));
+        }
         static const std::set<std::string, std::less<>> kBinary = {"add",     "sub",     "mul",  "div", "eq",
                                                                    "ne",      "lt",      "le",   "gt",  "ge",
                                                                    "maximum", "minimum", "rsub", "pow"};

@@ -83,13 +83,6 @@ std::string literalText(const Value& v) {
     }
 }
 
-bool isOneElementConstant(const Node& n) {
-    const TensorMeta* t = n.tensor();
-    return n.op == NodeOp::GetAttr && t && t->known() &&
-           std::all_of(t->sizes.begin(), t->sizes.end(),
-                       [](const SymInt& d) { return !d.isSymbolic() && d.value == 1; });
-}
-
 void readSourceLiterals(CompileConfig& config, const GraphFile& file, size_t jointIndex) {
     const std::vector<GraphEntry>& graphs = file.graphs();
     // A joint graph without a get_attr of a tensor constant needs no dynamo graph.
@@ -179,7 +172,7 @@ void addLogGraphFacts(Graph& joint, const CompileConfig& config) {
                                                           config.sourceLiterals.end());
         std::string values;
         for (const Node& n : joint.nodes()) {
-            if (!isOneElementConstant(n))
+            if (!isOneElementTensorConstant(n))
                 continue;
             // The constant's dtype may differ from the literal's (torch.tensor(16, dtype=torch.float)): the
             // folder casts the value to it.

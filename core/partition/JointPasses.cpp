@@ -648,12 +648,9 @@ private:
     // The "single-elem attrs" of _deduce_value: a one-element tensor constant is uniform. A get_attr is a
     // constant source, never replaced itself; what copies or views it is.
     void visitConstant(NodeId id, const Node& n) {
-        const TensorMeta* t = n.tensor();
-        const bool oneElement = t && t->known() &&
-                                std::all_of(t->sizes.begin(), t->sizes.end(),
-                                            [](const SymInt& d) { return !d.isSymbolic() && d.value == 1; });
-        if (!oneElement)
+        if (!isOneElementTensorConstant(n))
             return;
+        const TensorMeta* t = n.tensor();
         if (auto it = constantValues_.find(n.target.text); it != constantValues_.end())
             env_[id] = Known{castTo(it->second, t->dtype), t->dtype, nextStorage_++};
         else
@@ -1796,6 +1793,13 @@ void prependPasses(JointPassReport& report, const JointPassReport& earlier) {
     report.changes.insert(report.changes.begin(), earlier.changes.begin(), earlier.changes.end());
     report.notReplayed.insert(report.notReplayed.begin(), earlier.notReplayed.begin(),
                               earlier.notReplayed.end());
+}
+
+bool isOneElementTensorConstant(const Node& n) {
+    const TensorMeta* t = n.tensor();
+    return n.op == NodeOp::GetAttr && t && t->known() &&
+           std::all_of(t->sizes.begin(), t->sizes.end(),
+                       [](const SymInt& d) { return !d.isSymbolic() && d.value == 1; });
 }
 
 JointPassReport replayJointGraphPasses(Graph& joint, const Ruleset& rules, const JointPassOptions& options) {

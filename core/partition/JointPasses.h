@@ -43,9 +43,13 @@ struct JointPassReport {
 // match. The graph's HOP bodies are left alone (torch runs the passes on them when it partitions them).
 JointPassReport replayJointGraphPasses(Graph& joint, const Ruleset& rules, const JointPassOptions& options);
 
-// Rewrites `joint` as tensorify_python_scalars does, which AOTAutograd runs on every backend's joint graph after
-// logging it and before partitioning it (torch >= 2.6: Ruleset::tensorifyPythonScalars): float inputs read as
-// Python scalars (a SymFloat from _local_scalar_dense) become float64 tensors the tensor ops read.
+// A get_attr of a one-element tensor: what constant_fold_uniform_value takes for uniform ("single-elem
+// attrs"), whose value the graph text does not show (tensor_constant_values gives it).
+bool isOneElementTensorConstant(const Node& n);
+
+// Rewrites `joint` as tensorify_python_scalars does, which AOTAutograd runs on every backend's joint graph
+// after logging it and before partitioning it (torch >= 2.6: Ruleset::tensorifyPythonScalars): float inputs
+// read as Python scalars (a SymFloat from _local_scalar_dense) become float64 tensors the tensor ops read.
 JointPassReport replayTensorifyPythonScalars(Graph& joint, const Ruleset& rules);
 
 // `earlier`'s changes before `report`'s, and its passes not replayed with them: passes that ran first.

@@ -122,7 +122,7 @@ private slots:
 #ifndef JOINTSCOPE_HAVE_CBC
         QSKIP("the sharding solver needs COIN-OR CBC");
 #endif
-        const Graph graph = loadFirstGraph(sourcePath(kLog)); // the autoparallel_joint_graph artifact
+        const Graph graph = loadGraphAt(sourcePath(kLog)); // the autoparallel_joint_graph artifact
         Expected<AutoparallelPlan> plan = loadAutoparallelPlan(sourcePath(kLog));
         QVERIFY(plan);
         Expected<MeshSetup> setup = resolveMesh(*parseMeshSpec("2x2", "dp,tp", "h100"));

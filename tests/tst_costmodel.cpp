@@ -16,6 +16,7 @@
 #include <nlohmann/json.hpp>
 
 #include <fstream>
+#include <optional>
 #include <set>
 
 using namespace jointscope;
@@ -110,7 +111,7 @@ class TestCostModel : public QObject {
 private slots:
     // Shapes from gpt_block2/joint.meta.json, counted by hand.
     void gptBlockFormulas() {
-        const Graph g = loadFirstGraph(graph113("gpt_block2"));
+        const Graph g = loadGraphAt(graph113("gpt_block2"));
 
         // addmm(primals_4 [192], view [32, 64], t [64, 192]) -> [32, 192]
         OpWork w = opWork(g, idOf(g, "addmm"));
@@ -186,7 +187,7 @@ private slots:
 
     // Shapes from convnet/joint.meta.json.
     void convnetFormulas() {
-        const Graph g = loadFirstGraph(graph113("convnet"));
+        const Graph g = loadGraphAt(graph113("convnet"));
         // convolution(x [2,3,8,8], w [16,3,3,3], b [16]) -> [2,16,8,8]: torch's count (8*8 * 3*3 * 2 * 16 * 3
         // * 2).
         OpWork w = opWork(g, idOf(g, "convolution"));
@@ -235,7 +236,7 @@ private slots:
     }
 
     void viewsAndBookkeepingAreFree() {
-        const Graph g = loadFirstGraph(graph113("gpt_block2"));
+        const Graph g = loadGraphAt(graph113("gpt_block2"));
         const RooflineModel roofline(*findDevice("h100"));
         const std::set<std::string> views = {
             "view", "t", "transpose", "expand", "_unsafe_view", "_reshape_alias", "detach", "split"};
@@ -444,7 +445,7 @@ private slots:
 
     // The sharding engine's question: the same node on a shard's local shapes, without a graph.
     void explicitTensors() {
-        const Graph g = loadFirstGraph(graph113("gpt_block2"));
+        const Graph g = loadGraphAt(graph113("gpt_block2"));
         const NodeId addmm = idOf(g, "addmm");
         OpTensors local = gatherTensors(g, addmm);
         QCOMPARE(local.inputs.size(), size_t(3));
@@ -521,7 +522,7 @@ private slots:
     }
 
     void rooflineTimes() {
-        const Graph g = loadFirstGraph(graph113("gpt_block2"));
+        const Graph g = loadGraphAt(graph113("gpt_block2"));
         const RooflineModel ieee(roundDevice(), Efficiency{0.5, 0.25}, 2.0);
         const RooflineModel tf32(roundDevice(), Efficiency{0.5, 0.25}, 2.0, Fp32Matmul::Tf32);
 
@@ -555,7 +556,7 @@ private slots:
     }
 
     void profiledModel() {
-        const Graph g = loadFirstGraph(graph113("gpt_block2"));
+        const Graph g = loadGraphAt(graph113("gpt_block2"));
         Expected<std::unique_ptr<ProfileDb>> db = ProfileDb::open(":memory:");
         JS_VERIFY_EXPECTED(db);
         OpStats stats;
@@ -584,7 +585,7 @@ private slots:
     // CostModelEstimator drives the knapsack: with a model where every node costs 1, the Pareto sweep's
     // recompute cost is the number of recomputed nodes.
     void estimatorDrivesPartitioner() {
-        Graph g = loadFirstGraph(graph113("gpt_block2"));
+        Graph g = loadGraphAt(graph113("gpt_block2"));
         Expected<Ruleset> rules = loadRuleset("torch-1.13");
         JS_VERIFY_EXPECTED(rules);
         const UnitCostModel unit;
@@ -644,7 +645,7 @@ private slots:
 
     void costCliJson() {
         const std::string path = graph113("gpt_block2");
-        const Graph g = loadFirstGraph(path);
+        const Graph g = loadGraphAt(path);
         const Run run = runCli({"cost", q(path), "--json"});
         QVERIFY2(run.exitCode == 0, run.err.c_str());
         const Json j = parseOut(run);
@@ -727,7 +728,7 @@ private slots:
 
         // --db: measured medians where the database has the node's signature.
         const std::string graphPath = graph113("gpt_block2");
-        const Graph g = loadFirstGraph(graphPath);
+        const Graph g = loadGraphAt(graphPath);
         const std::string dbPath = dir.filePath("profiles.sqlite").toStdString();
         const std::string signature = opSignature(g, idOf(g, "addmm"));
         {

@@ -7,6 +7,7 @@
 #include <nlohmann/json.hpp>
 
 #include <map>
+#include <optional>
 
 using namespace jointscope;
 using namespace jointscope::cost;
@@ -22,7 +23,7 @@ TensorMeta tensorOf(std::vector<SymInt> sizes) {
 }
 
 TensorMeta tensorOf(const std::vector<int64_t>& sizes) {
-    return f32Tensor(sizes);
+    return f32(sizes);
 }
 
 Value ref(NodeId id) {
@@ -65,7 +66,7 @@ NodeId call(Graph& g, const std::string& name, const std::string& target, std::v
 }
 
 Graph loadGraph(const std::string& dir) {
-    return jointscope::test::loadFirstGraph(dir + "/joint.txt");
+    return jointscope::test::loadGraphAt(dir + "/joint.txt");
 }
 
 using Shapes = std::map<std::string, std::vector<uint64_t>>;

@@ -56,7 +56,8 @@ private slots:
         for (const QString& name : findings("trace-*.log") + findings("paste-*.txt")) {
             const std::string path = sourcePath("tests/data/fuzz/" + name.toStdString());
             const std::string text = readFile(path);
-            GraphIndex index = name.startsWith("trace-") ? indexTraceLog(text, path) : indexLogPaste(text, path);
+            GraphIndex index =
+                name.startsWith("trace-") ? indexTraceLog(text, path) : indexLogPaste(text, path);
             for (const Diagnostic& d : index.problems)
                 verifyLocated(d, path);
         }

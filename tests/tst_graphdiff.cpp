@@ -4,6 +4,7 @@
 // its second function).
 #include "graph/GraphDiff.h"
 #include "io/FxWriter.h"
+#include "io/GraphFile.h"
 #include "io/RankLogs.h"
 #include "testutil.h"
 
@@ -14,6 +15,8 @@
 
 #include <algorithm>
 #include <filesystem>
+#include <optional>
+#include <regex>
 #include <set>
 
 using namespace jointscope;

@@ -12,6 +12,7 @@
 #include <filesystem>
 #include <fstream>
 #include <map>
+#include <optional>
 
 using namespace jointscope;
 namespace fs = std::filesystem;

@@ -2,12 +2,15 @@
 // profile progress reaches its end, cancel kills and reaps the child, and failures become readable errors.
 #include "testutil.h"
 
+#include "io/GraphFile.h"
 #include "models/CliJob.h"
 
 #include <QElapsedTimer>
 #include <QFile>
 #include <QJsonArray>
 #include <QJsonDocument>
+#include <QJsonObject>
+#include <QJsonValue>
 #include <QSignalSpy>
 #include <QTemporaryDir>
 

@@ -14,6 +14,7 @@
 #include "canvas/GraphScene.h"
 #include "canvas/NodeItem.h"
 #include "io/FxWriter.h"
+#include "io/GraphFile.h"
 #include "models/DecisionDiffModel.h"
 #include "models/DiffModel.h"
 #include "partition/DecisionDiff.h"
@@ -27,6 +28,8 @@
 #include <QSettings>
 #include <QTableView>
 #include <QTemporaryDir>
+
+#include <optional>
 
 using namespace jointscope;
 using namespace jointscope::test;

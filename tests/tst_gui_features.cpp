@@ -259,7 +259,7 @@ private slots:
 #endif
         Harness h;
         const std::string log = sourcePath("tests/data/autoparallel/llama3_1layer_2x2.log");
-        h.root = std::make_shared<const Graph>(loadFirstGraph(log));
+        h.root = std::make_shared<const Graph>(loadGraphAt(log));
         auto* feature = new gui::ShardingFeature(h.context, &h.window);
         QObject::connect(h.canvas, &gui::CanvasFeature::layoutApplied, feature,
                          &gui::ShardingFeature::applyOverlay);

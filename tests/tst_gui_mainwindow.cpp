@@ -40,6 +40,7 @@
 #include <QTreeView>
 
 #include <memory>
+#include <optional>
 
 using namespace jointscope;
 using namespace jointscope::test;

@@ -76,7 +76,7 @@ class TestGuiNavigation : public QObject {
 private slots:
     void initTestCase() {
         path_ = sharedPath("graphs/torch-1.13/gpt_block2/joint.txt");
-        graph_ = loadFirstGraph(path_);
+        graph_ = loadGraphAt(path_);
         text_ = parsePrintReadable(path_);
         QCOMPARE(text_.order.size(), graph_.size());
     }
@@ -167,7 +167,7 @@ private slots:
     void metaText() {
         const std::string path =
             sharedPath("graphs/torch-trace/inductor_provenance_jit_debug_handle_log.txt");
-        const Graph graph = loadFirstGraph(path);
+        const Graph graph = loadGraphAt(path);
         size_t withTrace = 0;
         for (const Node& node : graph.nodes())
             if (metaSearchText(node).find("test_provenance_tracing.py") != std::string::npos)

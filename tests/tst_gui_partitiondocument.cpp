@@ -14,6 +14,7 @@
 #include <nlohmann/json.hpp>
 
 #include <filesystem>
+#include <optional>
 
 using namespace jointscope;
 using namespace jointscope::gui;

@@ -4,6 +4,7 @@
 
 #include "canvas/GraphScene.h"
 #include "canvas/NodeItem.h"
+#include "io/GraphFile.h"
 #include "layout/GraphLayout.h"
 #include "models/CliJob.h"
 #include "models/ProfileModel.h"
@@ -16,6 +17,8 @@
 #include <QSignalSpy>
 #include <QTableView>
 #include <QTemporaryDir>
+
+#include <optional>
 
 using namespace jointscope;
 using namespace jointscope::views;

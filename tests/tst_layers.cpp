@@ -5,12 +5,13 @@
 #include "graph/Layers.h"
 #include "testutil.h"
 
+#include <QProcess>
 #include <QTemporaryDir>
 
 #include <regex>
 
 using namespace jointscope;
-using jointscope::test::loadFirstGraph;
+using jointscope::test::loadGraphAt;
 using jointscope::test::readFile;
 using jointscope::test::sharedPath;
 using jointscope::test::sourcePath;
@@ -70,7 +71,7 @@ Graph capture(const QTemporaryDir& dir, const QString& python, const char* model
                   {QStringLiteral("-c"), script, out, QString::fromLatin1(model), QString::number(layers)});
     if (!process.waitForFinished(300000) || process.exitCode() != 0)
         qFatal("capture with %s failed: %s", qPrintable(python), process.readAllStandardError().constData());
-    return loadFirstGraph(out.toStdString());
+    return loadGraphAt(out.toStdString());
 }
 
 // `shallow` has `layers` blocks, `deep` one more: every forward (backward) layer has as many nodes as `deep`
@@ -116,7 +117,7 @@ class TestLayers : public QObject {
 private slots:
     // Two GPTBlocks (models.py: pre-norm, x + attn(ln1(x)), then x + mlp(ln2(x))), printed by torch 1.13.
     void gptBlock2HasTwoLayers() {
-        const Graph graph = loadFirstGraph(sharedPath("graphs/torch-1.13/gpt_block2/joint.txt"));
+        const Graph graph = loadGraphAt(sharedPath("graphs/torch-1.13/gpt_block2/joint.txt"));
         const LayerSplit split = findLayers(graph);
         QCOMPARE(split.source, LayerSource::Repeats);
         QCOMPARE(split.layers, size_t(2));
@@ -171,7 +172,7 @@ private slots:
         QTemporaryDir dir;
         const Generated g =
             generate(dir, QStringLiteral("113"), QStringLiteral("--layers=48"), QStringLiteral("gpt48.txt"));
-        const Graph graph = loadFirstGraph(g.path);
+        const Graph graph = loadGraphAt(g.path);
         QCOMPARE(graph.size(), g.nodes);
         const LayerSplit split = findLayers(graph);
         QCOMPARE(split.layers, size_t(48));
@@ -191,7 +192,7 @@ private slots:
         QTemporaryDir dir;
         const Generated g =
             generate(dir, QStringLiteral("2x"), QStringLiteral("--nodes=1500"), QStringLiteral("g2x.txt"));
-        const Graph graph = loadFirstGraph(g.path);
+        const Graph graph = loadGraphAt(g.path);
         const LayerSplit split = findLayers(graph);
         QCOMPARE(split.layers, g.repeats);
         checkPartition(graph, split);
@@ -201,7 +202,7 @@ private slots:
 
     // A graph with no repeated layer (the MLP: two linears of different shapes) gets none.
     void mlpHasNoLayers() {
-        const Graph graph = loadFirstGraph(sharedPath("graphs/torch-1.13/mlp/joint.txt"));
+        const Graph graph = loadGraphAt(sharedPath("graphs/torch-1.13/mlp/joint.txt"));
         const LayerSplit split = findLayers(graph);
         QVERIFY(!split.found());
         QVERIFY(split.segments.empty());

@@ -4,11 +4,14 @@
 // torch._functorch.config.activation_memory_budget = 0.5. What the capture set is the expected configuration;
 // the forward torch logged is the expected decision.
 #include "io/CompileConfig.h"
+#include "io/GraphFile.h"
 #include "partition/CompileSettings.h"
 #include "partition/LogCheck.h"
 #include "testutil.h"
 
 #include <QtTest>
+
+#include <optional>
 
 using namespace jointscope;
 using namespace jointscope::partition;

@@ -4,12 +4,14 @@
 // graphs; compiled_autograd_*.log are real pastes captured live from torch 2.15 by capture_pastes.py, with
 // torch's own len(gm.graph.nodes) of every logged graph in *.nodes.json beside them.
 #include "graph/GraphStats.h"
+#include "io/GraphFile.h"
 #include "io/TraceLog.h"
 #include "testutil.h"
 
 #include <QJsonArray>
 #include <QJsonDocument>
 #include <QJsonObject>
+#include <QJsonValue>
 
 #include <random>
 #include <regex>

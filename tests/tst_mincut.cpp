@@ -13,6 +13,7 @@
 #include <nlohmann/json.hpp>
 
 #include <limits>
+#include <optional>
 
 using namespace jointscope;
 using namespace jointscope::partition;
@@ -125,7 +126,7 @@ private slots:
     // --ruleset auto (chooseRuleset): the recorded torch version, else the form of the text.
     void rulesetChoice() {
         // The shared torch 1.13 graphs: their sidecar records torch 1.13.0a0.
-        const Graph joint113 = loadFirstGraph(sharedPath("graphs/torch-1.13/mlp/joint.txt"));
+        const Graph joint113 = loadGraphAt(sharedPath("graphs/torch-1.13/mlp/joint.txt"));
         QCOMPARE(chooseRuleset(joint113).name, std::string("torch-1.13"));
         // The same text without its sidecar: untyped FX text is torch 1.x's.
         const std::optional<Graph> untyped =
@@ -193,8 +194,8 @@ private slots:
             std::sort(out.begin(), out.end());
             return out;
         };
-        const Graph torchForward = loadFirstGraph(dir + "/fw.txt");
-        const Graph torchBackward = loadFirstGraph(dir + "/bw.txt");
+        const Graph torchForward = loadGraphAt(dir + "/fw.txt");
+        const Graph torchBackward = loadGraphAt(dir + "/bw.txt");
         QCOMPARE(nodeNames(p.forward), nodeNames(torchForward));
         QCOMPARE(nodeNames(p.backward), nodeNames(torchBackward));
         Names both;
@@ -267,7 +268,7 @@ private slots:
     // generator state as inputs. On the CPU, or with the random ops spread over two GPUs, the forward returns
     // one state per recomputed random op (torch's multi_graphsafe_devices fallback).
     void rngStatesFollowGraphsafeDevices() {
-        Graph g = loadFirstGraph(sourcePath("tests/data/torch2-cuda/gpt_stack_ac_dropout.json"));
+        Graph g = loadGraphAt(sourcePath("tests/data/torch2-cuda/gpt_stack_ac_dropout.json"));
         const Ruleset rules = ruleset(chooseRuleset(g).name.c_str());
         QCOMPARE(rules.name, std::string("torch-2.13"));
         const Partition onGpu = partitionOk(g, rules);

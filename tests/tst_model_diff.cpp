@@ -3,6 +3,7 @@
 #include "testutil.h"
 
 #include "graph/GraphDiff.h"
+#include "io/GraphFile.h"
 #include "models/DiffModel.h"
 
 #include <QAbstractItemModelTester>

@@ -9,7 +9,9 @@
 #include <QJsonArray>
 #include <QJsonDocument>
 #include <QJsonObject>
+#include <QJsonValue>
 #include <QRegularExpression>
+#include <QSignalSpy>
 
 using namespace jointscope;
 using namespace jointscope::views;
@@ -22,8 +24,12 @@ QModelIndex section(const InspectorModel& m, const QString& title) {
     return row < 0 ? QModelIndex() : m.index(row, 0);
 }
 
-QString key(const InspectorModel& m, const QModelIndex& parent, int row) { return m.index(row, 0, parent).data().toString(); }
-QString value(const InspectorModel& m, const QModelIndex& parent, int row) { return m.index(row, 1, parent).data().toString(); }
+QString key(const InspectorModel& m, const QModelIndex& parent, int row) {
+    return m.index(row, 0, parent).data().toString();
+}
+QString value(const InspectorModel& m, const QModelIndex& parent, int row) {
+    return m.index(row, 1, parent).data().toString();
+}
 
 // Value column of the row named `name` under `parent`.
 QString field(const InspectorModel& m, const QModelIndex& parent, const QString& name) {
@@ -54,7 +60,8 @@ private slots:
         s.meta.recompute = "MUST_SAVE";
         s.kwargs = {{"dim", Value::integer(-1)}};
         const NodeId si = g.addNode(s);
-        g.addNode(makeNode("output", NodeOp::Output, "output", {Value::tuple({Value::nodeRef(si), Value::nodeRef(xi)})}));
+        g.addNode(makeNode("output", NodeOp::Output, "output",
+                           {Value::tuple({Value::nodeRef(si), Value::nodeRef(xi)})}));
         g.computeUsers();
 
         InspectorModel model;
@@ -81,7 +88,8 @@ private slots:
         QCOMPARE(value(model, args, 1), QStringLiteral("-1"));
         QVERIFY(!model.index(1, 1, args).data(InspectorModel::NodeRefRole).isValid());
         QCOMPARE(field(model, section(model, "Meta"), "recompute"), QStringLiteral("MUST_SAVE"));
-        QCOMPARE(value(model, section(model, "Stack trace"), 0), QStringLiteral("File: model.py:12 in forward, code: y = x.sin()"));
+        QCOMPARE(value(model, section(model, "Stack trace"), 0),
+                 QStringLiteral("File: model.py:12 in forward, code: y = x.sin()"));
         QCOMPARE(section(model, "Tensor"), QModelIndex()); // no metadata printed for sin
 
         model.setNode(&g, 2); // output: a tuple of references, one child row per element
@@ -121,7 +129,8 @@ private slots:
             QCOMPARE(QString::fromStdString(graph->node(ref.toUInt()).name), expectedArgs[i]);
         }
 
-        // Users of `view`: statements of joint.txt whose call arguments (before the "; x = None" cleanup) read it.
+        // Users of `view`: statements of joint.txt whose call arguments (before the "; x = None" cleanup)
+        // read it.
         QStringList expectedUsers;
         const QRegularExpression assign(QStringLiteral("^\\s+(\\w+) = ([^;]*)"));
         const QRegularExpression reads(QStringLiteral("\\bview\\b"));
@@ -130,7 +139,8 @@ private slots:
             if (!m.hasMatch() || m.captured(1) == "view")
                 continue;
             const QString rhs = m.captured(2);
-            const QString arguments = rhs.indexOf('(') >= 0 ? rhs.mid(rhs.indexOf('(')) : rhs; // not the target
+            const QString arguments =
+                rhs.indexOf('(') >= 0 ? rhs.mid(rhs.indexOf('(')) : rhs; // not the target
             if (reads.match(arguments).hasMatch())
                 expectedUsers << m.captured(1);
         }
@@ -142,13 +152,16 @@ private slots:
         QCOMPARE(model.rowCount(users), int(expectedUsers.size()));
         for (int i = 0; i < expectedUsers.size(); ++i) {
             QCOMPARE(key(model, users, i), expectedUsers[i]);
-            QCOMPARE(QString::fromStdString(graph->node(model.index(i, 0, users).data(InspectorModel::NodeRefRole).toUInt()).name),
-                     expectedUsers[i]);
+            QCOMPARE(
+                QString::fromStdString(
+                    graph->node(model.index(i, 0, users).data(InspectorModel::NodeRefRole).toUInt()).name),
+                expectedUsers[i]);
         }
         model.setNode(&*graph, *addmm);
 
         // Tensor metadata from torch's own tensor_meta.
-        const QJsonDocument meta = QJsonDocument::fromJson(QByteArray::fromStdString(readFile(sharedPath("graphs/torch-1.13/gpt_block2/joint.meta.json"))));
+        const QJsonDocument meta = QJsonDocument::fromJson(
+            QByteArray::fromStdString(readFile(sharedPath("graphs/torch-1.13/gpt_block2/joint.meta.json"))));
         QJsonObject expected;
         for (const QJsonValue& n : meta.object().value("nodes").toArray())
             if (n.toObject().value("name").toString() == "addmm")

@@ -9,6 +9,8 @@
 #include <QJsonArray>
 #include <QJsonDocument>
 #include <QJsonObject>
+#include <QJsonValue>
+#include <QSignalSpy>
 
 using namespace jointscope;
 using namespace jointscope::views;
@@ -21,19 +23,21 @@ Graph tinyJoint() {
     Graph g;
     Node x = makeNode("primals_1", NodeOp::Placeholder, "primals_1");
     x.outputKind = OutputKind::Tensor;
-    x.outputs = {f32Tensor({4, 8})};
+    x.outputs = {f32({4, 8})};
     const NodeId xi = g.addNode(x);
     Node t = makeNode("tangents_1", NodeOp::Placeholder, "tangents_1");
     t.outputKind = OutputKind::Tensor;
-    t.outputs = {f32Tensor({4, 8})};
+    t.outputs = {f32({4, 8})};
     const NodeId ti = g.addNode(t);
     Node a = makeNode("sin", NodeOp::CallFunction, "torch.ops.aten.sin.default", {Value::nodeRef(xi)});
     a.outputKind = OutputKind::Tensor;
-    a.outputs = {f32Tensor({4, 8})};
+    a.outputs = {f32({4, 8})};
     const NodeId ai = g.addNode(a);
-    Node b = makeNode("mul", NodeOp::CallFunction, "torch.ops.aten.mul.Tensor", {Value::nodeRef(ai), Value::nodeRef(ti)});
+    Node b = makeNode("mul", NodeOp::CallFunction, "torch.ops.aten.mul.Tensor",
+                      {Value::nodeRef(ai), Value::nodeRef(ti)});
     const NodeId bi = g.addNode(b);
-    g.addNode(makeNode("output", NodeOp::Output, "output", {Value::list({Value::nodeRef(ai), Value::nodeRef(bi)})}));
+    g.addNode(makeNode("output", NodeOp::Output, "output",
+                       {Value::list({Value::nodeRef(ai), Value::nodeRef(bi)})}));
     g.computeUsers();
     return g;
 }
@@ -44,12 +48,13 @@ QString cell(const NodeTableModel& m, int row, int column, int role = Qt::Displa
 
 QString dtypeAbbreviation(const QString& torchName) {
     static const QMap<QString, QString> names = {{"float32", "f32"}, {"float16", "f16"}, {"bfloat16", "bf16"},
-                                                 {"int64", "i64"},   {"bool", "b8"},    {"float64", "f64"}};
+                                                 {"int64", "i64"},   {"bool", "b8"},     {"float64", "f64"}};
     return names.value(torchName, torchName);
 }
 
 uint64_t itemBytes(const QString& torchName) {
-    static const QMap<QString, uint64_t> sizes = {{"float32", 4}, {"float16", 2}, {"bfloat16", 2}, {"int64", 8}, {"bool", 1}, {"float64", 8}};
+    static const QMap<QString, uint64_t> sizes = {{"float32", 4}, {"float16", 2}, {"bfloat16", 2},
+                                                  {"int64", 8},   {"bool", 1},    {"float64", 8}};
     return sizes.value(torchName, 0);
 }
 
@@ -77,7 +82,9 @@ private slots:
         QCOMPARE(cell(model, 2, NodeTableModel::TargetColumn), QStringLiteral("torch.ops.aten.sin.default"));
         QCOMPARE(cell(model, 2, NodeTableModel::ShapeColumn), QStringLiteral("[4, 8]"));
         QCOMPARE(cell(model, 2, NodeTableModel::DTypeColumn), QStringLiteral("f32"));
-        QCOMPARE(model.data(model.index(2, NodeTableModel::BytesColumn), NodeTableModel::SortRole).toULongLong(), 4ull * 8 * 4);
+        QCOMPARE(
+            model.data(model.index(2, NodeTableModel::BytesColumn), NodeTableModel::SortRole).toULongLong(),
+            4ull * 8 * 4);
         QCOMPARE(cell(model, 2, NodeTableModel::BytesColumn), QStringLiteral("128 B"));
         QCOMPARE(cell(model, 3, NodeTableModel::ShapeColumn), QString()); // mul has no metadata
         QCOMPARE(cell(model, 0, NodeTableModel::PassColumn), QStringLiteral("primal"));
@@ -86,7 +93,8 @@ private slots:
         QCOMPARE(cell(model, 3, NodeTableModel::PassColumn), QStringLiteral("backward"));
         QCOMPARE(cell(model, 4, NodeTableModel::PassColumn), QStringLiteral("output"));
         QCOMPARE(model.data(model.index(3, 0), NodeTableModel::NodeIdRole).toUInt(), 3u);
-        QVERIFY(cell(model, 3, 0, NodeTableModel::SearchTextRole).contains(QStringLiteral("aten.mul.Tensor")));
+        QVERIFY(
+            cell(model, 3, 0, NodeTableModel::SearchTextRole).contains(QStringLiteral("aten.mul.Tensor")));
     }
 
     void resetClears() {
@@ -124,7 +132,8 @@ private slots:
         QAbstractItemModelTester tester(&model, QAbstractItemModelTester::FailureReportingMode::QtTest);
         model.setGraph(&*graph);
 
-        const QJsonDocument meta = QJsonDocument::fromJson(QByteArray::fromStdString(readFile(sharedPath("graphs/torch-1.13/gpt_block2/joint.meta.json"))));
+        const QJsonDocument meta = QJsonDocument::fromJson(
+            QByteArray::fromStdString(readFile(sharedPath("graphs/torch-1.13/gpt_block2/joint.meta.json"))));
         const QJsonArray nodes = meta.object().value(QStringLiteral("nodes")).toArray();
         QVERIFY(nodes.size() > 100);
         QCOMPARE(model.rowCount(), int(nodes.size()));
@@ -141,10 +150,12 @@ private slots:
                 dims << QString::number(d.toInteger());
                 numel *= uint64_t(d.toInteger());
             }
-            QCOMPARE(cell(model, row, NodeTableModel::ShapeColumn), QLatin1Char('[') + dims.join(", ") + QLatin1Char(']'));
+            QCOMPARE(cell(model, row, NodeTableModel::ShapeColumn),
+                     QLatin1Char('[') + dims.join(", ") + QLatin1Char(']'));
             const QString dtype = n.value("dtype").toString();
             QCOMPARE(cell(model, row, NodeTableModel::DTypeColumn), dtypeAbbreviation(dtype));
-            QCOMPARE(model.data(model.index(row, NodeTableModel::BytesColumn), NodeTableModel::SortRole).toULongLong(),
+            QCOMPARE(model.data(model.index(row, NodeTableModel::BytesColumn), NodeTableModel::SortRole)
+                         .toULongLong(),
                      numel * itemBytes(dtype));
             ++checkedShapes;
         }
@@ -162,7 +173,8 @@ private slots:
                 ++tangents;
             }
         }
-        QCOMPARE(primals, 25); // the tree_flatten_spec line of joint.txt lists primals_1 .. primals_25, tangents_1
+        QCOMPARE(primals,
+                 25); // the tree_flatten_spec line of joint.txt lists primals_1 .. primals_25, tangents_1
         QCOMPARE(tangents, 1);
         QCOMPARE(cell(model, model.rowCount() - 1, NodeTableModel::PassColumn), QStringLiteral("output"));
     }

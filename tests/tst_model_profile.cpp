@@ -9,9 +9,11 @@
 #include <QJsonArray>
 #include <QJsonDocument>
 #include <QJsonObject>
+#include <QJsonValue>
 #include <QSortFilterProxyModel>
 #include <QTemporaryDir>
 
+#include <optional>
 #include <regex>
 #include <set>
 

@@ -16,6 +16,7 @@
 #include <QtTest>
 
 #include <cmath>
+#include <optional>
 
 using namespace jointscope;
 using namespace jointscope::test;
@@ -79,7 +80,7 @@ private slots:
             QVERIFY(f.open(QIODevice::WriteOnly));
             f.write(kTinyGraph);
         }
-        const Graph g = loadFirstGraph(path.toStdString());
+        const Graph g = loadGraphAt(path.toStdString());
         const DeviceMesh mesh = DeviceMesh::make({2}, {"tp"}, *findTopology("h100"));
         const ShardingProblem p = buildStrategies(g, mesh);
         const cost::RooflineModel roofline(*cost::findDevice("h100"));
@@ -160,7 +161,7 @@ private slots:
         QCOMPARE(run.exitCode, 0);
         const auto json = nlohmann::json::parse(run.out);
 
-        const Graph g = loadFirstGraph(file.toStdString());
+        const Graph g = loadGraphAt(file.toStdString());
         const ShardingProblem p = buildStrategies(g, DeviceMesh::make({2, 2}, {}, *findTopology("h100")));
         const cost::RooflineModel roofline(*cost::findDevice("h100"));
         // The CLI's plan, option by option (equal-cost optima make a second solve free to pick another).

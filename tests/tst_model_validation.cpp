@@ -69,7 +69,7 @@ private slots:
         QFETCH(QString, file);
         const QStringList returned = returnedNames(file);
         QVERIFY(!returned.isEmpty());
-        const Graph graph = loadFirstGraph(file.toStdString());
+        const Graph graph = loadGraphAt(file.toStdString());
 
         ValidationModel model;
         QAbstractItemModelTester tester(&model, QAbstractItemModelTester::FailureReportingMode::QtTest);
@@ -118,7 +118,7 @@ private slots:
         json["ok"] = false;
         json["first_mismatch"] = bad.value("label");
 
-        const Graph graph = loadFirstGraph(file.toStdString());
+        const Graph graph = loadGraphAt(file.toStdString());
         ValidationModel model;
         QAbstractItemModelTester tester(&model, QAbstractItemModelTester::FailureReportingMode::QtTest);
         QVERIFY(model.setResult(json, &graph));

@@ -17,7 +17,9 @@
 #include <algorithm>
 #include <cctype>
 #include <cstdlib>
+#include <fstream>
 #include <map>
+#include <regex>
 #include <set>
 
 using namespace jointscope;
@@ -356,7 +358,7 @@ private slots:
 
     void signaturesOfTwoTransformerLayers() {
         const std::string txt = sharedPath("graphs/torch-1.13/gpt_block2/joint.txt");
-        const Graph g = loadFirstGraph(txt);
+        const Graph g = loadGraphAt(txt);
         std::vector<NodeId> calls;
         for (NodeId id = 0; id < g.size(); ++id)
             if (g.node(id).op == NodeOp::CallFunction)

@@ -6,8 +6,12 @@
 
 #include <nlohmann/json.hpp>
 
+#include <QProcess>
 #include <QTemporaryDir>
 
+#include <fstream>
+#include <map>
+#include <regex>
 #include <set>
 
 using namespace jointscope;

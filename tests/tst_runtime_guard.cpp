@@ -13,13 +13,17 @@
 
 #include "testutil.h"
 
+#include <QDir>
 #include <QDirIterator>
+#include <QProcess>
 #include <QTemporaryDir>
 
 #include <cerrno>
 #include <cstddef>
+#include <fstream>
 #include <limits>
 #include <map>
+#include <optional>
 #include <set>
 
 #include <arpa/inet.h>

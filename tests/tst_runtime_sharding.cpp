@@ -15,6 +15,7 @@
 #include <QtTest>
 
 #include <map>
+#include <optional>
 #include <set>
 
 using namespace jointscope;
@@ -132,7 +133,7 @@ struct Tally {
 };
 
 void checkGraph(const std::string& name, const std::vector<int64_t>& meshShape, Tally& tally) {
-    const Graph graph = loadFirstGraph(sharedPath("graphs/torch-1.13/" + name + "/joint.txt"));
+    const Graph graph = loadGraphAt(sharedPath("graphs/torch-1.13/" + name + "/joint.txt"));
     runtime::Interpreter interp(graph, c10::Device(c10::kCPU));
     SymbolBindings symbols;
     Expected<runtime::InputMap> inputs = runtime::generateInputs(graph, c10::Device(c10::kCPU), 7, symbols);

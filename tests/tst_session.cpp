@@ -9,6 +9,7 @@
 #include <QtTest>
 
 #include <fstream>
+#include <map>
 
 using namespace jointscope;
 

@@ -21,6 +21,7 @@
 #include <algorithm>
 #include <cstdio>
 #include <functional>
+#include <optional>
 #include <random>
 #include <set>
 
@@ -34,8 +35,8 @@ Graph sharedGraph(const std::string& name) {
     // A LLaMA-style block (dim 4096, hidden 11008, batch 8 x 1024, bf16), captured on `meta` with
     // jointscope_torch.export_joint under torch 1.13 (the recipe of scripts/gpu-profile --stage).
     if (name == "llama_block")
-        return loadFirstGraph(sourcePath("tests/data/sharding/llama_block_meta.json"));
-    return loadFirstGraph(sharedPath("graphs/torch-1.13/" + name + "/joint.txt"));
+        return loadGraphAt(sourcePath("tests/data/sharding/llama_block_meta.json"));
+    return loadGraphAt(sharedPath("graphs/torch-1.13/" + name + "/joint.txt"));
 }
 
 // The float32 [8, 1024] tensor (32 KiB) of the hand-worked redistributions.
@@ -459,7 +460,7 @@ private slots:
             std::fputs(text, f);
             std::fclose(f);
         }
-        const Graph g = loadFirstGraph(path);
+        const Graph g = loadGraphAt(path);
         const NodeId lm = *g.find("call_local_map");
         QVERIFY(localMapPlacements(g.node(lm)));
         QCOMPARE(localMapPins(g).size(), size_t(1));
@@ -489,7 +490,7 @@ private slots:
             std::fputs(withGrad.c_str(), f);
             std::fclose(f);
         }
-        const Graph g2 = loadFirstGraph(path);
+        const Graph g2 = loadGraphAt(path);
         QVERIFY(localMapPlacements(g2.node(*g2.find("call_local_map")))->inGradGiven);
         const ShardingProblem p2 = buildStrategies(g2, mesh({2, 2}));
         QVERIFY(std::any_of(p2.warnings.begin(), p2.warnings.end(), [](const std::string& w) {
@@ -530,7 +531,7 @@ private slots:
     void cliProfiledComputeModel() {
 #ifdef JOINTSCOPE_HAVE_CBC
         const std::string file = sharedPath("graphs/torch-1.13/mlp/joint.txt");
-        const Graph g = loadFirstGraph(file);
+        const Graph g = loadGraphAt(file);
         const std::optional<NodeId> addmm = g.find("addmm");
         QVERIFY(addmm);
         const cost::DeviceSpec h100 = *cost::findDevice("h100");

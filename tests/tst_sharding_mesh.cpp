@@ -11,6 +11,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include <QVector>
 #include <QtTest>
 
 #include <cmath>
@@ -24,7 +25,7 @@ using namespace jointscope::sharding;
 namespace {
 
 Graph sharedGraph(const std::string& name) {
-    return loadFirstGraph(sharedPath("graphs/torch-1.13/" + name + "/joint.txt"));
+    return loadGraphAt(sharedPath("graphs/torch-1.13/" + name + "/joint.txt"));
 }
 
 DeviceMesh mesh(std::vector<int64_t> shape) {

@@ -15,7 +15,7 @@ using namespace jointscope::test;
 namespace {
 
 Graph load(const std::string& path) {
-    return loadFirstGraph(path);
+    return loadGraphAt(path);
 }
 
 std::string render(const Graph& g, const Value& v) {

@@ -524,11 +524,13 @@ private slots:
         QTest::addColumn<QString>("record");
         QTest::newRow("before_post_grad_graph")
             << "V1129 12:21:57.804000 5425 torch/_inductor/compile_fx.py:1687] {\"artifact\": {\"name\": "
-               "\"before_post_grad_graph\", \"encoding\": \"string\"}, \"frame_id\": 0, \"frame_compile_id\": 0, "
+               "\"before_post_grad_graph\", \"encoding\": \"string\"}, \"frame_id\": 0, "
+               "\"frame_compile_id\": 0, "
                "\"attempt\": 1, \"has_payload\": \"0eab37e12c2c52a58d513d90ed4f93d4\"}";
         QTest::newRow("inductor_post_grad_graph")
             << "V1129 12:21:57.883000 5425 torch/_inductor/compile_fx.py:1725] {\"artifact\": {\"name\": "
-               "\"inductor_post_grad_graph\", \"encoding\": \"string\"}, \"frame_id\": 0, \"frame_compile_id\": "
+               "\"inductor_post_grad_graph\", \"encoding\": \"string\"}, \"frame_id\": 0, "
+               "\"frame_compile_id\": "
                "0, \"attempt\": 1, \"has_payload\": \"ce41feec891594a98102da343f8eff93\"}";
     }
     void postGradRecordsMeanInductor() {

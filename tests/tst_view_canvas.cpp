@@ -14,7 +14,9 @@
 #include <QApplication>
 #include <QDir>
 #include <QImage>
+#include <QLineF>
 #include <QPainter>
+#include <QProcess>
 #include <QSignalSpy>
 #include <QStyleOptionGraphicsItem>
 #include <QTemporaryDir>
@@ -123,8 +125,8 @@ private slots:
                       QStringLiteral("--style"), QStringLiteral("113"), QStringLiteral("--layers=48"),
                       QStringLiteral("--out"), dir_.filePath(QStringLiteral("g.txt"))});
         QVERIFY(python.waitForFinished(300000) && python.exitCode() == 0);
-        graph_ = std::make_shared<const Graph>(
-            loadFirstGraph(dir_.filePath(QStringLiteral("g.txt")).toStdString()));
+        graph_ =
+            std::make_shared<const Graph>(loadGraphAt(dir_.filePath(QStringLiteral("g.txt")).toStdString()));
         QVERIFY(graph_->size() > 7000);
     }
 
@@ -220,7 +222,7 @@ private slots:
     // NodeItem and EdgeItem objects end up where, and as large as, a fresh applyLayout of the refinement puts
     // them; the cut and the selection stay. A result with other edges is refused and changes nothing.
     void refinementMovesTheItems() {
-        const Graph graph = loadFirstGraph(sharedPath("graphs/torch-1.13/gpt_block2/joint.txt"));
+        const Graph graph = loadGraphAt(sharedPath("graphs/torch-1.13/gpt_block2/joint.txt"));
         GraphScene scene;
         scene.setGraph(&graph);
         layout::LayoutOptions options;

@@ -16,7 +16,7 @@
 
 using namespace jointscope;
 using namespace jointscope::views;
-using jointscope::test::loadFirstGraph;
+using jointscope::test::loadGraphAt;
 using jointscope::test::sharedPath;
 
 namespace {
@@ -48,7 +48,7 @@ class TestViewExport : public QObject {
     Q_OBJECT
 private slots:
     void svgOfFullView() {
-        const Graph graph = loadFirstGraph(sharedPath("graphs/torch-1.13/gpt_block2/joint.txt"));
+        const Graph graph = loadGraphAt(sharedPath("graphs/torch-1.13/gpt_block2/joint.txt"));
         GraphScene scene;
         scene.setGraph(&graph);
         layout::LayoutOptions options;
@@ -86,8 +86,8 @@ private slots:
 
     // A collapsed view exports its visible nodes and group titles; nodes inside collapsed groups are absent.
     void svgOfCollapsedView() {
-        const auto graph = std::make_shared<const Graph>(
-            loadFirstGraph(sharedPath("graphs/torch-1.13/gpt_block2/joint.txt")));
+        const auto graph =
+            std::make_shared<const Graph>(loadGraphAt(sharedPath("graphs/torch-1.13/gpt_block2/joint.txt")));
         layout::LayoutRunner runner;
         std::shared_ptr<const layout::LayoutResult> result;
         connect(&runner, &layout::LayoutRunner::finished, this,

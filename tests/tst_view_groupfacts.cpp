@@ -16,6 +16,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include <map>
 #include <set>
 
 using namespace jointscope;

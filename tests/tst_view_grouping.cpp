@@ -11,7 +11,7 @@
 
 using namespace jointscope;
 using namespace jointscope::layout;
-using jointscope::test::loadFirstGraph;
+using jointscope::test::loadGraphAt;
 using jointscope::test::readFile;
 using jointscope::test::sharedPath;
 using jointscope::test::sourcePath;
@@ -99,7 +99,7 @@ private slots:
     }
     void sharedGraphs() {
         QFETCH(QString, path);
-        const Graph graph = loadFirstGraph(path.toStdString());
+        const Graph graph = loadGraphAt(path.toStdString());
         const auto tree = std::make_shared<const GroupTree>(buildGroupTree(graph));
         checkTree(graph, *tree);
         const CollapsedView view = collapseView(graph, tree, initialExpansion(*tree, 400));
@@ -110,7 +110,7 @@ private slots:
     // text).
     void hopGroup() {
         const std::string path = sharedPath("graphs/snippets/hop_checkpoint_wrap.txt");
-        const Graph graph = loadFirstGraph(path);
+        const Graph graph = loadGraphAt(path);
         const GroupTree tree = buildGroupTree(graph);
         const std::regex call("^\\s+(\\w+)\\s*=\\s*torch\\.ops\\.higher_order\\.\\w+\\((\\w+)");
         std::smatch m;
@@ -139,7 +139,7 @@ private slots:
         QTemporaryDir dir;
         const std::string path =
             generate(dir, QStringLiteral("113"), QStringLiteral("--layers=48"), QStringLiteral("gpt48.txt"));
-        const Graph graph = loadFirstGraph(path);
+        const Graph graph = loadGraphAt(path);
         QCOMPARE(graph.size(), size_t(std::stoul(readFile(path + ".nodes"))));
         const auto tree = std::make_shared<const GroupTree>(buildGroupTree(graph));
         checkTree(graph, *tree);
@@ -166,7 +166,7 @@ private slots:
         QTemporaryDir dir;
         const std::string path =
             generate(dir, QStringLiteral("113"), QStringLiteral("--layers=48"), QStringLiteral("gpt48.txt"));
-        const Graph graph = loadFirstGraph(path);
+        const Graph graph = loadGraphAt(path);
         const GroupTree tree = buildGroupTree(graph);
         checkTree(graph, tree);
         QStringList forward{QStringLiteral("inputs")}, backward{QStringLiteral("inputs")};
@@ -207,7 +207,7 @@ private slots:
         QTemporaryDir dir;
         const std::string path =
             generate(dir, QStringLiteral("2x"), QStringLiteral("--nodes=20000"), QStringLiteral("fx2x.txt"));
-        const Graph graph = loadFirstGraph(path);
+        const Graph graph = loadGraphAt(path);
         const auto tree = std::make_shared<const GroupTree>(buildGroupTree(graph));
         checkTree(graph, *tree);
 
@@ -241,8 +241,8 @@ private slots:
 
     // The runner builds the tree and the collapsed layout off the UI thread.
     void runnerLaysOutCollapsedView() {
-        const auto graph = std::make_shared<const Graph>(
-            loadFirstGraph(sharedPath("graphs/torch-1.13/gpt_block2/joint.txt")));
+        const auto graph =
+            std::make_shared<const Graph>(loadGraphAt(sharedPath("graphs/torch-1.13/gpt_block2/joint.txt")));
         LayoutRunner runner;
         std::shared_ptr<const LayoutResult> result;
         connect(&runner, &LayoutRunner::finished, this,

@@ -23,6 +23,8 @@
 #include <QTemporaryDir>
 
 #include <cmath>
+#include <map>
+#include <optional>
 
 using namespace jointscope;
 using namespace jointscope::views;

@@ -10,7 +10,7 @@
 #include "sharding/AutoparallelPlan.h"
 #include "sharding/Workflow.h"
 
-#include <QtTest>
+#include <QTest>
 
 #include <nlohmann/json.hpp>
 

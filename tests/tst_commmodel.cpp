@@ -7,7 +7,7 @@
 #include "sharding/CommModel.h"
 #include "sharding/Cost.h"
 
-#include <QtTest>
+#include <QTest>
 
 using namespace jointscope;
 using namespace jointscope::sharding;

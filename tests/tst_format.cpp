@@ -4,7 +4,7 @@
 #include "sharding/Placement.h"
 #include "support/Format.h"
 
-#include <QtTest>
+#include <QTest>
 
 #include <cstdint>
 #include <limits>

@@ -9,7 +9,7 @@
 #include "testutil.h"
 
 #include <QTemporaryDir>
-#include <QtTest>
+#include <QTest>
 
 #include <nlohmann/json.hpp>
 

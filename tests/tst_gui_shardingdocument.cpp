@@ -6,8 +6,8 @@
 #include "ShardingDocument.h"
 
 #include <QSignalSpy>
+#include <QTest>
 #include <QUndoStack>
-#include <QtTest>
 
 using namespace jointscope;
 using namespace jointscope::gui;

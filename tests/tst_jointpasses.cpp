@@ -9,7 +9,7 @@
 #include "partition/CompileSettings.h"
 #include "testutil.h"
 
-#include <QtTest>
+#include <QTest>
 
 #include <nlohmann/json.hpp>
 

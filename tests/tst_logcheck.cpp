@@ -9,7 +9,7 @@
 #include "partition/LogCheck.h"
 #include "testutil.h"
 
-#include <QtTest>
+#include <QTest>
 
 #include <optional>
 

@@ -7,7 +7,7 @@
 #include "ops/StorageAlias.h"
 #include "partition/MemoryTimeline.h"
 
-#include <QtTest>
+#include <QTest>
 
 using namespace jointscope;
 using namespace jointscope::partition;

@@ -10,7 +10,7 @@
 
 #include <QAbstractItemModelTester>
 #include <QSignalSpy>
-#include <QtTest>
+#include <QTest>
 
 using namespace jointscope;
 using namespace jointscope::partition;

@@ -13,7 +13,7 @@
 
 #include <QAbstractItemModelTester>
 #include <QTemporaryDir>
-#include <QtTest>
+#include <QTest>
 
 #include <cmath>
 #include <optional>

@@ -12,7 +12,7 @@
 #include "sharding/Strategies.h"
 #include "testutil.h"
 
-#include <QtTest>
+#include <QTest>
 
 #include <map>
 #include <optional>

@@ -6,7 +6,7 @@
 #include <nlohmann/json.hpp>
 
 #include <QTemporaryDir>
-#include <QtTest>
+#include <QTest>
 
 #include <fstream>
 #include <map>

@@ -16,7 +16,7 @@
 #include <nlohmann/json.hpp>
 
 #include <QTemporaryDir>
-#include <QtTest>
+#include <QTest>
 
 #include <algorithm>
 #include <cstdio>

@@ -11,8 +11,8 @@
 
 #include <nlohmann/json.hpp>
 
+#include <QTest>
 #include <QVector>
-#include <QtTest>
 
 #include <cmath>
 #include <limits>

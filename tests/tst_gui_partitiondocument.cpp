@@ -38,13 +38,7 @@ std::vector<Case> sharedGraphs() {
     std::sort(models.begin(), models.end());
     for (const auto& m : models) {
         const std::string path = (m / "joint.txt").string();
-        auto file = GraphFile::open(path);
-        if (!file)
-            qFatal("%s", file.error().format().c_str());
-        auto graph = file->load(0);
-        if (!graph)
-            qFatal("%s", graph.error().format().c_str());
-        cases.push_back({path, std::make_shared<const Graph>(graph.take())});
+        cases.push_back({path, std::make_shared<const Graph>(loadGraphAt(path))});
     }
     return cases;
 }

@@ -86,12 +86,17 @@ class LogZoo(unittest.TestCase):
         cls.tmp = None if base else tempfile.TemporaryDirectory()
         root = os.path.join(base, "log-zoo") if base else cls.tmp.name
         cls.results = {}
+        # One inductor cache for the zoo, new each run, as a user's run has one: inductor makes its precompiled
+        # header once, and a graph another budget leaves unchanged is served by its FX graph cache. The
+        # AOTAutograd cache's key holds the functorch config (the budget), so every configuration partitions.
+        cache = os.path.join(root, "inductor-cache")
+        shutil.rmtree(cache, ignore_errors=True)
         for config in CONFIGS:
             name, backend, budget, models = config
             directory = os.path.join(root, name)
             shutil.rmtree(directory, ignore_errors=True)
             os.makedirs(directory)
-            env = dict(os.environ, TORCH_TRACE=directory, TORCHINDUCTOR_CACHE_DIR=os.path.join(directory, "cache"))
+            env = dict(os.environ, TORCH_TRACE=directory, TORCHINDUCTOR_CACHE_DIR=cache)
             start = time.time()
             proc = subprocess.run([sys.executable, "-c", CHILD, backend, "none" if budget is None else str(budget),
                                    *models], env=env, capture_output=True, text=True, timeout=1800)

@@ -44,8 +44,8 @@ for name in sys.argv[2:]:
 """
 
 
-def capture(directory, budget):
-    env = dict(os.environ, TORCH_TRACE=directory, TORCHINDUCTOR_CACHE_DIR=os.path.join(directory, "cache"))
+def capture(directory, budget, cache):
+    env = dict(os.environ, TORCH_TRACE=directory, TORCHINDUCTOR_CACHE_DIR=cache)
     proc = subprocess.run([sys.executable, "-c", CHILD, "none" if budget is None else str(budget), *CASES],
                           env=env, capture_output=True, text=True, timeout=1800)
     if proc.returncode != 0:
@@ -65,7 +65,8 @@ class PartitionerInput(unittest.TestCase):
         for budget in BUDGETS:
             directory = os.path.join(cls.tmp.name, "budget-%s" % budget)
             os.makedirs(directory)
-            log = capture(directory, budget)
+            # one inductor cache for both budgets (its key holds the budget), new for each run
+            log = capture(directory, budget, os.path.join(cls.tmp.name, "inductor-cache"))
             proc = subprocess.run([cli_path(), "check", log, "--json"], capture_output=True, text=True, timeout=600)
             report = json.loads(proc.stdout) if proc.stdout.strip() else None
             cls.runs[budget] = (log, proc.returncode, proc.stderr, report)

@@ -199,6 +199,13 @@ private slots:
         QTest::newRow("power right to left") << "2**3**2" << qint64(512);
         QTest::newRow("power of a sum") << "(s0//2 + 1)**2 - 1" << qint64(65 * 65 - 1);
         QTest::newRow("zero power") << "s0**0" << qint64(1);
+        // efficient attention's logsumexp on CUDA (torch 2.11 log): f32[2, 4, 32*CeilToInt(IntTrueDiv(s27,
+        // 32))]
+        QTest::newRow("ceil of a true quotient") << "32*CeilToInt(IntTrueDiv(s0 - 112, 32))" << qint64(32);
+        QTest::newRow("ceil of an exact quotient") << "CeilToInt(IntTrueDiv(s0, 32))" << qint64(4);
+        QTest::newRow("floor of a negative quotient") << "FloorToInt(IntTrueDiv(-7, 2))" << qint64(-4);
+        QTest::newRow("trunc of a negative quotient") << "TruncToInt(IntTrueDiv(-7, 2))" << qint64(-3);
+        QTest::newRow("ceil of an int") << "CeilToInt(s0 + 1)" << qint64(129);
     }
 
     void symbolicEvaluation() {
@@ -243,6 +250,11 @@ private slots:
                                  << "symbol 's9' has no value" << false << 0;
         QTest::newRow("unknown function") << "PythonMod(s0, 2)"
                                           << "function 'PythonMod' is not supported" << false << 0;
+        QTest::newRow("a true quotient left a float")
+            << "IntTrueDiv(s0, 3)"
+            << "function 'IntTrueDiv' is not supported" << false << 0;
+        QTest::newRow("rounded quotient by zero") << "CeilToInt(IntTrueDiv(s0, 0))"
+                                                  << "division by zero" << true << 0;
         QTest::newRow("negative exponent") << "s0**-1"
                                            << "negative exponent" << false << 0;
         QTest::newRow("power overflow") << "s0 + 2**63"

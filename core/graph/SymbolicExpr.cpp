@@ -283,9 +283,43 @@ private:
             return fail("symbol '" + std::string(name) + "' has no value", false, start);
         return Num{it->second};
     }
+    // CeilToInt / FloorToInt / TruncToInt of IntTrueDiv(a, b): a float quotient rounded back to an int,
+    // which torch prints for sizes such as efficient attention's logsumexp (32*CeilToInt(IntTrueDiv(s0,
+    // 32))). Integer arithmetic gives it exactly.
+    std::optional<Num> roundedQuotient(std::string_view rounding, size_t at) {
+        const size_t start = pos_;
+        if (!eat("IntTrueDiv") || !eat("(")) {
+            pos_ = start;
+            return std::nullopt;
+        }
+        std::optional<Num> a = sum();
+        if (!a)
+            return a;
+        if (!eat(","))
+            return fail("IntTrueDiv takes two arguments", false, at);
+        std::optional<Num> b = sum();
+        if (!b)
+            return b;
+        if (!eat(")") || !eat(")"))
+            return fail("missing ')' after the arguments of " + std::string(rounding));
+        if (rounding == "TruncToInt" && a->known && b->known && b->value != 0 &&
+            !(a->value == kInt64Min && b->value == -1))
+            return Num{a->value / b->value};
+        return divide(*a, *b, rounding == "CeilToInt" ? "CeilDiv" : "//", at);
+    }
+
     std::optional<Num> call(std::string_view name, size_t at) {
         if (!enter(at))
             return std::nullopt;
+        if (name == "CeilToInt" || name == "FloorToInt" || name == "TruncToInt") {
+            const size_t start = pos_;
+            std::optional<Num> v = roundedQuotient(name, at);
+            if (v || !error.empty()) {
+                --depth_;
+                return v;
+            }
+            pos_ = start; // an int argument: rounding it changes nothing (below)
+        }
         std::vector<Num> args;
         if (!eat(")")) {
             do {
@@ -302,6 +336,8 @@ private:
             return fail(std::string(name) + "() takes arguments", false, at);
         if ((name == "FloorDiv" || name == "Mod" || name == "CeilDiv") && args.size() == 2)
             return divide(args[0], args[1], name == "FloorDiv" ? "//" : name == "Mod" ? "%" : "CeilDiv", at);
+        if ((name == "CeilToInt" || name == "FloorToInt" || name == "TruncToInt") && args.size() == 1)
+            return args[0];
         if (name == "Max" || name == "Min") {
             if (std::any_of(args.begin(), args.end(), [](Num a) { return !a.known; }))
                 return kUnknown;

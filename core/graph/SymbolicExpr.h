@@ -20,10 +20,11 @@ using SymbolBindings = std::map<std::string, int64_t>;
 // expression from a file (20,000 nested parentheses) must not decide how deep the stack goes.
 inline constexpr uint32_t kMaxSymbolicDepth = 256;
 
-// Evaluates +, -, *, // (floor), %, ** (a non-negative exponent), parentheses, unary minus, and the sympy functions FloorDiv, Mod,
-// CeilDiv, Max, Min that torch prints, over int64. An unbound symbol, an int64 overflow (INT64_MIN // -1
-// included), a division by zero, nesting deeper than kMaxSymbolicDepth or anything else is an error that
-// quotes the expression.
+// Evaluates +, -, *, // (floor), %, ** (a non-negative exponent), parentheses, unary minus, and the sympy
+// functions FloorDiv, Mod, CeilDiv, Max, Min that torch prints, and CeilToInt / FloorToInt / TruncToInt of an
+// int or of IntTrueDiv(a, b), over int64. An unbound symbol, an int64 overflow (INT64_MIN // -1 included), a
+// division by zero, nesting deeper than kMaxSymbolicDepth or anything else is an error that quotes the
+// expression.
 Expected<int64_t> evaluateSymbolic(std::string_view expr, const SymbolBindings& symbols);
 
 // The symbols an expression names (identifiers that are not called), sorted, each once.

@@ -128,7 +128,7 @@ public:
         if (!record.is_object())
             return;
         if (auto it = record.find("compilation_metrics"); it != record.end() && it->is_object()) {
-            metrics(*it, lineNo);
+            metrics(*it, compileIdOf(record), lineNo);
             return;
         }
         if (auto it = record.find("create_symbol"); it != record.end() && it->is_object()) {
@@ -211,8 +211,10 @@ private:
         open(id, lineNo).symbolHints.emplace_back(symbol, hint);
     }
 
-    void metrics(const Json& m, uint32_t lineNo) {
-        const std::string id = stringField(m, "compile_id");
+    // The record's own id first: torch 2.11 names a restarted compile "0/0" inside the metrics and "0/0_1"
+    // (attempt 1) on the record, as on its graphs.
+    void metrics(const Json& m, const std::string& recordId, uint32_t lineNo) {
+        const std::string id = recordId.empty() ? stringField(m, "compile_id") : recordId;
         CompileConfig& c = open(id, lineNo);
         c.fromMetrics = true;
         c.line = lineNo;

@@ -61,6 +61,9 @@ struct CompileConfig {
     // joint_graph_pass_time_us).
     bool aotCacheHit = false;
     FunctorchConfig functorch;
+    // Where `functorch` came from when the compile logged none of its own (an AOTAutograd cache hit):
+    // "that of compile 0/0, which filled the cache ..."; empty when read from its own records.
+    std::string functorchFrom;
     InductorJointConfig inductor;
     // create_symbol records: each backed symbol's hint ("s77" -> 4), what torch sizes symbolic tensors with.
     std::vector<std::pair<std::string, int64_t>> symbolHints;

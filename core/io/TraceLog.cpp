@@ -275,11 +275,12 @@ public:
     std::optional<uint64_t> autogradId, frameId, frameCompileId, attempt;
     std::string metricsCompileId;
 
-    // The compile a record of `recordKind` (this record's kind, moved out of it) belongs to.
+    // The compile a record of `recordKind` (this record's kind, moved out of it) belongs to: the envelope's,
+    // which a compilation_metrics record's own compile_id may not be (torch 2.11 writes "0/0" for attempt
+    // 1; older logs repeat "0/1" for 0/2 and 0/3), unless the envelope names none.
     std::string compileId(std::string_view recordKind) const {
-        return recordKind == "compilation_metrics"
-                   ? metricsCompileId
-                   : log_support::compileIdText(autogradId, frameId, frameCompileId, attempt);
+        std::string id = log_support::compileIdText(autogradId, frameId, frameCompileId, attempt);
+        return recordKind == "compilation_metrics" && id.empty() ? metricsCompileId : id;
     }
 
     bool null() override { return scalar(HasPayload::Null, nullptr); }

@@ -145,6 +145,42 @@ void borrowCachedCompileGuards(CompileConfig& config, const GraphFile& file, siz
     }
 }
 
+// A compile the AOTAutograd cache served logs no torch._functorch.config (torch 2.11 and 2.15 log it on a
+// miss only), yet the cache's key holds that config: the partition was made under the config this process
+// had. That of the compile that filled the cache when the log holds it (the same joint graph text), else
+// that of the last compile before it that logged one (a process sets the config once, as a script does).
+void borrowCachedFunctorchConfig(CompileConfig& config, const GraphFile& file, size_t jointIndex) {
+    const std::vector<GraphEntry>& graphs = file.graphs();
+    const GraphEntry& joint = graphs[jointIndex];
+    if (!config.aotCacheHit || config.functorch != FunctorchConfig{})
+        return;
+    auto loggedOne = [&](const GraphEntry& e) -> std::optional<CompileConfig> {
+        if (e.kind != joint.kind || e.file != joint.file)
+            return std::nullopt;
+        std::optional<CompileConfig> c = file.compileConfigFor(e);
+        if (!c || c->aotCacheHit || c->functorch == FunctorchConfig{})
+            return std::nullopt;
+        return c;
+    };
+    for (size_t i = 0; joint.digest && i < jointIndex; ++i)
+        if (graphs[i].digest == joint.digest)
+            if (std::optional<CompileConfig> filler = loggedOne(graphs[i])) {
+                config.functorch = filler->functorch;
+                config.functorchFrom = "that of compile " + graphs[i].compileId + " (joint graph at line " +
+                                       std::to_string(graphs[i].line) +
+                                       "), which filled the cache (the cache's key holds it)";
+                return;
+            }
+    for (size_t i = jointIndex; i-- > 0;)
+        if (std::optional<CompileConfig> last = loggedOne(graphs[i])) {
+            config.functorch = last->functorch;
+            config.functorchFrom = "that of compile " + graphs[i].compileId + " (joint graph at line " +
+                                   std::to_string(graphs[i].line) +
+                                   "), the last before it that logged one, taken as unchanged";
+            return;
+        }
+}
+
 } // namespace
 
 void addCompileFactsFromLog(CompileConfig& config, const GraphFile& file, size_t jointIndex) {
@@ -152,6 +188,7 @@ void addCompileFactsFromLog(CompileConfig& config, const GraphFile& file, size_t
         return;
     readSourceLiterals(config, file, jointIndex);
     borrowCachedCompileGuards(config, file, jointIndex);
+    borrowCachedFunctorchConfig(config, file, jointIndex);
 }
 
 void addLogGraphFacts(Graph& joint, const CompileConfig& config) {
@@ -199,6 +236,11 @@ CompileSettings settingsFromLog(const CompileConfig* config, Ruleset& rules,
                           "joint-graph passes not replayed");
     } else {
         const FunctorchConfig& f = config->functorch;
+        if (!config->functorchFrom.empty())
+            s.notes.push_back(
+                "torch._functorch.config: the AOTAutograd cache served this compile, which logs "
+                "none; " +
+                config->functorchFrom);
         applySwitch(f.cse, rules.cse, "cse", s);
         applySwitch(f.recomputeViews, rules.recomputeViews, "recompute_views", s);
         applySwitch(f.treatParametersAsFreeToSave, rules.treatParametersAsFreeToSave,

@@ -46,7 +46,8 @@ void addLogGraphFacts(Graph& joint, const CompileConfig& config);
 //   is kept only where its source line shows one);
 // - served by the AOTAutograd cache, the equality guards the compile that filled the cache took before its
 //   joint graph, when the log holds that compile (the same joint graph text): this compile traced nothing and
-//   logged none.
+//   logged none; and its torch._functorch.config (it logged none either): the filler's, else that of the
+//   last compile before it that logged one (config.functorchFrom says which).
 void addCompileFactsFromLog(CompileConfig& config, const GraphFile& file, size_t jointIndex);
 
 // Applies `config` (null: the log records none) to `rules` and the options; then the overrides.

@@ -52,11 +52,17 @@ CONFIGS = (("inductor", "inductor", None, INDUCTOR_MODELS),
            # at budget 0 torch saves the inputs, unless one may not be saved
            ("aot_eager_budget0", "aot_eager", 0.0, ("embedding_max_norm", "mlp")))
 
+# JS_ZOO_DEVICE puts every tensor on that device (device_log_zoo.py: the zoo on a GPU); JS_ZOO_AUTOCAST (a dtype
+# name) runs the forward under autocast on it, as mixed-precision training does.
 CHILD = r"""
-import json, sys, traceback
+import contextlib, json, os, sys, traceback
 import torch
 from jointscope_torch.models import torch2_zoo_builders
 backend, budget = sys.argv[1], sys.argv[2]
+device = os.environ.get("JS_ZOO_DEVICE", "cpu")
+if "JS_ZOO_DEVICE" in os.environ:
+    torch.set_default_device(device)
+autocast_dtype = os.environ.get("JS_ZOO_AUTOCAST")
 builders = torch2_zoo_builders()
 for name in sys.argv[3:]:
     try:
@@ -68,7 +74,9 @@ for name in sys.argv[3:]:
         with torch._functorch.config.patch(**patch):
             compiled = torch.compile(model, backend=backend, fullgraph=True,
                                      dynamic=True if options.get("compile_dynamic") else None)
-            out = compiled(*args)
+            with (torch.autocast(device.split(":")[0], dtype=getattr(torch, autocast_dtype)) if autocast_dtype
+                  else contextlib.nullcontext()):
+                out = compiled(*args)
             out = out if isinstance(out, (tuple, list)) else (out,)
             sum(o.float().sum() for o in out if isinstance(o, torch.Tensor) and o.requires_grad).backward()
         print(json.dumps({"case": name, "ok": True}), flush=True)

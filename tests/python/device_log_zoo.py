@@ -1,0 +1,142 @@
+"""The log zoo (test_torch2_log_zoo) on a GPU: TORCH_TRACE logs of the torch 2 zoo compiled with every tensor on
+the device, as users run torch.compile (inductor generates Triton there; SDPA runs CUDA's flash / efficient attention;
+under autocast the forward computes in bfloat16), then checked by `jointscope-cli check`.
+
+On the GPU box (torch with CUDA; no CLI needed):
+    PYTHONPATH=python:tests/python python3 tests/python/device_log_zoo.py capture OUTDIR
+  compiles every zoo model under each configuration below, JS_ZOO_JOBS child processes at a time (one TORCH_TRACE
+  log per child, a few models each), until JS_ZOO_SECONDS (default 420) have passed; writes OUTDIR/<config>/<n>/*.log
+  and OUTDIR/manifest.json (what each child compiled, in order).
+Anywhere (no torch needed):
+    python3 tests/python/device_log_zoo.py check OUTDIR CLI
+  runs `CLI check LOG --json` on every log, pairs each checked compile with the case that made it, prints one line
+  per compile that is not torch's decision and a count per configuration; exits 1 if any differs.
+"""
+
+import json
+import os
+import subprocess
+import sys
+import time
+
+# (name, backend, activation_memory_budget or None, autocast dtype or None): inductor first, as users run it.
+CONFIGS = (("inductor", "inductor", None, None),
+           ("inductor_bf16", "inductor", None, "bfloat16"),
+           ("inductor_budget05", "inductor", 0.5, None),
+           ("aot_eager", "aot_eager", None, None),
+           ("inductor_budget01", "inductor", 0.1, None),
+           ("inductor_bf16_budget05", "inductor", 0.5, "bfloat16"),
+           ("aot_eager_budget05", "aot_eager", 0.5, None))
+MODELS_PER_CHILD = 3
+
+
+def capture(out):
+    import torch  # noqa: F401  (fails here, not in every child, when there is none)
+    from jointscope_torch.models import torch2_zoo_builders
+    from test_torch2_log_zoo import CHILD
+
+    device = os.environ.get("JS_ZOO_DEVICE", "cuda")
+    deadline = time.time() + float(os.environ.get("JS_ZOO_SECONDS", "420"))
+    jobs_at_once = int(os.environ.get("JS_ZOO_JOBS", str(os.cpu_count() or 1)))
+    # mlp_aot is mlp through aot_module: the child compiles every case with torch.compile.
+    models = [name for name in torch2_zoo_builders() if name != "mlp_aot"]
+    cache = os.path.join(out, "inductor-cache")
+    pending = []
+    for name, backend, budget, autocast in CONFIGS:
+        for first in range(0, len(models), MODELS_PER_CHILD):
+            pending.append(dict(config=name, backend=backend, budget=budget, autocast=autocast,
+                                models=models[first:first + MODELS_PER_CHILD],
+                                directory=os.path.join(out, name, str(first // MODELS_PER_CHILD))))
+    running, done = [], []
+    while pending or running:
+        while pending and len(running) < jobs_at_once and time.time() < deadline:
+            job = pending.pop(0)
+            os.makedirs(job["directory"], exist_ok=True)
+            env = dict(os.environ, TORCH_TRACE=job["directory"], TORCHINDUCTOR_CACHE_DIR=cache,
+                       TORCHINDUCTOR_COMPILE_THREADS="1", JS_ZOO_DEVICE=device)
+            env.pop("JS_ZOO_AUTOCAST", None)
+            if job["autocast"]:
+                env["JS_ZOO_AUTOCAST"] = job["autocast"]
+            job["stdout"] = open(os.path.join(job["directory"], "child.out"), "w")
+            job["proc"] = subprocess.Popen(
+                [sys.executable, "-c", CHILD, job["backend"], "none" if job["budget"] is None else str(job["budget"]),
+                 *job["models"]], env=env, stdout=job["stdout"], stderr=subprocess.STDOUT, text=True)
+            job["start"] = time.time()
+            running.append(job)
+        if not running:
+            break  # the deadline passed with jobs never started: they are listed as not run
+        time.sleep(0.5)
+        for job in list(running):
+            if job["proc"].poll() is None and time.time() > deadline:
+                job["proc"].kill()
+                job["proc"].wait()
+            if job["proc"].poll() is not None:
+                running.remove(job)
+                job["seconds"] = round(time.time() - job["start"], 1)
+                done.append(job)
+                print("%s %s: exit %d in %.0f s" % (job["config"], job["models"], job["proc"].returncode,
+                                                    job["seconds"]), flush=True)
+    manifest = []
+    for job in done + pending:
+        job.pop("stdout", None)
+        proc = job.pop("proc", None)
+        entry = {k: v for k, v in job.items() if k not in ("directory", "start")}
+        entry["directory"] = os.path.relpath(job["directory"], out)
+        entry["exit"] = None if proc is None else proc.returncode
+        entry["captured"] = []
+        if proc is not None:
+            with open(os.path.join(job["directory"], "child.out")) as f:
+                entry["captured"] = [json.loads(line) for line in f if line.startswith("{")]
+        entry["logs"] = sorted(f for f in os.listdir(job["directory"]) if f.endswith(".log")) if proc else []
+        manifest.append(entry)
+    with open(os.path.join(out, "manifest.json"), "w") as f:
+        json.dump({"torch": torch.__version__, "device": device,
+                   "device_name": torch.cuda.get_device_name() if device.startswith("cuda") else device,
+                   "children": manifest}, f, indent=1)
+    ok = sum(c["ok"] for e in manifest for c in e["captured"])
+    print("captured %d compiles in %d children (%d not run before the deadline)" % (
+        ok, sum(e["exit"] is not None for e in manifest), sum(e["exit"] is None for e in manifest)))
+    return 0
+
+
+def check(out, cli):
+    with open(os.path.join(out, "manifest.json")) as f:
+        manifest = json.load(f)
+    counts, differing = {}, 0
+    for entry in manifest["children"]:
+        if len(entry["logs"]) != 1:
+            continue
+        log = os.path.join(out, entry["directory"], entry["logs"][0])
+        proc = subprocess.run([cli, "check", log, "--json"], capture_output=True, text=True, timeout=600)
+        if not proc.stdout.strip():
+            print("%s: check printed no report (exit %d): %s" % (log, proc.returncode, proc.stderr[-2000:]))
+            differing += 1
+            continue
+        checked = [c for c in json.loads(proc.stdout)["compiles"] if c["status"] != "skipped"]
+        cases = [c["case"] for c in entry["captured"] if c["ok"]]
+        count = counts.setdefault(entry["config"], {"identical": 0, "other": 0, "cases": 0})
+        count["cases"] += len(cases)
+        if len(checked) != len(cases):
+            print("%s: %d compiles checked for %d cases %s" % (log, len(checked), len(cases), cases))
+        for index, c in enumerate(checked):
+            case = cases[index] if index < len(cases) and len(checked) == len(cases) else "?"
+            if c["status"] == "identical" and not c.get("not_followed"):
+                count["identical"] += 1
+                continue
+            count["other"] += 1
+            differing += 1
+            print("%s %s compile %s: %s\n%s" % (entry["config"], case, c.get("compile_id"), c["status"],
+                                                json.dumps(c, indent=1)[:3000]))
+    print("torch %s on %s (%s)" % (manifest["torch"], manifest["device"], manifest["device_name"]))
+    for config, count in counts.items():
+        print("%-24s %3d cases, %3d compiles identical, %d not" % (config, count["cases"], count["identical"],
+                                                                   count["other"]))
+    return 1 if differing else 0
+
+
+if __name__ == "__main__":
+    if len(sys.argv) == 3 and sys.argv[1] == "capture":
+        sys.exit(capture(os.path.abspath(sys.argv[2])))
+    if len(sys.argv) == 4 and sys.argv[1] == "check":
+        sys.exit(check(sys.argv[2], sys.argv[3]))
+    sys.exit(__doc__)

@@ -122,6 +122,7 @@ Expected<Ruleset> parseRuleset(std::string_view jsonText, std::string_view fileN
         readSwitch(switches, "cat_fuses_producers", rules.catFusesProducers);
         readSwitch(switches, "cse_keeps_backward_dependencies_apart",
                    rules.cseKeepsBackwardDependenciesApart);
+        readSwitch(switches, "cse_skips_output_aliases", rules.cseSkipsOutputAliases);
         readSwitch(switches, "tangents_closure", rules.tangentsClosure);
         readSwitch(switches, "default_partition_by_placement", rules.defaultPartitionByPlacement);
         readSwitch(switches, "backward_mimics_autograd_order", rules.backwardMimicsAutogradOrder);

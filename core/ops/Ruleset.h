@@ -78,6 +78,7 @@ struct Ruleset {
     bool catFusesProducers = true;            // is_fusible(a, cat) holds for any a ("memory fusion" into cat)
     bool cseKeepsBackwardDependenciesApart =
         false;                                // fx_graph_cse's extra_node_key: backward dependency or not
+    bool cseSkipsOutputAliases = false;       // fx_graph_cse's nodes_that_alias_outputs are never merged
     bool defaultPartitionByPlacement = false; // default_partition takes the forward by node placement (tags)
     bool tangentsClosure =
         false; // backward outputs outside the tangents' closure may be saved (x_out -> sink)

@@ -282,14 +282,14 @@ PreparedJoint prepareJoint(Graph joint, const Ruleset& rules) {
 
     // fx_graph_cse: the first node with a given token stands for every later one.
     if (rules.cse) {
-        // torch >= 2.8 keys each node by "is a backward dependency" too, and leaves values that share storage
-        // with a graph output alone.
+        // torch >= 2.14 keys each node by "is a backward dependency" too; values that share storage with a
+        // graph output are left alone (nodes_that_alias_outputs).
         const CseClasses classes = classifyForCse(joint, rules);
         std::vector<bool> backwardDep, outputAlias;
-        if (rules.cseKeepsBackwardDependenciesApart) {
+        if (rules.cseKeepsBackwardDependenciesApart)
             backwardDep = backwardDependencies(joint);
+        if (rules.cseSkipsOutputAliases)
             outputAlias = aliasesOfOutputs(joint, classes.aliases);
-        }
         // fx_graph_cse keys its table by the hash of the token and merges a node only when the token
         // registered under that hash is its own; a node whose hash is taken by another token is kept and not
         // registered (so unsqueeze(x, -1) after unsqueeze(x, -2) is never merged with its twin: hash(-1) ==

@@ -7,9 +7,11 @@
 #include "support/Text.h"
 
 #include <algorithm>
+#include <charconv>
 #include <cmath>
 #include <cstdint>
 #include <deque>
+#include <functional>
 #include <limits>
 #include <map>
 #include <optional>
@@ -282,6 +284,7 @@ struct PassContext {
     const Graph& original; // the logged graph, for storage roots
     JointPassReport& report;
     ShapeFacts facts = ShapeFacts::of(original.attributes);
+    size_t paddedReplayed = 0; // pad_mm replacements made
 
     PassChange& change(std::string_view pass) {
         if (report.changes.empty() || report.changes.back().pass != pass)
@@ -1428,8 +1431,83 @@ void pointlessConvert(PassContext& c, NodeId id) {
     }
 }
 
-// pass_patterns: what jointscope replays (pointless_convert) and what it only recognises.
-void passPatterns(PassContext& c) {
+// ---- pad_mm (torch/_inductor/fx_passes/pad_mm.py: mm / bmm / addmm patterns in joint_graph's `patterns`)
+// ----
+
+// The matmul's tensor arguments in argument order (addmm: input, mat1, mat2).
+std::vector<NodeId> matmulOperands(const Node& n) {
+    const size_t count = isAten(n, "addmm", "default") ? 3 : 2;
+    std::vector<NodeId> out;
+    for (size_t i = 0; i < count; ++i) {
+        const std::optional<NodeId> id = nodeArg(n, i);
+        if (!id)
+            return {};
+        out.push_back(*id);
+    }
+    return out;
+}
+
+std::optional<std::string> matmulOp(const Node& n) {
+    for (const char* op : {"mm", "bmm", "addmm"})
+        if (isAten(n, op, "default"))
+            return std::string(op);
+    return std::nullopt;
+}
+
+// pad_mm's replacement for `id`, as torch made it: its nodes inserted where the matmul was, named by the
+// same namespace rule (constant_pad_nd_default, mm_default, slice_tensor), the matmul's meta on each
+// (pattern_matcher's _transfer_meta), the matmul's readers moved to the last.
+void padMatmul(PassContext& c, NodeId id, const PaddedMatmul& padded, const std::vector<NodeId>& operands) {
+    WorkGraph& g = c.g;
+    const NodeMeta meta = g.node(id).meta;
+    std::vector<NodeId> made;
+    std::function<void(Value&)> bind = [&](Value& v) {
+        if (v.kind() == ValueKind::NodeRef) {
+            const NodeId ref = v.asNode();
+            v = Value::nodeRef(ref < operands.size() ? operands[ref] : made[ref - operands.size()]);
+        }
+        for (Value& item : v.items())
+            bind(item);
+    };
+    PassChange& change = c.change("pad_mm");
+    for (Node n : padded.replacement) {
+        for (Value& v : n.args)
+            bind(v);
+        for (auto& kv : n.kwargs)
+            bind(kv.second);
+        n.meta = meta;
+        made.push_back(g.insert(std::move(n), id, /*after=*/false));
+        if (made.size() < padded.replacement.size())
+            change.added.push_back(g.node(made.back()).name);
+    }
+    change.replaced.emplace_back(g.node(id).name, g.node(made.back()).name);
+    g.replaceAllUses(id, made.back());
+    g.erase(id);
+}
+
+// The padded matmul torch's graphs show for `id` (by its operands' names), or null.
+const PaddedMatmul* observedPadding(const WorkGraph& g, NodeId id, const std::vector<PaddedMatmul>& padded,
+                                    std::vector<NodeId>& operands) {
+    const Node& n = g.node(id);
+    const std::optional<std::string> op = matmulOp(n);
+    if (!op)
+        return nullptr;
+    operands = matmulOperands(n);
+    for (const PaddedMatmul& p : padded) {
+        if (p.op != *op || p.operands.size() != operands.size())
+            continue;
+        bool same = true;
+        for (size_t i = 0; i < operands.size() && same; ++i)
+            same = g.node(operands[i]).name == p.operands[i];
+        if (same)
+            return &p;
+    }
+    return nullptr;
+}
+
+// pass_patterns: what jointscope replays (pointless_convert, scatter_upon_const_tensor, pad_mm as torch's
+// graphs show it) and what it only recognises.
+void passPatterns(PassContext& c, const std::vector<PaddedMatmul>& padded) {
     WorkGraph& g = c.g;
     const std::vector<NodeId> order = g.liveOrder();
     for (auto it = order.rbegin(); it != order.rend(); ++it) {
@@ -1441,8 +1519,15 @@ void passPatterns(PassContext& c) {
             pointlessConvert(c, id);
             continue;
         }
-        if (isAten(n, "scatter", "value"))
+        if (isAten(n, "scatter", "value")) {
             scatterUponConstTensor(c, id);
+            continue;
+        }
+        std::vector<NodeId> operands;
+        if (const PaddedMatmul* p = padded.empty() ? nullptr : observedPadding(g, id, padded, operands)) {
+            padMatmul(c, id, *p, operands);
+            ++c.paddedReplayed;
+        }
     }
 }
 
@@ -1778,6 +1863,122 @@ void tensorifyPythonScalars(PassContext& c) {
 
 } // namespace
 
+std::vector<PaddedMatmul> observePaddedMatmuls(const Graph& forward, const Graph* backward) {
+    std::vector<const Graph*> graphs{&forward};
+    if (backward)
+        graphs.push_back(backward);
+    // A node by name in whichever graph computes it (a saved pad is a placeholder of the backward).
+    auto computed = [&](const std::string& name) -> std::pair<const Graph*, const Node*> {
+        for (const Graph* graph : graphs)
+            if (std::optional<NodeId> id = graph->find(name);
+                id && graph->node(*id).op == NodeOp::CallFunction)
+                return {graph, &graph->node(*id)};
+        return {nullptr, nullptr};
+    };
+    // "constant_pad_nd_default" is made first, then _1, _2, ...: a name's place in that sequence.
+    auto creationOrder = [](const std::string& name) -> int64_t {
+        constexpr std::string_view base = "constant_pad_nd_default";
+        int64_t n = 0;
+        if (name.size() <= base.size() + 1)
+            return 0;
+        const char* first = name.data() + base.size() + 1;
+        const auto [end, ec] = std::from_chars(first, name.data() + name.size(), n);
+        return ec == std::errc() && end == name.data() + name.size() ? n + 1 : kInt64Max;
+    };
+    // A copied node reads only what this replay binds: a pad its operand, a slice the node before it, the
+    // product its operands (a size node of torch's graph in a pad or slice: not replayed).
+    auto reads = [](const Node& n) {
+        size_t refs = 0;
+        n.forEachInput([&](NodeId) { ++refs; });
+        return refs;
+    };
+    std::vector<PaddedMatmul> out;
+    std::set<std::string> seen;
+    for (const Graph* graph : graphs)
+        for (const Node& product : graph->nodes()) {
+            const std::optional<std::string> op = matmulOp(product);
+            if (!op || seen.count(product.name))
+                continue;
+            PaddedMatmul p;
+            p.op = *op;
+            std::vector<const Node*> pads;
+            std::vector<Value> productArgs = product.args;
+            const size_t count = p.op == "addmm" ? 3 : 2;
+            if (productArgs.size() < count || reads(product) != count ||
+                std::any_of(productArgs.begin(), productArgs.begin() + count,
+                            [](const Value& v) { return v.kind() != ValueKind::NodeRef; }))
+                continue;
+            for (size_t i = 0; i < count; ++i) {
+                const Node& arg = graph->node(productArgs[i].asNode());
+                const Node* pad = computed(arg.name).second;
+                if (pad && isAten(*pad, "constant_pad_nd", "default") && pad->args.size() >= 1 &&
+                    pad->args[0].kind() == ValueKind::NodeRef) {
+                    const Graph* padGraph = computed(arg.name).first;
+                    p.operands.push_back(padGraph->node(pad->args[0].asNode()).name);
+                    pads.push_back(pad);
+                } else {
+                    p.operands.push_back(arg.name);
+                    pads.push_back(nullptr);
+                }
+                productArgs[i] = Value::nodeRef(NodeId(i)); // operand i, or its pad (bound below)
+            }
+            if (std::none_of(pads.begin(), pads.end(), [](const Node* pad) { return pad != nullptr; }))
+                continue;
+            seen.insert(product.name);
+            // pad_mm pads mat1, then mat2, then addmm's input: the order of their names.
+            std::vector<size_t> padOrder;
+            for (size_t i = 0; i < pads.size(); ++i)
+                if (pads[i])
+                    padOrder.push_back(i);
+            std::stable_sort(padOrder.begin(), padOrder.end(), [&](size_t a, size_t b) {
+                return creationOrder(pads[a]->name) < creationOrder(pads[b]->name);
+            });
+            const NodeId base = NodeId(p.operands.size());
+            for (size_t i : padOrder) {
+                Node pad = *pads[i];
+                pad.args[0] = Value::nodeRef(NodeId(i));
+                pad.users.clear();
+                productArgs[i] = Value::nodeRef(base + NodeId(p.replacement.size()));
+                p.replacement.push_back(std::move(pad));
+            }
+            Node made = product;
+            made.args = productArgs;
+            made.users.clear();
+            p.replacement.push_back(std::move(made));
+            // The slices back to the matmul's size, from whichever graph reads the product (it may be saved).
+            std::string last = product.name;
+            for (bool more = true; more;) {
+                more = false;
+                for (const Graph* g : graphs) {
+                    const std::optional<NodeId> at = g->find(last);
+                    if (!at)
+                        continue;
+                    for (NodeId user : g->node(*at).users) {
+                        const Node& slice = g->node(user);
+                        if (!isAten(slice, "slice", "Tensor") || slice.name.rfind("slice_tensor", 0) != 0 ||
+                            slice.args.empty() || slice.args[0].kind() != ValueKind::NodeRef ||
+                            slice.args[0].asNode() != *at)
+                            continue;
+                        Node copy = slice;
+                        copy.args[0] = Value::nodeRef(base + NodeId(p.replacement.size() - 1));
+                        copy.users.clear();
+                        p.replacement.push_back(std::move(copy));
+                        last = slice.name;
+                        more = true;
+                        break;
+                    }
+                    if (more)
+                        break;
+                }
+            }
+            if (std::all_of(p.replacement.begin(), p.replacement.end(), [&](const Node& n) {
+                    return &n == &p.replacement[padOrder.size()] || reads(n) == 1;
+                }))
+                out.push_back(std::move(p));
+        }
+    return out;
+}
+
 JointPassReport replayTensorifyPythonScalars(Graph& joint, const Ruleset& rules) {
     JointPassReport report;
     const Graph original = joint;
@@ -1816,8 +2017,13 @@ JointPassReport replayJointGraphPasses(Graph& joint, const Ruleset& rules, const
     }
     if (options.patternMatcher) {
         earlyPatterns(c);
-        passPatterns(c);
+        passPatterns(c, options.paddedMatmuls);
     }
+    if (c.paddedReplayed < options.paddedMatmuls.size())
+        report.notReplayed.push_back("pad_mm: torch's graphs show " +
+                                     std::to_string(options.paddedMatmuls.size()) + " padded matmul(s); " +
+                                     std::to_string(options.paddedMatmuls.size() - c.paddedReplayed) +
+                                     " read operands no matmul of the joint graph reads");
     if (!options.fallbackRandom)
         replaceRandom(c);
     if (report.changed())

@@ -15,17 +15,33 @@
 
 namespace jointscope::partition {
 
+// A matmul inductor's pad_mm padded to aligned sizes (torch/_inductor/fx_passes/pad_mm.py). Whether padding
+// pays is timed on the GPU (_should_pad: should_pad_bench), so it cannot be decided again here: the replay
+// takes torch's answer, and torch's replacement nodes, from the forward and backward graphs it logged.
+struct PaddedMatmul {
+    std::string op;                    // "mm", "addmm" or "bmm"
+    std::vector<std::string> operands; // the matmul's tensor arguments before padding, in argument order
+    // torch's nodes in the order pad_mm makes them: the pads, the product, the slices back to the matmul's
+    // size. An argument NodeRef(i) is operands[i] for i < operands.size(), else replacement[i - size].
+    std::vector<Node> replacement;
+};
+
+// The matmuls torch's graphs show padded: a product of the replacement reading a constant_pad_nd of an
+// operand (that pad may have been saved: looked up in either graph), with the slices that read it.
+std::vector<PaddedMatmul> observePaddedMatmuls(const Graph& forward, const Graph* backward);
+
 // The torch._inductor.config switches joint_graph_passes reads.
 struct JointPassOptions {
     bool patternMatcher = true;  // pattern_matcher
     bool constantFolding = true; // joint_graph_constant_folding
     bool fallbackRandom = false; // fallback_random: random ops stay aten ops
+    // pad_mm's decisions, read off torch's graphs (a CPU compile pads nothing: can_pad wants a GPU).
+    std::vector<PaddedMatmul> paddedMatmuls;
 };
 
 // What one pass changed, in node names.
 struct PassChange {
-    std::string
-        pass; // torch's name: "remove_noop_ops", "constant_fold_uniform_value", "pointless_permute_pair"
+    std::string pass; // torch's name: "remove_noop_ops", "constant_fold_uniform_value", "pad_mm", ...
     std::vector<std::string> removed;                          // erased; their readers read another node
     std::vector<std::pair<std::string, std::string>> replaced; // (old, new node torch made in its place)
     std::vector<std::string> added;                            // new nodes that replace no single node

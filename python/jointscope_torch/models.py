@@ -232,6 +232,25 @@ class GPTBlockSDPA(nn.Module):
         return x + self.drop(self.mlp(self.ln2(x)))
 
 
+class GPT2LM(nn.Module):
+    """GPT-2-small's shapes for one block: token and position embeddings (vocabulary 50257), a GPT block, the final
+    layer norm and an untied LM head, cross-entropy over every position. The 50257-wide head is what inductor's
+    pad_mm pads on a GPU (device_log_zoo.py); too large for the CPU zoo."""
+
+    def __init__(self, vocab=50257, dim=768, heads=12, context=1024, device=None):
+        super().__init__()
+        self.wte = nn.Embedding(vocab, dim, device=device)
+        self.wpe = nn.Embedding(context, dim, device=device)
+        self.block = GPTBlockSDPA(dim, heads, device=device)
+        self.ln = nn.LayerNorm(dim, device=device)
+        self.head = nn.Linear(dim, vocab, bias=False, device=device)
+
+    def forward(self, idx, targets):
+        pos = torch.arange(idx.shape[1], device=idx.device)
+        logits = self.head(self.ln(self.block(self.wte(idx) + self.wpe(pos))))
+        return F.cross_entropy(logits.view(-1, logits.size(-1)), targets.view(-1))
+
+
 class CheckpointedStack(nn.Module):
     """`blocks` run one after the other, each under torch.utils.checkpoint (non-reentrant); `context_fn` (a
     zero-argument factory of (forward, recompute) contexts, e.g. selective checkpointing) applies to every block.

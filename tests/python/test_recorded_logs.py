@@ -1,15 +1,19 @@
-"""`jointscope-cli check` on TORCH_TRACE logs recorded on a GPU, which CI cannot capture live.
+"""`jointscope-cli check` on TORCH_TRACE logs recorded where CI cannot capture them: on a GPU, or under an older torch.
 
-tests/data/torch2.11-cuda-logs: logs of the torch 2 zoo compiled with torch.compile(backend="inductor") at
-activation_memory_budget 0.5, every tensor on an NVIDIA H200, torch 2.11.0+cu130 (tests/python/device_log_zoo.py;
-docs/benchmarks.md "On a GPU"), xz-compressed as recorded. What each one holds that CPU logs do not:
-- dynamic_gpt_seq_budget05: CUDA's efficient attention under a dynamic sequence length; its logsumexp is
-  f32[2, 4, 32*CeilToInt(IntTrueDiv(s27, 32))], whose bytes weigh in the knapsack.
-- ac_dropout_masked_attention_budget05: dropout under checkpointing (graphsafe_run_with_rng_state, CUDA's RNG
-  states as graph inputs) and a compile dynamo restarted (attempt 1: its graphs say compile 0/0_1, its
-  compilation_metrics record says 0/0 inside).
-- budget05_aot_cache_hit: three compiles, the last served by the AOTAutograd cache, which logs no
-  torch._functorch.config (its budget is the process's).
+tests/data/recorded-logs/<torch>-<device>/*.log.xz, xz-compressed as recorded:
+- torch2.11-cuda: the torch 2 zoo compiled with torch.compile(backend="inductor") with every tensor on an NVIDIA
+  H200, torch 2.11.0+cu130 (tests/python/device_log_zoo.py; docs/benchmarks.md "On a GPU"):
+  - dynamic_gpt_seq_budget05: CUDA's efficient attention under a dynamic sequence length; its logsumexp is
+    f32[2, 4, 32*CeilToInt(IntTrueDiv(s27, 32))], whose bytes weigh in the knapsack.
+  - ac_dropout_masked_attention_budget05: dropout under checkpointing (graphsafe_run_with_rng_state, CUDA's RNG
+    states as graph inputs) and a compile dynamo restarted (attempt 1: its graphs say compile 0/0_1, its
+    compilation_metrics record says 0/0 inside).
+  - budget05_aot_cache_hit: three compiles, the last served by the AOTAutograd cache, which logs no
+    torch._functorch.config (its budget is the process's).
+  - embedding_max_norm_pad_mm, gpt2_lm_bf16_pad_mm: inductor's pad_mm padded matmuls (a 15-row mm; GPT-2's
+    50257-wide LM head under bf16 autocast), a choice torch times on the GPU: read off torch's graphs.
+- torch2.13-cpu: embedding_max_norm under inductor, torch 2.13.0 on the CPU: two slices of the weight the forward
+  renormalizes in place, which torch's CSE leaves apart (they alias a graph output).
 Expected values: torch's own saved lists in each log; `check` must find them for every compile.
 """
 
@@ -23,7 +27,11 @@ import unittest
 
 from clitool import cli_path
 
-DATA = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "data", "torch2.11-cuda-logs")
+DATA = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "data", "recorded-logs")
+RULESET_CHOICE = {
+    "torch2.11-cuda": "torch 2.11.0+cu130 recorded in the graph: ruleset torch-2.13",
+    "torch2.13-cpu": "torch 2.13.0+cu130 recorded in the graph: ruleset torch-2.13",
+}
 
 
 class RecordedLogs(unittest.TestCase):
@@ -31,14 +39,17 @@ class RecordedLogs(unittest.TestCase):
     def setUpClass(cls):
         cls.tmp = tempfile.mkdtemp()
         cls.reports = {}
-        for name in sorted(os.listdir(DATA)):
-            if not name.endswith(".log.xz"):
-                continue
-            log = os.path.join(cls.tmp, name[:-3])
-            with lzma.open(os.path.join(DATA, name)) as src, open(log, "wb") as dst:
-                shutil.copyfileobj(src, dst)
-            proc = subprocess.run([cli_path(), "check", log, "--json"], capture_output=True, text=True, timeout=600)
-            cls.reports[name[:-len(".log.xz")]] = (proc, json.loads(proc.stdout) if proc.stdout.strip() else None)
+        for folder in sorted(os.listdir(DATA)):
+            for name in sorted(os.listdir(os.path.join(DATA, folder))):
+                if not name.endswith(".log.xz"):
+                    continue
+                log = os.path.join(cls.tmp, folder + "-" + name[:-3])
+                with lzma.open(os.path.join(DATA, folder, name)) as src, open(log, "wb") as dst:
+                    shutil.copyfileobj(src, dst)
+                proc = subprocess.run([cli_path(), "check", log, "--json"], capture_output=True, text=True,
+                                      timeout=600)
+                report = json.loads(proc.stdout) if proc.stdout.strip() else None
+                cls.reports[folder + "/" + name[:-len(".log.xz")]] = (proc, report)
 
     @classmethod
     def tearDownClass(cls):
@@ -49,9 +60,11 @@ class RecordedLogs(unittest.TestCase):
         self.assertIsNotNone(report, proc.stderr)
         return [c for c in report["compiles"] if c["status"] != "skipped"]
 
-    def test_three_logs(self):
-        self.assertEqual(sorted(self.reports), ["ac_dropout_masked_attention_budget05", "budget05_aot_cache_hit",
-                                                "dynamic_gpt_seq_budget05"])
+    def test_the_recorded_logs(self):
+        self.assertEqual(sorted(self.reports), [
+            "torch2.11-cuda/ac_dropout_masked_attention_budget05", "torch2.11-cuda/budget05_aot_cache_hit",
+            "torch2.11-cuda/dynamic_gpt_seq_budget05", "torch2.11-cuda/embedding_max_norm_pad_mm",
+            "torch2.11-cuda/gpt2_lm_bf16_pad_mm", "torch2.13-cpu/embedding_max_norm"])
 
     def test_every_compile_is_torchs_decision(self):
         for name in self.reports:
@@ -60,18 +73,29 @@ class RecordedLogs(unittest.TestCase):
             for c in compiles:
                 with self.subTest(log=name, compile_id=c["compile_id"]):
                     self.assertEqual(c["status"], "identical", json.dumps(c, indent=1)[:4000])
-                    self.assertEqual(c["ruleset_choice"],
-                                     "torch 2.11.0+cu130 recorded in the graph: ruleset torch-2.13")
-                    self.assertIn("activation_memory_budget = 0.5 (log)", c["settings"])
+                    self.assertEqual(c["ruleset_choice"], RULESET_CHOICE[name.split("/")[0]])
+                    if name.endswith("budget05"):
+                        self.assertIn("activation_memory_budget = 0.5 (log)", c["settings"])
 
     def test_restarted_compile_reads_its_metrics(self):
-        ids = [c["compile_id"] for c in self.compiles("ac_dropout_masked_attention_budget05")]
+        ids = [c["compile_id"] for c in self.compiles("torch2.11-cuda/ac_dropout_masked_attention_budget05")]
         self.assertIn("0/0_1", ids)
 
     def test_cache_hit_takes_the_process_config(self):
-        last = self.compiles("budget05_aot_cache_hit")[-1]
+        last = self.compiles("torch2.11-cuda/budget05_aot_cache_hit")[-1]
         self.assertTrue(any("the AOTAutograd cache served this compile, which logs none" in s
                             for s in last["settings"]), last["settings"])
+
+    def test_pad_mm_is_read_off_torchs_graphs(self):
+        # (log, compile, matmuls torch padded: counted by hand in its forward and backward graphs)
+        for name, index, padded in (("torch2.11-cuda/embedding_max_norm_pad_mm", 1, 1),
+                                    ("torch2.11-cuda/gpt2_lm_bf16_pad_mm", 0, 3)):
+            c = self.compiles(name)[index]
+            with self.subTest(log=name):
+                # one entry per run of pad_mm changes (pass_patterns walks every pattern at once)
+                replaced = [r for ch in c["joint_passes"]["changes"] if ch["pass"] == "pad_mm" for r in ch["replaced"]]
+                self.assertEqual(len(replaced), padded, c["joint_passes"])
+                self.assertEqual(c["joint_passes"]["not_replayed"], [])
 
 
 if __name__ == "__main__":

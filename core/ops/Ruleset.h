@@ -60,6 +60,12 @@ struct Ruleset {
     // fuse_seed_creation_pass gives inductor_seeds its first seed's meta, checkpoint tags included
     // (torch 2.15), so a checkpointed dropout's seeds are recomputed with an RNG state instead of saved.
     bool fusedSeedsKeepMeta = false;
+    // inductor's pointless_convert leaves convert(convert(x, d1), d2) alone when d1 is narrower than d2
+    // (torch 2.13); before, every chain of float dtypes became convert(x, d2).
+    bool pointlessConvertKeepsNarrowing = false;
+    // inductor's remove_no_ops drops x + 0, x * 1, ... with a Python number for the 0 or 1 too (torch 2.14);
+    // before, only when every argument is a node (a folded full).
+    bool removeNoOpsTakesLiterals = false;
     // _extract_fwd_bwd_modules binds a saved value's symbols before replacement too
     // (_free_symbols_without_replacements, torch 2.15): a specialized input's symbol is saved with it.
     bool bindsSpecializedSymbols = false;

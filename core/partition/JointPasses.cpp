@@ -1119,13 +1119,19 @@ void updateMeta(NodeMeta& into, const NodeMeta& from) {
     }
 }
 
-// joint_graph.remove_no_ops: x + 0, x - 0, x * 1, x / 1, the 0 and 1 being folded zeros and ones or literals.
+// joint_graph.remove_no_ops: x + 0, x - 0, x * 1, x / 1, the 0 and 1 being folded zeros and ones, or (torch
+// 2.14 on: Ruleset::removeNoOpsTakesLiterals) literals.
 void removeNoOps(PassContext& c, const std::set<NodeId>& zeros, const std::set<NodeId>& ones) {
     WorkGraph& g = c.g;
+    const bool literals = c.rules.removeNoOpsTakesLiterals;
     auto replaceNoOp = [&](NodeId id, size_t keep) {
         const Node& n = g.node(id);
-        // replace_no_op: a literal argument is fine as long as what replaces the node is a node.
+        // replace_no_op: a literal argument is fine as long as what replaces the node is a node (before
+        // torch 2.14: no literal argument at all).
         if (n.args[keep].kind() != ValueKind::NodeRef)
+            return;
+        if (!literals && std::any_of(n.args.begin(), n.args.end(),
+                                     [](const Value& a) { return a.kind() != ValueKind::NodeRef; }))
             return;
         NodeId replacement = n.args[keep].asNode();
         if (isMutatedInPlace(g, replacement)) // the node was an implicit copy of it
@@ -1146,10 +1152,12 @@ void removeNoOps(PassContext& c, const std::set<NodeId>& zeros, const std::set<N
         kept.outputs = removed.outputs; // meta["val"] is the node's
     };
     auto zero = [&](const Value& v) {
-        return (v.kind() == ValueKind::NodeRef && zeros.count(v.asNode())) || isScalarEqual(v, 0);
+        return (v.kind() == ValueKind::NodeRef && zeros.count(v.asNode())) ||
+               (literals && isScalarEqual(v, 0));
     };
     auto one = [&](const Value& v) {
-        return (v.kind() == ValueKind::NodeRef && ones.count(v.asNode())) || isScalarEqual(v, 1);
+        return (v.kind() == ValueKind::NodeRef && ones.count(v.asNode())) ||
+               (literals && isScalarEqual(v, 1));
     };
     auto alphaIsOne = [](const Node& n) {
         for (const auto& [k, v] : n.kwargs)
@@ -1398,8 +1406,8 @@ void scatterUponConstTensor(PassContext& c, NodeId id) {
     }
 }
 
-// joint_graph.pointless_convert: convert(convert(x, d1), d2) over floating dtypes, d1 no narrower than d2,
-// becomes convert(x, d2) (emulate_precision_casts off, its default).
+// joint_graph.pointless_convert: convert(convert(x, d1), d2) over floating dtypes becomes convert(x, d2);
+// from torch 2.13 only for a float x and d1 no narrower than d2 (emulate_precision_casts off, its default).
 void pointlessConvert(PassContext& c, NodeId id) {
     WorkGraph& g = c.g;
     const Node outer = g.node(id);
@@ -1409,14 +1417,16 @@ void pointlessConvert(PassContext& c, NodeId id) {
     const Node& inner = g.node(*innerId);
     const auto argId = nodeArg(inner, 0);
     const TensorMeta* arg = argId ? g.node(*argId).tensor() : nullptr;
-    if (!arg || inner.args.size() < 2 || outer.args.size() < 2 || inner.args[1].kind() != ValueKind::DType ||
-        outer.args[1].kind() != ValueKind::DType)
+    const bool narrowingKept = c.rules.pointlessConvertKeepsNarrowing;
+    if (!argId || (narrowingKept && !arg) || inner.args.size() < 2 || outer.args.size() < 2 ||
+        inner.args[1].kind() != ValueKind::DType || outer.args[1].kind() != ValueKind::DType)
         return;
     auto allowed = [](DType d) {
         return d == DType::Float16 || d == DType::BFloat16 || d == DType::Float32 || d == DType::Float64;
     };
     const DType d1 = inner.args[1].asDType(), d2 = outer.args[1].asDType();
-    if (!allowed(arg->dtype) || !allowed(d1) || !allowed(d2) || itemSize(d1) < itemSize(d2))
+    if (!allowed(d1) || !allowed(d2) ||
+        (narrowingKept && (!allowed(arg->dtype) || itemSize(d1) < itemSize(d2))))
         return;
     Node repl = outer;
     repl.args = {Value::nodeRef(*argId), outer.args[1]};
@@ -1485,8 +1495,41 @@ void padMatmul(PassContext& c, NodeId id, const PaddedMatmul& padded, const std:
     g.erase(id);
 }
 
-// The padded matmul torch's graphs show for `id` (by its operands' names), or null.
+// Whether fx_graph_cse would make `a` and `b` one node: the same call on arguments it would make one
+// (torch's graphs name an operand after the twin CSE kept: `view` where the joint's matmul read `view_2`).
+bool cseTwins(const WorkGraph& g, NodeId a, NodeId b, int depth = 16) {
+    if (a == b)
+        return true;
+    const Node& x = g.node(a);
+    const Node& y = g.node(b);
+    if (depth == 0 || x.op != NodeOp::CallFunction || y.op != NodeOp::CallFunction ||
+        x.target.text != y.target.text || x.args.size() != y.args.size() ||
+        x.kwargs.size() != y.kwargs.size())
+        return false;
+    std::function<bool(const Value&, const Value&)> same = [&](const Value& u, const Value& v) {
+        if (u.kind() == ValueKind::NodeRef && v.kind() == ValueKind::NodeRef)
+            return cseTwins(g, u.asNode(), v.asNode(), depth - 1);
+        if (u.kind() != v.kind() || u.items().size() != v.items().size())
+            return false;
+        if (u.items().empty())
+            return u == v;
+        for (size_t i = 0; i < u.items().size(); ++i)
+            if (!same(u.items()[i], v.items()[i]))
+                return false;
+        return true;
+    };
+    for (size_t i = 0; i < x.args.size(); ++i)
+        if (!same(x.args[i], y.args[i]))
+            return false;
+    for (size_t i = 0; i < x.kwargs.size(); ++i)
+        if (x.kwargs[i].first != y.kwargs[i].first || !same(x.kwargs[i].second, y.kwargs[i].second))
+            return false;
+    return true;
+}
+
+// The padded matmul torch's graphs show for `id` (its operands by name, or their CSE twins), or null.
 const PaddedMatmul* observedPadding(const WorkGraph& g, NodeId id, const std::vector<PaddedMatmul>& padded,
+                                    const std::unordered_map<std::string, NodeId>& byName,
                                     std::vector<NodeId>& operands) {
     const Node& n = g.node(id);
     const std::optional<std::string> op = matmulOp(n);
@@ -1497,8 +1540,10 @@ const PaddedMatmul* observedPadding(const WorkGraph& g, NodeId id, const std::ve
         if (p.op != *op || p.operands.size() != operands.size())
             continue;
         bool same = true;
-        for (size_t i = 0; i < operands.size() && same; ++i)
-            same = g.node(operands[i]).name == p.operands[i];
+        for (size_t i = 0; i < operands.size() && same; ++i) {
+            auto it = byName.find(p.operands[i]);
+            same = it != byName.end() && !g.erased(it->second) && cseTwins(g, operands[i], it->second);
+        }
         if (same)
             return &p;
     }
@@ -1510,6 +1555,10 @@ const PaddedMatmul* observedPadding(const WorkGraph& g, NodeId id, const std::ve
 void passPatterns(PassContext& c, const std::vector<PaddedMatmul>& padded) {
     WorkGraph& g = c.g;
     const std::vector<NodeId> order = g.liveOrder();
+    std::unordered_map<std::string, NodeId> byName;
+    if (!padded.empty())
+        for (NodeId id : order)
+            byName.emplace(g.node(id).name, id);
     for (auto it = order.rbegin(); it != order.rend(); ++it) {
         const NodeId id = *it;
         if (g.erased(id))
@@ -1524,7 +1573,8 @@ void passPatterns(PassContext& c, const std::vector<PaddedMatmul>& padded) {
             continue;
         }
         std::vector<NodeId> operands;
-        if (const PaddedMatmul* p = padded.empty() ? nullptr : observedPadding(g, id, padded, operands)) {
+        if (const PaddedMatmul* p =
+                padded.empty() ? nullptr : observedPadding(g, id, padded, byName, operands)) {
             padMatmul(c, id, *p, operands);
             ++c.paddedReplayed;
         }

@@ -11,7 +11,12 @@ tests/data/recorded-logs/<torch>-<device>/*.log.xz, xz-compressed as recorded:
   - budget05_aot_cache_hit: three compiles, the last served by the AOTAutograd cache, which logs no
     torch._functorch.config (its budget is the process's).
   - embedding_max_norm_pad_mm, gpt2_lm_bf16_pad_mm: inductor's pad_mm padded matmuls (a 15-row mm; GPT-2's
-    50257-wide LM head under bf16 autocast), a choice torch times on the GPU: read off torch's graphs.
+    50257-wide LM head under bf16 autocast), a choice torch times on the GPU: read off torch's graphs. GPT-2's
+    backward holds f32 -> bf16 -> f32 chains, which torch before 2.13 folds (pointless_convert).
+  - embedding_max_norm_addmm_pad_mm: a padded addmm whose operand torch's graphs name after its CSE twin (view
+    for the joint's view_2), and a backward mm reading a pad saved by the forward.
+  - literal_noops_bf16_pad_mm: x / 1.0, x * 1, ... with Python numbers, which torch before 2.14 keeps
+    (remove_no_ops takes folded full nodes only), and a padded bf16 addmm.
 - torch2.13-cpu: embedding_max_norm under inductor, torch 2.13.0 on the CPU: two slices of the weight the forward
   renormalizes in place, which torch's CSE leaves apart (they alias a graph output).
 Expected values: torch's own saved lists in each log; `check` must find them for every compile.
@@ -29,7 +34,7 @@ from clitool import cli_path
 
 DATA = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "data", "recorded-logs")
 RULESET_CHOICE = {
-    "torch2.11-cuda": "torch 2.11.0+cu130 recorded in the graph: ruleset torch-2.13",
+    "torch2.11-cuda": "torch 2.11.0+cu130 recorded in the graph: ruleset torch-2.11",
     "torch2.13-cpu": "torch 2.13.0+cu130 recorded in the graph: ruleset torch-2.13",
 }
 
@@ -63,8 +68,9 @@ class RecordedLogs(unittest.TestCase):
     def test_the_recorded_logs(self):
         self.assertEqual(sorted(self.reports), [
             "torch2.11-cuda/ac_dropout_masked_attention_budget05", "torch2.11-cuda/budget05_aot_cache_hit",
-            "torch2.11-cuda/dynamic_gpt_seq_budget05", "torch2.11-cuda/embedding_max_norm_pad_mm",
-            "torch2.11-cuda/gpt2_lm_bf16_pad_mm", "torch2.13-cpu/embedding_max_norm"])
+            "torch2.11-cuda/dynamic_gpt_seq_budget05", "torch2.11-cuda/embedding_max_norm_addmm_pad_mm",
+            "torch2.11-cuda/embedding_max_norm_pad_mm", "torch2.11-cuda/gpt2_lm_bf16_pad_mm",
+            "torch2.11-cuda/literal_noops_bf16_pad_mm", "torch2.13-cpu/embedding_max_norm"])
 
     def test_every_compile_is_torchs_decision(self):
         for name in self.reports:
@@ -89,6 +95,8 @@ class RecordedLogs(unittest.TestCase):
     def test_pad_mm_is_read_off_torchs_graphs(self):
         # (log, compile, matmuls torch padded: counted by hand in its forward and backward graphs)
         for name, index, padded in (("torch2.11-cuda/embedding_max_norm_pad_mm", 1, 1),
+                                    ("torch2.11-cuda/embedding_max_norm_addmm_pad_mm", 1, 2),
+                                    ("torch2.11-cuda/literal_noops_bf16_pad_mm", 0, 1),
                                     ("torch2.11-cuda/gpt2_lm_bf16_pad_mm", 0, 3)):
             c = self.compiles(name)[index]
             with self.subTest(log=name):
@@ -96,6 +104,19 @@ class RecordedLogs(unittest.TestCase):
                 replaced = [r for ch in c["joint_passes"]["changes"] if ch["pass"] == "pad_mm" for r in ch["replaced"]]
                 self.assertEqual(len(replaced), padded, c["joint_passes"])
                 self.assertEqual(c["joint_passes"]["not_replayed"], [])
+
+
+    def test_graphs_have_torchs_nodes(self):
+        # Where no RNG state is threaded (graphsafe_run_with_rng_state wraps CUDA's random ops in torch's
+        # graphs, not in ours), the forward and backward hold exactly torch's node names: every pass replayed
+        # made the nodes torch made.
+        for name in self.reports:
+            if not (name.endswith("pad_mm") or name.startswith("torch2.13-cpu/")):
+                continue
+            for c in self.compiles(name):
+                with self.subTest(log=name, compile_id=c["compile_id"]):
+                    for graph in ("forward", "backward"):
+                        self.assertEqual((c[graph]["only_ours"], c[graph]["only_torch"]), ([], []), graph)
 
 
 if __name__ == "__main__":

@@ -25,9 +25,9 @@ const std::string* attribute(const Graph& graph, std::string_view key) {
     return nullptr;
 }
 
-// A ruleset torch-X.Y describes torch X.Y and the releases after the previous ruleset (torch-2.13 covers 2.13
-// and older 2.x, torch-2.14 covers 2.14): the oldest built-in ruleset of the same major at or after
-// the recorded version; past the newest, the newest of that major; for a major without rulesets, the closest
+// A ruleset torch-X.Y describes torch X.Y and the releases after the previous ruleset (torch-2.12 covers 2.12,
+// torch-2.11 covers 2.11 and older 2.x): the oldest built-in ruleset of the same major at or after the
+// recorded version; past the newest, the newest of that major; for a major without rulesets, the closest
 // one.
 std::string coveringRuleset(Version wanted) {
     std::vector<std::pair<Version, std::string>> known;

@@ -1913,119 +1913,188 @@ void tensorifyPythonScalars(PassContext& c) {
 
 } // namespace
 
-std::vector<PaddedMatmul> observePaddedMatmuls(const Graph& forward, const Graph* backward) {
-    std::vector<const Graph*> graphs{&forward};
-    if (backward)
-        graphs.push_back(backward);
+namespace {
+
+// Reads pad_mm's replacements off torch's forward and backward graphs (observePaddedMatmuls).
+class PaddingObserver {
+public:
+    explicit PaddingObserver(std::vector<const Graph*> graphs) : graphs_(std::move(graphs)) {}
+
+    std::optional<PaddedMatmul> observe(const Graph& graph, const Node& product) const {
+        PaddedMatmul p;
+        p.op = matmulOp(product).value_or("");
+        const size_t count = p.op == "addmm" ? 3 : 2;
+        if (p.op.empty() || product.args.size() < count || reads(product) != count ||
+            std::any_of(product.args.begin(), product.args.begin() + count,
+                        [](const Value& v) { return v.kind() != ValueKind::NodeRef; }))
+            return std::nullopt;
+        std::vector<Pad> pads(count);
+        for (size_t i = 0; i < count; ++i) {
+            const Node& arg = graph.node(product.args[i].asNode());
+            pads[i] = padOf(arg.name);
+            p.operands.push_back(pads[i] ? pads[i].operand : arg.name);
+        }
+        if (std::none_of(pads.begin(), pads.end(), [](const Pad& pad) { return bool(pad); }))
+            return std::nullopt;
+        // pad_mm pads mat1, then mat2 (constant_pad_nd_default, _1, ...), then addmm's input (full + cat).
+        std::vector<size_t> order;
+        for (size_t i = 0; i < count; ++i)
+            if (pads[i])
+                order.push_back(i);
+        std::stable_sort(order.begin(), order.end(), [&](size_t a, size_t b) {
+            return pads[a].creationOrder() < pads[b].creationOrder();
+        });
+        const NodeId base = NodeId(count);
+        auto nextRef = [&] { return Value::nodeRef(base + NodeId(p.replacement.size())); };
+        std::vector<Value> productArgs = product.args;
+        for (size_t i = 0; i < count; ++i)
+            productArgs[i] = Value::nodeRef(NodeId(i));
+        for (size_t i : order) {
+            Node padNode = copyOf(*pads[i].node);
+            if (pads[i].zeros) { // cat([input, full]): the full first
+                const Value fullRef = nextRef();
+                p.replacement.push_back(copyOf(*pads[i].zeros));
+                padNode.args[0] = Value::list({Value::nodeRef(NodeId(i)), fullRef});
+            } else {
+                padNode.args[0] = Value::nodeRef(NodeId(i));
+            }
+            productArgs[i] = nextRef();
+            p.replacement.push_back(std::move(padNode));
+        }
+        Node made = copyOf(product);
+        made.args = std::move(productArgs);
+        p.replacement.push_back(std::move(made));
+        appendSlices(product.name, p, base);
+        if (!bindsOnlyItsOwn(p))
+            return std::nullopt;
+        return p;
+    }
+
+private:
+    // How torch padded one operand: constant_pad_nd(operand, ...), or cat([operand, full]) for addmm's input.
+    struct Pad {
+        const Node* node = nullptr;  // the constant_pad_nd or the cat
+        const Node* zeros = nullptr; // the cat's full
+        std::string operand;
+        explicit operator bool() const { return node != nullptr; }
+        // "constant_pad_nd_default" is made first, then _1, _2, ...; an input's cat after both mats' pads.
+        int64_t creationOrder() const {
+            constexpr std::string_view base = "constant_pad_nd_default";
+            const std::string& name = node->name;
+            if (zeros || name.rfind(base, 0) != 0)
+                return kInt64Max;
+            int64_t n = 0;
+            if (name.size() <= base.size() + 1)
+                return 0;
+            const char* first = name.data() + base.size() + 1;
+            const auto [end, ec] = std::from_chars(first, name.data() + name.size(), n);
+            return ec == std::errc() && end == name.data() + name.size() ? n + 1 : kInt64Max - 1;
+        }
+    };
+
+    static size_t reads(const Node& n) {
+        size_t refs = 0;
+        n.forEachInput([&](NodeId) { ++refs; });
+        return refs;
+    }
+    static Node copyOf(const Node& n) {
+        Node copy = n;
+        copy.users.clear();
+        return copy;
+    }
+
     // A node by name in whichever graph computes it (a saved pad is a placeholder of the backward).
-    auto computed = [&](const std::string& name) -> std::pair<const Graph*, const Node*> {
-        for (const Graph* graph : graphs)
+    std::pair<const Graph*, const Node*> computed(const std::string& name) const {
+        for (const Graph* graph : graphs_)
             if (std::optional<NodeId> id = graph->find(name);
                 id && graph->node(*id).op == NodeOp::CallFunction)
                 return {graph, &graph->node(*id)};
         return {nullptr, nullptr};
-    };
-    // "constant_pad_nd_default" is made first, then _1, _2, ...: a name's place in that sequence.
-    auto creationOrder = [](const std::string& name) -> int64_t {
-        constexpr std::string_view base = "constant_pad_nd_default";
-        int64_t n = 0;
-        if (name.size() <= base.size() + 1)
-            return 0;
-        const char* first = name.data() + base.size() + 1;
-        const auto [end, ec] = std::from_chars(first, name.data() + name.size(), n);
-        return ec == std::errc() && end == name.data() + name.size() ? n + 1 : kInt64Max;
-    };
-    // A copied node reads only what this replay binds: a pad its operand, a slice the node before it, the
-    // product its operands (a size node of torch's graph in a pad or slice: not replayed).
-    auto reads = [](const Node& n) {
-        size_t refs = 0;
-        n.forEachInput([&](NodeId) { ++refs; });
-        return refs;
-    };
-    std::vector<PaddedMatmul> out;
-    std::set<std::string> seen;
-    for (const Graph* graph : graphs)
-        for (const Node& product : graph->nodes()) {
-            const std::optional<std::string> op = matmulOp(product);
-            if (!op || seen.count(product.name))
-                continue;
-            PaddedMatmul p;
-            p.op = *op;
-            std::vector<const Node*> pads;
-            std::vector<Value> productArgs = product.args;
-            const size_t count = p.op == "addmm" ? 3 : 2;
-            if (productArgs.size() < count || reads(product) != count ||
-                std::any_of(productArgs.begin(), productArgs.begin() + count,
-                            [](const Value& v) { return v.kind() != ValueKind::NodeRef; }))
-                continue;
-            for (size_t i = 0; i < count; ++i) {
-                const Node& arg = graph->node(productArgs[i].asNode());
-                const Node* pad = computed(arg.name).second;
-                if (pad && isAten(*pad, "constant_pad_nd", "default") && pad->args.size() >= 1 &&
-                    pad->args[0].kind() == ValueKind::NodeRef) {
-                    const Graph* padGraph = computed(arg.name).first;
-                    p.operands.push_back(padGraph->node(pad->args[0].asNode()).name);
-                    pads.push_back(pad);
-                } else {
-                    p.operands.push_back(arg.name);
-                    pads.push_back(nullptr);
-                }
-                productArgs[i] = Value::nodeRef(NodeId(i)); // operand i, or its pad (bound below)
-            }
-            if (std::none_of(pads.begin(), pads.end(), [](const Node* pad) { return pad != nullptr; }))
-                continue;
-            seen.insert(product.name);
-            // pad_mm pads mat1, then mat2, then addmm's input: the order of their names.
-            std::vector<size_t> padOrder;
-            for (size_t i = 0; i < pads.size(); ++i)
-                if (pads[i])
-                    padOrder.push_back(i);
-            std::stable_sort(padOrder.begin(), padOrder.end(), [&](size_t a, size_t b) {
-                return creationOrder(pads[a]->name) < creationOrder(pads[b]->name);
-            });
-            const NodeId base = NodeId(p.operands.size());
-            for (size_t i : padOrder) {
-                Node pad = *pads[i];
-                pad.args[0] = Value::nodeRef(NodeId(i));
-                pad.users.clear();
-                productArgs[i] = Value::nodeRef(base + NodeId(p.replacement.size()));
-                p.replacement.push_back(std::move(pad));
-            }
-            Node made = product;
-            made.args = productArgs;
-            made.users.clear();
-            p.replacement.push_back(std::move(made));
-            // The slices back to the matmul's size, from whichever graph reads the product (it may be saved).
-            std::string last = product.name;
-            for (bool more = true; more;) {
-                more = false;
-                for (const Graph* g : graphs) {
-                    const std::optional<NodeId> at = g->find(last);
-                    if (!at)
-                        continue;
-                    for (NodeId user : g->node(*at).users) {
-                        const Node& slice = g->node(user);
-                        if (!isAten(slice, "slice", "Tensor") || slice.name.rfind("slice_tensor", 0) != 0 ||
-                            slice.args.empty() || slice.args[0].kind() != ValueKind::NodeRef ||
-                            slice.args[0].asNode() != *at)
-                            continue;
-                        Node copy = slice;
-                        copy.args[0] = Value::nodeRef(base + NodeId(p.replacement.size() - 1));
-                        copy.users.clear();
-                        p.replacement.push_back(std::move(copy));
-                        last = slice.name;
-                        more = true;
-                        break;
-                    }
-                    if (more)
-                        break;
-                }
-            }
-            if (std::all_of(p.replacement.begin(), p.replacement.end(), [&](const Node& n) {
-                    return &n == &p.replacement[padOrder.size()] || reads(n) == 1;
-                }))
-                out.push_back(std::move(p));
+    }
+
+    Pad padOf(const std::string& name) const {
+        const auto [graph, n] = computed(name);
+        Pad pad;
+        if (!n || n->args.empty())
+            return pad;
+        if (isAten(*n, "constant_pad_nd", "default") && n->args[0].kind() == ValueKind::NodeRef &&
+            reads(*n) == 1) {
+            pad.node = n;
+            pad.operand = graph->node(n->args[0].asNode()).name;
+            return pad;
         }
+        // pad_dim: cat([x, x.new_zeros(...)]) with the full inductor folded the zeros into
+        const Value& list = n->args[0];
+        if (isAten(*n, "cat", "default") && list.isSequence() && list.items().size() == 2 && reads(*n) == 2 &&
+            list.items()[0].kind() == ValueKind::NodeRef && list.items()[1].kind() == ValueKind::NodeRef) {
+            const Node& zeros = graph->node(list.items()[1].asNode());
+            if (isAten(zeros, "full", "default") && reads(zeros) == 0) {
+                pad.node = n;
+                pad.zeros = &zeros;
+                pad.operand = graph->node(list.items()[0].asNode()).name;
+            }
+        }
+        return pad;
+    }
+
+    // The slices back to the matmul's size, from whichever graph reads the product (it may be saved).
+    void appendSlices(std::string last, PaddedMatmul& p, NodeId base) const {
+        for (bool more = true; more;) {
+            more = false;
+            for (const Graph* g : graphs_) {
+                const std::optional<NodeId> at = g->find(last);
+                if (!at)
+                    continue;
+                for (NodeId user : g->node(*at).users) {
+                    const Node& slice = g->node(user);
+                    if (!isAten(slice, "slice", "Tensor") || slice.name.rfind("slice_tensor", 0) != 0 ||
+                        slice.args.empty() || slice.args[0].kind() != ValueKind::NodeRef ||
+                        slice.args[0].asNode() != *at || reads(slice) != 1)
+                        continue;
+                    Node copy = copyOf(slice);
+                    copy.args[0] = Value::nodeRef(base + NodeId(p.replacement.size() - 1));
+                    p.replacement.push_back(std::move(copy));
+                    last = slice.name;
+                    more = true;
+                    break;
+                }
+                if (more)
+                    break;
+            }
+        }
+    }
+
+    // Every reference of a copied node is one this replay binds: an operand or an earlier replacement node.
+    static bool bindsOnlyItsOwn(const PaddedMatmul& p) {
+        const NodeId base = NodeId(p.operands.size());
+        for (size_t i = 0; i < p.replacement.size(); ++i) {
+            bool ok = true;
+            p.replacement[i].forEachInput([&](NodeId ref) { ok = ok && ref < base + NodeId(i); });
+            if (!ok)
+                return false;
+        }
+        return true;
+    }
+
+    std::vector<const Graph*> graphs_;
+};
+
+} // namespace
+
+std::vector<PaddedMatmul> observePaddedMatmuls(const Graph& forward, const Graph* backward) {
+    std::vector<const Graph*> graphs{&forward};
+    if (backward)
+        graphs.push_back(backward);
+    const PaddingObserver observer(graphs);
+    std::vector<PaddedMatmul> out;
+    std::set<std::string> seen; // a product the backward recomputes is one padding
+    for (const Graph* graph : graphs)
+        for (const Node& n : graph->nodes())
+            if (!seen.count(n.name))
+                if (std::optional<PaddedMatmul> p = observer.observe(*graph, n)) {
+                    seen.insert(n.name);
+                    out.push_back(std::move(*p));
+                }
     return out;
 }
 

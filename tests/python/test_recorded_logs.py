@@ -15,6 +15,8 @@ tests/data/recorded-logs/<torch>-<device>/*.log.xz, xz-compressed as recorded:
     backward holds f32 -> bf16 -> f32 chains, which torch before 2.13 folds (pointless_convert).
   - embedding_max_norm_addmm_pad_mm: a padded addmm whose operand torch's graphs name after its CSE twin (view
     for the joint's view_2), and a backward mm reading a pad saved by the forward.
+  - ac_dropout_addmm_bias_pad: checkpointed dropout models, one whose padded addmm pads its bias with
+    cat([bias, full]) (pad_mm's pad_dim).
   - literal_noops_bf16_pad_mm: x / 1.0, x * 1, ... with Python numbers, which torch before 2.14 keeps
     (remove_no_ops takes folded full nodes only), and a padded bf16 addmm.
 - torch2.13-cpu: embedding_max_norm under inductor, torch 2.13.0 on the CPU: two slices of the weight the forward
@@ -67,6 +69,7 @@ class RecordedLogs(unittest.TestCase):
 
     def test_the_recorded_logs(self):
         self.assertEqual(sorted(self.reports), [
+            "torch2.11-cuda/ac_dropout_addmm_bias_pad",
             "torch2.11-cuda/ac_dropout_masked_attention_budget05", "torch2.11-cuda/budget05_aot_cache_hit",
             "torch2.11-cuda/dynamic_gpt_seq_budget05", "torch2.11-cuda/embedding_max_norm_addmm_pad_mm",
             "torch2.11-cuda/embedding_max_norm_pad_mm", "torch2.11-cuda/gpt2_lm_bf16_pad_mm",
@@ -97,7 +100,8 @@ class RecordedLogs(unittest.TestCase):
         for name, index, padded in (("torch2.11-cuda/embedding_max_norm_pad_mm", 1, 1),
                                     ("torch2.11-cuda/embedding_max_norm_addmm_pad_mm", 1, 2),
                                     ("torch2.11-cuda/literal_noops_bf16_pad_mm", 0, 1),
-                                    ("torch2.11-cuda/gpt2_lm_bf16_pad_mm", 0, 3)):
+                                    ("torch2.11-cuda/gpt2_lm_bf16_pad_mm", 0, 3),
+                                    ("torch2.11-cuda/ac_dropout_addmm_bias_pad", 1, 3)):
             c = self.compiles(name)[index]
             with self.subTest(log=name):
                 # one entry per run of pad_mm changes (pass_patterns walks every pattern at once)
@@ -110,13 +114,15 @@ class RecordedLogs(unittest.TestCase):
         # Where no RNG state is threaded (graphsafe_run_with_rng_state wraps CUDA's random ops in torch's
         # graphs, not in ours), the forward and backward hold exactly torch's node names: every pass replayed
         # made the nodes torch made.
-        for name in self.reports:
-            if not (name.endswith("pad_mm") or name.startswith("torch2.13-cpu/")):
-                continue
-            for c in self.compiles(name):
-                with self.subTest(log=name, compile_id=c["compile_id"]):
-                    for graph in ("forward", "backward"):
-                        self.assertEqual((c[graph]["only_ours"], c[graph]["only_torch"]), ([], []), graph)
+        compiles = [(name, c) for name in self.reports if name.endswith("pad_mm") or name.startswith("torch2.13-cpu/")
+                    for c in self.compiles(name)]
+        # the bias padded through cat([bias, full]): no random op in that compile
+        compiles.append(("torch2.11-cuda/ac_dropout_addmm_bias_pad",
+                         self.compiles("torch2.11-cuda/ac_dropout_addmm_bias_pad")[1]))
+        for name, c in compiles:
+            with self.subTest(log=name, compile_id=c["compile_id"]):
+                for graph in ("forward", "backward"):
+                    self.assertEqual((c[graph]["only_ours"], c[graph]["only_torch"]), ([], []), graph)
 
 
 if __name__ == "__main__":

@@ -162,23 +162,18 @@ void borrowCachedFunctorchConfig(CompileConfig& config, const GraphFile& file, s
             return std::nullopt;
         return c;
     };
+    auto take = [&](size_t i, const CompileConfig& from, std::string_view why) {
+        config.functorch = from.functorch;
+        config.functorchFrom = "that of compile " + graphs[i].compileId + " (joint graph at line " +
+                               std::to_string(graphs[i].line) + "), " + std::string(why);
+    };
     for (size_t i = 0; joint.digest && i < jointIndex; ++i)
         if (graphs[i].digest == joint.digest)
-            if (std::optional<CompileConfig> filler = loggedOne(graphs[i])) {
-                config.functorch = filler->functorch;
-                config.functorchFrom = "that of compile " + graphs[i].compileId + " (joint graph at line " +
-                                       std::to_string(graphs[i].line) +
-                                       "), which filled the cache (the cache's key holds it)";
-                return;
-            }
+            if (std::optional<CompileConfig> filler = loggedOne(graphs[i]))
+                return take(i, *filler, "which filled the cache (the cache's key holds it)");
     for (size_t i = jointIndex; i-- > 0;)
-        if (std::optional<CompileConfig> last = loggedOne(graphs[i])) {
-            config.functorch = last->functorch;
-            config.functorchFrom = "that of compile " + graphs[i].compileId + " (joint graph at line " +
-                                   std::to_string(graphs[i].line) +
-                                   "), the last before it that logged one, taken as unchanged";
-            return;
-        }
+        if (std::optional<CompileConfig> last = loggedOne(graphs[i]))
+            return take(i, *last, "the last before it that logged one, taken as unchanged");
 }
 
 } // namespace

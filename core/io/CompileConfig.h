@@ -3,6 +3,8 @@
 // and those passes read. `check` and `partition` on a log use them instead of asking the user.
 #pragma once
 
+#include "graph/Graph.h"
+
 #include <cstdint>
 #include <functional>
 #include <optional>
@@ -45,6 +47,19 @@ struct InductorJointConfig {
     friend bool operator==(const InductorJointConfig&, const InductorJointConfig&) = default;
 };
 
+// A matmul inductor's pad_mm padded to aligned sizes (torch/_inductor/fx_passes/pad_mm.py). Whether padding
+// pays is timed on the GPU (_should_pad: should_pad_bench), so it cannot be decided again here: a replay
+// takes torch's answer, and torch's replacement nodes, from the forward and backward graphs it logged.
+struct PaddedMatmul {
+    std::string op;                    // "mm", "addmm" or "bmm"
+    std::vector<std::string> operands; // the matmul's tensor arguments before padding, in argument order
+    // torch's nodes in the order pad_mm makes them: the pads, the product, the slices back to the matmul's
+    // size. An argument NodeRef(i) is operands[i] for i < operands.size(), else replacement[i - size].
+    std::vector<Node> replacement;
+
+    friend bool operator==(const PaddedMatmul&, const PaddedMatmul&) = default;
+};
+
 struct CompileConfig {
     std::string compileId; // "0/0", as GraphEntry::compileId
     uint32_t line = 0;     // the compilation_metrics record (or the first record) it was read from
@@ -74,6 +89,8 @@ struct CompileConfig {
     // list x[:, [-2]], torch.tensor(3.0)): the literal by source location ("path:line in fn"). The joint
     // graph's get_attr of such a constant prints no value (partition::readSourceLiterals).
     std::vector<std::pair<std::string, std::string>> sourceLiterals;
+    // The matmuls torch's forward and backward graphs of the compile show padded by pad_mm (a GPU compile).
+    std::vector<PaddedMatmul> paddedMatmuls;
 
     friend bool operator==(const CompileConfig&, const CompileConfig&) = default;
 };

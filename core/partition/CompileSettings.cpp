@@ -176,6 +176,41 @@ void borrowCachedFunctorchConfig(CompileConfig& config, const GraphFile& file, s
             return take(i, *last, "the last before it that logged one, taken as unchanged");
 }
 
+// pad_mm's choices, from the forward and backward graphs logged for the compile (the first of each after its
+// joint graph, before the next joint graph): parsed only when their text holds a constant_pad_nd.
+void readPaddedMatmuls(CompileConfig& config, const GraphFile& file, size_t jointIndex) {
+    const std::vector<GraphEntry>& graphs = file.graphs();
+    const GraphEntry& joint = graphs[jointIndex];
+    std::optional<size_t> forward, backward;
+    for (size_t i = jointIndex + 1; i < graphs.size(); ++i) {
+        const GraphEntry& e = graphs[i];
+        if (e.compileId != joint.compileId || e.file != joint.file)
+            continue;
+        if (e.kind == joint.kind)
+            break;
+        if (e.kind == "aot_forward_graph" && !forward)
+            forward = i;
+        else if (e.kind == "aot_backward_graph" && !backward)
+            backward = i;
+    }
+    auto padded = [&](std::optional<size_t> index) {
+        if (!index)
+            return false;
+        Expected<std::string> text = file.payload(*index);
+        return text && text->find("constant_pad_nd") != std::string::npos;
+    };
+    if (!padded(forward) && !padded(backward))
+        return;
+    Expected<Graph> fw = file.load(*forward);
+    if (!fw)
+        return;
+    std::optional<Graph> bw;
+    if (backward)
+        if (Expected<Graph> loaded = file.load(*backward))
+            bw = loaded.take();
+    config.paddedMatmuls = observePaddedMatmuls(*fw, bw ? &*bw : nullptr);
+}
+
 } // namespace
 
 void addCompileFactsFromLog(CompileConfig& config, const GraphFile& file, size_t jointIndex) {
@@ -184,6 +219,7 @@ void addCompileFactsFromLog(CompileConfig& config, const GraphFile& file, size_t
     readSourceLiterals(config, file, jointIndex);
     borrowCachedCompileGuards(config, file, jointIndex);
     borrowCachedFunctorchConfig(config, file, jointIndex);
+    readPaddedMatmuls(config, file, jointIndex);
 }
 
 void addLogGraphFacts(Graph& joint, const CompileConfig& config) {
@@ -294,6 +330,12 @@ CompileSettings settingsFromLog(const CompileConfig* config, Ruleset& rules,
         s.passes.patternMatcher = i.patternMatcher.value_or(true);
         s.passes.constantFolding = i.jointGraphConstantFolding.value_or(true);
         s.passes.fallbackRandom = i.fallbackRandom.value_or(false);
+        s.passes.paddedMatmuls = config->paddedMatmuls;
+        if (s.replayJointPasses && !config->paddedMatmuls.empty())
+            s.notes.push_back(
+                "pad_mm padded " + std::to_string(config->paddedMatmuls.size()) +
+                " matmul(s) on the GPU: whether padding pays is timed there, so torch's choice and "
+                "its nodes are read off its forward and backward graphs");
         if (s.replayJointPasses) {
             s.notes.push_back("inductor's joint-graph passes ran before the partitioner (log): replayed");
             if (i.customPrePass)

@@ -47,7 +47,8 @@ void addLogGraphFacts(Graph& joint, const CompileConfig& config);
 // - served by the AOTAutograd cache, the equality guards the compile that filled the cache took before its
 //   joint graph, when the log holds that compile (the same joint graph text): this compile traced nothing and
 //   logged none; and its torch._functorch.config (it logged none either): the filler's, else that of the
-//   last compile before it that logged one (config.functorchFrom says which).
+//   last compile before it that logged one (config.functorchFrom says which);
+// - the matmuls inductor's pad_mm padded, read off the compile's forward and backward graphs.
 void addCompileFactsFromLog(CompileConfig& config, const GraphFile& file, size_t jointIndex);
 
 // Applies `config` (null: the log records none) to `rules` and the options; then the overrides.

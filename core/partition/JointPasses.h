@@ -7,6 +7,7 @@
 #pragma once
 
 #include "graph/Graph.h"
+#include "io/CompileConfig.h"
 #include "ops/Ruleset.h"
 
 #include <string>
@@ -14,17 +15,6 @@
 #include <vector>
 
 namespace jointscope::partition {
-
-// A matmul inductor's pad_mm padded to aligned sizes (torch/_inductor/fx_passes/pad_mm.py). Whether padding
-// pays is timed on the GPU (_should_pad: should_pad_bench), so it cannot be decided again here: the replay
-// takes torch's answer, and torch's replacement nodes, from the forward and backward graphs it logged.
-struct PaddedMatmul {
-    std::string op;                    // "mm", "addmm" or "bmm"
-    std::vector<std::string> operands; // the matmul's tensor arguments before padding, in argument order
-    // torch's nodes in the order pad_mm makes them: the pads, the product, the slices back to the matmul's
-    // size. An argument NodeRef(i) is operands[i] for i < operands.size(), else replacement[i - size].
-    std::vector<Node> replacement;
-};
 
 // The matmuls torch's graphs show padded: a product of the replacement reading a constant_pad_nd of an
 // operand (that pad may have been saved: looked up in either graph), with the slices that read it.

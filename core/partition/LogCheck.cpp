@@ -264,15 +264,8 @@ CompileCheck checkCompile(const GraphFile& file, const CompileGraphs& g,
         }
         out.bodies.push_back(std::move(b));
     }
-    if (out.settings.replayJointPasses) {
-        out.settings.passes.paddedMatmuls = observePaddedMatmuls(*forward, backward ? &*backward : nullptr);
-        if (const size_t padded = out.settings.passes.paddedMatmuls.size())
-            out.settings.notes.push_back(
-                "pad_mm padded " + std::to_string(padded) +
-                " matmul(s) on the GPU: whether padding pays is timed there, so torch's choice and its "
-                "nodes are read off its forward and backward graphs");
+    if (out.settings.replayJointPasses)
         out.passes = replayJointGraphPasses(partitioned, *rules, out.settings.passes);
-    }
     prependPasses(out.passes, tensorified);
     addHopChange(out.passes, *hops);
     PartitionOptions options = out.settings.options;

@@ -32,7 +32,7 @@ import subprocess
 import tempfile
 import unittest
 
-from clitool import cli_path
+from clitool import cli_path, run_cli
 
 DATA = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "data", "recorded-logs")
 RULESET_CHOICE = {
@@ -109,6 +109,15 @@ class RecordedLogs(unittest.TestCase):
                 self.assertEqual(len(replaced), padded, c["joint_passes"])
                 self.assertEqual(c["joint_passes"]["not_replayed"], [])
 
+
+    def test_partition_replays_what_check_does(self):
+        # `partition` on the logged joint graph (the CLI's and the GUI's path) reads pad_mm's choice from the log
+        # as `check` does: torch's saved list, the padded LM head's product among it.
+        log = os.path.join(self.tmp, "torch2.11-cuda-gpt2_lm_bf16_pad_mm.log")
+        ours = json.loads(run_cli("partition", log, "--graph", "aot_joint_graph@0/0", "--json"))
+        torch_saved = self.compiles("torch2.11-cuda/gpt2_lm_bf16_pad_mm")[0]["saved"]["torch"]
+        self.assertEqual(ours["saved"], torch_saved)
+        self.assertIn("mm_default_2", ours["saved"])
 
     def test_graphs_have_torchs_nodes(self):
         # Where no RNG state is threaded (graphsafe_run_with_rng_state wraps CUDA's random ops in torch's

@@ -72,16 +72,16 @@ js_torch2_env() {
 }
 
 # ccache keeps compiled objects across clones (CI builds a fresh clone on a machine that built before). The
-# base directory and no hashed working directory make its keys independent of where the clone lies; so does
-# leaving out of the hash the clone's path that Qt6::Test defines for QFINDTESTDATA, which no suite uses
-# (tests/testutil.h finds data at run time). The test suites' precompiled header needs the sloppiness ccache's
+# base directory and no hashed working directory make its keys independent of where the clone lies (the suites
+# take Qt6::Test without the clone's path it defines for QFINDTESTDATA: tests/CMakeLists.txt,
+# jointscope_qttest). The test suites' precompiled header needs the sloppiness ccache's
 # manual names for one; GCC's .gch (not the same bytes twice) is cached too, so a suite's key, which hashes the
 # .gch, is the same in every clone.
 js_launcher_args() {
   command -v ccache >/dev/null || return 0
   local sloppiness="pch_defines,time_macros,include_file_mtime,include_file_ctime"
   local launcher="/usr/bin/env;CCACHE_BASEDIR=$(dirname "$JS_ROOT");CCACHE_NOHASHDIR=1;CCACHE_SLOPPINESS=$sloppiness"
-  launcher+=";CCACHE_IGNOREOPTIONS=-DQT_TESTCASE_SOURCEDIR=*;ccache"
+  launcher+=";ccache"
   printf '%s\n' "-DCMAKE_C_COMPILER_LAUNCHER=$launcher" "-DCMAKE_CXX_COMPILER_LAUNCHER=$launcher"
 }
 

@@ -199,7 +199,7 @@ void readPaddedMatmuls(CompileConfig& config, const GraphFile& file, size_t join
         Expected<std::string> text = file.payload(*index);
         return text && text->find("constant_pad_nd") != std::string::npos;
     };
-    if (!padded(forward) && !padded(backward))
+    if (!forward || (!padded(forward) && !padded(backward)))
         return;
     Expected<Graph> fw = file.load(*forward);
     if (!fw)

@@ -1,6 +1,8 @@
 // Opens a TORCH_TRACE log as the GUI and CLI do (GraphFile::open: the one-pass index), then loads one graph
 // from it, and prints what that took as JSON: index seconds, peak RSS, graphs found, seconds to load the
 // graph. Usage: log_open LOG [INDEX]   (INDEX: the graph to load; default: the one with the longest payload)
+//        log_open --list LOG   (when the Graphs dock's list, filled while the log is indexed, shows the first
+//        graph and half of them)
 // bench/log_index_vs_tlparse.py runs it beside tlparse on the same file.
 #include "io/GraphFile.h"
 
@@ -11,6 +13,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <string>
+#include <vector>
 
 namespace {
 
@@ -37,9 +40,44 @@ long peakRssKiB() {
 
 } // namespace
 
+// log_open --list LOG: the open as the GUI's Graphs dock sees it (OpenOptions::graphsFound): when the first
+// graph and half of them were listed, against the whole index.
+int listWhileIndexing(const char* path) {
+    const auto start = std::chrono::steady_clock::now();
+    jointscope::OpenOptions options;
+    size_t listed = 0, batches = 0, expected = 0;
+    double first = -1, half = -1;
+    std::vector<double> at; // seconds at which each batch came, with the count listed by then
+    std::vector<size_t> counts;
+    options.graphsFound = [&](std::vector<jointscope::GraphEntry> batch) {
+        listed += batch.size();
+        ++batches;
+        at.push_back(secondsSince(start));
+        counts.push_back(listed);
+        if (first < 0)
+            first = at.back();
+    };
+    jointscope::Expected<jointscope::GraphFile> file = jointscope::GraphFile::open(path, options);
+    if (!file) {
+        std::fprintf(stderr, "%s\n", file.error().format().c_str());
+        return 1;
+    }
+    const double indexSeconds = secondsSince(start);
+    expected = file->graphs().size();
+    for (size_t i = 0; i < at.size(); ++i)
+        if (half < 0 && 2 * counts[i] >= expected)
+            half = at[i];
+    std::printf("{\"index_seconds\": %.3f, \"graphs\": %zu, \"listed\": %zu, \"batches\": %zu, "
+                "\"first_listed_seconds\": %.3f, \"half_listed_seconds\": %.3f, \"peak_rss_mb\": %.1f}\n",
+                indexSeconds, expected, listed, batches, first, half, peakRssKiB() / 1024.0);
+    return listed == expected ? 0 : 1;
+}
+
 int main(int argc, char** argv) {
+    if (argc == 3 && std::string(argv[1]) == "--list")
+        return listWhileIndexing(argv[2]);
     if (argc < 2 || argc > 3) {
-        std::fprintf(stderr, "usage: %s LOG [INDEX]\n", argv[0]);
+        std::fprintf(stderr, "usage: %s LOG [INDEX] | --list LOG\n", argv[0]);
         return 2;
     }
     const auto start = std::chrono::steady_clock::now();

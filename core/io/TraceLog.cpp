@@ -930,25 +930,38 @@ Expected<GraphIndex> indexTraceLogFile(const std::string& path, const TraceIndex
     if (!probe)
         return makeError(SourceLocation{path, 0, 0}, "cannot open file for reading");
     const auto size = static_cast<uint64_t>(std::max<std::streamoff>(probe.tellg(), 0));
-    size_t threads = options.threads ? options.threads : std::max(1u, std::thread::hardware_concurrency());
-    threads = static_cast<size_t>(
-        std::clamp<uint64_t>(size / std::max<uint64_t>(options.bytesPerThread, 1), 1, threads));
-    const std::vector<uint64_t> starts = partStarts(probe, size, threads);
+    const size_t threads =
+        options.threads ? options.threads : std::max(1u, std::thread::hardware_concurrency());
+    // For a list that fills in (options.found), more parts than threads, taken in file order: a part's graphs
+    // are handed over once the parts before it are read, so the list grows across the whole log, not only
+    // through the first part. Without one, a part per thread (fewer buffers: 33 MB instead of 49 MB of RSS
+    // for `info` on the 1 GB log).
+    const uint64_t partsPerThread = options.found ? 4 : 1;
+    const std::vector<uint64_t> starts =
+        partStarts(probe, size,
+                   static_cast<size_t>(std::clamp<uint64_t>(
+                       size / std::max<uint64_t>(options.bytesPerThread, 1), 1, threads * partsPerThread)));
+    const size_t count = starts.size();
 
     SharedProgress shared;
     shared.publish = bool(options.found);
-    std::vector<std::future<TracePartIndex>> running;
-    for (size_t i = 0; i < starts.size(); ++i) {
-        const uint64_t begin = starts[i];
-        const uint64_t end = i + 1 < starts.size() ? starts[i + 1] : size;
-        running.push_back(std::async(std::launch::async, [&path, begin, end, &shared, first = i == 0] {
-            TraceIndexer indexer(path, /*holdPayloads=*/false,
-                                 [&path](uint64_t b, uint64_t e) { return readSpan(path, b, e); });
-            std::ifstream in(path, std::ios::binary);
-            streamLines(in, begin, end, indexer, shared, first);
-            return std::move(indexer).finish();
+    std::vector<std::optional<TracePartIndex>> done(count);
+    std::vector<std::atomic<bool>> ready(count); // done[i] is written
+    std::atomic<size_t> next{0};
+    std::vector<std::future<void>> workers;
+    for (size_t w = 0; w < std::min(threads, count); ++w)
+        workers.push_back(std::async(std::launch::async, [&] {
+            for (size_t i = next++; i < count && !shared.cancel; i = next++) {
+                const uint64_t begin = starts[i];
+                const uint64_t end = i + 1 < count ? starts[i + 1] : size;
+                TraceIndexer indexer(path, /*holdPayloads=*/false,
+                                     [&path](uint64_t b, uint64_t e) { return readSpan(path, b, e); });
+                std::ifstream in(path, std::ios::binary);
+                streamLines(in, begin, end, indexer, shared, /*firstPart=*/i == 0);
+                done[i] = std::move(indexer).finish();
+                ready[i].store(true, std::memory_order_release);
+            }
         }));
-    }
     size_t delivered = 0; // graphs handed to options.found
     auto deliverPublished = [&] {
         std::vector<GraphEntry> batch;
@@ -961,18 +974,57 @@ Expected<GraphIndex> indexTraceLogFile(const std::string& path, const TraceIndex
             options.found(std::move(batch));
         }
     };
-    for (std::future<TracePartIndex>& part : running)
+    // The first part publishes as it goes (its lines and indices are final); each later part whole, once it
+    // and the parts before it are read, its lines and indices counted from the file's start.
+    size_t listed = 0, indexBase = 0;
+    uint32_t lineBase = 0;
+    auto deliverReadParts = [&] {
+        for (; listed < count && ready[listed].load(std::memory_order_acquire); ++listed) {
+            const TracePartIndex& part = *done[listed];
+            if (listed == 0) {
+                deliverPublished();
+                // the graph its end completed (finish) was never published
+                if (delivered < part.index.graphs.size() && !shared.cancel) {
+                    options.found(std::vector<GraphEntry>(part.index.graphs.begin() + ptrdiff_t(delivered),
+                                                          part.index.graphs.end()));
+                    delivered = part.index.graphs.size();
+                }
+            } else if (!part.index.graphs.empty() && !shared.cancel) {
+                std::vector<GraphEntry> batch = part.index.graphs;
+                for (size_t k = 0; k < batch.size(); ++k) {
+                    batch[k].line += lineBase;
+                    if (batch[k].payloadLine)
+                        batch[k].payloadLine += lineBase;
+                    batch[k].index = static_cast<uint32_t>(indexBase + k);
+                }
+                delivered += batch.size();
+                options.found(std::move(batch));
+            }
+            lineBase += part.lines;
+            indexBase += part.index.graphs.size();
+        }
+    };
+    for (std::future<void>& worker : workers)
         do {
             if (options.progress && !shared.cancel && !options.progress(shared.bytes, size, shared.graphs))
                 shared.cancel = true;
-            if (options.found)
+            if (options.found) {
                 deliverPublished();
-        } while (part.wait_for(std::chrono::milliseconds(50)) != std::future_status::ready);
-    if (options.found)
+                deliverReadParts();
+            }
+        } while (worker.wait_for(std::chrono::milliseconds(50)) != std::future_status::ready);
+    for (std::future<void>& worker : workers)
+        worker.get();
+    if (options.found) {
         deliverPublished();
+        deliverReadParts();
+    }
     std::vector<TracePartIndex> parts;
-    for (std::future<TracePartIndex>& part : running)
-        parts.push_back(part.get());
+    for (std::optional<TracePartIndex>& part : done) {
+        if (!part) // cancelled before it was read
+            break;
+        parts.push_back(std::move(*part));
+    }
     GraphIndex index = mergeParts(std::move(parts), path);
     index.cancelled = shared.cancel;
     if (options.found && !index.cancelled && delivered < index.graphs.size())

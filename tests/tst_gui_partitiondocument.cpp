@@ -361,6 +361,45 @@ private slots:
         QVERIFY(waitSolved(plain, plainFinished, plainFailed));
         QVERIFY(savedNames(*plain.result()) != torchSaved);
     }
+
+    // A torch 2.13 log (aot_eager, budget 0.5, no recomputable banned node left for the knapsack): "auto"
+    // takes the ruleset of the torch the log records, torch-2.13, whose empty knapsack saves the inputs and
+    // the MUST_SAVE nodes; torch-2.15's would take the aggressive cut (tst_logcheck
+    // torch213DecidesAsItsRuleset).
+    void loggedCompileTakesTheLogsTorchRuleset() {
+        const std::string log =
+            test::sourcePath("tests/data/torch2.13-cpu/sac_must_recompute_aot_eager_budget05_trace.log");
+        Expected<GraphFile> file = GraphFile::open(log);
+        QVERIFY(bool(file));
+        std::optional<size_t> jointIndex, forwardIndex;
+        for (const GraphEntry& e : file->graphs()) {
+            if (e.kind == "aot_joint_graph")
+                jointIndex = e.index;
+            else if (e.kind == "aot_forward_graph")
+                forwardIndex = e.index;
+        }
+        QVERIFY(jointIndex && forwardIndex);
+        Expected<Graph> joint = file->load(*jointIndex);
+        Expected<Graph> forward = file->load(*forwardIndex);
+        QVERIFY(joint && forward);
+        std::vector<std::string> torchSaved;
+        const std::vector<const Value*> leaves = forward->outputLeaves();
+        for (size_t i = size_t(joint->numFwdOutputs.value_or(0)); i < leaves.size(); ++i)
+            if (leaves[i]->kind() == ValueKind::NodeRef &&
+                forward->node(leaves[i]->asNode()).outputKind == OutputKind::Tensor)
+                torchSaved.push_back(forward->node(leaves[i]->asNode()).name);
+        QVERIFY(!torchSaved.empty());
+
+        PartitionDocument doc;
+        QSignalSpy finished(&doc, &PartitionDocument::finished);
+        QSignalSpy failed(&doc, &PartitionDocument::failed);
+        doc.setGraph(std::make_shared<const Graph>(joint.take()), QString::fromStdString(log),
+                     int(*jointIndex), partition::loggedConfigFor(*file, *jointIndex));
+        QCOMPARE(doc.effectiveRuleset(), QStringLiteral("torch-2.13"));
+        doc.solve();
+        QVERIFY(waitSolved(doc, finished, failed));
+        QCOMPARE(savedNames(*doc.result()), torchSaved);
+    }
 };
 
 QTEST_MAIN(TestPartitionDocument)

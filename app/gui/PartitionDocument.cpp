@@ -140,6 +140,13 @@ void PartitionDocument::setGraph(std::shared_ptr<const Graph> joint, QString pat
                                  std::optional<CompileConfig> logged) {
     cancel();
     paretoJob_.cancel();
+    if (logged && joint) {
+        // The log's facts on the graph before anything reads it, as the CLI's partition adds them: the torch
+        // version recorded in the log chooses the ruleset ("auto"), not the graph text alone (torch-2.15).
+        auto withFacts = std::make_shared<Graph>(*joint);
+        addLogGraphFacts(*withFacts, *logged);
+        joint = std::move(withFacts);
+    }
     graph_ = std::move(joint);
     logged_ = logged ? std::make_shared<const CompileConfig>(std::move(*logged)) : nullptr;
     if (logged_ && graph_) {

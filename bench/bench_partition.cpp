@@ -62,7 +62,7 @@ void partitionBench(benchmark::State& state, const char* graphName, const char* 
         Graph copy = *joint;
         state.ResumeTiming();
         PartitionOptions options;
-        options.extract = graphs;
+        options.graphs = graphs ? BuildGraphs::AsTorch : BuildGraphs::No;
         Expected<Partition> p = partitionJoint(std::move(copy), rules, options);
         if (!p) {
             state.SkipWithError(p.error().format().c_str());

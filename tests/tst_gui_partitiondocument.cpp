@@ -146,7 +146,7 @@ private slots:
             std::vector<std::string> names = decision.at("saved").get<std::vector<std::string>>();
             for (const auto& s : decision.at("saved_sym"))
                 names.push_back(s.get<std::string>());
-            auto evaluated = evaluateSaved(Graph(*c.graph), loadRuleset("torch-1.13").take(), names, false);
+            auto evaluated = evaluateSaved(Graph(*c.graph), loadRuleset("torch-1.13").take(), names, BuildGraphs::No);
             QVERIFY2(evaluated, evaluated ? "" : evaluated.error().format().c_str());
             std::vector<std::string> again;
             for (NodeId id : evaluated->saved)

@@ -24,7 +24,7 @@ const std::vector<std::string> kTorchSaved{"primals_5", "addmm", "t_2", "t_6"}; 
 Partition mlpDecision(const std::vector<std::string>& saved) {
     const Ruleset rules = loadRuleset("torch-1.13").take();
     Expected<Partition> p =
-        evaluateSaved(loadSharedGraph("graphs/torch-1.13/mlp/joint.txt"), rules, saved, false);
+        evaluateSaved(loadSharedGraph("graphs/torch-1.13/mlp/joint.txt"), rules, saved, BuildGraphs::No);
     if (!p)
         qFatal("%s", p.error().format().c_str());
     return p.take();

@@ -22,7 +22,7 @@ namespace {
 MemoryCurve mlpCurve(const std::vector<std::string>* saved = nullptr) {
     Graph joint = loadSharedGraph("graphs/torch-1.13/mlp/joint.txt");
     const Ruleset rules = loadRuleset("torch-1.13").take();
-    Expected<Partition> p = saved ? evaluateSaved(std::move(joint), rules, *saved, false)
+    Expected<Partition> p = saved ? evaluateSaved(std::move(joint), rules, *saved, BuildGraphs::No)
                                   : partitionJoint(std::move(joint), rules, {});
     if (!p)
         qFatal("%s", p.error().format().c_str());

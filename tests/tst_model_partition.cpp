@@ -48,7 +48,7 @@ std::shared_ptr<const Partition> solve(const Graph& g, Strategy strategy) {
     static const Ruleset rules = loadRuleset("torch-1.13").take();
     PartitionOptions o;
     o.strategy = strategy;
-    o.extract = false;
+    o.graphs = partition::BuildGraphs::No;
     auto p = partitionJoint(Graph(g), rules, o);
     if (!p)
         qFatal("%s", p.error().format().c_str());

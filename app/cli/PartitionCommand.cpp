@@ -130,7 +130,7 @@ int solvePartition(const ParsedArgs& args, EngineSetup& setup, int repeat, std::
         Expected<std::vector<std::string>> names = readSavedNames(*edited);
         if (!names)
             return inputError(names.error());
-        partition = evaluateSaved(std::move(setup.graph), setup.rules, *names, setup.options.extract);
+        partition = evaluateSaved(std::move(setup.graph), setup.rules, *names, setup.options.graphs);
     } else {
         partition = partitionJoint(std::move(setup.graph), setup.rules, setup.options);
     }
@@ -243,7 +243,8 @@ int runPartition(const ParsedArgs& args) {
     if (int code = setUpEngine(command, args, setup); code != kExitOk)
         return code;
     const std::optional<std::string> outDir = args.value("--out");
-    setup.options.extract = outDir.has_value(); // the graphs are only written, never printed
+    setup.options.graphs =
+        outDir ? BuildGraphs::AsTorch : BuildGraphs::No; // the graphs are only written, never printed
     int repeat = 1;
     if (int code = readIntOption(command, args, "--repeat", 1, 1000, repeat); code != kExitOk)
         return code;

@@ -71,9 +71,9 @@ Expected<ChosenDecision> chooseDecision(const ParsedArgs& args, const Graph& joi
 Expected<partition::Partition> partitionOf(const Graph& joint, const Ruleset& rules,
                                            const ChosenDecision& chosen) {
     if (!chosen.decided)
-        return partition::evaluateSaved(joint, rules, chosen.saved, /*extract=*/true);
+        return partition::evaluateSaved(joint, rules, chosen.saved, partition::BuildGraphs::Runnable);
     partition::PartitionOptions options;
-    options.extract = true;
+    options.graphs = partition::BuildGraphs::Runnable; // the runtime replays random draws by name
     return partition::partitionJoint(joint, rules, options);
 }
 

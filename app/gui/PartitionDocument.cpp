@@ -271,7 +271,7 @@ void addMemoryTimelines(PartitionResult& r, const Graph& joint) {
             continue;
         std::vector<std::string> saved = d.saved;
         saved.insert(saved.end(), d.savedSym.begin(), d.savedSym.end());
-        Expected<Partition> torchs = evaluateSaved(Graph(joint), *r.rules, saved, /*extract=*/false);
+        Expected<Partition> torchs = evaluateSaved(Graph(joint), *r.rules, saved, BuildGraphs::No);
         if (!torchs)
             return;
         r.torchPartition = std::make_shared<const Partition>(torchs.take());
@@ -300,7 +300,7 @@ void PartitionDocument::solve() {
             error = QString::fromStdString(rules.error().format());
         } else {
             PartitionOptions po = engineOptions(options, edits);
-            po.extract = true;
+            po.graphs = BuildGraphs::AsTorch;
             std::optional<LoggedRun> run;
             Graph joint = preparedJoint(in, *rules, run);
             const std::shared_ptr<const Graph> solvedGraph =
@@ -381,7 +381,7 @@ void PartitionDocument::computePareto(int points) {
         } else {
             PartitionOptions po = engineOptions(options, edits);
             po.memoryBudget.reset(); // the curve sweeps every budget
-            po.extract = false;
+            po.graphs = BuildGraphs::No;
             std::optional<LoggedRun> run;
             Expected<std::vector<ParetoPoint>> c =
                 paretoCurve(preparedJoint(in, *rules, run), *rules, po, points);

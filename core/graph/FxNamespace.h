@@ -14,6 +14,8 @@ namespace jointscope {
 
 class FxNamespace {
 public:
+    // A new graph's: no name spent.
+    FxNamespace() = default;
     // Seeded with the names of `graph`: each taken, and each base's count at its highest suffix. FX creates a
     // getitem for every element of a tuple when it traces, and dead ones are erased before torch logs the
     // graph; their numbers are still spent, so a tuple's getitems count up to its last element.

@@ -262,6 +262,16 @@ bool mustBeInBackward(const Node& node) {
             node.target.op == "with_effects");
 }
 
+bool mustBeInForward(const Node& node) {
+    if (node.meta.partitionerTag == "must_be_in_forward")
+        return true;
+    const Target& t = node.target;
+    const bool mutates = node.op == NodeOp::CallFunction && t.kind == TargetKind::OpOverload &&
+                         !t.op.empty() && t.op.back() == '_' && !t.op.starts_with("__");
+    return mutates && node.meta.partitionerTag != "is_backward" &&
+           node.meta.partitionerTag != "must_be_in_backward";
+}
+
 void inferTupleOutputs(Graph& graph) {
     for (NodeId id = 0; id < graph.size(); ++id) {
         Node& node = graph.node(id);

@@ -186,6 +186,9 @@ bool isFwdSeedOffset(const Node& node);
 bool isBwdSeedOffset(const Node& node);
 // torch's _must_be_in_backward: tagged so, or an effectful op (with_effects) tagged is_backward.
 bool mustBeInBackward(const Node& node);
+// torch's _must_be_in_forward: tagged so, or an op whose schema mutates an argument (in-place "foo_" ops,
+// copy_) not tagged for the backward.
+bool mustBeInForward(const Node& node);
 
 // Tuple-valued call_functions with no type of their own (native_layer_norm, SDPA in print_readable text, a
 // torch 1.13 meta sidecar) take their elements' types from the getitems that read them: torch's _size_of

@@ -69,6 +69,9 @@ struct Ruleset {
     // _extract_fwd_bwd_modules binds a saved value's symbols before replacement too
     // (_free_symbols_without_replacements, torch 2.15): a specialized input's symbol is saved with it.
     bool bindsSpecializedSymbols = false;
+    // A mutating op not tagged for the backward is extracted into the forward alone (_must_be_in_forward),
+    // however computable from the backward's inputs.
+    bool mutationsStayInForward = false;
     // choose_saved_values_set with no recomputable banned node left saves the inputs and the MUST_SAVE nodes
     // (torch 2.13) instead of taking the aggressive cut (torch 2.15).
     bool emptyKnapsackSavesInputs = false;

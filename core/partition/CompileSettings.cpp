@@ -395,7 +395,7 @@ Expected<HopPartitionReport> partitionHopBodies(Graph& joint, const Ruleset& rul
         if (settings.replayJointPasses)
             replayJointGraphPasses(body, rules, settings.passes);
         PartitionOptions options = settings.options;
-        options.extract = true;
+        options.graphs = BuildGraphs::AsTorch;
         return partitionJoint(std::move(body), rules, options);
     });
 }

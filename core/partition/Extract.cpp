@@ -286,11 +286,13 @@ std::string describeList(const Graph& joint, const std::vector<NodeId>& ids) {
 } // namespace
 
 Expected<ExtractionPlan> planExtraction(const Graph& joint, std::span<const NodeId> inputs,
-                                        std::span<const Value> outputs, ExtractSide side) {
+                                        std::span<const Value> outputs, ExtractSide side,
+                                        bool mutationsStayInForward) {
     const size_t n = joint.size();
     ExtractionPlan plan;
     plan.inputs.assign(inputs.begin(), inputs.end());
     plan.outputs.assign(outputs.begin(), outputs.end());
+    plan.copied.assign(n, false);
     plan.kept.assign(n, false);
     plan.read.assign(n, false);
     std::vector<bool> invalid(n, false), isRoot(n, false), isInput(n, false);
@@ -299,18 +301,20 @@ Expected<ExtractionPlan> planExtraction(const Graph& joint, std::span<const Node
     // Forward pass: which calls are computable from the inputs.
     for (NodeId id = 0; id < n; ++id) {
         const Node& node = joint.node(id);
-        if (side != ExtractSide::Backward && mustBeInBackward(node)) {
+        if (isInput[id])
+            continue;
+        if ((side != ExtractSide::Backward && mustBeInBackward(node)) ||
+            (side != ExtractSide::Forward && mutationsStayInForward && mustBeInForward(node))) {
             invalid[id] = isRoot[id] = true;
             continue;
         }
-        if (isInput[id])
-            continue;
         if (node.op == NodeOp::Placeholder) {
             invalid[id] = isRoot[id] = true;
         } else if (node.op == NodeOp::CallFunction || node.op == NodeOp::GetAttr) {
             bool ok = true;
             node.forEachInput([&](NodeId in) { ok = ok && !invalid[in]; });
             invalid[id] = !ok;
+            plan.copied[id] = ok;
         } else {
             invalid[id] = true; // the output node and call_method / call_module, as torch skips them
         }
@@ -405,6 +409,16 @@ Graph materialize(const Graph& joint, const ExtractionPlan& plan) {
     return out;
 }
 
+FxNamespace extractedNames(const Graph& joint, const ExtractionPlan& plan) {
+    FxNamespace names;
+    for (NodeId id : plan.inputs)
+        names.create(joint.node(id).name);
+    for (NodeId id = 0; id < joint.size(); ++id)
+        if (plan.copied[id])
+            names.create(joint.node(id).name);
+    return names;
+}
+
 Expected<Graph> extractGraph(const Graph& joint, std::span<const NodeId> inputs,
                              std::span<const Value> outputs, ExtractSide side) {
     Expected<ExtractionPlan> plan = planExtraction(joint, inputs, outputs, side);
@@ -452,8 +466,8 @@ Expected<FwdBwdGraphs> extractForwardBackward(const Graph& joint, std::vector<No
         in.insert(in.end(), bwdSeeds.begin(), bwdSeeds.end());
         return in;
     };
-    Expected<ExtractionPlan> firstBackward =
-        planExtraction(joint, backwardInputs(), outputs.backward, ExtractSide::Backward);
+    Expected<ExtractionPlan> firstBackward = planExtraction(
+        joint, backwardInputs(), outputs.backward, ExtractSide::Backward, options.mutationsStayInForward);
     if (!firstBackward)
         return firstBackward.error();
     // Saved values the backward does not read are not saved after all (torch's _remove_by_name step).
@@ -472,8 +486,8 @@ Expected<FwdBwdGraphs> extractForwardBackward(const Graph& joint, std::vector<No
         planExtraction(joint, forwardInputs, forwardOutputs, ExtractSide::Forward);
     if (!forward)
         return forward.error();
-    Expected<ExtractionPlan> backward =
-        planExtraction(joint, backwardInputs(), outputs.backward, ExtractSide::Backward);
+    Expected<ExtractionPlan> backward = planExtraction(joint, backwardInputs(), outputs.backward,
+                                                       ExtractSide::Backward, options.mutationsStayInForward);
     if (!backward)
         return backward.error();
     FwdBwdGraphs graphs;
@@ -483,6 +497,8 @@ Expected<FwdBwdGraphs> extractForwardBackward(const Graph& joint, std::vector<No
         graphs.forward = materialize(joint, *forward);
         graphs.backward = materialize(joint, *backward);
     }
+    graphs.forwardPlan = forward.take();
+    graphs.backwardPlan = backward.take();
     graphs.saved = std::move(saved);
     graphs.savedSym = std::move(savedSym);
     return graphs;

@@ -1,6 +1,7 @@
 // Forward / backward extraction from a joint graph (torch/_functorch/partitioners.py).
 #pragma once
 
+#include "graph/FxNamespace.h"
 #include "graph/Graph.h"
 #include "support/Diagnostic.h"
 
@@ -20,17 +21,25 @@ enum class ExtractSide { Forward, Backward, Any };
 Expected<Graph> extractGraph(const Graph& joint, std::span<const NodeId> inputs,
                              std::span<const Value> outputs, ExtractSide side);
 
-// What an extraction keeps, by joint node id, before any node is copied: `kept` marks the calls that survive
-// dead-code elimination, `read` the inputs something kept (or the output) reads.
+// What an extraction keeps, by joint node id, before any node is copied: `copied` marks the calls torch
+// copies (computable from the inputs), `kept` those that survive dead-code elimination, `read` the inputs
+// something kept (or the output) reads.
 struct ExtractionPlan {
     std::vector<NodeId> inputs;
     std::vector<Value> outputs;
+    std::vector<bool> copied;
     std::vector<bool> kept;
     std::vector<bool> read;
 };
+// With `mutationsStayInForward` (Ruleset::mutationsStayInForward) a side other than the forward holds no
+// mutating op that is not the backward's (_must_be_in_forward).
 Expected<ExtractionPlan> planExtraction(const Graph& joint, std::span<const NodeId> inputs,
-                                        std::span<const Value> outputs, ExtractSide side);
+                                        std::span<const Value> outputs, ExtractSide side,
+                                        bool mutationsStayInForward = false);
 Graph materialize(const Graph& joint, const ExtractionPlan& plan);
+// The names torch's new graph has spent once _extract_graph_with_inputs_outputs made it: its placeholders,
+// then every node it copied, dead-code elimination's victims included (their numbers stay spent).
+FxNamespace extractedNames(const Graph& joint, const ExtractionPlan& plan);
 
 // Mirrors _extract_fwd_bwd_outputs: the output node's leaves, split after the forward outputs.
 struct FwdBwdOutputs {
@@ -44,6 +53,7 @@ FwdBwdOutputs splitOutputs(const Graph& joint, int64_t numFwdOutputs);
 // nodes each side computes.
 struct FwdBwdGraphs {
     Graph forward, backward;
+    ExtractionPlan forwardPlan, backwardPlan;
     std::vector<NodeId> saved, savedSym;
     std::vector<bool> inForward, inBackward; // by joint node id: a call the forward / backward graph computes
 };
@@ -51,6 +61,7 @@ struct ExtractOptions {
     bool buildGraphs = true;
     // Ruleset::bindsSpecializedSymbols: a saved input's specialized symbols are bound with it.
     bool bindSpecializedSymbols = true;
+    bool mutationsStayInForward = false; // Ruleset::mutationsStayInForward
 };
 Expected<FwdBwdGraphs> extractForwardBackward(const Graph& joint, std::vector<NodeId> saved,
                                               std::vector<NodeId> savedSym, int64_t numFwdOutputs,

@@ -269,7 +269,7 @@ CompileCheck checkCompile(const GraphFile& file, const CompileGraphs& g,
     prependPasses(out.passes, tensorified);
     addHopChange(out.passes, *hops);
     PartitionOptions options = out.settings.options;
-    options.extract = true;
+    options.graphs = BuildGraphs::AsTorch;
     options.knapsackOtherOptima = true; // a tie may explain a difference
     Expected<Partition> p = partitionJoint(std::move(partitioned), *rules, options);
     if (!p)

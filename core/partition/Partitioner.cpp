@@ -3,6 +3,7 @@
 #include "partition/DefaultPartition.h"
 #include "partition/Extract.h"
 #include "partition/JointGraph.h"
+#include "partition/RngFunctionalization.h"
 #include "support/EnumNames.h"
 
 #include <nlohmann/json.hpp>
@@ -333,15 +334,16 @@ std::vector<NodeId> rngStatesSaved(const Graph& g, const std::vector<NodeId>& re
 // Fills saved / savedSym / recomputed (and the graphs, when asked) from a saved list, as
 // _extract_fwd_bwd_modules; then the random ops functionalize_rng_ops gives an RNG state (recomputed, must
 // recompute, present in both graphs), in graph order.
-Expected<bool> finishPartition(Partition& p, std::vector<NodeId> saved, bool buildGraphs,
+Expected<bool> finishPartition(Partition& p, std::vector<NodeId> saved, BuildGraphs graphs,
                                const Ruleset* rules = nullptr) {
     std::vector<NodeId> savedSym;
     std::vector<NodeId> savedTensors;
     for (NodeId id : saved)
         (isSymNode(p.graph.node(id)) ? savedSym : savedTensors).push_back(id);
-    Expected<FwdBwdGraphs> parts =
-        extractForwardBackward(p.graph, std::move(savedTensors), std::move(savedSym), *p.graph.numFwdOutputs,
-                               ExtractOptions{buildGraphs, !rules || rules->bindsSpecializedSymbols});
+    Expected<FwdBwdGraphs> parts = extractForwardBackward(
+        p.graph, std::move(savedTensors), std::move(savedSym), *p.graph.numFwdOutputs,
+        ExtractOptions{graphs != BuildGraphs::No, !rules || rules->bindsSpecializedSymbols,
+                       rules && rules->mutationsStayInForward});
     if (!parts)
         return parts.error();
     p.saved = parts->saved;
@@ -363,6 +365,17 @@ Expected<bool> finishPartition(Partition& p, std::vector<NodeId> saved, bool bui
     if (rules)
         p.rngStates = rngStatesSaved(p.graph, recomputedRng, *rules);
     p.rngReplayed = std::move(recomputedRng);
+    if (graphs == BuildGraphs::AsTorch && rules && !p.rngReplayed.empty()) {
+        std::vector<RngOpToWrap> ops;
+        for (NodeId id : p.rngReplayed) {
+            const Node& node = p.graph.node(id);
+            const bool stateSaved =
+                std::find(p.rngStates.begin(), p.rngStates.end(), id) != p.rngStates.end();
+            ops.push_back({node.name, stateSaved, graphsafeDevice(node, *rules).value_or(Device{"cpu", -1})});
+        }
+        functionalizeRngOps(p.forward, p.backward, ops, extractedNames(p.graph, parts->forwardPlan),
+                            extractedNames(p.graph, parts->backwardPlan), p.savedSym.size());
+    }
     p.savedBytes = 0;
     p.activationBytes = 0;
     for (NodeId id : p.saved) {
@@ -374,7 +387,7 @@ Expected<bool> finishPartition(Partition& p, std::vector<NodeId> saved, bool bui
 }
 
 // default_partition's saved values (already filtered, in its order), then the graphs.
-Expected<bool> finishWithDefaultPartition(Partition& p, const Ruleset& rules, bool buildGraphs) {
+Expected<bool> finishWithDefaultPartition(Partition& p, const Ruleset& rules, BuildGraphs graphs) {
     Expected<SavedSet> set = Diagnostic{};
     if (rules.defaultPartitionByPlacement) {
         std::vector<uint8_t> mustSave(p.graph.size(), 0), recompute(p.graph.size(), 0);
@@ -390,7 +403,7 @@ Expected<bool> finishWithDefaultPartition(Partition& p, const Ruleset& rules, bo
         return set.error();
     std::vector<NodeId> saved = set->saved;
     saved.insert(saved.end(), set->savedSym.begin(), set->savedSym.end());
-    if (Expected<bool> done = finishPartition(p, saved, buildGraphs, &rules); !done)
+    if (Expected<bool> done = finishPartition(p, saved, graphs, &rules); !done)
         return done.error();
     p.escalation = Escalation::Default;
     return true;
@@ -478,7 +491,7 @@ Expected<Partition> partitionJoint(Graph joint, const Ruleset& rules, const Part
         if (!info)
             return info.error();
         p.info = info.take();
-        if (Expected<bool> done = finishWithDefaultPartition(p, rules, options.extract); !done)
+        if (Expected<bool> done = finishWithDefaultPartition(p, rules, options.graphs); !done)
             return done.error();
         p.seconds = secondsSince(start);
         return p;
@@ -500,7 +513,7 @@ Expected<Partition> partitionJoint(Graph joint, const Ruleset& rules, const Part
         // "networkx blows up on graphs with no required backward nodes": torch hands them to
         // default_partition.
         p.warnings.push_back("no backward nodes: partitioned with default_partition, as torch does");
-        if (Expected<bool> done = finishWithDefaultPartition(p, rules, options.extract); !done)
+        if (Expected<bool> done = finishWithDefaultPartition(p, rules, options.graphs); !done)
             return done.error();
         p.seconds = secondsSince(start);
         return p;
@@ -520,14 +533,14 @@ Expected<Partition> partitionJoint(Graph joint, const Ruleset& rules, const Part
             "much runtime within the budget; torch's scipy milp (HiGHS) may take that one, and its saved "
             "list "
             "then differs from this one");
-    if (Expected<bool> done = finishPartition(p, choice->saved, options.extract, &rules); !done)
+    if (Expected<bool> done = finishPartition(p, choice->saved, options.graphs, &rules); !done)
         return done.error();
     p.seconds = secondsSince(start);
     return p;
 }
 
 Expected<Partition> evaluateSaved(Graph joint, const Ruleset& rules, const std::vector<std::string>& saved,
-                                  bool extract) {
+                                  BuildGraphs graphs) {
     const Clock::time_point start = Clock::now();
     if (!joint.numFwdOutputs)
         return makeError({}, "graph '" + joint.name + "': the number of forward outputs is unknown");
@@ -568,7 +581,7 @@ Expected<Partition> evaluateSaved(Graph joint, const Ruleset& rules, const std::
         return makeError({}, "the decision saves value(s) not in graph '" + p.graph.name + "': " + unknown);
     std::sort(ids.begin(), ids.end());
     ids.erase(std::unique(ids.begin(), ids.end()), ids.end());
-    if (Expected<bool> done = finishPartition(p, ids, extract, &rules); !done)
+    if (Expected<bool> done = finishPartition(p, ids, graphs, &rules); !done)
         return done.error();
     p.escalation = Escalation::Edited;
     p.seconds = secondsSince(start);

@@ -21,13 +21,21 @@ namespace jointscope::partition {
 enum class Strategy : uint8_t { MinCut, Default };
 std::optional<Strategy> parseStrategy(std::string_view text); // "min-cut" | "default"
 
+// Which forward / backward graphs a partition builds.
+enum class BuildGraphs : uint8_t {
+    No,       // the saved lists only
+    AsTorch,  // as torch's partitioner returns them: recomputed random ops wrapped so that the backward draws
+              // what the forward drew (functionalize_rng_ops)
+    Runnable, // those random ops left bare: the runtime replays their draws by name (Partition::rngReplayed)
+};
+
 struct PartitionOptions {
     Strategy strategy = Strategy::MinCut;
     std::optional<double> memoryBudget; // activation_memory_budget in [0, 1]; 1 when absent
     KnapsackSolver solver = KnapsackSolver::Dp;
     const cost::RuntimeEstimator* estimator = nullptr;     // FLOP counts when null
     std::vector<std::pair<std::string, Policy>> overrides; // node name -> policy, on top of the graph's tags
-    bool extract = true;                                   // build the forward and backward graphs
+    BuildGraphs graphs = BuildGraphs::AsTorch;
     // ilp knapsack with several optima: also min-cut the other equally good choices
     // (Partition::knapsackOtherOptima, which check compares with torch's decision).
     bool knapsackOtherOptima = false;
@@ -79,7 +87,7 @@ Expected<Partition> partitionJoint(Graph joint, const Ruleset& rules, const Part
 // it was merged into; a dead node's name is dropped). The result is checked like torch's extraction: a
 // backward that needs a value neither saved nor recomputable from saved values is refused, naming both.
 Expected<Partition> evaluateSaved(Graph joint, const Ruleset& rules, const std::vector<std::string>& saved,
-                                  bool extract = true);
+                                  BuildGraphs graphs = BuildGraphs::AsTorch);
 
 // Why a node ended where it did.
 struct NodeExplanation {

@@ -120,18 +120,15 @@ class RecordedLogs(unittest.TestCase):
         self.assertIn("mm_default_2", ours["saved"])
 
     def test_graphs_have_torchs_nodes(self):
-        # Where no RNG state is threaded (graphsafe_run_with_rng_state wraps CUDA's random ops in torch's
-        # graphs, not in ours), the forward and backward hold exactly torch's node names: every pass replayed
-        # made the nodes torch made.
-        compiles = [(name, c) for name in self.reports if name.endswith("pad_mm") or name.startswith("torch2.13-cpu/")
-                    for c in self.compiles(name)]
-        # the bias padded through cat([bias, full]): no random op in that compile
-        compiles.append(("torch2.11-cuda/ac_dropout_addmm_bias_pad",
-                         self.compiles("torch2.11-cuda/ac_dropout_addmm_bias_pad")[1]))
-        for name, c in compiles:
-            with self.subTest(log=name, compile_id=c["compile_id"]):
-                for graph in ("forward", "backward"):
-                    self.assertEqual((c[graph]["only_ours"], c[graph]["only_torch"]), ([], []), graph)
+        # Every pass replayed made the nodes torch made, and every random op recomputed under checkpointing is
+        # wrapped as torch wraps it (functionalize_rng_ops: on CUDA graphsafe_run_with_rng_state, with the
+        # generator states fwd_rng_state_K / bwd_rng_state_K as graph inputs): the forward and backward hold
+        # exactly torch's node names.
+        for name in self.reports:
+            for c in self.compiles(name):
+                with self.subTest(log=name, compile_id=c["compile_id"]):
+                    for graph in ("forward", "backward"):
+                        self.assertEqual((c[graph]["only_ours"], c[graph]["only_torch"]), ([], []), graph)
 
 
 if __name__ == "__main__":

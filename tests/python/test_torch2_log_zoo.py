@@ -157,6 +157,16 @@ class LogZoo(unittest.TestCase):
                         self.assertTrue(bodies and all(b["identical"] and b["saved"]["torch"] for b in bodies),
                                         json.dumps(bodies, indent=1))
 
+    def test_every_compile_has_torchs_graphs(self):
+        # The forward and backward hold torch's nodes by name: random ops recomputed under checkpointing
+        # wrapped as torch wraps them (run_and_save_rng_state / run_with_rng_state, the getitems numbered as
+        # torch numbers them), a batch norm's running-stat copy_ in the forward alone.
+        for config in CONFIGS:
+            for case, c in self.compiles_by_case(config):
+                with self.subTest(config=config[0], case=case, compile_id=c["compile_id"]):
+                    for graph in ("forward", "backward"):
+                        self.assertEqual((c[graph]["only_ours"], c[graph]["only_torch"]), ([], []), graph)
+
 
 if __name__ == "__main__":
     result = unittest.main(exit=False, verbosity=2).result

@@ -366,6 +366,25 @@ private slots:
         QCOMPARE(std::string(checkStatusName(c.status)), std::string("identical"));
     }
 
+    // A guard evaluated under suppress_guards is logged as guard_added_fast too ("eval [guard suppressed]" in
+    // its stack) but never joins the ShapeEnv's guards: lines 11 and 19 of the log are such, each followed
+    // by the same guard taken for good (lines 12 and 20).
+    void suppressedGuardsAreNotGuards() {
+        Expected<GraphFile> file = GraphFile::open(test::sourcePath(kCachedDynamicLog));
+        QVERIFY(file);
+        const std::vector<CompileGraphs> compiles = groupCompiles(*file);
+        QVERIFY(!compiles.empty());
+        const std::optional<CompileConfig> config = loggedConfigFor(*file, *compiles[0].joint);
+        QVERIFY(config);
+        std::vector<uint32_t> lines;
+        for (const auto& [line, expr] : config->equalityGuards)
+            lines.push_back(line);
+        for (uint32_t suppressed : {11u, 19u})
+            QVERIFY(std::find(lines.begin(), lines.end(), suppressed) == lines.end());
+        for (uint32_t taken : {12u, 20u})
+            QVERIFY(std::find(lines.begin(), lines.end(), taken) != lines.end());
+    }
+
     // Served by the AOTAutograd cache under dynamic shapes, a compile takes the equality guards of the
     // compile that filled the cache (the same joint graph text earlier in the log): its own records hold
     // none.

@@ -4,6 +4,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include <algorithm>
 #include <cstdlib>
 #include <map>
 
@@ -108,6 +109,18 @@ bool mayCarryCompileConfig(std::string_view line) {
 
 namespace {
 
+// A guard evaluated under suppress_guards (ShapeEnv._evaluate_expr logs it as "eval [guard suppressed]") is
+// logged like any other but never joins the shape environment's guards: nothing may be concluded from it. The
+// record says so only in its stack, whose last frame is that _log_guard call.
+bool guardSuppressed(const Json& guard) {
+    auto stack = guard.find("stack");
+    if (stack == guard.end() || !stack->is_array())
+        return false;
+    return std::any_of(stack->begin(), stack->end(), [](const Json& frame) {
+        return frame.is_object() && stringField(frame, "loc").find("[guard suppressed]") != std::string::npos;
+    });
+}
+
 class ConfigScanner {
 public:
     void line(std::string_view text, uint32_t lineNo) {
@@ -137,7 +150,7 @@ public:
         }
         if (auto it = record.find("guard_added_fast"); it != record.end() && it->is_object()) {
             const std::string expr = stringField(*it, "expr");
-            if (expr.rfind("Eq(", 0) == 0)
+            if (expr.rfind("Eq(", 0) == 0 && !guardSuppressed(*it))
                 open(compileIdOf(record), lineNo).equalityGuards.emplace_back(lineNo, expr);
             return;
         }

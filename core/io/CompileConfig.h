@@ -56,6 +56,9 @@ struct PaddedMatmul {
     // torch's nodes in the order pad_mm makes them: the pads, the product, the slices back to the matmul's
     // size. An argument NodeRef(i) is operands[i] for i < operands.size(), else replacement[i - size].
     std::vector<Node> replacement;
+    // The partitioned invoke_subgraph forward body torch's graphs show it in ("partitioned_fw_subgraph_0_0"):
+    // inductor's joint-graph passes ran on that body's joint. Empty: the graph itself.
+    std::string body;
 
     friend bool operator==(const PaddedMatmul&, const PaddedMatmul&) = default;
 };

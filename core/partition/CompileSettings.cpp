@@ -330,7 +330,8 @@ CompileSettings settingsFromLog(const CompileConfig* config, Ruleset& rules,
         s.passes.patternMatcher = i.patternMatcher.value_or(true);
         s.passes.constantFolding = i.jointGraphConstantFolding.value_or(true);
         s.passes.fallbackRandom = i.fallbackRandom.value_or(false);
-        s.passes.paddedMatmuls = config->paddedMatmuls;
+        for (const PaddedMatmul& m : config->paddedMatmuls)
+            (m.body.empty() ? s.passes.paddedMatmuls : s.bodyPaddedMatmuls).push_back(m);
         if (s.replayJointPasses && !config->paddedMatmuls.empty())
             s.notes.push_back(
                 "pad_mm padded " + std::to_string(config->paddedMatmuls.size()) +
@@ -391,13 +392,20 @@ std::optional<CompileConfig> loggedConfigFor(const GraphFile& file, size_t index
 
 Expected<HopPartitionReport> partitionHopBodies(Graph& joint, const Ruleset& rules,
                                                 const CompileSettings& settings) {
-    return partitionInvokeSubgraphBodies(joint, [&](Graph body) -> Expected<Partition> {
-        if (settings.replayJointPasses)
-            replayJointGraphPasses(body, rules, settings.passes);
-        PartitionOptions options = settings.options;
-        options.graphs = BuildGraphs::AsTorch;
-        return partitionJoint(std::move(body), rules, options);
-    });
+    return partitionInvokeSubgraphBodies(
+        joint, [&](Graph body, const std::string& forwardBody) -> Expected<Partition> {
+            if (settings.replayJointPasses) {
+                JointPassOptions passes = settings.passes;
+                passes.paddedMatmuls.clear();
+                for (const PaddedMatmul& m : settings.bodyPaddedMatmuls)
+                    if (m.body == forwardBody)
+                        passes.paddedMatmuls.push_back(m);
+                replayJointGraphPasses(body, rules, passes);
+            }
+            PartitionOptions options = settings.options;
+            options.graphs = BuildGraphs::AsTorch;
+            return partitionJoint(std::move(body), rules, options);
+        });
 }
 
 void addHopChange(JointPassReport& passes, const HopPartitionReport& hops) {

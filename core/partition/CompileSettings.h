@@ -27,6 +27,8 @@ struct CompileSettings {
     PartitionOptions options; // memoryBudget / solver set; the rest is the caller's
     bool replayJointPasses = false;
     JointPassOptions passes;
+    // pad_mm's paddings inside invoke_subgraph bodies (PaddedMatmul::body): replayed on each body's joint.
+    std::vector<PaddedMatmul> bodyPaddedMatmuls;
     std::vector<std::string> notes; // where each setting came from: "activation_memory_budget 0.5 (log)"
     std::vector<std::string> unsupported; // what torch ran with that jointscope does not follow, and why
 };

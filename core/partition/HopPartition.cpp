@@ -288,7 +288,14 @@ Expected<HopPartitionReport> partitionInvokeSubgraphBodies(Graph& joint,
         Expected<Graph> prepared = prepareForPartitioner(*jointBody, r.numFwInputs, r.numFwOutputs);
         if (!prepared)
             return prepared.error();
-        Expected<Partition> p = partitionBody(prepared.take());
+        // The body's sizes are in the symbols of the graph that calls it: its hints and guards hold there
+        // (the other facts, static inputs by index, are the caller's own).
+        for (const auto& [key, value] : joint.attributes)
+            if ((key == "symbol_hints" || key == "symbol_equalities") &&
+                std::none_of(prepared->attributes.begin(), prepared->attributes.end(),
+                             [&](const auto& kv) { return kv.first == key; }))
+                prepared->attributes.emplace_back(key, value);
+        Expected<Partition> p = partitionBody(prepared.take(), "partitioned_fw" + identifier);
         if (!p) {
             Diagnostic d = p.error();
             d.message = "invoke_subgraph body '" + jointBody->name + "': " + d.message;
@@ -301,7 +308,7 @@ Expected<HopPartitionReport> partitionInvokeSubgraphBodies(Graph& joint,
         r.report.escalation = p->escalation;
         r.report.forwardOutputs = r.numFwOutputs;
         r.report.jointBody = jointBody->name;
-        r.report.forwardBody = "partitioned_fw" + identifier;
+        r.report.forwardBody = "partitioned_fw" + identifier; // as partitionBody was told
         r.report.backwardBody = "partitioned_" + std::string(identifierOf(joint.node(b)));
         r.forward = std::move(p->forward);
         r.backward = std::move(p->backward);

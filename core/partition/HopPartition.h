@@ -36,7 +36,8 @@ struct HopPartitionReport {
 
 // The compile's own partition function on a body: `joint` has (*primals, *tangents) placeholders named so and
 // its forward outputs first, as prepare_for_partitioner leaves it. Must extract the forward and backward.
-using BodyPartitioner = std::function<Expected<Partition>(Graph joint)>;
+// `forwardBody` names the partitioned forward body the result becomes ("partitioned_fw_subgraph_0_0").
+using BodyPartitioner = std::function<Expected<Partition>(Graph joint, const std::string& forwardBody)>;
 
 // Rewrites `joint` as run_joint_graph_passes_on_hops does: forward and backward invoke_subgraph calls ("fw*"
 // / "bw*" identifiers) paired by their call_id annotation, each body partitioned by `partitionBody`, the

@@ -2081,20 +2081,80 @@ private:
 
 } // namespace
 
-std::vector<PaddedMatmul> observePaddedMatmuls(const Graph& forward, const Graph* backward) {
-    std::vector<const Graph*> graphs{&forward};
-    if (backward)
-        graphs.push_back(backward);
+namespace {
+
+void observePaddingIn(std::vector<const Graph*> graphs, const std::string& body,
+                      std::vector<PaddedMatmul>& out) {
     const PaddingObserver observer(graphs);
-    std::vector<PaddedMatmul> out;
     std::set<std::string> seen; // a product the backward recomputes is one padding
     for (const Graph* graph : graphs)
         for (const Node& n : graph->nodes())
             if (!seen.count(n.name))
                 if (std::optional<PaddedMatmul> p = observer.observe(*graph, n)) {
                     seen.insert(n.name);
+                    p->body = body;
                     out.push_back(std::move(*p));
                 }
+}
+
+// Whether `x` of graph `a` and `y` of graph `b` compute the same thing: one op on the same-named inputs.
+bool sameDefinition(const Graph& a, const Node& x, const Graph& b, const Node& y) {
+    if (x.op != y.op || x.target.text != y.target.text || x.args.size() != y.args.size())
+        return false;
+    std::function<bool(const Value&, const Value&)> same = [&](const Value& u, const Value& v) {
+        if (u.kind() == ValueKind::NodeRef || v.kind() == ValueKind::NodeRef)
+            return u.kind() == v.kind() && a.node(u.asNode()).name == b.node(v.asNode()).name;
+        if (u.items().size() != v.items().size() || (u.items().empty() && !(u == v)))
+            return false;
+        for (size_t i = 0; i < u.items().size(); ++i)
+            if (!same(u.items()[i], v.items()[i]))
+                return false;
+        return true;
+    };
+    for (size_t i = 0; i < x.args.size(); ++i)
+        if (!same(x.args[i], y.args[i]))
+            return false;
+    return true;
+}
+
+// The outer compile's _recursive_joint_graph_passes run the joint-graph passes again on each partitioned
+// body, forward and backward apart, each naming its new nodes afresh: a padding node of one name that the
+// two bodies define differently was made there, after the body's partition (which it cannot have
+// changed), not on the body's joint.
+bool paddedAfterPartition(const Graph& fwBody, const Graph& bwBody, const std::vector<PaddedMatmul>& seen) {
+    for (const PaddedMatmul& m : seen)
+        for (const Node& made : m.replacement) {
+            const std::optional<NodeId> f = fwBody.find(made.name), b = bwBody.find(made.name);
+            if (f && b && bwBody.node(*b).op != NodeOp::Placeholder &&
+                !sameDefinition(fwBody, fwBody.node(*f), bwBody, bwBody.node(*b)))
+                return true;
+        }
+    return false;
+}
+
+} // namespace
+
+std::vector<PaddedMatmul> observePaddedMatmuls(const Graph& forward, const Graph* backward) {
+    std::vector<PaddedMatmul> out;
+    observePaddingIn(backward ? std::vector<const Graph*>{&forward, backward}
+                              : std::vector<const Graph*>{&forward},
+                     "", out);
+    // run_joint_graph_passes_on_hops: each invoke_subgraph body's joint had the passes too; the forward holds
+    // it as partitioned_fw<id>, the backward as partitioned_bw<id>.
+    constexpr std::string_view kForwardBody = "partitioned_fw";
+    for (const auto& fwBody : forward.subgraphs()) {
+        if (!fwBody->name.starts_with(kForwardBody))
+            continue;
+        std::vector<const Graph*> graphs{fwBody.get()};
+        const std::string bwName = "partitioned_bw" + fwBody->name.substr(kForwardBody.size());
+        if (const int32_t bw = backward ? backward->findSubgraph(bwName) : -1; bw >= 0)
+            graphs.push_back(backward->subgraph(bw));
+        std::vector<PaddedMatmul> seen;
+        observePaddingIn(graphs, fwBody->name, seen);
+        if (graphs.size() == 2 && paddedAfterPartition(*graphs[0], *graphs[1], seen))
+            continue;
+        out.insert(out.end(), seen.begin(), seen.end());
+    }
     return out;
 }
 

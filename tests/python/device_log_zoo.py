@@ -19,14 +19,21 @@ import subprocess
 import sys
 import time
 
-# (name, backend, activation_memory_budget or None, autocast dtype or None): inductor first, as users run it.
-CONFIGS = (("inductor", "inductor", None, None),
-           ("inductor_bf16", "inductor", None, "bfloat16"),
-           ("inductor_budget05", "inductor", 0.5, None),
-           ("aot_eager", "aot_eager", None, None),
-           ("inductor_budget01", "inductor", 0.1, None),
-           ("inductor_bf16_budget05", "inductor", 0.5, "bfloat16"),
-           ("aot_eager_budget05", "aot_eager", 0.5, None))
+# (name, backend, activation_memory_budget or None, autocast dtype or None, torch.compile mode or None,
+# dynamic=True for every model): inductor first, as users run it.
+CONFIGS = (("inductor", "inductor", None, None, None, False),
+           ("inductor_bf16", "inductor", None, "bfloat16", None, False),
+           ("inductor_budget05", "inductor", 0.5, None, None, False),
+           ("aot_eager", "aot_eager", None, None, None, False),
+           ("inductor_budget01", "inductor", 0.1, None, None, False),
+           ("inductor_bf16_budget05", "inductor", 0.5, "bfloat16", None, False),
+           ("aot_eager_budget05", "aot_eager", 0.5, None, None, False),
+           # CUDA graphs (graphsafe RNG states), every model dynamic, float16 autocast
+           ("inductor_reduce_overhead", "inductor", None, None, "reduce-overhead", False),
+           ("inductor_reduce_overhead_budget05", "inductor", 0.5, "bfloat16", "reduce-overhead", False),
+           ("inductor_dynamic", "inductor", None, None, None, True),
+           ("inductor_dynamic_fp16_budget05", "inductor", 0.5, "float16", None, True))
+# JS_ZOO_CONFIGS (names, comma-separated; "gpt2" for GPT-2's two children) picks some; all by default.
 MODELS_PER_CHILD = 3
 # GPT-2-small's LM head under bf16 autocast (models.GPT2LM, batch 4 x 512): two steps, no budget and 0.5. Its
 # 50257-wide matmuls are what inductor's pad_mm pads when its timing on the GPU says padding pays.
@@ -58,13 +65,17 @@ def capture(out):
     # mlp_aot is mlp through aot_module: the child compiles every case with torch.compile.
     models = [name for name in torch2_zoo_builders() if name != "mlp_aot"]
     cache = os.path.join(out, "inductor-cache")
+    chosen = os.environ.get("JS_ZOO_CONFIGS")
+    chosen = set(chosen.split(",")) if chosen else None
     pending = []
-    for name, backend, budget, autocast in CONFIGS:
+    for name, backend, budget, autocast, mode, dynamic in CONFIGS:
+        if chosen is not None and name not in chosen:
+            continue
         for first in range(0, len(models), MODELS_PER_CHILD):
-            pending.append(dict(config=name, backend=backend, budget=budget, autocast=autocast,
-                                models=models[first:first + MODELS_PER_CHILD],
+            pending.append(dict(config=name, backend=backend, budget=budget, autocast=autocast, mode=mode,
+                                dynamic=dynamic, models=models[first:first + MODELS_PER_CHILD],
                                 directory=os.path.join(out, name, str(first // MODELS_PER_CHILD))))
-    if device.startswith("cuda"):
+    if device.startswith("cuda") and (chosen is None or "gpt2" in chosen):
         for budget in (None, 0.5):
             pending.insert(0, dict(config="gpt2_lm_bf16" + ("_budget05" if budget else ""), budget=budget,
                                    autocast="bfloat16", models=["gpt2_lm_bf16"], child=GPT2_CHILD,
@@ -76,9 +87,14 @@ def capture(out):
             os.makedirs(job["directory"], exist_ok=True)
             env = dict(os.environ, TORCH_TRACE=job["directory"], TORCHINDUCTOR_CACHE_DIR=cache,
                        TORCHINDUCTOR_COMPILE_THREADS="1", JS_ZOO_DEVICE=device)
-            env.pop("JS_ZOO_AUTOCAST", None)
+            for key in ("JS_ZOO_AUTOCAST", "JS_ZOO_MODE", "JS_ZOO_DYNAMIC"):
+                env.pop(key, None)
             if job["autocast"]:
                 env["JS_ZOO_AUTOCAST"] = job["autocast"]
+            if job.get("mode"):
+                env["JS_ZOO_MODE"] = job["mode"]
+            if job.get("dynamic"):
+                env["JS_ZOO_DYNAMIC"] = "1"
             job["stdout"] = open(os.path.join(job["directory"], "child.out"), "w")
             budget = "none" if job["budget"] is None else str(job["budget"])
             argv = ([sys.executable, "-c", job["child"], "1.0" if job["budget"] is None else budget] if "child" in job

@@ -19,6 +19,14 @@ tests/data/recorded-logs/<torch>-<device>/*.log.xz, xz-compressed as recorded:
     cat([bias, full]) (pad_mm's pad_dim).
   - literal_noops_bf16_pad_mm: x / 1.0, x * 1, ... with Python numbers, which torch before 2.14 keeps
     (remove_no_ops takes folded full nodes only), and a padded bf16 addmm.
+  - nested_region_bf16_budget05_cudagraphs_body_pad_mm (mode="reduce-overhead"): pad_mm padded a matmul of a
+    nested_compile_region body on the body's joint graph, before the body's partition, which saves the slice
+    back to size (slice_tensor): read off torch's partitioned bodies and replayed on that body alone.
+  - nested_region_bf16_padded_after_partition: the same body padded only after its partition (the outer
+    compile's joint-graph passes run again on each partitioned body, naming their nodes afresh: both bodies
+    hold a constant_pad_nd_default of their own); the body's saved values are those of the unpadded joint.
+  - nested_region_dynamic_fp16_budget05 (dynamic=True, float16 autocast): the body's sizes are in the outer
+    graph's symbols, weighed by its hints in the body's knapsack.
 - torch2.13-cpu: embedding_max_norm under inductor, torch 2.13.0 on the CPU: two slices of the weight the forward
   renormalizes in place, which torch's CSE leaves apart (they alias a graph output).
 Expected values: torch's own saved lists in each log; `check` must find them for every compile.
@@ -73,7 +81,23 @@ class RecordedLogs(unittest.TestCase):
             "torch2.11-cuda/ac_dropout_masked_attention_budget05", "torch2.11-cuda/budget05_aot_cache_hit",
             "torch2.11-cuda/dynamic_gpt_seq_budget05", "torch2.11-cuda/embedding_max_norm_addmm_pad_mm",
             "torch2.11-cuda/embedding_max_norm_pad_mm", "torch2.11-cuda/gpt2_lm_bf16_pad_mm",
-            "torch2.11-cuda/literal_noops_bf16_pad_mm", "torch2.13-cpu/embedding_max_norm"])
+            "torch2.11-cuda/literal_noops_bf16_pad_mm",
+            "torch2.11-cuda/nested_region_bf16_budget05_cudagraphs_body_pad_mm",
+            "torch2.11-cuda/nested_region_bf16_padded_after_partition",
+            "torch2.11-cuda/nested_region_dynamic_fp16_budget05", "torch2.13-cpu/embedding_max_norm"])
+
+    def test_nested_region_bodies_are_torchs(self):
+        # (log, a value torch's partitioned body saves that tells the case apart)
+        for name, telling in (("nested_region_bf16_budget05_cudagraphs_body_pad_mm", "slice_tensor"),
+                              ("nested_region_bf16_padded_after_partition", "convert_element_type_10"),
+                              ("nested_region_dynamic_fp16_budget05", "convert_element_type_10")):
+            bodies = [b for c in self.compiles("torch2.11-cuda/" + name) for b in c.get("invoke_subgraph_bodies", [])]
+            with self.subTest(log=name):
+                self.assertTrue(bodies)
+                for b in bodies:
+                    self.assertIn(telling, b["saved"]["torch"])
+                    self.assertEqual((b["saved"]["ours"], b["saved_sym"]["ours"]),
+                                     (b["saved"]["torch"], b["saved_sym"]["torch"]))
 
     def test_every_compile_is_torchs_decision(self):
         for name in self.reports:

@@ -53,7 +53,8 @@ CONFIGS = (("inductor", "inductor", None, INDUCTOR_MODELS),
            ("aot_eager_budget0", "aot_eager", 0.0, ("embedding_max_norm", "mlp")))
 
 # JS_ZOO_DEVICE puts every tensor on that device (device_log_zoo.py: the zoo on a GPU); JS_ZOO_AUTOCAST (a dtype
-# name) runs the forward under autocast on it, as mixed-precision training does.
+# name) runs the forward under autocast on it, as mixed-precision training does; JS_ZOO_MODE is torch.compile's
+# mode ("reduce-overhead": CUDA graphs); JS_ZOO_DYNAMIC compiles every model with dynamic=True.
 CHILD = r"""
 import contextlib, json, os, sys, traceback
 import torch
@@ -72,8 +73,9 @@ for name in sys.argv[3:]:
             torch._dynamo.mark_dynamic(args[int(index)], dims)
         patch = {"activation_memory_budget": 1.0 if budget == "none" else float(budget)}
         with torch._functorch.config.patch(**patch):
-            compiled = torch.compile(model, backend=backend, fullgraph=True,
-                                     dynamic=True if options.get("compile_dynamic") else None)
+            compiled = torch.compile(model, backend=backend, fullgraph=True, mode=os.environ.get("JS_ZOO_MODE"),
+                                     dynamic=True if options.get("compile_dynamic") or os.environ.get("JS_ZOO_DYNAMIC")
+                                     else None)
             with (torch.autocast(device.split(":")[0], dtype=getattr(torch, autocast_dtype)) if autocast_dtype
                   else contextlib.nullcontext()):
                 out = compiled(*args)

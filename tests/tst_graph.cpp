@@ -321,6 +321,13 @@ private slots:
             !guarded.knownEqual(SymInt{0, "s0*(s1 + 1)"}, SymInt{0, "s0*s1 + s0"})); // left to sympy's form
         QVERIFY(guarded.guardEqual(s11, shifted)); // no hints: decided statically
 
+        // a - b a nonzero number: sympy decides Eq(a, b) False before any axiom is looked up, though a guard
+        // like Eq(Mod(s27, 2), 0) may differ by a constant on every sample (a HF loss's labels[..., 1:]
+        // clone: strides s27 and s27 + 1; torch 2.15 kept the clone).
+        const ShapeFacts floors({}, {"Eq(Mod(s27, 2), 0)"});
+        QVERIFY(!floors.knownEqual(SymInt{0, "s27"}, SymInt{0, "s27 + 1"}));
+        QVERIFY(!guarded.knownEqual(s11, SymInt{0, "s11 + 1"}));
+
         Graph g;
         g.attributes = {{"symbol_hints", "{\"s11\": 16, \"s55\": 0}"},
                         {"symbol_equalities", "Eq(s86, 64)\nEq(64*s11, 64*s11 + 64*s55)"}};

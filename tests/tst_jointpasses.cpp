@@ -103,6 +103,33 @@ private slots:
     // DeBERTa-v2's torch.sqrt(torch.tensor(query_layer.size(-1), dtype=torch.float) * scale_factor): an int
     // literal in the dynamo graph for a float constant, then pointwise ops the folder evaluates (sqrt here);
     // torch folds the chain into full([], 4.0), and a second one like it is merged by CSE.
+    // scatter_upon_const_tensor's replacement ends in .to(dtype): two int literals make an int64 where, which
+    // a float full converts back (torch 2.15's graph of a HF model's one-hot scatter into full([32, 1], 0)
+    // shows where_self then convert_element_type_default to float32).
+    void scatterUponConstTensorConvertsToTheFullsDtype() {
+        const std::string text =
+            "class GraphModule(torch.nn.Module):\n"
+            "    def forward(self, primals_1: \"i64[32, 1][1, 1]cpu\"):\n"
+            "        full: \"f32[32, 1][1, 1]cpu\" = torch.ops.aten.full.default([32, 1], 0, dtype = "
+            "torch.float32, layout = torch.strided, device = device(type='cpu'), pin_memory = False)\n"
+            "        scatter: \"f32[32, 1][1, 1]cpu\" = torch.ops.aten.scatter.value(full, 1, primals_1, 1)\n"
+            "        return (scatter,)\n";
+        Expected<Graph> joint = readFxText(text);
+        QVERIFY(joint);
+        Expected<Ruleset> rules = loadRuleset("torch-2.15");
+        QVERIFY(rules);
+        const JointPassReport report = replayJointGraphPasses(*joint, *rules, JointPassOptions{});
+        QVERIFY2(report.notReplayed.empty(), report.notReplayed.empty() ? "" : report.notReplayed[0].c_str());
+        QVERIFY(!joint->find("scatter"));
+        const std::optional<NodeId> where = joint->find("where_self"),
+                                    convert = joint->find("convert_element_type_default");
+        QVERIFY(where && convert);
+        QCOMPARE(joint->node(*where).tensor()->dtype, DType::Int64);
+        QCOMPARE(joint->node(*convert).args[0].asNode(), *where);
+        QCOMPARE(joint->node(*convert).tensor()->dtype, DType::Float32);
+        QCOMPARE(joint->outputLeaves()[0]->asNode(), *convert);
+    }
+
     void literalOfAnotherDtypeAndUnaryOpsFold() {
         const std::string text =
             "class GraphModule(torch.nn.Module):\n"

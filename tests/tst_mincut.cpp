@@ -522,6 +522,32 @@ private slots:
         QVERIFY(prepared.graph.find("unsqueeze_1") && prepared.graph.find("unsqueeze_2"));
     }
 
+    // torch 2.14 on keys a float argument by its type and bit pattern (_normalize_cse_arg): add(x, 1.0) and
+    // add(x, 1) stay two nodes, as do -0.0 and 0.0, and nan merges with nan. Before, Python equality merged
+    // the first two pairs. (HF GPT-2's gelu: torch 2.15's backward kept add_26 = tanh_1 + 1 apart from the
+    // forward's add_20 = tanh_1 + 1.0.)
+    void cseKeysFloatsByTheirBits() {
+        const Graph g = parseJoint(R"(class GraphModule(torch.nn.Module):
+    def forward(self, primals_1: "f32[4]", tangents_1: "f32[4]"):
+        add: "f32[4]" = torch.ops.aten.add.Tensor(primals_1, 1.0)
+        add_1: "f32[4]" = torch.ops.aten.add.Tensor(primals_1, 1)
+        mul: "f32[4]" = torch.ops.aten.mul.Tensor(primals_1, 0.0)
+        mul_1: "f32[4]" = torch.ops.aten.mul.Tensor(primals_1, -0.0)
+        mul_2: "f32[4]" = torch.ops.aten.mul.Tensor(primals_1, nan)
+        mul_3: "f32[4]" = torch.ops.aten.mul.Tensor(primals_1, nan)
+        cat: "f32[24]" = torch.ops.aten.cat.default([add, add_1, mul, mul_1, mul_2, mul_3])
+        sum_1: "f32[]" = torch.ops.aten.sum.default(cat)
+        mul_4: "f32[4]" = torch.ops.aten.mul.Tensor(tangents_1, sum_1)
+        return (sum_1, mul_4)
+)",
+                                   1);
+        const PreparedJoint byBits = prepareJoint(g, ruleset("torch-2.15"));
+        QCOMPARE(byBits.merged, (std::vector<std::pair<std::string, std::string>>{{"mul_3", "mul_2"}}));
+        const PreparedJoint byValue = prepareJoint(g, ruleset("torch-2.13"));
+        QCOMPARE(byValue.merged,
+                 (std::vector<std::pair<std::string, std::string>>{{"add_1", "add"}, {"mul_1", "mul"}}));
+    }
+
     void cseMergesButNotRandomOps() {
         const Graph g = parseJoint(R"(class GraphModule(torch.nn.Module):
     def forward(self, primals_1: "f32[8]", tangents_1: "f32[8]"):

@@ -122,7 +122,16 @@ bool ShapeFacts::followsFromGuard(const std::string& a, const std::string& b) co
             continue;
         const bool dZero = std::all_of(samples.begin(), samples.end(), [](auto& s) { return s.first == 0; });
         const bool eZero = std::all_of(samples.begin(), samples.end(), [](auto& s) { return s.second == 0; });
-        if (dZero || eZero)
+        // a - b the same nonzero number everywhere: sympy decides Eq(a, b) False before any guard is asked
+        // (Eq(s0, s0 + 1)); a guard whose sides differ by a constant on every sample (floor divisions that
+        // hold at the hint alone) says nothing proportional.
+        auto constant = [&](auto side) {
+            return std::all_of(samples.begin(), samples.end(),
+                               [&](auto& s) { return side(s) != 0 && side(s) == side(samples.front()); });
+        };
+        if (constant([](auto& s) { return s.first; }))
+            return false;
+        if (dZero || eZero || constant([](auto& s) { return s.second; }))
             continue;
         bool proportional = true;
         for (size_t i = 0; proportional && i < samples.size(); ++i)

@@ -124,6 +124,7 @@ Expected<Ruleset> parseRuleset(std::string_view jsonText, std::string_view fileN
         readSwitch(switches, "cse_keeps_backward_dependencies_apart",
                    rules.cseKeepsBackwardDependenciesApart);
         readSwitch(switches, "cse_skips_output_aliases", rules.cseSkipsOutputAliases);
+        readSwitch(switches, "cse_keys_floats_by_bits", rules.cseKeysFloatsByBits);
         readSwitch(switches, "pointless_convert_keeps_narrowing", rules.pointlessConvertKeepsNarrowing);
         readSwitch(switches, "remove_no_ops_takes_literals", rules.removeNoOpsTakesLiterals);
         readSwitch(switches, "tangents_closure", rules.tangentsClosure);

@@ -85,6 +85,9 @@ struct Ruleset {
     bool bwdOutputsRequiredInBackward = true; // classify_nodes adds the backward outputs to required_bw
     bool liftFreshRecomputable = true;        // lift_fresh(_copy).default is never banned
     bool catFusesProducers = true;            // is_fusible(a, cat) holds for any a ("memory fusion" into cat)
+    // fx_graph_cse keys a float argument by its bit pattern and type (_normalize_cse_arg, torch 2.14 on):
+    // full(0) and full(0.0) stay two nodes, as do 0.0 and -0.0; nan arguments merge.
+    bool cseKeysFloatsByBits = false;
     bool cseKeepsBackwardDependenciesApart =
         false;                                // fx_graph_cse's extra_node_key: backward dependency or not
     bool cseSkipsOutputAliases = false;       // fx_graph_cse's nodes_that_alias_outputs are never merged

@@ -7,6 +7,7 @@
 #include <charconv>
 #include <cmath>
 #include <cstdio>
+#include <cstring>
 #include <string_view>
 #include <unordered_map>
 
@@ -36,13 +37,26 @@ void appendNumber(std::string& key, double number) {
 }
 
 // How a token is keyed: exactly (the token itself), or as fx_graph_cse's hash_val, where Python's hash(-1) is
-// hash(-2) (-1 is CPython's error value).
+// hash(-2) (-1 is CPython's error value). With floatsByBits (_normalize_cse_arg, torch 2.14 on) a float is
+// keyed by its bit pattern: 0.0 is not 0 nor -0.0, and nan is nan.
 enum class TokenKey { Exact, PythonHash };
+struct TokenStyle {
+    TokenKey keyed = TokenKey::Exact;
+    bool floatsByBits = false;
+};
+
+void appendFloatBits(std::string& key, double number) {
+    uint64_t bits = 0;
+    std::memcpy(&bits, &number, sizeof bits);
+    char buffer[24];
+    std::snprintf(buffer, sizeof buffer, "F%016llx", static_cast<unsigned long long>(bits));
+    key += buffer;
+}
 
 // The CSE token of fx_graph_cse: the target, the flattened arguments (node references already substituted)
 // and the pytree spec (structure) they came from.
 void appendToken(std::string& key, const Value& value, const std::vector<NodeId>& replace, bool& unique,
-                 TokenKey keyed) {
+                 TokenStyle style) {
     switch (value.kind()) {
     case ValueKind::None:
         key += 'N';
@@ -52,9 +66,13 @@ void appendToken(std::string& key, const Value& value, const std::vector<NodeId>
         return;
     case ValueKind::Int:
         key += 'n';
-        appendInt(key, keyed == TokenKey::PythonHash && value.asInt() == -1 ? -2 : value.asInt());
+        appendInt(key, style.keyed == TokenKey::PythonHash && value.asInt() == -1 ? -2 : value.asInt());
         return;
     case ValueKind::Float:
+        if (style.floatsByBits) {
+            appendFloatBits(key, value.asFloat());
+            return;
+        }
         if (std::isnan(value.asFloat()))
             unique = true;
         appendNumber(key, value.asFloat());
@@ -84,7 +102,7 @@ void appendToken(std::string& key, const Value& value, const std::vector<NodeId>
         break;
     }
     for (const Value& item : value.items()) {
-        appendToken(key, item, replace, unique, keyed);
+        appendToken(key, item, replace, unique, style);
         key += ',';
     }
     key += ']';
@@ -302,18 +320,19 @@ PreparedJoint prepareJoint(Graph joint, const Ruleset& rules) {
         byHash.reserve(n);
         std::string key, hashKey;
         auto appendArgs = [&](std::string& out, NodeId id, TokenKey keyed, bool& unique) {
+            const TokenStyle style{keyed, rules.cseKeysFloatsByBits};
             const Node& node = joint.node(id);
             out.assign(node.target.text);
             out += !backwardDep.empty() && backwardDep[id] ? "|b|" : "|";
             for (const Value& arg : node.args) {
-                appendToken(out, arg, replace, unique, keyed);
+                appendToken(out, arg, replace, unique, style);
                 out += ';';
             }
             out += '|';
             for (const auto& [name, value] : node.kwargs) {
                 out += name;
                 out += '=';
-                appendToken(out, value, replace, unique, keyed);
+                appendToken(out, value, replace, unique, style);
                 out += ';';
             }
         };

@@ -1338,15 +1338,11 @@ void scatterUponConstTensor(PassContext& c, NodeId id) {
     };
     if (!isNumber(background) || !isNumber(val))
         return;
-    // torch.where on two Python scalars: the default float dtype if either is a float, else int64.
+    // torch.where on two Python scalars: the default float dtype if either is a float, else int64; .to(dtype)
+    // converts it to the full's dtype where that differs.
     const DType whereType = background.kind() == ValueKind::Float || val.kind() == ValueKind::Float
                                 ? DType::Float32
                                 : DType::Int64;
-    if (whereType != out->dtype) {
-        c.report.notReplayed.push_back("scatter_upon_const_tensor: " + describe(scatter) +
-                                       " needs a dtype conversion after the where, which is not replayed");
-        return;
-    }
     const Device& device = selector->device;
     const Value deviceValue = Value::device(device.type, device.index);
     const Value length = full.args[0].items()[static_cast<size_t>(dim)];
@@ -1394,11 +1390,19 @@ void scatterUponConstTensor(PassContext& c, NodeId id) {
                                            {Value::nodeRef(eq), Value::nodeRef(self), Value::nodeRef(other)},
                                            {}, contiguousMeta(whereType, shapeSizes, device), meta),
                                   id, false);
+    NodeId result = where;
+    if (whereType != out->dtype)
+        result = g.insert(callNode("torch.ops.prims.convert_element_type.default",
+                                   {Value::nodeRef(where), Value::dtype(out->dtype)}, {},
+                                   contiguousMeta(out->dtype, shapeSizes, device), meta),
+                          id, false);
     PassChange& change = c.change("scatter_upon_const_tensor");
     for (NodeId added : {iota, view, expand, eq, other, self})
         change.added.push_back(g.node(added).name);
-    change.replaced.emplace_back(scatter.name, g.node(where).name);
-    g.replaceAllUses(id, where);
+    if (result != where)
+        change.added.push_back(g.node(where).name);
+    change.replaced.emplace_back(scatter.name, g.node(result).name);
+    g.replaceAllUses(id, result);
     g.erase(id);
     if (g.users(*fullId).empty()) {
         change.removed.push_back(full.name);

@@ -18,6 +18,7 @@ recorded torch version. Expected values are the decisions torch recorded in each
 
 import json
 import os
+import tempfile
 import unittest
 
 from clitool import budget_args, run_cli, saved_diff
@@ -117,6 +118,23 @@ class RecordedOracles(unittest.TestCase):
         ours = json.loads(run_cli("partition", path, "--json", *budget_args(options)))
         self.assertEqual(ours["rng_states"], [])
         self.assertTrue(set(wrapped) <= set(ours["recomputed"]), sorted(set(wrapped) - set(ours["recomputed"])))
+
+    def test_extracted_graphs_have_torchs_nodes(self):
+        # The forward and backward `partition --out` writes hold torch's call_function nodes by name, the nodes
+        # torch made after deciding included: graphsafe_run_with_rng_state on CUDA, run_and_save_rng_state /
+        # run_with_rng_state and their numbered getitems on the CPU.
+        with tempfile.TemporaryDirectory() as out:
+            for folder, name, (path, options, decisions, _) in self.every_case():
+                for label, args in (("torch_min_cut", budget_args(options)),
+                                    ("torch_default_partition", ["--strategy", "default"])):
+                    with self.subTest(recording=folder, case=name, decision=label):
+                        where = os.path.join(out, folder, name, label)
+                        run_cli("partition", path, "--out", where, *args)
+                        for side in ("forward", "backward"):
+                            ours = {n["name"] for n in load_graph(os.path.join(where, side + ".json"))["nodes"]
+                                    if n["op"] == "call_function"}
+                            torchs = set(decisions[label][side + "_nodes"])
+                            self.assertEqual(ours, torchs, (side, sorted(ours - torchs), sorted(torchs - ours)))
 
     def test_default_partition_set_is_torchs(self):
         for folder, name, (path, _, decisions, _) in self.every_case():

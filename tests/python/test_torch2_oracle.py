@@ -92,10 +92,10 @@ def set_diff(ours, torchs, what):
 
 
 def torch_node_set(decision, side):
-    """torch's call_function nodes of one side, nodes torch created after deciding counted as the joint node they
-    stand for (a created node with no joint counterpart keeps torch's name)."""
-    created = decision.get(side + "_created", {})
-    return {created.get(n) or n for n in decision[side + "_nodes"]}
+    """torch's call_function nodes of one side as torch names them: the nodes it creates after deciding
+    (functionalize_rng_ops' run_and_save_rng_state / run_with_rng_state and their getitems) included, which
+    jointscope makes too."""
+    return set(decision[side + "_nodes"])
 
 
 def cli_node_set(path):

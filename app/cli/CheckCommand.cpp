@@ -104,6 +104,7 @@ Json compileJson(const CompileCheck& c) {
                     {"only_ours", namesJson(d.onlyOurs)},
                     {"only_torch", namesJson(d.onlyTorch)}};
     };
+    out["graphs_as_torch"] = c.graphsAsTorch();
     if (c.forward)
         out["forward"] = graphJson(*c.forward);
     if (c.backward)
@@ -119,6 +120,18 @@ std::string joined(const Names& names) {
     return "[" + text + "]";
 }
 
+void printNodeSetDiffs(const CompileCheck& c) {
+    for (const auto* graph : {&c.forward, &c.backward}) {
+        if (!*graph)
+            continue;
+        const char* key = graph == &c.forward ? "forward" : "backward";
+        if (!(*graph)->onlyOurs.empty())
+            std::printf("  %s: only ours  %s\n", key, joined((*graph)->onlyOurs).c_str());
+        if (!(*graph)->onlyTorch.empty())
+            std::printf("  %s: only torch %s\n", key, joined((*graph)->onlyTorch).c_str());
+    }
+}
+
 void printCompile(const CompileCheck& c) {
     const char* id = c.label.c_str();
     if (c.status == CheckStatus::Error || c.status == CheckStatus::Skipped) {
@@ -129,15 +142,19 @@ void printCompile(const CompileCheck& c) {
     size_t passChanges = 0;
     for (const PassChange& p : c.passes.changes)
         passChanges += p.removed.size() + p.replaced.size() + p.added.size();
-    std::printf("[%s] %s (%s; %zu saved, %zu sym%s)\n", id, std::string(checkStatusName(c.status)).c_str(),
-                c.ruleset.c_str(), c.torch.size(), c.torchSym.size(),
+    std::printf("[%s] %s (%s; %zu saved, %zu sym%s; %s)\n", id,
+                std::string(checkStatusName(c.status)).c_str(), c.ruleset.c_str(), c.torch.size(),
+                c.torchSym.size(),
                 c.settings.replayJointPasses
                     ? ("; joint passes replayed: " + std::to_string(passChanges) + " node changes").c_str()
-                    : "");
+                    : "",
+                c.graphsAsTorch() ? "graphs hold torch's nodes" : "graphs differ in nodes");
     for (const std::string& u : c.settings.unsupported)
         std::printf("  not followed: %s\n", u.c_str());
-    if (c.status == CheckStatus::Identical)
+    if (c.status == CheckStatus::Identical) {
+        printNodeSetDiffs(c);
         return;
+    }
     for (const std::string& n : c.settings.notes)
         std::printf("  setting: %s\n", n.c_str());
     for (const std::string& n : c.notes)
@@ -162,15 +179,7 @@ void printCompile(const CompileCheck& c) {
             std::printf("  body %s sym   ours:  %s\n  body %s sym   torch: %s\n", b.body.c_str(),
                         joined(b.oursSym).c_str(), b.body.c_str(), joined(b.torchSym).c_str());
     }
-    for (const auto* graph : {&c.forward, &c.backward}) {
-        if (!*graph)
-            continue;
-        const char* key = graph == &c.forward ? "forward" : "backward";
-        if (!(*graph)->onlyOurs.empty())
-            std::printf("  %s: only ours  %s\n", key, joined((*graph)->onlyOurs).c_str());
-        if (!(*graph)->onlyTorch.empty())
-            std::printf("  %s: only torch %s\n", key, joined((*graph)->onlyTorch).c_str());
-    }
+    printNodeSetDiffs(c);
 }
 
 // ---- run ----
@@ -199,8 +208,9 @@ int runCheck(const ParsedArgs& args) {
         checks.push_back(checkCompile(*file, g, configs->second, parsed.request));
     }
 
-    int identical = 0, differs = 0, errors = 0;
+    int identical = 0, differs = 0, errors = 0, graphsAsTorch = 0;
     for (const CompileCheck& c : checks) {
+        graphsAsTorch += c.graphsAsTorch();
         identical += c.status == CheckStatus::Identical;
         differs += c.status == CheckStatus::Differs;
         errors += c.status == CheckStatus::Error;
@@ -215,12 +225,15 @@ int runCheck(const ParsedArgs& args) {
         report["identical"] = identical;
         report["differs"] = differs;
         report["errors"] = errors;
+        report["graphs_as_torch"] = graphsAsTorch;
         std::printf("%s\n", report.dump(1).c_str());
     } else {
         for (const CompileCheck& c : checks)
             printCompile(c);
-        std::printf("%d identical, %d differ, %d errors (of %zu compiles)\n", identical, differs, errors,
-                    checks.size());
+        std::printf(
+            "%d identical, %d differ, %d errors (of %zu compiles); %d with torch's forward and backward "
+            "nodes\n",
+            identical, differs, errors, checks.size(), graphsAsTorch);
     }
     if (identical + differs + errors == 0) {
         std::fprintf(stderr, "%s: error: no compile with both a joint graph and torch's forward graph\n",

@@ -56,6 +56,13 @@ struct CompileCheck {
     std::vector<std::string> oursRng, torchRng;
     std::vector<BodyCheck> bodies;
     std::optional<NodeSetDiff> forward, backward;
+    // The forward and backward jointscope extracts hold the nodes torch's do, by name (those compared).
+    bool graphsAsTorch() const {
+        auto same = [](const std::optional<NodeSetDiff>& d) {
+            return !d || (d->onlyOurs.empty() && d->onlyTorch.empty());
+        };
+        return (forward || backward) && same(forward) && same(backward);
+    }
     std::string escalation;
     std::vector<std::string> notes; // what the partitioner warned of (Partition::warnings)
     // A compile that differs: torch's saved values are what another of the ilp knapsack's equally good

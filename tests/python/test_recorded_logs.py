@@ -153,6 +153,9 @@ class RecordedLogs(unittest.TestCase):
                 with self.subTest(log=name, compile_id=c["compile_id"]):
                     for graph in ("forward", "backward"):
                         self.assertEqual((c[graph]["only_ours"], c[graph]["only_torch"]), ([], []), graph)
+                    self.assertTrue(c["graphs_as_torch"])
+            proc, report = self.reports[name]
+            self.assertEqual(report["graphs_as_torch"], len(self.compiles(name)))
 
 
 if __name__ == "__main__":

@@ -184,6 +184,9 @@ struct BodyResult {
     HopBodyPartition report;
     Graph forward, backward;
     size_t numFwInputs = 0, numFwOutputs = 0;
+    // The tensors the forward body returns after its outputs: the saved values, then the RNG states of the
+    // random ops it recomputes (functionalize_rng_ops; torch's restitch counts them as saved nodes).
+    size_t numSavedTensors = 0;
     int32_t forwardIndex = -1, backwardIndex = -1;
 };
 
@@ -301,6 +304,7 @@ Expected<HopPartitionReport> partitionInvokeSubgraphBodies(Graph& joint,
             d.message = "invoke_subgraph body '" + jointBody->name + "': " + d.message;
             return d;
         }
+        r.numSavedTensors = p->saved.size() + p->rngStates.size();
         for (NodeId id : p->saved)
             r.report.saved.push_back(p->graph.node(id).name);
         for (NodeId id : p->savedSym)
@@ -368,7 +372,7 @@ Expected<HopPartitionReport> partitionInvokeSubgraphBodies(Graph& joint,
         const NodeId fwId = fwOf[bwId];
 
         const RewrittenCall forward = rewriteForward(fwId, r);
-        const size_t numSaved = r.report.saved.size(), numSym = r.report.savedSym.size();
+        const size_t numSaved = r.numSavedTensors, numSym = r.report.savedSym.size();
         std::vector<NodeId> extra; // (*saved, *sym) getitems
         for (size_t index = r.numFwOutputs; index < r.numFwOutputs + numSaved + numSym; ++index) {
             Node g = getItem(joint.node(fwId).meta, forward.call, r.forward, index, names.create("getitem"));

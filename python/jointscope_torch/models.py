@@ -390,6 +390,32 @@ class NestedRegionMLP(nn.Module):
         return x
 
 
+class NestedRegionCheckpointedDropout(nn.Module):
+    """NestedRegionMLP with the body's MLP under torch.utils.checkpoint and dropout (p=0.1) after it: the body's
+    partition recomputes the dropout, and on the CPU its forward returns the RNG state (run_and_save_rng_state)
+    that the outer graph hands to the body's backward beside the saved values."""
+
+    def __init__(self, dim=16, hidden=32, layers=3, device=None):
+        super().__init__()
+        self.layers = nn.ModuleList([MLP(dim, hidden, device=device) for _ in range(layers)])
+        self._region = torch.compiler.nested_compile_region(NestedRegionCheckpointedDropout.body)
+
+    @staticmethod
+    def inner(x, w1, b1, w2, b2):
+        return x + F.dropout(F.linear(F.gelu(F.linear(x, w1, b1)), w2, b2), 0.1, True)
+
+    @staticmethod
+    def body(x, w1, b1, w2, b2):
+        from torch.utils.checkpoint import checkpoint
+
+        return checkpoint(NestedRegionCheckpointedDropout.inner, x, w1, b1, w2, b2, use_reentrant=False)
+
+    def forward(self, x):
+        for layer in self.layers:
+            x = self._region(x, layer.fc1.weight, layer.fc1.bias, layer.fc2.weight, layer.fc2.bias)
+        return x
+
+
 class CheckpointedMaskedAttention(nn.Module):
     """Pre-norm attention with an additive mask and dropout_p under torch.utils.checkpoint. Compiled with
     dynamic=True, guards specialize the model dim and the mask's head dim (Sym(32), Sym(4) inputs), and torch
@@ -900,6 +926,11 @@ def torch2_zoo_builders():
           "(invoke_subgraph)")
     def _():
         return NestedRegionMLP(16, 32, 3), (_x(4, 16),)
+
+    @case("nested_region_ac_dropout", "nested_compile_region whose body checkpoints an MLP with dropout: the body's "
+          "forward returns the recomputed dropout's RNG state on the CPU")
+    def _():
+        return NestedRegionCheckpointedDropout(16, 32, 3), (_x(4, 16),)
 
     @case("graph_break_two_graphs", "two MLPs with torch._dynamo.graph_break() between them: two joint graphs "
           "(graph_breaks='all')", graph_breaks="all")

@@ -3,9 +3,9 @@
 What a compiler engineer has is a TORCH_TRACE log of a real run, mostly under inductor. Here the torch 2 zoo's models
 (plain, MoE, batch norm, dropout + cross-entropy, full and selective activation checkpointing, dropout under
 checkpointing with a custom autograd.Function, dynamic batch and sequence, dynamic=True with specialized symbols and
-with float inputs, and a cross-entropy LM head reading math.pi, nested_compile_region, LLaMA-3, an embedding whose weight
+with float inputs, and a cross-entropy LM head reading math.pi, nested_compile_region (one with checkpointed dropout in its body), LLaMA-3, an embedding whose weight
 the forward renormalizes in place, Falcon-style list-indexed keys and values under checkpointing, one model compiled
-twice so that the AOTAutograd cache serves the second; 58 compiles) are compiled with torch.compile in child processes with TORCH_TRACE set, one log per (backend, memory budget): inductor with no
+twice so that the AOTAutograd cache serves the second; 60 compiles) are compiled with torch.compile in child processes with TORCH_TRACE set, one log per (backend, memory budget): inductor with no
 budget, 0.5 and 0.1, aot_eager with no budget, 0.5 and 0 (two models). Their forward and backward run once.
 `jointscope-cli check LOG --json` is then run with no flag at all: it must read what torch ran with from the log
 (backend, budget, inductor's joint-graph passes, static inputs, symbol hints) and find torch's saved list for every compile.
@@ -34,7 +34,7 @@ from clitool import cli_path
 MODELS = ("mlp", "gpt_block_sdpa", "gpt_block_eager_attention", "llama3_block", "moe_topk", "convnet_bn_train",
           "tiny_lm_dropout_ce", "gpt_stack_ac", "gpt_stack_ac_dropout", "ac_dropout_custom_fn", "sac_save_matmuls",
           "sac_must_recompute", "dynamic_mlp_batch", "dynamic_gpt_seq", "dynamic_true_float_attributes",
-          "nested_compile_region", "fused_qkv_stack_ac")
+          "nested_compile_region", "nested_region_ac_dropout", "fused_qkv_stack_ac")
 # Inductor compiles each graph to C++ (~30 s a model on 2 cores): a spread of the models, fewer at lower budgets.
 INDUCTOR_MODELS = ("mlp", "gpt_block_sdpa", "llama3_block", "moe_topk", "tiny_lm_dropout_ce", "gpt_stack_ac",
                    "ac_dropout_custom_fn", "sac_save_matmuls", "dynamic_gpt_seq", "nested_compile_region",

@@ -33,7 +33,8 @@ CONFIGS = (("inductor", "inductor", None, None, None, False),
            ("inductor_reduce_overhead_budget05", "inductor", 0.5, "bfloat16", "reduce-overhead", False),
            ("inductor_dynamic", "inductor", None, None, None, True),
            ("inductor_dynamic_fp16_budget05", "inductor", 0.5, "float16", None, True))
-# JS_ZOO_CONFIGS (names, comma-separated; "gpt2" for GPT-2's two children) picks some; all by default.
+# JS_ZOO_CONFIGS (names, comma-separated; "gpt2" for GPT-2's two children) picks some, JS_ZOO_MODELS some models;
+# all by default.
 MODELS_PER_CHILD = 3
 # GPT-2-small's LM head under bf16 autocast (models.GPT2LM, batch 4 x 512): two steps, no budget and 0.5. Its
 # 50257-wide matmuls are what inductor's pad_mm pads when its timing on the GPU says padding pays.
@@ -64,6 +65,8 @@ def capture(out):
     jobs_at_once = int(os.environ.get("JS_ZOO_JOBS", str(os.cpu_count() or 1)))
     # mlp_aot is mlp through aot_module: the child compiles every case with torch.compile.
     models = [name for name in torch2_zoo_builders() if name != "mlp_aot"]
+    if os.environ.get("JS_ZOO_MODELS"):  # names, comma-separated: some models only
+        models = [name for name in models if name in os.environ["JS_ZOO_MODELS"].split(",")]
     cache = os.path.join(out, "inductor-cache")
     chosen = os.environ.get("JS_ZOO_CONFIGS")
     chosen = set(chosen.split(",")) if chosen else None

@@ -1499,22 +1499,17 @@ void padMatmul(PassContext& c, NodeId id, const PaddedMatmul& padded, const std:
     g.erase(id);
 }
 
-// Whether fx_graph_cse would make `a` and `b` one node: the same call on arguments it would make one
-// (torch's graphs name an operand after the twin CSE kept: `view` where the joint's matmul read `view_2`).
-bool cseTwins(const WorkGraph& g, NodeId a, NodeId b, int depth = 16) {
-    if (a == b)
-        return true;
-    const Node& x = g.node(a);
-    const Node& y = g.node(b);
-    if (depth == 0 || x.op != NodeOp::CallFunction || y.op != NodeOp::CallFunction ||
-        x.target.text != y.target.text || x.args.size() != y.args.size() ||
+// Whether `x` and `y` call one target on arguments of one structure, equal literals and inputs that
+// `sameInput` pairs.
+bool sameCall(const Node& x, const Node& y, const std::function<bool(NodeId, NodeId)>& sameInput) {
+    if (x.op != y.op || x.target.text != y.target.text || x.args.size() != y.args.size() ||
         x.kwargs.size() != y.kwargs.size())
         return false;
     std::function<bool(const Value&, const Value&)> same = [&](const Value& u, const Value& v) {
-        if (u.kind() == ValueKind::NodeRef && v.kind() == ValueKind::NodeRef)
-            return cseTwins(g, u.asNode(), v.asNode(), depth - 1);
         if (u.kind() != v.kind() || u.items().size() != v.items().size())
             return false;
+        if (u.kind() == ValueKind::NodeRef)
+            return sameInput(u.asNode(), v.asNode());
         if (u.items().empty())
             return u == v;
         for (size_t i = 0; i < u.items().size(); ++i)
@@ -1529,6 +1524,17 @@ bool cseTwins(const WorkGraph& g, NodeId a, NodeId b, int depth = 16) {
         if (x.kwargs[i].first != y.kwargs[i].first || !same(x.kwargs[i].second, y.kwargs[i].second))
             return false;
     return true;
+}
+
+// Whether fx_graph_cse would make `a` and `b` one node: the same call on arguments it would make one
+// (torch's graphs name an operand after the twin CSE kept: `view` where the joint's matmul read `view_2`).
+bool cseTwins(const WorkGraph& g, NodeId a, NodeId b, int depth = 16) {
+    if (a == b)
+        return true;
+    const Node& x = g.node(a);
+    const Node& y = g.node(b);
+    return depth > 0 && x.op == NodeOp::CallFunction && y.op == NodeOp::CallFunction &&
+           sameCall(x, y, [&](NodeId u, NodeId v) { return cseTwins(g, u, v, depth - 1); });
 }
 
 // The padded matmul torch's graphs show for `id` (its operands by name, or their CSE twins), or null.
@@ -2103,22 +2109,7 @@ void observePaddingIn(std::vector<const Graph*> graphs, const std::string& body,
 
 // Whether `x` of graph `a` and `y` of graph `b` compute the same thing: one op on the same-named inputs.
 bool sameDefinition(const Graph& a, const Node& x, const Graph& b, const Node& y) {
-    if (x.op != y.op || x.target.text != y.target.text || x.args.size() != y.args.size())
-        return false;
-    std::function<bool(const Value&, const Value&)> same = [&](const Value& u, const Value& v) {
-        if (u.kind() == ValueKind::NodeRef || v.kind() == ValueKind::NodeRef)
-            return u.kind() == v.kind() && a.node(u.asNode()).name == b.node(v.asNode()).name;
-        if (u.items().size() != v.items().size() || (u.items().empty() && !(u == v)))
-            return false;
-        for (size_t i = 0; i < u.items().size(); ++i)
-            if (!same(u.items()[i], v.items()[i]))
-                return false;
-        return true;
-    };
-    for (size_t i = 0; i < x.args.size(); ++i)
-        if (!same(x.args[i], y.args[i]))
-            return false;
-    return true;
+    return sameCall(x, y, [&](NodeId u, NodeId v) { return a.node(u).name == b.node(v).name; });
 }
 
 // The outer compile's _recursive_joint_graph_passes run the joint-graph passes again on each partitioned

@@ -4,6 +4,7 @@
 #include "ops/StorageAlias.h"
 #include "partition/Extract.h"
 #include "partition/Partitioner.h"
+#include "partition/RngFunctionalization.h"
 #include "support/Saturating.h"
 
 #include <algorithm>
@@ -130,11 +131,9 @@ std::vector<NodeId> mimicAutogradOrder(const Graph& g, const std::vector<NodeId>
     return result;
 }
 
-// The generator state torch.get_rng_state() returns: the CPU Mersenne Twister's 5,056 bytes; a CUDA Philox
-// generator's seed and offset, 16 bytes.
+// The generator state the forward saves for a random op, on the device of its first output.
 uint64_t rngStateBytes(const Node& node) {
-    const TensorMeta* t = node.outputs.empty() ? nullptr : &node.outputs[0];
-    return t && t->device.type == "cuda" ? 16 : 5056;
+    return *rngStateMeta(node.outputs.empty() ? Device{} : node.outputs[0].device).bytes();
 }
 
 class TimelineBuilder {

@@ -19,8 +19,8 @@ struct RngOpToWrap {
     Device device; // functionalize_rng_ops' get_device: the first output on a graphsafe device, else the CPU
 };
 
-// The generator state get_sample_rng_state gives a saved state: the CPU generator's 5056 bytes, a CUDA
-// generator's seed and offset (16 bytes, held on the CPU).
+// The generator state get_sample_rng_state gives a saved state: the CPU Mersenne Twister's 5,056 bytes, a
+// CUDA Philox generator's seed and offset (16 bytes, held on the CPU).
 TensorMeta rngStateMeta(const Device& device);
 
 // The graphs as functionalize_rng_ops leaves them, the ops taken in joint graph order:

@@ -60,12 +60,15 @@ private slots:
         // (embedding_max_norm); bfloat16 random draws, drawn as float32 and converted
         // (autocast_bf16_dropout); dynamic=True with a symbol of hint 0 in a slice, so that a slice_scatter
         // is a no-op only by a guard, and a cross-entropy's scatter upon a full of symbolic shape, compared
-        // on the hints (dynamic_true_lm_loss)
-        for (const char* m : {"mlp", "llama3_block", "gpt_block_eager_attention", "moe_topk",
-                              "tiny_lm_dropout_ce", "convnet_bn_train", "gpt_stack_ac_dropout",
-                              "dynamic_gpt_seq", "dynamic_size_output", "sac_llama3_every_other_mm",
-                              "literal_noops", "dynamic_mlp_batch", "dynamic_true_masked_attention",
-                              "embedding_max_norm", "autocast_bf16_dropout", "dynamic_true_lm_loss"})
+        // on the hints (dynamic_true_lm_loss); softmax at a temperature, by a number and by a tensor,
+        // multiplied and divided, rewritten by mul_softmax_pattern / div_softmax_pattern (distilled_lm,
+        // contrastive_clip)
+        for (const char* m :
+             {"mlp", "llama3_block", "gpt_block_eager_attention", "moe_topk", "tiny_lm_dropout_ce",
+              "convnet_bn_train", "gpt_stack_ac_dropout", "dynamic_gpt_seq", "dynamic_size_output",
+              "sac_llama3_every_other_mm", "literal_noops", "dynamic_mlp_batch",
+              "dynamic_true_masked_attention", "embedding_max_norm", "autocast_bf16_dropout",
+              "dynamic_true_lm_loss", "distilled_lm", "contrastive_clip"})
             QTest::newRow(m) << QString(m);
     }
     void replayMatchesTorch() {

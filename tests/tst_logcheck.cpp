@@ -56,6 +56,12 @@ const std::string kGuardedSizesLog = "tests/data/torch2/gpt2_lm_loss_dynamic_ind
 // compile's records kept, without guards and with one of its post-grad graphs (check's JSON is the full
 // log's).
 const std::string kFloatExpressionLog = "tests/data/torch2/gpt2_gelu_dynamic_inductor_trace.log";
+// jointscope_torch.models dynamic_true_drop_path, then dynamic_true_unet_upsample,
+// torch.compile(dynamic=True), aot_eager, torch 2.15: drop-path's 1 - p reads the float p as the infix
+// expression "1.0 - zf7", the upsample's scale is FloatTrueDiv(ToFloat(s53), 2.0*ToFloat(s53)) of an integer
+// size; describe, chromium, C++ guard, specialization and runtime-wrapper records dropped.
+const std::string kInfixFloatExpressionLog =
+    "tests/data/torch2/dynamic_true_drop_path_unet_aot_eager_trace.log";
 
 // transformers' FalconForCausalLM (new decoder architecture, 2 layers, hidden 64, 2 KV heads) trained one
 // step under inductor, torch 2.15 (transformers 5.24): its _split_heads takes key = qkv[:, :, :, [-2]] and
@@ -322,6 +328,51 @@ private slots:
         QVERIFY(c.forward && c.forward->onlyOurs.empty() && c.forward->onlyTorch.empty());
         QVERIFY(c.backward && c.backward->onlyOurs.empty() && c.backward->onlyTorch.empty());
         QCOMPARE(std::string(checkStatusName(c.status)), std::string("identical"));
+    }
+
+    // sympy's own form of an infix expression: 1.0 - zf7 is Add(1.0, Mul(-1, zf7)), each number a new
+    // scalar_tensor (the -1 an int64 one), and an integer size symbol is scalar_tensor(its placeholder) made
+    // float64 (ToFloat). Before, both were reported as not replayed and drop-path's decision differed (15
+    // saved values for torch's 16 around each division). The names are those of torch's forward graph.
+    void infixFloatExpressionsAreTensorified() {
+        const std::vector<CompileCheck> checks = checkLog(kInfixFloatExpressionLog);
+        std::vector<const CompileCheck*> decided;
+        for (const CompileCheck& c : checks)
+            if (c.status != CheckStatus::Skipped)
+                decided.push_back(&c);
+        QCOMPARE(decided.size(), size_t(2));
+        Expected<GraphFile> file = GraphFile::open(test::sourcePath(kInfixFloatExpressionLog));
+        QVERIFY(file);
+        std::vector<Graph> torchForwards;
+        for (const GraphEntry& entry : file->graphs())
+            if (entry.kind == "aot_forward_graph") {
+                Expected<Graph> g = file->load(entry.index);
+                QVERIFY(g);
+                torchForwards.push_back(std::move(*g));
+            }
+        QCOMPARE(torchForwards.size(), size_t(2));
+        const std::vector<std::vector<std::string>> made = {
+            {"scalar_tensor_default", "scalar_tensor_default_1", "mul_tensor", "add_tensor"},
+            {"scalar_tensor_default", "convert_element_type_default", "mul_tensor", "true_divide_tensor"}};
+        for (size_t i = 0; i < decided.size(); ++i) {
+            const CompileCheck& c = *decided[i];
+            QVERIFY2(c.passes.notReplayed.empty(),
+                     c.passes.notReplayed.empty() ? "" : c.passes.notReplayed[0].c_str());
+            QCOMPARE(std::string(checkStatusName(c.status)), std::string("identical"));
+            QCOMPARE(c.ours, c.torch);
+            QCOMPARE(c.oursSym, c.torchSym);
+            const auto tensorify =
+                std::find_if(c.passes.changes.begin(), c.passes.changes.end(),
+                             [](const PassChange& p) { return p.pass == "tensorify_python_scalars"; });
+            QVERIFY(tensorify != c.passes.changes.end());
+            for (const std::string& name : made[i]) {
+                QVERIFY2(std::count(tensorify->added.begin(), tensorify->added.end(), name) == 1,
+                         name.c_str());
+                QVERIFY2(torchForwards[i].find(name), name.c_str());
+            }
+            QVERIFY(c.forward && c.forward->onlyOurs.empty() && c.forward->onlyTorch.empty());
+            QVERIFY(c.backward && c.backward->onlyOurs.empty() && c.backward->onlyTorch.empty());
+        }
     }
 
     // constant_fold_uniform_value folds the copies of one-element tensor constants into fulls of their value,

@@ -127,6 +127,7 @@ Expected<Ruleset> parseRuleset(std::string_view jsonText, std::string_view fileN
         readSwitch(switches, "cse_keys_floats_by_bits", rules.cseKeysFloatsByBits);
         readSwitch(switches, "pointless_convert_keeps_narrowing", rules.pointlessConvertKeepsNarrowing);
         readSwitch(switches, "remove_no_ops_takes_literals", rules.removeNoOpsTakesLiterals);
+        readSwitch(switches, "scaled_softmax_keeps_nonfinite", rules.scaledSoftmaxKeepsNonfinite);
         readSwitch(switches, "tangents_closure", rules.tangentsClosure);
         readSwitch(switches, "default_partition_by_placement", rules.defaultPartitionByPlacement);
         readSwitch(switches, "backward_mimics_autograd_order", rules.backwardMimicsAutogradOrder);

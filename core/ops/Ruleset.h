@@ -66,6 +66,10 @@ struct Ruleset {
     // inductor's remove_no_ops drops x + 0, x * 1, ... with a Python number for the 0 or 1 too (torch 2.14);
     // before, only when every argument is a node (a folded full).
     bool removeNoOpsTakesLiterals = false;
+    // inductor's mul_softmax_pattern / div_softmax_pattern keep scale(x) - amax(scale(x)) where a scaled
+    // value along the reduced dimension is not finite (torch 2.13): where(all(isfinite(..)), stable,
+    // original).
+    bool scaledSoftmaxKeepsNonfinite = false;
     // _extract_fwd_bwd_modules binds a saved value's symbols before replacement too
     // (_free_symbols_without_replacements, torch 2.15): a specialized input's symbol is saved with it.
     bool bindsSpecializedSymbols = false;

@@ -7,6 +7,7 @@
 #include "support/Text.h"
 
 #include <algorithm>
+#include <cctype>
 #include <charconv>
 #include <cmath>
 #include <cstdint>
@@ -1591,6 +1592,252 @@ void passPatterns(PassContext& c, const std::vector<PaddedMatmul>& padded) {
     }
 }
 
+// ---- pass_patterns[1]: mul_softmax_pattern, div_softmax_pattern (joint_graph.py) ----
+
+// The dtype two floating operands of an elementwise op compute in (promote_types of same-kind dtypes).
+DType widerFloat(DType a, DType b) {
+    if (a == b || !isFloatingPoint(b))
+        return a;
+    if (!isFloatingPoint(a))
+        return b;
+    return itemSize(a) >= itemSize(b) ? a : b;
+}
+
+// `sizes` reduced over `dims` (negative from the end), kept as size-1 dimensions.
+std::vector<SymInt> keptReduction(std::vector<SymInt> sizes, const std::vector<int64_t>& dims) {
+    const int64_t rank = static_cast<int64_t>(sizes.size());
+    for (int64_t d : dims) {
+        const int64_t i = d < 0 ? d + rank : d;
+        if (i >= 0 && i < rank)
+            sizes[static_cast<size_t>(i)] = SymInt{1, {}};
+    }
+    return sizes;
+}
+
+// A match of _partial_softmax_pattern: sub(scaled, amax(scaled, dim, keepdim)), scaled = mul(inp, other) /
+// mul(other, inp) / div(inp, other), optionally through convert_element_type(scaled, dtype).
+struct ScaledSoftmax {
+    NodeId sub = kNoNode, amax = kNoNode, scale = kNoNode, convert = kNoNode;
+    bool divides = false;
+    Value inp, other;
+    std::vector<int64_t> dims;
+    Value dimArg, keepdimArg;
+    std::optional<DType> dtype;
+};
+
+// _other_is_broadcasted_in_dim: the scale is one number along the reduced dimensions.
+bool otherBroadcastsInDim(const WorkGraph& g, const ScaledSoftmax& m) {
+    if (m.other.kind() == ValueKind::Int || m.other.kind() == ValueKind::Float)
+        return true;
+    if (m.inp.kind() != ValueKind::NodeRef || m.other.kind() != ValueKind::NodeRef)
+        return false;
+    const TensorMeta* in = g.node(m.inp.asNode()).tensor();
+    const TensorMeta* other = g.node(m.other.asNode()).tensor();
+    if (!in || !other || in->sizes.size() < other->sizes.size())
+        return false;
+    std::vector<SymInt> shape(in->sizes.size() - other->sizes.size(), SymInt{1, {}});
+    shape.insert(shape.end(), other->sizes.begin(), other->sizes.end());
+    const int64_t rank = static_cast<int64_t>(shape.size());
+    for (int64_t d : m.dims) {
+        if (d >= rank || d < -rank)
+            return false;
+        const SymInt& size = shape[static_cast<size_t>(d < 0 ? d + rank : d)];
+        if (size.isSymbolic() || size.value != 1)
+            return false;
+    }
+    return true;
+}
+
+// The pattern at `subId`, tried as torch registers it: mul (inp * other, then other * inp, each without and
+// with a convert), then div.
+std::optional<ScaledSoftmax> matchScaledSoftmax(const WorkGraph& g, NodeId subId) {
+    const Node& sub = g.node(subId);
+    if (!isAten(sub, "sub", "Tensor") || sub.args.size() != 2 || !sub.kwargs.empty())
+        return std::nullopt;
+    const auto scaledId = nodeArg(sub, 0);
+    const auto amaxId = nodeArg(sub, 1);
+    if (!scaledId || !amaxId)
+        return std::nullopt;
+    const Node& amax = g.node(*amaxId);
+    if (!isAten(amax, "amax", "default") || amax.args.size() != 3 || !amax.kwargs.empty() ||
+        g.users(*amaxId).size() != 1 || nodeArg(amax, 0) != scaledId)
+        return std::nullopt;
+    const auto dims = intList(&amax.args[1]);
+    if (!dims)
+        return std::nullopt;
+    ScaledSoftmax m;
+    m.sub = subId;
+    m.amax = *amaxId;
+    m.dims = *dims;
+    m.dimArg = amax.args[1];
+    m.keepdimArg = amax.args[2];
+    NodeId scaleId = *scaledId;
+    const Node& scaled = g.node(*scaledId);
+    if (isPrims(scaled, "convert_element_type")) {
+        const auto source = nodeArg(scaled, 0);
+        if (scaled.args.size() != 2 || !scaled.kwargs.empty() || !source ||
+            scaled.args[1].kind() != ValueKind::DType)
+            return std::nullopt;
+        m.convert = *scaledId;
+        m.dtype = scaled.args[1].asDType();
+        scaleId = *source;
+    }
+    const Node& scale = g.node(scaleId);
+    m.scale = scaleId;
+    if (scale.args.size() != 2 || !scale.kwargs.empty())
+        return std::nullopt;
+    if (isAten(scale, "mul", "Tensor")) {
+        for (bool reverse : {false, true}) {
+            m.inp = scale.args[reverse ? 1 : 0];
+            m.other = scale.args[reverse ? 0 : 1];
+            if (otherBroadcastsInDim(g, m))
+                return m;
+        }
+        return std::nullopt;
+    }
+    if (isAten(scale, "div", "Tensor")) {
+        m.divides = true;
+        m.inp = scale.args[0];
+        m.other = scale.args[1];
+        if (otherBroadcastsInDim(g, m))
+            return m;
+    }
+    return std::nullopt;
+}
+
+// mul_softmax_pattern / div_softmax_pattern's replacement, traced as torch traces it:
+// scale(x) - amax(scale(x)) becomes scale(x * sign - amax(x * sign)) (from torch 2.13 kept only where every
+// scaled value along dim is finite: where(all(isfinite(scaled)), stable, scaled - amax(scaled))).
+void replaceScaledSoftmax(PassContext& c, const ScaledSoftmax& m) {
+    WorkGraph& g = c.g;
+    const Node& sub = g.node(m.sub);
+    const TensorMeta* scaledOut = g.node(m.convert != kNoNode ? m.convert : m.scale).tensor();
+    const TensorMeta* inpMeta =
+        m.inp.kind() == ValueKind::NodeRef ? g.node(m.inp.asNode()).tensor() : nullptr;
+    if (!scaledOut || !inpMeta)
+        return;
+    const bool scalarOther = m.other.kind() != ValueKind::NodeRef;
+    const TensorMeta* otherMeta = scalarOther ? nullptr : g.node(m.other.asNode()).tensor();
+    if (!scalarOther && !otherMeta) {
+        c.report.notReplayed.push_back(std::string(m.divides ? "div" : "mul") +
+                                       "_softmax_pattern: " + describe(sub) + " scales by a symbolic number");
+        return;
+    }
+    const NodeMeta meta = sub.meta;
+    const Device device = scaledOut->device;
+    const std::vector<SymInt> shape = scaledOut->sizes;
+    const std::string pass = m.divides ? "div_softmax_pattern" : "mul_softmax_pattern";
+    auto add = [&](std::string_view target, std::vector<Value> args,
+                   std::vector<std::pair<std::string, Value>> kwargs, DType dtype,
+                   std::vector<SymInt> sizes) {
+        const NodeId id = g.insert(callNode(target, std::move(args), std::move(kwargs),
+                                            contiguousMeta(dtype, std::move(sizes), device), meta),
+                                   m.sub, false);
+        c.change(pass).added.push_back(g.node(id).name);
+        return id;
+    };
+    const char* scaleOp = m.divides ? "torch.ops.aten.div.Tensor" : "torch.ops.aten.mul.Tensor";
+    const bool keepsNonfinite = c.rules.scaledSoftmaxKeepsNonfinite;
+    DType dtype = inpMeta->dtype;
+    const DType scaledType =
+        m.dtype.value_or(g.node(m.scale).tensor() ? g.node(m.scale).tensor()->dtype : dtype);
+    NodeId scaled = kNoNode;
+    if (keepsNonfinite) {
+        scaled = add(scaleOp, {m.inp, m.other}, {},
+                     g.node(m.scale).tensor() ? g.node(m.scale).tensor()->dtype : dtype, shape);
+        if (m.dtype && g.node(scaled).tensor()->dtype != *m.dtype)
+            scaled = add("torch.ops.prims.convert_element_type.default",
+                         {Value::nodeRef(scaled), Value::dtype(*m.dtype)}, {}, *m.dtype, shape);
+    }
+    Value inp = m.inp;
+    if (m.dtype && dtype != *m.dtype) {
+        inp = Value::nodeRef(add("torch.ops.prims.convert_element_type.default",
+                                 {inp, Value::dtype(*m.dtype)}, {}, *m.dtype, inpMeta->sizes));
+        dtype = *m.dtype;
+    }
+    Value sign, signedOther;
+    if (scalarOther) {
+        const bool negative = m.other.kind() == ValueKind::Int ? m.other.asInt() < 0 : m.other.asFloat() < 0;
+        sign = Value::integer(negative ? -1 : 1);
+        signedOther = m.other.kind() == ValueKind::Int
+                          ? Value::integer(negative ? -m.other.asInt() : m.other.asInt())
+                          : Value::real(negative ? -m.other.asFloat() : m.other.asFloat());
+    } else {
+        const NodeId one = add("torch.ops.aten.scalar_tensor.default", {Value::integer(1)},
+                               {{"dtype", Value::dtype(dtype)},
+                                {"device", Value::device(device.type, device.index)},
+                                {"pin_memory", Value::boolean(false)}},
+                               dtype, {});
+        const NodeId positive =
+            add("torch.ops.aten.ge.Scalar", {m.other, Value::integer(0)}, {}, DType::Bool, otherMeta->sizes);
+        const NodeId minusOne = add("torch.ops.aten.neg.default", {Value::nodeRef(one)}, {}, dtype, {});
+        sign = Value::nodeRef(add("torch.ops.aten.where.self",
+                                  {Value::nodeRef(positive), Value::nodeRef(one), Value::nodeRef(minusOne)},
+                                  {}, dtype, otherMeta->sizes));
+    }
+    const NodeId signedInp = add("torch.ops.aten.mul.Tensor", {inp, sign}, {}, dtype, shape);
+    const NodeId max = add("torch.ops.aten.amax.default", {Value::nodeRef(signedInp), m.dimArg, m.keepdimArg},
+                           {}, dtype, g.node(m.amax).tensor() ? g.node(m.amax).tensor()->sizes : shape);
+    const NodeId shifted =
+        add("torch.ops.aten.sub.Tensor", {Value::nodeRef(signedInp), Value::nodeRef(max)}, {}, dtype, shape);
+    DType stableType = dtype;
+    if (!scalarOther) {
+        stableType = widerFloat(dtype, otherMeta->dtype);
+        signedOther = Value::nodeRef(
+            add("torch.ops.aten.mul.Tensor", {sign, m.other}, {}, stableType, otherMeta->sizes));
+    }
+    NodeId result = add(scaleOp, {Value::nodeRef(shifted), signedOther}, {}, stableType, shape);
+    if (keepsNonfinite) {
+        const std::vector<SymInt> reduced = keptReduction(shape, m.dims);
+        const NodeId max2 =
+            add("torch.ops.aten.amax.default", {Value::nodeRef(scaled), m.dimArg, m.keepdimArg}, {},
+                scaledType, g.node(m.amax).tensor() ? g.node(m.amax).tensor()->sizes : reduced);
+        const NodeId original = add("torch.ops.aten.sub.Tensor",
+                                    {Value::nodeRef(scaled), Value::nodeRef(max2)}, {}, scaledType, shape);
+        // isfinite(scaled) = (scaled == scaled) * (abs(scaled) != inf); all(x, dim) = !any(!x, dim)
+        const NodeId magnitude =
+            add("torch.ops.aten.abs.default", {Value::nodeRef(scaled)}, {}, scaledType, shape);
+        const NodeId notInf =
+            add("torch.ops.aten.ne.Scalar",
+                {Value::nodeRef(magnitude), Value::real(std::numeric_limits<double>::infinity())}, {},
+                DType::Bool, shape);
+        const NodeId notNan = add("torch.ops.aten.eq.Tensor",
+                                  {Value::nodeRef(scaled), Value::nodeRef(scaled)}, {}, DType::Bool, shape);
+        const NodeId finite = add("torch.ops.aten.mul.Tensor",
+                                  {Value::nodeRef(notNan), Value::nodeRef(notInf)}, {}, DType::Bool, shape);
+        const NodeId nonfinite =
+            add("torch.ops.aten.logical_not.default", {Value::nodeRef(finite)}, {}, DType::Bool, shape);
+        const NodeId anyNonfinite =
+            add("torch.ops.aten.any.dims", {Value::nodeRef(nonfinite), m.dimArg, Value::boolean(true)}, {},
+                DType::Bool, reduced);
+        const NodeId allFinite = add("torch.ops.aten.logical_not.default", {Value::nodeRef(anyNonfinite)}, {},
+                                     DType::Bool, reduced);
+        result = add("torch.ops.aten.where.self",
+                     {Value::nodeRef(allFinite), Value::nodeRef(result), Value::nodeRef(original)}, {},
+                     widerFloat(stableType, scaledType), shape);
+    }
+    PassChange& change = c.change(pass);
+    change.added.pop_back(); // the result replaces the sub
+    change.replaced.emplace_back(sub.name, g.node(result).name);
+    g.replaceAllUses(m.sub, result);
+    g.erase(m.sub);
+    for (NodeId inner : {m.amax, m.convert, m.scale})
+        if (inner != kNoNode && !g.erased(inner) && g.users(inner).empty()) {
+            change.removed.push_back(g.node(inner).name);
+            g.erase(inner);
+        }
+}
+
+// pass_patterns[1], after pass_patterns[0] (a pattern pass visits the nodes it found, last first).
+void softmaxPatterns(PassContext& c) {
+    WorkGraph& g = c.g;
+    const std::vector<NodeId> order = g.liveOrder();
+    for (auto it = order.rbegin(); it != order.rend(); ++it)
+        if (!g.erased(*it))
+            if (const std::optional<ScaledSoftmax> m = matchScaledSoftmax(g, *it))
+                replaceScaledSoftmax(c, *m);
+}
+
 // ---- replace_random (torch/_inductor/fx_passes/replace_random.py) ----
 
 std::optional<std::pair<std::string, int64_t>> deviceOf(const Node& n) {
@@ -1734,17 +1981,213 @@ DType computationDType(DType d) {
 // A float input read as a Python scalar (_local_scalar_dense: a SymFloat zfN) and fed to tensor ops becomes a
 // float64 tensor those ops read. Only a bare symbol is replayed; an expression of symbols (torch interprets
 // it with tensor ops) is reported.
-// _sympy_interp: a float expression of symbols ("OpaqueUnaryFn_sqrt(FloatTrueDiv(2.0, zf36))") as tensor ops
-// (TensorReferenceAnalysis), each subexpression and constant made once (hash-consed by its text). The
-// functions torch prints in call form are read; an infix product or sum, an integer symbol or anything else
-// is not (interpretable says so before anything is built).
+// A sympy expression read back from the text torch prints ("1.0 - zf7", "2.0*ToFloat(s53)",
+// "OpaqueUnaryFn_sqrt(FloatTrueDiv(2.0, zf36))") into sympy's own form, whose arguments _sympy_interp walks:
+// Add and Mul hold their number first (Add.flatten and Mul.flatten put the coefficient in front), a - b is
+// Add(a, Mul(-1, b)). Where sympy would sort two or more non-number terms (its sort keys are not read here),
+// the text is not read.
+struct SympyExpr {
+    enum class Kind { Integer, Float, Symbol, Call, Add, Mul };
+    Kind kind = Kind::Symbol;
+    std::string name; // the symbol or function
+    double number = 0;
+    std::vector<SympyExpr> args;
+
+    bool isNumber() const { return kind == Kind::Integer || kind == Kind::Float; }
+    // sympy's structural identity, the key of torch's hash consing.
+    std::string key() const {
+        switch (kind) {
+        case Kind::Integer:
+            return std::to_string(static_cast<int64_t>(number));
+        case Kind::Float: {
+            char buffer[32];
+            const auto [end, ec] = std::to_chars(buffer, buffer + sizeof buffer, number);
+            return ec == std::errc() ? std::string(buffer, end) + "f" : std::string("nan");
+        }
+        case Kind::Symbol:
+            return name;
+        default:
+            break;
+        }
+        std::string text = kind == Kind::Add ? "Add(" : kind == Kind::Mul ? "Mul(" : name + "(";
+        for (size_t i = 0; i < args.size(); ++i)
+            text += (i ? "," : "") + args[i].key();
+        return text + ")";
+    }
+};
+
+class SympyReader {
+public:
+    static std::optional<SympyExpr> read(std::string_view text) {
+        SympyReader r(text);
+        std::optional<SympyExpr> e = r.sum();
+        r.skipSpaces();
+        return e && r.pos_ == r.text_.size() ? e : std::nullopt;
+    }
+
+private:
+    explicit SympyReader(std::string_view text) : text_(text) {}
+
+    void skipSpaces() {
+        while (pos_ < text_.size() && text_[pos_] == ' ')
+            ++pos_;
+    }
+    bool eat(char ch) {
+        skipSpaces();
+        if (pos_ < text_.size() && text_[pos_] == ch &&
+            !(ch == '*' && pos_ + 1 < text_.size() && text_[pos_ + 1] == '*')) {
+            ++pos_;
+            return true;
+        }
+        return false;
+    }
+    static SympyExpr number(SympyExpr::Kind kind, double v) {
+        SympyExpr e;
+        e.kind = kind;
+        e.number = v;
+        return e;
+    }
+    static SympyExpr negated(SympyExpr e) {
+        if (e.isNumber()) {
+            e.number = -e.number;
+            return e;
+        }
+        if (e.kind == SympyExpr::Kind::Mul && e.args.front().isNumber()) {
+            e.args.front().number = -e.args.front().number;
+            return e;
+        }
+        SympyExpr m;
+        m.kind = SympyExpr::Kind::Mul;
+        m.args = {number(SympyExpr::Kind::Integer, -1), std::move(e)};
+        return m;
+    }
+    // Add(...) or Mul(...) of `parts` as sympy builds it: nested ones flattened, the number first.
+    static std::optional<SympyExpr> flattened(SympyExpr::Kind kind, std::vector<SympyExpr> parts) {
+        std::vector<SympyExpr> numbers, others;
+        for (SympyExpr& p : parts) {
+            if (p.kind == kind) {
+                for (SympyExpr& inner : p.args)
+                    (inner.isNumber() ? numbers : others).push_back(std::move(inner));
+            } else {
+                (p.isNumber() ? numbers : others).push_back(std::move(p));
+            }
+        }
+        if (numbers.size() > 1 || others.size() > 1)
+            return std::nullopt; // sympy would fold the numbers and sort the terms
+        if (others.empty())
+            return numbers.front();
+        if (numbers.empty())
+            return others.front();
+        SympyExpr e;
+        e.kind = kind;
+        e.args = {std::move(numbers.front()), std::move(others.front())};
+        return e;
+    }
+    std::optional<SympyExpr> sum() {
+        std::vector<SympyExpr> terms;
+        std::optional<SympyExpr> first = product();
+        if (!first)
+            return std::nullopt;
+        terms.push_back(std::move(*first));
+        for (;;) {
+            const bool plus = eat('+');
+            if (!plus && !eat('-'))
+                break;
+            std::optional<SympyExpr> t = product();
+            if (!t)
+                return std::nullopt;
+            terms.push_back(plus ? std::move(*t) : negated(std::move(*t)));
+        }
+        return terms.size() == 1 ? std::optional(std::move(terms.front()))
+                                 : flattened(SympyExpr::Kind::Add, std::move(terms));
+    }
+    std::optional<SympyExpr> product() {
+        std::vector<SympyExpr> factors;
+        do {
+            std::optional<SympyExpr> f = unary();
+            if (!f)
+                return std::nullopt;
+            factors.push_back(std::move(*f));
+        } while (eat('*'));
+        skipSpaces();
+        if (pos_ < text_.size() && (text_[pos_] == '/' || text_[pos_] == '*'))
+            return std::nullopt; // a quotient or a power: not read
+        return factors.size() == 1 ? std::optional(std::move(factors.front()))
+                                   : flattened(SympyExpr::Kind::Mul, std::move(factors));
+    }
+    std::optional<SympyExpr> unary() {
+        if (eat('-')) {
+            std::optional<SympyExpr> e = unary();
+            return e ? std::optional(negated(std::move(*e))) : std::nullopt;
+        }
+        return atom();
+    }
+    std::optional<SympyExpr> atom() {
+        skipSpaces();
+        if (eat('(')) {
+            std::optional<SympyExpr> e = sum();
+            return e && eat(')') ? e : std::nullopt;
+        }
+        const size_t begin = pos_;
+        while (pos_ < text_.size() &&
+               (std::isalnum(static_cast<unsigned char>(text_[pos_])) || text_[pos_] == '_' ||
+                text_[pos_] == '.' ||
+                ((text_[pos_] == '-' || text_[pos_] == '+') && pos_ > begin && (text_[pos_ - 1] == 'e') &&
+                 std::isdigit(static_cast<unsigned char>(text_[begin])))))
+            ++pos_;
+        const std::string_view word = text_.substr(begin, pos_ - begin);
+        if (word.empty())
+            return std::nullopt;
+        if (std::isdigit(static_cast<unsigned char>(word.front()))) {
+            const std::string s(word);
+            char* end = nullptr;
+            const double v = std::strtod(s.c_str(), &end);
+            if (end != s.c_str() + s.size())
+                return std::nullopt;
+            const bool integral = s.find_first_of(".eE") == std::string::npos;
+            return number(integral ? SympyExpr::Kind::Integer : SympyExpr::Kind::Float, v);
+        }
+        SympyExpr e;
+        e.name = std::string(word);
+        if (!eat('('))
+            return e;
+        e.kind = SympyExpr::Kind::Call;
+        if (eat(')'))
+            return e;
+        do {
+            std::optional<SympyExpr> a = sum();
+            if (!a)
+                return std::nullopt;
+            e.args.push_back(std::move(*a));
+        } while (eat(','));
+        return eat(')') ? std::optional(std::move(e)) : std::nullopt;
+    }
+
+    std::string_view text_;
+    size_t pos_ = 0;
+};
+
+// The dtype an elementwise op on two 0-d tensors computes in: a float over an integer, the wider float.
+DType scalarResultType(DType a, DType b) {
+    if (isFloatingPoint(a) != isFloatingPoint(b))
+        return isFloatingPoint(a) ? a : b;
+    return itemSize(a) >= itemSize(b) ? a : b;
+}
+
+// _sympy_interp (tensorify_python_scalars): a float expression of symbols as tensor ops
+// (TensorReferenceAnalysis), each subexpression made once (hash-consed by sympy's identity), each number
+// made anew where it is met (torch's "cache constants" overwrites), a float symbol the float64 tensor of its
+// .item() source, an integer symbol scalar_tensor(the node that holds it).
 class SympyTensorInterpreter {
 public:
     SympyTensorInterpreter(PassContext& c, std::map<std::string, NodeId>& tensorOf, NodeId& anchor)
         : c_(c), tensorOf_(tensorOf), anchor_(anchor) {}
 
-    bool interpretable(std::string_view expr) const { return walk(expr, false).has_value(); }
-    NodeId interpret(std::string_view expr) { return *walk(expr, true); }
+    bool interpretable(std::string_view text) const {
+        const std::optional<SympyExpr> e = SympyReader::read(trimSpaces(text));
+        return e && walk(*e, false).has_value();
+    }
+    NodeId interpret(std::string_view text) { return *walk(*SympyReader::read(trimSpaces(text)), true); }
 
 private:
     // The aten op of a sympy function torch prints as a call, and how many arguments it takes.
@@ -1752,6 +2195,7 @@ private:
         static const std::map<std::string_view, std::pair<std::string_view, size_t>, std::less<>> kCalls = {
             {"FloatTrueDiv", {"torch.ops.aten.true_divide.Tensor", 2}},
             {"FloatPow", {"torch.ops.aten.pow.Tensor_Tensor", 2}},
+            {"ToFloat", {"torch.ops.prims.convert_element_type.default", 1}},
         };
         if (auto it = kCalls.find(fn); it != kCalls.end())
             return it->second;
@@ -1769,58 +2213,89 @@ private:
                 return std::pair{it->second, size_t(1)};
         return std::nullopt;
     }
-    // A float literal as sympy prints it ("2.0", "0.5", "1.0e-5").
-    static std::optional<double> floatLiteral(std::string_view text) {
-        if (text.empty() || text.find('.') == std::string_view::npos)
-            return std::nullopt;
-        const std::string s(text);
-        char* end = nullptr;
-        const double v = std::strtod(s.c_str(), &end);
-        return end == s.c_str() + s.size() ? std::optional<double>(v) : std::nullopt;
+    // The node that holds integer symbol `name` (expr_to_sym_proxy: the first whose value it is).
+    std::optional<NodeId> symIntNode(const std::string& name) const {
+        for (NodeId id : c_.g.liveOrder()) {
+            const Node& n = c_.g.node(id);
+            if (n.outputKind == OutputKind::SymInt && trimSpaces(n.symValue) == name)
+                return id;
+        }
+        return std::nullopt;
     }
 
-    // With `build`, the tensor standing for `expr` (made now if not yet); without, whether it can be made
+    // With `build`, the tensor standing for `e` (made now if not yet); without, whether it can be made
     // (kNoNode stands for "yes").
-    std::optional<NodeId> walk(std::string_view expr, bool build) const {
-        expr = trimSpaces(expr);
-        if (auto it = tensorOf_.find(std::string(expr)); it != tensorOf_.end())
-            return it->second;
-        if (std::optional<double> v = floatLiteral(expr)) {
+    std::optional<NodeId> walk(const SympyExpr& e, bool build) const {
+        using Kind = SympyExpr::Kind;
+        if (e.isNumber()) {
             if (!build)
                 return kNoNode;
-            return remember(expr, add("torch.ops.aten.scalar_tensor.default", {Value::real(*v)},
-                                      {{"dtype", Value::dtype(DType::Float64)}}));
+            const bool integral = e.kind == Kind::Integer;
+            const DType dtype = integral ? DType::Int64 : DType::Float64;
+            return add("torch.ops.aten.scalar_tensor.default",
+                       {integral ? Value::integer(static_cast<int64_t>(e.number)) : Value::real(e.number)},
+                       {{"dtype", Value::dtype(dtype)}}, dtype);
         }
-        const size_t open = expr.find('(');
-        if (open == std::string_view::npos || expr.back() != ')')
+        const std::string key = e.key();
+        if (auto it = tensorOf_.find(key); it != tensorOf_.end())
+            return it->second;
+        if (e.kind == Kind::Symbol) {
+            const std::optional<NodeId> holder = symIntNode(e.name);
+            if (!holder)
+                return std::nullopt;
+            if (!build)
+                return kNoNode;
+            return remember(key, add("torch.ops.aten.scalar_tensor.default", {Value::nodeRef(*holder)}, {},
+                                     DType::Float32));
+        }
+        std::string_view target;
+        if (e.kind == Kind::Add)
+            target = "torch.ops.aten.add.Tensor";
+        else if (e.kind == Kind::Mul)
+            target = "torch.ops.aten.mul.Tensor";
+        else if (const auto op = handler(e.name); op && op->second == e.args.size())
+            target = op->first;
+        else
             return std::nullopt;
-        const std::optional<std::pair<std::string_view, size_t>> op = handler(expr.substr(0, open));
-        const auto parts = splitTopLevel(expr.substr(open + 1, expr.size() - open - 2));
-        if (!op || !parts || parts->size() != op->second)
-            return std::nullopt;
-        std::vector<Value> args;
-        for (std::string_view part : *parts) {
-            std::optional<NodeId> arg = walk(part, build);
+        std::vector<NodeId> args;
+        for (const SympyExpr& a : e.args) {
+            std::optional<NodeId> arg = walk(a, build);
             if (!arg)
                 return std::nullopt;
-            args.push_back(Value::nodeRef(*arg));
+            args.push_back(*arg);
         }
         if (!build)
             return kNoNode;
-        return remember(expr, add(op->first, std::move(args), {}));
+        auto dtypeOf = [&](NodeId id) { return c_.g.node(id).tensor()->dtype; };
+        if (e.kind == Kind::Call && e.name == "ToFloat")
+            return remember(key, add(target, {Value::nodeRef(args[0]), Value::dtype(DType::Float64)}, {},
+                                     DType::Float64));
+        // Add and Mul are associative: ((a + b) + c)
+        NodeId acc = args[0];
+        DType dtype = dtypeOf(acc);
+        if (args.size() == 1) {
+            dtype = isFloatingPoint(dtype) ? dtype : DType::Float32;
+            return remember(key, add(target, {Value::nodeRef(acc)}, {}, dtype));
+        }
+        for (size_t i = 1; i < args.size(); ++i) {
+            dtype = scalarResultType(dtype, dtypeOf(args[i]));
+            if (target == "torch.ops.aten.true_divide.Tensor" && !isFloatingPoint(dtype))
+                dtype = DType::Float32;
+            acc = add(target, {Value::nodeRef(acc), Value::nodeRef(args[i])}, {}, dtype);
+        }
+        return remember(key, acc);
     }
     NodeId add(std::string_view target, std::vector<Value> args,
-               std::vector<std::pair<std::string, Value>> kwargs) const {
-        const NodeId id =
-            c_.g.insert(callNode(target, std::move(args), std::move(kwargs),
-                                 contiguousMeta(DType::Float64, {}, Device{"cpu", -1}), NodeMeta{}),
-                        anchor_, true);
+               std::vector<std::pair<std::string, Value>> kwargs, DType dtype) const {
+        const NodeId id = c_.g.insert(callNode(target, std::move(args), std::move(kwargs),
+                                               contiguousMeta(dtype, {}, Device{"cpu", -1}), NodeMeta{}),
+                                      anchor_, true);
         c_.change("tensorify_python_scalars").added.push_back(c_.g.node(id).name);
         anchor_ = id;
         return id;
     }
-    NodeId remember(std::string_view expr, NodeId id) const {
-        tensorOf_[std::string(expr)] = id;
+    NodeId remember(const std::string& key, NodeId id) const {
+        tensorOf_[key] = id;
         return id;
     }
 
@@ -1857,8 +2332,8 @@ void tensorifyPythonScalars(PassContext& c) {
             TensorMeta scalar = *t;
             scalar.sizes.clear();
             scalar.strides.clear();
-            tensorOf[n.symValue] = insertConvert(c, "tensorify_python_scalars", tensor, DType::Float64,
-                                                 scalar, NodeMeta{}, anchor, true);
+            tensorOf[std::string(trimSpaces(n.symValue))] = insertConvert(
+                c, "tensorify_python_scalars", tensor, DType::Float64, scalar, NodeMeta{}, anchor, true);
             continue;
         }
         const std::optional<std::string_view> overload = tensorOverload(n);
@@ -1888,7 +2363,7 @@ void tensorifyPythonScalars(PassContext& c) {
                 continue;
             }
             NodeId tensor = sympy.interpret(g.node(a.asNode()).symValue);
-            if (compute != DType::Bool && compute != DType::Float64) {
+            if (compute != DType::Bool && g.node(tensor).tensor()->dtype != compute) {
                 tensor = insertConvert(c, "tensorify_python_scalars", tensor, compute,
                                        *g.node(tensor).tensor(), NodeMeta{}, anchor, true);
                 anchor = tensor;
@@ -2192,6 +2667,7 @@ JointPassReport replayJointGraphPasses(Graph& joint, const Ruleset& rules, const
     if (options.patternMatcher) {
         earlyPatterns(c);
         passPatterns(c, options.paddedMatmuls);
+        softmaxPatterns(c);
     }
     if (c.paddedReplayed < options.paddedMatmuls.size())
         report.notReplayed.push_back("pad_mm: torch's graphs show " +

@@ -572,6 +572,182 @@ class EmbeddedCheckpointedStack(nn.Module):
         return self.stack(self.ln(self.proj(x)))
 
 
+class LoRAMLP(nn.Module):
+    """PEFT's LoRA on a pre-norm MLP: frozen base weights and a frozen norm (requires_grad=False), trainable
+    low-rank A and B after dropout on the input."""
+
+    class Linear(nn.Module):
+        def __init__(self, dim, out, rank=4, alpha=8.0, device=None):
+            super().__init__()
+            self.base = nn.Linear(dim, out, device=device).requires_grad_(False)
+            self.a = nn.Parameter(torch.randn(rank, dim, device=device) / math.sqrt(dim))
+            self.b = nn.Parameter(torch.full((out, rank), 0.01, device=device))
+            self.scale = alpha / rank
+            self.drop = nn.Dropout(0.05)
+
+        def forward(self, x):
+            return self.base(x) + (self.drop(x) @ self.a.t() @ self.b.t()) * self.scale
+
+    def __init__(self, dim=32, hidden=64, device=None):
+        super().__init__()
+        self.norm = nn.LayerNorm(dim, device=device).requires_grad_(False)
+        self.up = LoRAMLP.Linear(dim, hidden, device=device)
+        self.down = LoRAMLP.Linear(hidden, dim, device=device)
+
+    def forward(self, x):
+        return x + self.down(F.silu(self.up(self.norm(x))))
+
+
+class ComplexRoPEAttention(nn.Module):
+    """LLaMA-1's rotary embedding through complex numbers (view_as_complex(x) * freqs_cis, view_as_real): complex64
+    values in the joint graph."""
+
+    def __init__(self, dim=32, heads=4, seq=16, device=None):
+        super().__init__()
+        self.heads, self.hd = heads, dim // heads
+        self.qkv = nn.Linear(dim, 3 * dim, bias=False, device=device)
+        self.o = nn.Linear(dim, dim, bias=False, device=device)
+        freqs = 1.0 / (10000 ** (torch.arange(0, self.hd, 2, device=device).float() / self.hd))
+        angles = torch.outer(torch.arange(seq, device=device).float(), freqs)
+        self.register_buffer("freqs_cis", torch.polar(torch.ones_like(angles), angles), persistent=False)
+
+    def rope(self, x):
+        xc = torch.view_as_complex(x.float().reshape(*x.shape[:-1], -1, 2))
+        return torch.view_as_real(xc * self.freqs_cis[None, :, None, :]).flatten(3).type_as(x)
+
+    def forward(self, x):
+        b, t, d = x.shape
+        q, k, v = self.qkv(x).view(b, t, 3, self.heads, self.hd).unbind(2)
+        q, k = self.rope(q), self.rope(k)
+        y = F.scaled_dot_product_attention(q.transpose(1, 2), k.transpose(1, 2), v.transpose(1, 2), is_causal=True)
+        return x + self.o(y.transpose(1, 2).reshape(b, t, d))
+
+
+class UNetResBlock(nn.Module):
+    """A diffusion UNet's res block: GroupNorm, SiLU, conv, the time embedding added, dropout, conv, skip; then a
+    nearest upsample and an average pool."""
+
+    def __init__(self, ch=16, tdim=32, device=None):
+        super().__init__()
+        self.n1, self.n2 = nn.GroupNorm(4, ch, device=device), nn.GroupNorm(4, ch, device=device)
+        self.c1 = nn.Conv2d(ch, ch, 3, padding=1, device=device)
+        self.c2 = nn.Conv2d(ch, ch, 3, padding=1, device=device)
+        self.t = nn.Linear(tdim, ch, device=device)
+        self.drop = nn.Dropout(0.1)
+
+    def forward(self, x, temb):
+        h = self.c1(F.silu(self.n1(x))) + self.t(F.silu(temb))[:, :, None, None]
+        h = self.c2(self.drop(F.silu(self.n2(h))))
+        return F.avg_pool2d(F.interpolate(x + h, scale_factor=2, mode="nearest"), 2)
+
+
+class DistilledLM(nn.Module):
+    """An LM with its head tied to the embedding, trained with label smoothing, a KL term towards a detached
+    teacher softmax(logits * 0.5) and a z-loss: inductor rewrites the scaled softmax (mul_softmax_pattern)."""
+
+    def __init__(self, vocab=64, dim=32, device=None):
+        super().__init__()
+        self.emb = nn.Embedding(vocab, dim, device=device)
+        self.mix = nn.Linear(dim, dim, device=device)
+        self.ln = nn.LayerNorm(dim, device=device)
+
+    def forward(self, ids, targets):
+        logits = self.ln(F.gelu(self.mix(self.emb(ids)))) @ self.emb.weight.t()
+        ce = F.cross_entropy(logits.flatten(0, 1), targets.flatten(), label_smoothing=0.1)
+        with torch.no_grad():
+            teacher = F.softmax(logits.detach() * 0.5, -1)
+        kl = F.kl_div(F.log_softmax(logits, -1), teacher, reduction="batchmean")
+        return ce + kl + torch.logsumexp(logits, -1).pow(2).mean() * 1e-4
+
+
+class ContrastiveCLIP(nn.Module):
+    """CLIP's loss: normalized embeddings, image @ text^T * logit_scale.exp(), symmetric cross-entropy, and a
+    log_softmax at a temperature: the softmax patterns with a tensor scale and a division."""
+
+    def __init__(self, dim=16, emb=8, device=None):
+        super().__init__()
+        self.img = nn.Linear(dim, emb, device=device)
+        self.txt = nn.Linear(dim, emb, device=device)
+        self.logit_scale = nn.Parameter(torch.tensor(math.log(1 / 0.07), device=device))
+        self.temperature = 2.0
+
+    def forward(self, a, b):
+        # transformers' CLIPModel: logits_per_text = text @ image^T * logit_scale.exp()
+        logits = (F.normalize(self.img(a), dim=-1) @ F.normalize(self.txt(b), dim=-1).t()) * self.logit_scale.exp()
+        labels = torch.arange(a.shape[0], device=a.device)
+        loss = (F.cross_entropy(logits, labels) + F.cross_entropy(logits.t(), labels)) / 2
+        return loss - F.log_softmax(logits / self.temperature, -1).mean()
+
+
+class GatedScan(nn.Module):
+    """A Mamba-like selective scan written with cumsum and exp (no custom kernel): softplus step sizes, log-space
+    decay, einsums and a SiLU gate."""
+
+    def __init__(self, dim=16, state=8, device=None):
+        super().__init__()
+        self.inp = nn.Linear(dim, 2 * dim, device=device)
+        self.dt = nn.Linear(dim, dim, device=device)
+        self.a_log = nn.Parameter(torch.log(torch.arange(1, state + 1, device=device).float()).repeat(dim, 1))
+        self.bc = nn.Linear(dim, 2 * state, device=device)
+        self.out = nn.Linear(dim, dim, device=device)
+
+    def forward(self, x):
+        u, gate = self.inp(x).chunk(2, -1)
+        dt = F.softplus(self.dt(u))
+        bmat, cmat = self.bc(u).chunk(2, -1)
+        log_decay = torch.cumsum(dt[..., None] * -torch.exp(self.a_log), dim=1)
+        inc = torch.einsum("btd,btn->btdn", dt * u, bmat)
+        h = torch.exp(log_decay) * torch.cumsum(inc * torch.exp(-log_decay).clamp(max=1e4), dim=1)
+        return self.out(torch.einsum("btdn,btn->btd", h, cmat) * F.silu(gate))
+
+
+class IndexOpsMix(nn.Module):
+    """Token routing and bucketing ops: argsort, gather, scatter_add, index_put with accumulate, masked_fill,
+    where, sort and cumsum."""
+
+    def __init__(self, dim=16, buckets=4, device=None):
+        super().__init__()
+        self.proj = nn.Linear(dim, dim, device=device)
+        self.score = nn.Linear(dim, 1, device=device)
+        self.buckets = buckets
+
+    def forward(self, x):
+        h = torch.tanh(self.proj(x))
+        s = self.score(h).squeeze(-1)
+        top = torch.gather(h, 0, torch.argsort(s, descending=True)[:, None].expand_as(h))
+        bucket = torch.arange(h.shape[0], device=x.device) % self.buckets
+        pooled = h.new_zeros(self.buckets, h.shape[1]).scatter_add(0, bucket[:, None].expand_as(h), top)
+        acc = h.new_zeros(self.buckets, h.shape[1]).index_put((bucket,), h * s[:, None].sigmoid(), accumulate=True)
+        masked = (pooled + acc).masked_fill(acc.abs() < 1e-3, 0.0)
+        return torch.where(masked > 0, masked, masked * 0.1).sum() + s.sort().values.cumsum(0).mean()
+
+
+class StochasticDepthStack(nn.Module):
+    """Residual MLP blocks with layer scale and drop-path (a per-sample bernoulli_), the first block under
+    torch.utils.checkpoint: random draws inside and outside a checkpoint."""
+
+    def __init__(self, dim=32, blocks=3, p=0.2, device=None):
+        super().__init__()
+        self.blocks = nn.ModuleList([nn.Sequential(nn.LayerNorm(dim, device=device),
+                                                   nn.Linear(dim, 2 * dim, device=device), nn.GELU(),
+                                                   nn.Linear(2 * dim, dim, device=device)) for _ in range(blocks)])
+        self.gamma = nn.ParameterList([nn.Parameter(torch.full((dim,), 0.1, device=device)) for _ in range(blocks)])
+        self.p = p
+
+    def drop_path(self, x):
+        return x * x.new_empty(x.shape[0], 1, 1).bernoulli_(1 - self.p) / (1 - self.p)
+
+    def forward(self, x):
+        from torch.utils.checkpoint import checkpoint
+
+        for i, (block, gamma) in enumerate(zip(self.blocks, self.gamma)):
+            if i == 0:
+                x = x + checkpoint(lambda t: self.drop_path(block(t) * gamma), x, use_reentrant=False)
+            else:
+                x = x + self.drop_path(block(x) * gamma)
+        return x
+
+
 class _SigmoidGate(torch.autograd.Function):
     """x * sigmoid(w) with a hand-written backward (what dynamo traces as an autograd.Function)."""
 
@@ -843,6 +1019,50 @@ def torch2_zoo_builders():
           "value by list index) each under torch.utils.checkpoint")
     def _():
         return EmbeddedCheckpointedStack([FusedQKVBlock(), FusedQKVBlock()]), (_x(2, 16, 32),)
+
+    @case("lora_mlp", "LoRA on a pre-norm MLP: frozen base weights and norm, trainable low-rank A and B")
+    def _():
+        return LoRAMLP(), (_x(2, 8, 32),)
+
+    @case("complex_rope", "LLaMA-1 rotary embedding through view_as_complex / view_as_real (complex64), SDPA")
+    def _():
+        return ComplexRoPEAttention(), (_x(2, 16, 32),)
+
+    @case("unet_resblock", "diffusion UNet res block: GroupNorm, SiLU, convs, time embedding, nearest upsample")
+    def _():
+        return UNetResBlock(), (_x(2, 16, 8, 8), _x(2, 32))
+
+    @case("distilled_lm", "tied LM head, label smoothing, KL to a detached softmax(logits * 0.5), z-loss: "
+          "inductor's mul_softmax_pattern")
+    def _():
+        return DistilledLM(), (torch.randint(0, 64, (2, 8)), torch.randint(0, 64, (2, 8)))
+
+    @case("contrastive_clip", "CLIP loss: image @ text^T * logit_scale.exp(), symmetric cross-entropy, "
+          "log_softmax(logits / T): inductor's softmax patterns with a tensor scale and a division")
+    def _():
+        return ContrastiveCLIP(), (_x(6, 16), _x(6, 16))
+
+    @case("gated_scan", "Mamba-like selective scan with cumsum / exp / einsum and a SiLU gate")
+    def _():
+        return GatedScan(), (_x(2, 12, 16),)
+
+    @case("index_ops_mix", "argsort, gather, scatter_add, index_put(accumulate), masked_fill, sort, cumsum")
+    def _():
+        return IndexOpsMix(), (_x(8, 16),)
+
+    @case("stochastic_depth", "drop-path (bernoulli_) and layer scale, the first block checkpointed")
+    def _():
+        return StochasticDepthStack(), (_x(4, 6, 32),)
+
+    @case("dynamic_true_drop_path", "drop-path divides by 1 - p, p a Python float, compiled with dynamic=True: "
+          "tensorify_python_scalars interprets the float expression 1.0 - zf (Add, Mul(-1, zf))", compile_dynamic=True)
+    def _():
+        return StochasticDepthStack(), (_x(4, 6, 32),)
+
+    @case("dynamic_true_unet_upsample", "UNet res block with a nearest upsample by 2, compiled with dynamic=True: "
+          "the scale is FloatTrueDiv(ToFloat(s), 2.0*ToFloat(s)) of an integer size symbol", compile_dynamic=True)
+    def _():
+        return UNetResBlock(), (_x(2, 16, 8, 8), _x(2, 32))
 
     @case("llama3_stack_ac", "two LLaMA-3 blocks under full activation checkpointing")
     def _():

@@ -27,6 +27,10 @@ tests/data/recorded-logs/<torch>-<device>/*.log.xz, xz-compressed as recorded:
     hold a constant_pad_nd_default of their own); the body's saved values are those of the unpadded joint.
   - nested_region_dynamic_fp16_budget05 (dynamic=True, float16 autocast): the body's sizes are in the outer
     graph's symbols, weighed by its hints in the body's knapsack.
+- torch2.12-cpu: contrastive_clip under inductor, torch 2.12.0 on the CPU (and under bfloat16 autocast: the scaled
+  logits converted to float32 first): inductor's mul_softmax_pattern (a tensor scale, logit_scale.exp()) and
+  div_softmax_pattern (a temperature) in their form before torch 2.13, which rewrites scale(x) - amax(scale(x))
+  without keeping the original where a value is not finite.
 - torch2.13-cpu: embedding_max_norm under inductor, torch 2.13.0 on the CPU: two slices of the weight the forward
   renormalizes in place, which torch's CSE leaves apart (they alias a graph output).
 Expected values: torch's own saved lists in each log; `check` must find them for every compile.
@@ -45,6 +49,7 @@ from clitool import cli_path, run_cli
 DATA = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "data", "recorded-logs")
 RULESET_CHOICE = {
     "torch2.11-cuda": "torch 2.11.0+cu130 recorded in the graph: ruleset torch-2.11",
+    "torch2.12-cpu": "torch 2.12.0+cu130 recorded in the graph: ruleset torch-2.12",
     "torch2.13-cpu": "torch 2.13.0+cu130 recorded in the graph: ruleset torch-2.13",
 }
 
@@ -84,7 +89,9 @@ class RecordedLogs(unittest.TestCase):
             "torch2.11-cuda/literal_noops_bf16_pad_mm",
             "torch2.11-cuda/nested_region_bf16_budget05_cudagraphs_body_pad_mm",
             "torch2.11-cuda/nested_region_bf16_padded_after_partition",
-            "torch2.11-cuda/nested_region_dynamic_fp16_budget05", "torch2.13-cpu/embedding_max_norm"])
+            "torch2.11-cuda/nested_region_dynamic_fp16_budget05",
+            "torch2.12-cpu/contrastive_clip_bf16_softmax_patterns", "torch2.12-cpu/contrastive_clip_softmax_patterns",
+            "torch2.13-cpu/embedding_max_norm"])
 
     def test_nested_region_bodies_are_torchs(self):
         # (log, a value torch's partitioned body saves that tells the case apart)
@@ -133,6 +140,16 @@ class RecordedLogs(unittest.TestCase):
                 self.assertEqual(len(replaced), padded, c["joint_passes"])
                 self.assertEqual(c["joint_passes"]["not_replayed"], [])
 
+    def test_softmax_patterns_are_replayed(self):
+        # (log, the sub nodes torch's graphs show replaced: found by hand in its forward graph, where the
+        # cross-entropy's and the temperature's amax / sub are gone)
+        for name, replaced in (("torch2.12-cpu/contrastive_clip_softmax_patterns", {"sub", "sub_4"}),
+                               ("torch2.12-cpu/contrastive_clip_bf16_softmax_patterns", {"sub", "sub_4"})):
+            c = self.compiles(name)[0]
+            with self.subTest(log=name):
+                ours = {old for ch in c["joint_passes"]["changes"] if ch["pass"].endswith("_softmax_pattern")
+                        for old, new in ch["replaced"]}
+                self.assertEqual(ours, replaced, c["joint_passes"])
 
     def test_partition_replays_what_check_does(self):
         # `partition` on the logged joint graph (the CLI's and the GUI's path) reads pad_mm's choice from the log

@@ -62,13 +62,29 @@ private slots:
         // is a no-op only by a guard, and a cross-entropy's scatter upon a full of symbolic shape, compared
         // on the hints (dynamic_true_lm_loss); softmax at a temperature, by a number and by a tensor,
         // multiplied and divided, rewritten by mul_softmax_pattern / div_softmax_pattern (distilled_lm,
-        // contrastive_clip)
-        for (const char* m :
-             {"mlp", "llama3_block", "gpt_block_eager_attention", "moe_topk", "tiny_lm_dropout_ce",
-              "convnet_bn_train", "gpt_stack_ac_dropout", "dynamic_gpt_seq", "dynamic_size_output",
-              "sac_llama3_every_other_mm", "literal_noops", "dynamic_mlp_batch",
-              "dynamic_true_masked_attention", "embedding_max_norm", "autocast_bf16_dropout",
-              "dynamic_true_lm_loss", "distilled_lm", "contrastive_clip"})
+        // contrastive_clip); index and index_add through a randperm, sliced and whole, made
+        // _unsafe_index(_put), each replacement drawing a new randperm, and stable_topological_sort moving
+        // what it inserted early after its inputs (dino_drop_path, randperm_shuffle)
+        for (const char* m : {"mlp",
+                              "llama3_block",
+                              "gpt_block_eager_attention",
+                              "moe_topk",
+                              "tiny_lm_dropout_ce",
+                              "convnet_bn_train",
+                              "gpt_stack_ac_dropout",
+                              "dynamic_gpt_seq",
+                              "dynamic_size_output",
+                              "sac_llama3_every_other_mm",
+                              "literal_noops",
+                              "dynamic_mlp_batch",
+                              "dynamic_true_masked_attention",
+                              "embedding_max_norm",
+                              "autocast_bf16_dropout",
+                              "dynamic_true_lm_loss",
+                              "distilled_lm",
+                              "contrastive_clip",
+                              "dino_drop_path",
+                              "randperm_shuffle"})
             QTest::newRow(m) << QString(m);
     }
     void replayMatchesTorch() {

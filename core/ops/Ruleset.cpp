@@ -128,6 +128,10 @@ Expected<Ruleset> parseRuleset(std::string_view jsonText, std::string_view fileN
         readSwitch(switches, "pointless_convert_keeps_narrowing", rules.pointlessConvertKeepsNarrowing);
         readSwitch(switches, "remove_no_ops_takes_literals", rules.removeNoOpsTakesLiterals);
         readSwitch(switches, "scaled_softmax_keeps_nonfinite", rules.scaledSoftmaxKeepsNonfinite);
+        readSwitch(switches, "randperm_index_add_pattern", rules.randpermIndexAdd);
+        readSwitch(switches, "randperm_index_add_full_pattern", rules.randpermIndexAddFull);
+        readSwitch(switches, "randperm_index_full_pattern", rules.randpermIndexFull);
+        readSwitch(switches, "randperm_index_slice_pattern", rules.randpermIndexSlice);
         readSwitch(switches, "tangents_closure", rules.tangentsClosure);
         readSwitch(switches, "default_partition_by_placement", rules.defaultPartitionByPlacement);
         readSwitch(switches, "backward_mimics_autograd_order", rules.backwardMimicsAutogradOrder);

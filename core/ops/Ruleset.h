@@ -70,6 +70,15 @@ struct Ruleset {
     // value along the reduced dimension is not finite (torch 2.13): where(all(isfinite(..)), stable,
     // original).
     bool scaledSoftmaxKeepsNonfinite = false;
+    // inductor's misc_patterns in the joint graph's `patterns`: index_add / index through randperm(x.size(0))
+    // (or a slice [:k] of it) become _unsafe_index(_put) — randperm_index_add_pattern (sliced) from
+    // torch 2.11 on, randperm_index_full_pattern and the sliced randperm_index_pattern from 2.14 (before, its
+    // scalar_workaround of 42 traced no slice and a match failed the compile),
+    // randperm_index_add_full_pattern from 2.15.
+    bool randpermIndexAdd = false;
+    bool randpermIndexAddFull = false;
+    bool randpermIndexFull = false;
+    bool randpermIndexSlice = false;
     // _extract_fwd_bwd_modules binds a saved value's symbols before replacement too
     // (_free_symbols_without_replacements, torch 2.15): a specialized input's symbol is saved with it.
     bool bindsSpecializedSymbols = false;

@@ -93,6 +93,43 @@ public:
         return id;
     }
 
+    // stable_topological_sort (pattern_matcher.py): graph order kept, except that a node reading one that
+    // comes later moves right after the last input it waited for (a replacement inserted before its inputs).
+    void stableTopologicalSort() {
+        std::vector<NodeId> pending = liveOrder();
+        std::reverse(pending.begin(), pending.end());
+        std::vector<bool> ready(nodes_.size(), false);
+        std::unordered_map<NodeId, std::vector<NodeId>> waiting;
+        std::vector<NodeId> sorted;
+        sorted.reserve(pending.size());
+        while (!pending.empty()) {
+            const NodeId id = pending.back();
+            pending.pop_back();
+            // the last input not yet placed, inputs counted once in the order they first appear
+            // (_input_nodes)
+            std::optional<NodeId> waitingFor;
+            std::vector<NodeId> inputs;
+            nodes_[id].forEachInput([&](NodeId input) {
+                if (std::find(inputs.begin(), inputs.end(), input) != inputs.end())
+                    return;
+                inputs.push_back(input);
+                if (!ready[input])
+                    waitingFor = input;
+            });
+            if (waitingFor) {
+                waiting[*waitingFor].push_back(id);
+                continue;
+            }
+            ready[id] = true;
+            sorted.push_back(id);
+            if (auto it = waiting.find(id); it != waiting.end()) {
+                pending.insert(pending.end(), it->second.rbegin(), it->second.rend());
+                waiting.erase(it);
+            }
+        }
+        order_ = std::move(sorted);
+    }
+
     void writeBack(Graph& graph) const {
         std::vector<NodeId> newId(nodes_.size(), kNoNode);
         NodeId next = 0;
@@ -1561,6 +1598,137 @@ const PaddedMatmul* observedPadding(const WorkGraph& g, NodeId id, const std::ve
     return nullptr;
 }
 
+// ---- misc_patterns (torch/_inductor/fx_passes/misc_patterns.py: register_replacement into `patterns`) ----
+
+// A match of one of the randperm patterns: index_put(x, [idx], y, True) (index_add) or index(x, [idx]), idx
+// randperm(x.size(0)) or a slice [:k] of it.
+struct RandpermIndex {
+    NodeId anchor = kNoNode, randperm = kNoNode, slice = kNoNode;
+    bool adds = false;
+};
+
+// The randperm node `v` refers to, drawing x.size(0) values: the re-traced pattern's randperm(x.shape[0]).
+std::optional<NodeId> randpermOfSize(const WorkGraph& g, const Value& v, const SymInt& rows) {
+    if (v.kind() != ValueKind::NodeRef)
+        return std::nullopt;
+    const Node& n = g.node(v.asNode());
+    if (!isAten(n, "randperm", "default") || n.args.size() != 1)
+        return std::nullopt;
+    for (const auto& [key, value] : n.kwargs)
+        if (key != "device" && key != "pin_memory" && key != "layout" &&
+            !(key == "dtype" && value.kind() == ValueKind::DType && value.asDType() == DType::Int64))
+            return std::nullopt;
+    const std::optional<SymInt> size = symIntOf(g, n.args[0]);
+    if (!size || !sameSymInt(*size, rows))
+        return std::nullopt;
+    return v.asNode();
+}
+
+// The pattern at `id` (index_put.default or index.Tensor), tried in torch's registration order: sliced then
+// full for index_add, full then sliced for index. `sliceEnd` is the value the slice must end at (index_add:
+// y.shape[0]), or none (index's slice_shape, a scalar_workaround: any).
+std::optional<RandpermIndex> matchRandpermIndex(const WorkGraph& g, const Ruleset& rules, NodeId id) {
+    const Node& n = g.node(id);
+    const bool adds = isAten(n, "index_put", "default");
+    if (!adds && !isAten(n, "index", "Tensor"))
+        return std::nullopt;
+    if (n.args.size() != (adds ? 4u : 2u) || !n.kwargs.empty() || n.args[1].kind() != ValueKind::List ||
+        n.args[1].items().size() != 1 ||
+        (adds && !(n.args[3].kind() == ValueKind::Bool && n.args[3].asBool())))
+        return std::nullopt;
+    const std::optional<NodeId> x = nodeArg(n, 0);
+    const TensorMeta* xm = x ? g.node(*x).tensor() : nullptr;
+    if (!xm || xm->sizes.empty())
+        return std::nullopt;
+    const Value& idx = n.args[1].items()[0];
+    auto sliced = [&](const std::optional<SymInt>& end) -> std::optional<RandpermIndex> {
+        if (idx.kind() != ValueKind::NodeRef)
+            return std::nullopt;
+        const Node& s = g.node(idx.asNode());
+        if (!isAten(s, "slice", "Tensor") || s.args.size() != 4 || !s.kwargs.empty() ||
+            !isScalarEqual(s.args[1], 0) || !isScalarEqual(s.args[2], 0))
+            return std::nullopt;
+        const std::optional<NodeId> r = randpermOfSize(g, s.args[0], xm->sizes[0]);
+        if (!r || g.users(*r).size() != 1) // the randperm is inside the pattern: the slice is its one reader
+            return std::nullopt;
+        if (end) {
+            const std::optional<SymInt> k = symIntOf(g, s.args[3]);
+            if (!k || !sameSymInt(*k, *end))
+                return std::nullopt;
+        }
+        return RandpermIndex{id, *r, idx.asNode(), adds};
+    };
+    auto full = [&]() -> std::optional<RandpermIndex> {
+        const std::optional<NodeId> r = randpermOfSize(g, idx, xm->sizes[0]);
+        return r ? std::optional(RandpermIndex{id, *r, kNoNode, adds}) : std::nullopt;
+    };
+    if (adds) {
+        const std::optional<NodeId> y = nodeArg(n, 2);
+        const TensorMeta* ym = y ? g.node(*y).tensor() : nullptr;
+        if (rules.randpermIndexAdd && ym && !ym->sizes.empty())
+            if (auto m = sliced(ym->sizes[0]))
+                return m;
+        return rules.randpermIndexAddFull ? full() : std::nullopt;
+    }
+    if (rules.randpermIndexFull)
+        if (auto m = full())
+            return m;
+    return rules.randpermIndexSlice ? sliced(std::nullopt) : std::nullopt;
+}
+
+// The replacement, traced as torch traces it and inserted before the earliest output of the match (the index,
+// randperm or slice): a new randperm (and slice), then _unsafe_index(x, [idx]) — for index_add,
+// index_put(x, [idx], _unsafe_index(x, [idx]) + y) without accumulation (the index is a permutation).
+void replaceRandpermIndex(PassContext& c, const RandpermIndex& m) {
+    WorkGraph& g = c.g;
+    const Node anchor = g.node(m.anchor);
+    const NodeId first = m.slice != kNoNode ? m.slice : m.randperm;
+    const std::string pass = "randperm_index" + std::string(m.adds ? "_add" : "") + "_pattern";
+    std::vector<std::string> added;
+    auto add = [&](Node n) {
+        const NodeId id = g.insert(std::move(n), first, false);
+        added.push_back(g.node(id).name);
+        return id;
+    };
+    Node randperm = g.node(m.randperm);
+    randperm.users.clear();
+    const NodeId newRandperm = add(std::move(randperm));
+    NodeId index = newRandperm;
+    if (m.slice != kNoNode) {
+        Node slice = g.node(m.slice);
+        slice.args[0] = Value::nodeRef(newRandperm);
+        index = add(std::move(slice));
+    }
+    const Value x = anchor.args[0];
+    const Value indices = Value::list({Value::nodeRef(index)});
+    TensorMeta gathered = *g.node(x.asNode()).tensor();
+    gathered.sizes[0] = g.node(index).tensor() ? g.node(index).tensor()->sizes.at(0) : gathered.sizes[0];
+    gathered = contiguousMeta(gathered.dtype, gathered.sizes, gathered.device);
+    if (!m.adds)
+        gathered = *anchor.tensor();
+    NodeId result =
+        add(callNode("torch.ops.aten._unsafe_index.Tensor", {x, indices}, {}, gathered, anchor.meta));
+    if (m.adds) {
+        const TensorMeta* y = g.node(anchor.args[2].asNode()).tensor();
+        const NodeId sum = add(callNode("torch.ops.aten.add.Tensor", {Value::nodeRef(result), anchor.args[2]},
+                                        {}, y ? *y : gathered, anchor.meta));
+        result = add(callNode("torch.ops.aten.index_put.default", {x, indices, Value::nodeRef(sum)}, {},
+                              *anchor.tensor(), anchor.meta));
+    }
+    added.pop_back(); // the result replaces the anchor
+    PassChange& change = c.change(pass);
+    change.added.insert(change.added.end(), added.begin(), added.end());
+    change.replaced.emplace_back(anchor.name, g.node(result).name);
+    g.replaceAllUses(m.anchor, result);
+    g.replaceAllUses(first, index);
+    // match.erase_nodes: the matched nodes left without readers, last first
+    for (NodeId old : {m.anchor, m.slice, m.randperm})
+        if (old != kNoNode && !g.erased(old) && g.users(old).empty()) {
+            change.removed.push_back(g.node(old).name);
+            g.erase(old);
+        }
+}
+
 // pass_patterns: what jointscope replays (pointless_convert, scatter_upon_const_tensor, pad_mm as torch's
 // graphs show it) and what it only recognises.
 void passPatterns(PassContext& c, const std::vector<PaddedMatmul>& padded) {
@@ -1581,6 +1749,10 @@ void passPatterns(PassContext& c, const std::vector<PaddedMatmul>& padded) {
         }
         if (isAten(n, "scatter", "value")) {
             scatterUponConstTensor(c, id);
+            continue;
+        }
+        if (const std::optional<RandpermIndex> m = matchRandpermIndex(g, c.rules, id)) {
+            replaceRandpermIndex(c, *m);
             continue;
         }
         std::vector<NodeId> operands;
@@ -2676,8 +2848,10 @@ JointPassReport replayJointGraphPasses(Graph& joint, const Ruleset& rules, const
                                      " read operands no matmul of the joint graph reads");
     if (!options.fallbackRandom)
         replaceRandom(c);
-    if (report.changed())
+    if (report.changed()) {
+        work.stableTopologicalSort();
         work.writeBack(joint);
+    }
     return report;
 }
 

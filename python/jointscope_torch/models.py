@@ -748,6 +748,39 @@ class StochasticDepthStack(nn.Module):
         return x
 
 
+class DinoDropPathBlock(nn.Module):
+    """DINOv2's drop_add_residual_stochastic_depth: a random subset of the batch (randperm(b)[:k]) goes through
+    the residual MLP and is index_add'ed back scaled by b / k: inductor's randperm patterns make the index and
+    the index_add _unsafe_index(_put)."""
+
+    def __init__(self, dim=32, ratio=0.5, device=None):
+        super().__init__()
+        self.norm = nn.LayerNorm(dim, device=device)
+        self.mlp = nn.Sequential(nn.Linear(dim, 2 * dim, device=device), nn.GELU(),
+                                 nn.Linear(2 * dim, dim, device=device))
+        self.ratio = ratio
+
+    def forward(self, x):
+        b = x.shape[0]
+        k = max(int(b * (1 - self.ratio)), 1)
+        subset = torch.randperm(b, device=x.device)[:k]
+        residual = self.mlp(self.norm(x[subset]))
+        out = torch.index_add(x.flatten(1), 0, subset, residual.flatten(1).to(dtype=x.dtype), alpha=b / k)
+        return out.view_as(x)
+
+
+class RandpermShuffle(nn.Module):
+    """MoCo's batch shuffle: the batch indexed by a full randperm, and index_add'ed back."""
+
+    def __init__(self, dim=16, device=None):
+        super().__init__()
+        self.fc = nn.Linear(dim, dim, device=device)
+
+    def forward(self, x):
+        order = torch.randperm(x.shape[0], device=x.device)
+        return torch.index_add(x, 0, order, torch.tanh(self.fc(x[order])))
+
+
 class _SigmoidGate(torch.autograd.Function):
     """x * sigmoid(w) with a hand-written backward (what dynamo traces as an autograd.Function)."""
 
@@ -1053,6 +1086,16 @@ def torch2_zoo_builders():
     @case("stochastic_depth", "drop-path (bernoulli_) and layer scale, the first block checkpointed")
     def _():
         return StochasticDepthStack(), (_x(4, 6, 32),)
+
+    @case("dino_drop_path", "DINOv2 drop-path: randperm(b)[:k] picks the rows the residual sees, index_add puts them "
+          "back: inductor's sliced randperm patterns")
+    def _():
+        return DinoDropPathBlock(), (_x(8, 4, 32),)
+
+    @case("randperm_shuffle", "MoCo batch shuffle: x[randperm(b)] and index_add back: inductor's full randperm "
+          "patterns (torch 2.14, 2.15)")
+    def _():
+        return RandpermShuffle(), (_x(8, 16),)
 
     @case("dynamic_true_drop_path", "drop-path divides by 1 - p, p a Python float, compiled with dynamic=True: "
           "tensorify_python_scalars interprets the float expression 1.0 - zf (Add, Mul(-1, zf))", compile_dynamic=True)

@@ -31,6 +31,10 @@ tests/data/recorded-logs/<torch>-<device>/*.log.xz, xz-compressed as recorded:
   logits converted to float32 first): inductor's mul_softmax_pattern (a tensor scale, logit_scale.exp()) and
   div_softmax_pattern (a temperature) in their form before torch 2.13, which rewrites scale(x) - amax(scale(x))
   without keeping the original where a value is not finite.
+  - dino_drop_path_randperm_index_add: DINOv2's drop-path (randperm(b)[:k]), where torch 2.12 replaces only the
+    index_add through the sliced randperm (randperm_index_add_pattern), not the index (its sliced index pattern
+    traced no slice); then randperm_shuffle, whose full-randperm index that pattern matched and failed torch's
+    compile (no forward graph: skipped).
 - torch2.13-cpu: embedding_max_norm under inductor, torch 2.13.0 on the CPU: two slices of the weight the forward
   renormalizes in place, which torch's CSE leaves apart (they alias a graph output).
 Expected values: torch's own saved lists in each log; `check` must find them for every compile.
@@ -91,6 +95,7 @@ class RecordedLogs(unittest.TestCase):
             "torch2.11-cuda/nested_region_bf16_padded_after_partition",
             "torch2.11-cuda/nested_region_dynamic_fp16_budget05",
             "torch2.12-cpu/contrastive_clip_bf16_softmax_patterns", "torch2.12-cpu/contrastive_clip_softmax_patterns",
+            "torch2.12-cpu/dino_drop_path_randperm_index_add",
             "torch2.13-cpu/embedding_max_norm"])
 
     def test_nested_region_bodies_are_torchs(self):
@@ -150,6 +155,14 @@ class RecordedLogs(unittest.TestCase):
                 ours = {old for ch in c["joint_passes"]["changes"] if ch["pass"].endswith("_softmax_pattern")
                         for old, new in ch["replaced"]}
                 self.assertEqual(ours, replaced, c["joint_passes"])
+
+    def test_randperm_patterns_follow_the_torch_version(self):
+        # torch 2.12's graphs: the joint's index_put (forward) and index_put_1 (backward) are gone, made
+        # index_put_default(_1) over _unsafe_index; index and index_1 are still there (found by hand)
+        c = self.compiles("torch2.12-cpu/dino_drop_path_randperm_index_add")[0]
+        replaced = {old for ch in c["joint_passes"]["changes"] if ch["pass"].startswith("randperm_index")
+                    for old, new in ch["replaced"]}
+        self.assertEqual(replaced, {"index_put", "index_put_1"}, c["joint_passes"])
 
     def test_partition_replays_what_check_does(self):
         # `partition` on the logged joint graph (the CLI's and the GUI's path) reads pad_mm's choice from the log

@@ -60,6 +60,10 @@ const std::string kFloatExpressionLog = "tests/data/torch2/gpt2_gelu_dynamic_ind
 // torch.compile(dynamic=True), aot_eager, torch 2.15: drop-path's 1 - p reads the float p as the infix
 // expression "1.0 - zf7", the upsample's scale is FloatTrueDiv(ToFloat(s53), 2.0*ToFloat(s53)) of an integer
 // size; describe, chromium, C++ guard, specialization and runtime-wrapper records dropped.
+// jointscope_torch.models hf_vit_eager_attention under inductor, torch 2.15: fuse_attention rewrote the eager
+// attention into _scaled_dot_product_flash_attention_for_cpu; the first compile's records, pre- and post-grad
+// graphs, output code and the records above dropped.
+const std::string kFusedAttentionLog = "tests/data/torch2/hf_vit_eager_attention_inductor_trace.log";
 const std::string kInfixFloatExpressionLog =
     "tests/data/torch2/dynamic_true_drop_path_unet_aot_eager_trace.log";
 
@@ -373,6 +377,21 @@ private slots:
             QVERIFY(c.forward && c.forward->onlyOurs.empty() && c.forward->onlyTorch.empty());
             QVERIFY(c.backward && c.backward->onlyOurs.empty() && c.backward->onlyTorch.empty());
         }
+    }
+
+    // inductor's fuse_attention is not replayed: the compile stays a failing case (torch saves the
+    // attention's output and logsumexp, jointscope the softmax), and check says why, naming the op torch's
+    // forward holds.
+    void fusedAttentionIsReported() {
+        const std::vector<CompileCheck> checks = checkLog(kFusedAttentionLog);
+        QCOMPARE(checks.size(), size_t(1));
+        const CompileCheck& c = checks[0];
+        QCOMPARE(std::string(checkStatusName(c.status)), std::string("differs"));
+        QCOMPARE(c.passes.notReplayed.size(), size_t(1));
+        QVERIFY2(
+            c.passes.notReplayed[0].starts_with(
+                "fuse_attention: torch's forward calls aten._scaled_dot_product_flash_attention_for_cpu"),
+            c.passes.notReplayed[0].c_str());
     }
 
     // constant_fold_uniform_value folds the copies of one-element tensor constants into fulls of their value,

@@ -94,6 +94,10 @@ struct CompileConfig {
     std::vector<std::pair<std::string, std::string>> sourceLiterals;
     // The matmuls torch's forward and backward graphs of the compile show padded by pad_mm (a GPU compile).
     std::vector<PaddedMatmul> paddedMatmuls;
+    // The attention ops torch's forward graph holds more often than the joint graph (inductor's
+    // fuse_attention rewrote an eager softmax(q @ k^T * scale) @ v into them):
+    // "aten._scaled_dot_product_flash_attention_for_cpu".
+    std::vector<std::string> fusedAttentionOps;
 
     friend bool operator==(const CompileConfig&, const CompileConfig&) = default;
 };

@@ -176,9 +176,10 @@ void borrowCachedFunctorchConfig(CompileConfig& config, const GraphFile& file, s
             return take(i, *last, "the last before it that logged one, taken as unchanged");
 }
 
-// pad_mm's choices, from the forward and backward graphs logged for the compile (the first of each after its
-// joint graph, before the next joint graph): parsed only when their text holds a constant_pad_nd.
-void readPaddedMatmuls(CompileConfig& config, const GraphFile& file, size_t jointIndex) {
+// The forward and backward graphs logged for the compile of joint graph `jointIndex`: the first of each after
+// it, before the next joint graph.
+std::pair<std::optional<size_t>, std::optional<size_t>> compileGraphsOf(const GraphFile& file,
+                                                                        size_t jointIndex) {
     const std::vector<GraphEntry>& graphs = file.graphs();
     const GraphEntry& joint = graphs[jointIndex];
     std::optional<size_t> forward, backward;
@@ -193,6 +194,39 @@ void readPaddedMatmuls(CompileConfig& config, const GraphFile& file, size_t join
         else if (e.kind == "aot_backward_graph" && !backward)
             backward = i;
     }
+    return {forward, backward};
+}
+
+// How many calls of aten op `op` a graph's text makes.
+size_t callsOf(std::string_view text, std::string_view op) {
+    const std::string call = "torch.ops.aten." + std::string(op) + ".default(";
+    size_t count = 0;
+    for (size_t at = text.find(call); at != std::string_view::npos; at = text.find(call, at + call.size()))
+        ++count;
+    return count;
+}
+
+// fuse_attention's rewrites, which jointscope does not replay, seen from the graphs' texts: an attention op
+// the forward calls more often than the joint graph.
+void readFusedAttention(CompileConfig& config, const GraphFile& file, size_t jointIndex) {
+    const std::optional<size_t> forward = compileGraphsOf(file, jointIndex).first;
+    if (!forward)
+        return;
+    Expected<std::string> fw = file.payload(*forward);
+    Expected<std::string> joint = file.payload(jointIndex);
+    if (!fw || !joint || fw->find("_scaled_dot_product_") == std::string::npos)
+        return;
+    for (std::string_view op :
+         {"_scaled_dot_product_flash_attention_for_cpu", "_scaled_dot_product_flash_attention",
+          "_scaled_dot_product_efficient_attention", "_scaled_dot_product_cudnn_attention"})
+        if (callsOf(*fw, op) > callsOf(*joint, op))
+            config.fusedAttentionOps.push_back("aten." + std::string(op));
+}
+
+// pad_mm's choices, from the forward and backward graphs logged for the compile: parsed only when their text
+// holds a constant_pad_nd.
+void readPaddedMatmuls(CompileConfig& config, const GraphFile& file, size_t jointIndex) {
+    const auto [forward, backward] = compileGraphsOf(file, jointIndex);
     auto padded = [&](std::optional<size_t> index) {
         if (!index)
             return false;
@@ -220,6 +254,7 @@ void addCompileFactsFromLog(CompileConfig& config, const GraphFile& file, size_t
     borrowCachedCompileGuards(config, file, jointIndex);
     borrowCachedFunctorchConfig(config, file, jointIndex);
     readPaddedMatmuls(config, file, jointIndex);
+    readFusedAttention(config, file, jointIndex);
 }
 
 void addLogGraphFacts(Graph& joint, const CompileConfig& config) {
@@ -332,6 +367,7 @@ CompileSettings settingsFromLog(const CompileConfig* config, Ruleset& rules,
         s.passes.fallbackRandom = i.fallbackRandom.value_or(false);
         for (const PaddedMatmul& m : config->paddedMatmuls)
             (m.body.empty() ? s.passes.paddedMatmuls : s.bodyPaddedMatmuls).push_back(m);
+        s.passes.fusedAttentionOps = config->fusedAttentionOps;
         if (s.replayJointPasses && !config->paddedMatmuls.empty())
             s.notes.push_back(
                 "pad_mm padded " + std::to_string(config->paddedMatmuls.size()) +

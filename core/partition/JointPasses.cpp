@@ -2846,6 +2846,13 @@ JointPassReport replayJointGraphPasses(Graph& joint, const Ruleset& rules, const
                                      std::to_string(options.paddedMatmuls.size()) + " padded matmul(s); " +
                                      std::to_string(options.paddedMatmuls.size() - c.paddedReplayed) +
                                      " read operands no matmul of the joint graph reads");
+    if (options.patternMatcher)
+        for (const std::string& op : options.fusedAttentionOps)
+            report.notReplayed.push_back(
+                "fuse_attention: torch's forward calls " + op +
+                " more often than the joint graph: inductor rewrote an eager attention "
+                "(softmax(q @ k^T * scale) @ v, forward and backward) into it, which "
+                "is not replayed");
     if (!options.fallbackRandom)
         replaceRandom(c);
     if (report.changed()) {

@@ -27,6 +27,9 @@ struct JointPassOptions {
     bool fallbackRandom = false; // fallback_random: random ops stay aten ops
     // pad_mm's decisions, read off torch's graphs (a CPU compile pads nothing: can_pad wants a GPU).
     std::vector<PaddedMatmul> paddedMatmuls;
+    // fuse_attention's rewrites, seen in torch's forward graph (CompileConfig::fusedAttentionOps): not
+    // replayed, reported.
+    std::vector<std::string> fusedAttentionOps;
 };
 
 // What one pass changed, in node names.

@@ -781,6 +781,30 @@ class RandpermShuffle(nn.Module):
         return torch.index_add(x, 0, order, torch.tanh(self.fc(x[order])))
 
 
+class EagerViTSelfAttention(nn.Module):
+    """transformers' ViTSelfAttention, eager: q @ k^T / sqrt(d), softmax, dropout, @ v, no mask. inductor's
+    fuse_attention rewrites it (forward and backward) into scaled_dot_product_attention, which jointscope does
+    not replay: `check` reports it."""
+
+    def __init__(self, dim=32, heads=4, p=0.0, device=None):
+        super().__init__()
+        self.heads, self.hd = heads, dim // heads
+        self.q = nn.Linear(dim, dim, device=device)
+        self.k = nn.Linear(dim, dim, device=device)
+        self.v = nn.Linear(dim, dim, device=device)
+        self.o = nn.Linear(dim, dim, device=device)
+        self.drop = nn.Dropout(p)
+
+    def split(self, t):
+        return t.view(t.shape[0], t.shape[1], self.heads, self.hd).permute(0, 2, 1, 3)
+
+    def forward(self, x):
+        q, k, v = self.split(self.q(x)), self.split(self.k(x)), self.split(self.v(x))
+        scores = torch.matmul(q, k.transpose(-1, -2)) / math.sqrt(self.hd)
+        probs = self.drop(F.softmax(scores, dim=-1))
+        return x + self.o(torch.matmul(probs, v).permute(0, 2, 1, 3).contiguous().view(x.shape))
+
+
 class _SigmoidGate(torch.autograd.Function):
     """x * sigmoid(w) with a hand-written backward (what dynamo traces as an autograd.Function)."""
 
@@ -1096,6 +1120,11 @@ def torch2_zoo_builders():
           "patterns (torch 2.14, 2.15)")
     def _():
         return RandpermShuffle(), (_x(8, 16),)
+
+    @case("hf_vit_eager_attention", "transformers' eager ViT self-attention (no mask): inductor's fuse_attention makes "
+          "it scaled_dot_product_attention, not replayed (check reports it; its decision differs)")
+    def _():
+        return EagerViTSelfAttention(), (_x(2, 16, 32),)
 
     @case("dynamic_true_drop_path", "drop-path divides by 1 - p, p a Python float, compiled with dynamic=True: "
           "tensorify_python_scalars interprets the float expression 1.0 - zf (Add, Mul(-1, zf))", compile_dynamic=True)

@@ -35,6 +35,9 @@ tests/data/recorded-logs/<torch>-<device>/*.log.xz, xz-compressed as recorded:
     index_add through the sliced randperm (randperm_index_add_pattern), not the index (its sliced index pattern
     traced no slice); then randperm_shuffle, whose full-randperm index that pattern matched and failed torch's
     compile (no forward graph: skipped).
+- torch2.14-cpu: dino_drop_path, then randperm_shuffle, under inductor, torch 2.14.0 on the CPU: its randperm
+  patterns replace the index through a sliced or a full randperm and the index_add through a sliced one, not yet
+  the index_add through a full randperm (torch 2.15's randperm_index_add_full_pattern).
 - torch2.13-cpu: embedding_max_norm under inductor, torch 2.13.0 on the CPU: two slices of the weight the forward
   renormalizes in place, which torch's CSE leaves apart (they alias a graph output).
 Expected values: torch's own saved lists in each log; `check` must find them for every compile.
@@ -55,6 +58,7 @@ RULESET_CHOICE = {
     "torch2.11-cuda": "torch 2.11.0+cu130 recorded in the graph: ruleset torch-2.11",
     "torch2.12-cpu": "torch 2.12.0+cu130 recorded in the graph: ruleset torch-2.12",
     "torch2.13-cpu": "torch 2.13.0+cu130 recorded in the graph: ruleset torch-2.13",
+    "torch2.14-cpu": "torch 2.14.0+cu130 recorded in the graph: ruleset torch-2.14",
 }
 
 
@@ -96,7 +100,7 @@ class RecordedLogs(unittest.TestCase):
             "torch2.11-cuda/nested_region_dynamic_fp16_budget05",
             "torch2.12-cpu/contrastive_clip_bf16_softmax_patterns", "torch2.12-cpu/contrastive_clip_softmax_patterns",
             "torch2.12-cpu/dino_drop_path_randperm_index_add",
-            "torch2.13-cpu/embedding_max_norm"])
+            "torch2.13-cpu/embedding_max_norm", "torch2.14-cpu/dino_drop_path_randperm_shuffle"])
 
     def test_nested_region_bodies_are_torchs(self):
         # (log, a value torch's partitioned body saves that tells the case apart)
@@ -159,10 +163,18 @@ class RecordedLogs(unittest.TestCase):
     def test_randperm_patterns_follow_the_torch_version(self):
         # torch 2.12's graphs: the joint's index_put (forward) and index_put_1 (backward) are gone, made
         # index_put_default(_1) over _unsafe_index; index and index_1 are still there (found by hand)
-        c = self.compiles("torch2.12-cpu/dino_drop_path_randperm_index_add")[0]
-        replaced = {old for ch in c["joint_passes"]["changes"] if ch["pass"].startswith("randperm_index")
-                    for old, new in ch["replaced"]}
-        self.assertEqual(replaced, {"index_put", "index_put_1"}, c["joint_passes"])
+        # torch 2.14's: the DINO compile's index, index_1, index_put and index_put_1 are all gone; the shuffle's
+        # index and index_1 are gone, its index_put and index_put_1 (through the full randperm) are still there
+        for name, index, expected in (("torch2.12-cpu/dino_drop_path_randperm_index_add", 0,
+                                       {"index_put", "index_put_1"}),
+                                      ("torch2.14-cpu/dino_drop_path_randperm_shuffle", 0,
+                                       {"index", "index_1", "index_put", "index_put_1"}),
+                                      ("torch2.14-cpu/dino_drop_path_randperm_shuffle", 1, {"index", "index_1"})):
+            c = self.compiles(name)[index]
+            with self.subTest(log=name, compile=index):
+                replaced = {old for ch in c["joint_passes"]["changes"] if ch["pass"].startswith("randperm_index")
+                            for old, new in ch["replaced"]}
+                self.assertEqual(replaced, expected, c["joint_passes"])
 
     def test_partition_replays_what_check_does(self):
         # `partition` on the logged joint graph (the CLI's and the GUI's path) reads pad_mm's choice from the log

@@ -105,6 +105,12 @@ std::vector<CompileCheck> checkLog(const std::string& log, const CheckRequest& r
     return checks;
 }
 
+// The change pass `pass` made in compile `c`, or null when it made none.
+const PassChange* passChange(const CompileCheck& c, std::string_view pass) {
+    const auto it = std::find_if(c.passes.changes.begin(), c.passes.changes.end(),
+                                 [&](const PassChange& p) { return p.pass == pass; });
+    return it == c.passes.changes.end() ? nullptr : &*it;
+}
 } // namespace
 
 class TestLogCheck : public QObject {
@@ -273,10 +279,8 @@ private slots:
         QVERIFY(std::find(c.torch.begin(), c.torch.end(), "convert_element_type_default_3") != c.torch.end());
         QCOMPARE(c.ours, c.torch);
         QCOMPARE(c.oursSym, c.torchSym);
-        const auto tensorify =
-            std::find_if(c.passes.changes.begin(), c.passes.changes.end(),
-                         [](const PassChange& p) { return p.pass == "tensorify_python_scalars"; });
-        QVERIFY(tensorify != c.passes.changes.end());
+        const PassChange* tensorify = passChange(c, "tensorify_python_scalars");
+        QVERIFY(tensorify);
         QCOMPARE(tensorify->replaced,
                  (std::vector<std::pair<std::string, std::string>>{
                      {"add", "add_tensor"}, {"mul_2", "mul_tensor"}, {"mul_3", "mul_tensor_1"}}));
@@ -296,18 +300,16 @@ private slots:
             QCOMPARE(c.ours, c.torch);
             QCOMPARE(c.oursSym, c.torchSym);
             QCOMPARE(std::string(checkStatusName(c.status)), std::string("identical"));
-            const auto noops = std::find_if(c.passes.changes.begin(), c.passes.changes.end(),
-                                            [](const PassChange& p) { return p.pass == "remove_noop_ops"; });
-            QVERIFY(noops != c.passes.changes.end());
+            const PassChange* noops = passChange(c, "remove_noop_ops");
+            QVERIFY(noops);
             QVERIFY(std::find(noops->removed.begin(), noops->removed.end(), "slice_scatter") !=
                     noops->removed.end());
         }
         const CompileCheck& head = checks[0];
         QCOMPARE(head.torchSym, (std::vector<std::string>{"primals_2", "primals_3", "primals_1", "primals_7",
                                                           "primals_6", "sym_size_int_2"}));
-        const auto scatter = std::find_if(head.passes.changes.begin(), head.passes.changes.end(),
-                                          [](auto& p) { return p.pass == "scatter_upon_const_tensor"; });
-        QVERIFY(scatter != head.passes.changes.end());
+        const PassChange* scatter = passChange(head, "scatter_upon_const_tensor");
+        QVERIFY(scatter);
         QCOMPARE(scatter->replaced,
                  (std::vector<std::pair<std::string, std::string>>{{"scatter", "where_self"}}));
         QVERIFY(head.backward && head.backward->onlyOurs.empty() && head.backward->onlyTorch.empty());
@@ -323,10 +325,8 @@ private slots:
         QCOMPARE(c.ours, c.torch);
         QCOMPARE(c.oursSym, c.torchSym);
         QVERIFY(std::find(c.torch.begin(), c.torch.end(), "mul_tensor_3") != c.torch.end());
-        const auto tensorify =
-            std::find_if(c.passes.changes.begin(), c.passes.changes.end(),
-                         [](const PassChange& p) { return p.pass == "tensorify_python_scalars"; });
-        QVERIFY(tensorify != c.passes.changes.end());
+        const PassChange* tensorify = passChange(c, "tensorify_python_scalars");
+        QVERIFY(tensorify);
         for (const char* made : {"scalar_tensor_default", "true_divide_tensor", "sqrt_default"})
             QCOMPARE(std::count(tensorify->added.begin(), tensorify->added.end(), made), std::ptrdiff_t(1));
         QVERIFY(c.forward && c.forward->onlyOurs.empty() && c.forward->onlyTorch.empty());
@@ -365,10 +365,8 @@ private slots:
             QCOMPARE(std::string(checkStatusName(c.status)), std::string("identical"));
             QCOMPARE(c.ours, c.torch);
             QCOMPARE(c.oursSym, c.torchSym);
-            const auto tensorify =
-                std::find_if(c.passes.changes.begin(), c.passes.changes.end(),
-                             [](const PassChange& p) { return p.pass == "tensorify_python_scalars"; });
-            QVERIFY(tensorify != c.passes.changes.end());
+            const PassChange* tensorify = passChange(c, "tensorify_python_scalars");
+            QVERIFY(tensorify);
             for (const std::string& name : made[i]) {
                 QVERIFY2(std::count(tensorify->added.begin(), tensorify->added.end(), name) == 1,
                          name.c_str());
@@ -481,9 +479,8 @@ private slots:
         for (const CompileCheck& c : checkLog(kCachedDynamicLog)) {
             QCOMPARE(c.ours, c.torch);
             QCOMPARE(c.oursSym, c.torchSym);
-            const auto noops = std::find_if(c.passes.changes.begin(), c.passes.changes.end(),
-                                            [](const PassChange& p) { return p.pass == "remove_noop_ops"; });
-            QVERIFY(noops != c.passes.changes.end());
+            const PassChange* noops = passChange(c, "remove_noop_ops");
+            QVERIFY(noops);
             QVERIFY(std::find(noops->removed.begin(), noops->removed.end(), "slice_scatter") !=
                     noops->removed.end());
             QCOMPARE(std::string(checkStatusName(c.status)), std::string("identical"));

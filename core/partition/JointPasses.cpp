@@ -1625,8 +1625,8 @@ std::optional<NodeId> randpermOfSize(const WorkGraph& g, const Value& v, const S
 }
 
 // The pattern at `id` (index_put.default or index.Tensor), tried in torch's registration order: sliced then
-// full for index_add, full then sliced for index. `sliceEnd` is the value the slice must end at (index_add:
-// y.shape[0]), or none (index's slice_shape, a scalar_workaround: any).
+// full for index_add, full then sliced for index. The re-traced pattern pins the randperm's size to x.size(0)
+// and index_add's slice end to y.size(0); index's slice end (slice_shape, a scalar_workaround) is any.
 std::optional<RandpermIndex> matchRandpermIndex(const WorkGraph& g, const Ruleset& rules, NodeId id) {
     const Node& n = g.node(id);
     const bool adds = isAten(n, "index_put", "default");
@@ -1701,11 +1701,14 @@ void replaceRandpermIndex(PassContext& c, const RandpermIndex& m) {
     }
     const Value x = anchor.args[0];
     const Value indices = Value::list({Value::nodeRef(index)});
-    TensorMeta gathered = *g.node(x.asNode()).tensor();
-    gathered.sizes[0] = g.node(index).tensor() ? g.node(index).tensor()->sizes.at(0) : gathered.sizes[0];
-    gathered = contiguousMeta(gathered.dtype, gathered.sizes, gathered.device);
-    if (!m.adds)
-        gathered = *anchor.tensor();
+    // index's result is the anchor's; index_add's gathers index.size(0) rows of x
+    TensorMeta gathered = *anchor.tensor();
+    if (m.adds) {
+        std::vector<SymInt> rows = gathered.sizes;
+        if (const TensorMeta* picked = g.node(index).tensor(); picked && !picked->sizes.empty())
+            rows[0] = picked->sizes[0];
+        gathered = contiguousMeta(gathered.dtype, std::move(rows), gathered.device);
+    }
     NodeId result =
         add(callNode("torch.ops.aten._unsafe_index.Tensor", {x, indices}, {}, gathered, anchor.meta));
     if (m.adds) {
@@ -1766,12 +1769,11 @@ void passPatterns(PassContext& c, const std::vector<PaddedMatmul>& padded) {
 
 // ---- pass_patterns[1]: mul_softmax_pattern, div_softmax_pattern (joint_graph.py) ----
 
-// The dtype two floating operands of an elementwise op compute in (promote_types of same-kind dtypes).
-DType widerFloat(DType a, DType b) {
-    if (a == b || !isFloatingPoint(b))
-        return a;
-    if (!isFloatingPoint(a))
-        return b;
+// The dtype an elementwise op on two 0-d tensors (or two tensors of one category) computes in: a float over
+// an integer, the wider of two floats.
+DType scalarResultType(DType a, DType b) {
+    if (isFloatingPoint(a) != isFloatingPoint(b))
+        return isFloatingPoint(a) ? a : b;
     return itemSize(a) >= itemSize(b) ? a : b;
 }
 
@@ -1954,7 +1956,7 @@ void replaceScaledSoftmax(PassContext& c, const ScaledSoftmax& m) {
         add("torch.ops.aten.sub.Tensor", {Value::nodeRef(signedInp), Value::nodeRef(max)}, {}, dtype, shape);
     DType stableType = dtype;
     if (!scalarOther) {
-        stableType = widerFloat(dtype, otherMeta->dtype);
+        stableType = scalarResultType(dtype, otherMeta->dtype);
         signedOther = Value::nodeRef(
             add("torch.ops.aten.mul.Tensor", {sign, m.other}, {}, stableType, otherMeta->sizes));
     }
@@ -1986,7 +1988,7 @@ void replaceScaledSoftmax(PassContext& c, const ScaledSoftmax& m) {
                                      DType::Bool, reduced);
         result = add("torch.ops.aten.where.self",
                      {Value::nodeRef(allFinite), Value::nodeRef(result), Value::nodeRef(original)}, {},
-                     widerFloat(stableType, scaledType), shape);
+                     scalarResultType(stableType, scaledType), shape);
     }
     PassChange& change = c.change(pass);
     change.added.pop_back(); // the result replaces the sub
@@ -2338,13 +2340,6 @@ private:
     std::string_view text_;
     size_t pos_ = 0;
 };
-
-// The dtype an elementwise op on two 0-d tensors computes in: a float over an integer, the wider float.
-DType scalarResultType(DType a, DType b) {
-    if (isFloatingPoint(a) != isFloatingPoint(b))
-        return isFloatingPoint(a) ? a : b;
-    return itemSize(a) >= itemSize(b) ? a : b;
-}
 
 // _sympy_interp (tensorify_python_scalars): a float expression of symbols as tensor ops
 // (TensorReferenceAnalysis), each subexpression made once (hash-consed by sympy's identity), each number

@@ -805,6 +805,74 @@ class EagerViTSelfAttention(nn.Module):
         return x + self.o(torch.matmul(probs, v).permute(0, 2, 1, 3).contiguous().view(x.shape))
 
 
+class ResNetBasicBlock(nn.Module):
+    """torchvision's BasicBlock with ReLU(inplace=True), BN, a strided downsample, then maxpool and adaptive avg
+    pool + fc."""
+    def __init__(self, cin=8, cout=16):
+        super().__init__()
+        self.conv1 = nn.Conv2d(cin, cout, 3, stride=2, padding=1, bias=False)
+        self.bn1 = nn.BatchNorm2d(cout)
+        self.relu = nn.ReLU(inplace=True)
+        self.conv2 = nn.Conv2d(cout, cout, 3, padding=1, bias=False)
+        self.bn2 = nn.BatchNorm2d(cout)
+        self.down = nn.Sequential(nn.Conv2d(cin, cout, 1, stride=2, bias=False), nn.BatchNorm2d(cout))
+        self.pool = nn.MaxPool2d(3, 2, 1)
+        self.fc = nn.Linear(cout, 10)
+
+    def forward(self, x):
+        out = self.relu(self.bn1(self.conv1(x)))
+        out = self.bn2(self.conv2(out))
+        out += self.down(x)
+        out = self.relu(out)
+        out = self.pool(out)
+        return self.fc(torch.flatten(F.adaptive_avg_pool2d(out, 1), 1))
+
+
+class SwinWindowAttention(nn.Module):
+    """Swin's shifted-window attention: roll, window partition (view / permute), q * scale @ k^T plus a relative
+    position bias gathered by index, a shift mask, softmax, @ v, windows merged back, roll back."""
+    def __init__(self, dim=16, heads=2, ws=4):
+        super().__init__()
+        self.heads, self.hd, self.ws = heads, dim // heads, ws
+        self.qkv = nn.Linear(dim, 3 * dim)
+        self.proj = nn.Linear(dim, dim)
+        self.table = nn.Parameter(torch.randn((2 * ws - 1) ** 2, heads) * 0.02)
+        coords = torch.stack(torch.meshgrid(torch.arange(ws), torch.arange(ws), indexing="ij")).flatten(1)
+        rel = (coords[:, :, None] - coords[:, None, :]).permute(1, 2, 0) + (ws - 1)
+        self.register_buffer("index", rel[..., 0] * (2 * ws - 1) + rel[..., 1], persistent=False)
+
+    def forward(self, x):
+        b, h, w, c = x.shape
+        ws, s = self.ws, self.ws // 2
+        x = torch.roll(x, (-s, -s), (1, 2))
+        win = x.view(b, h // ws, ws, w // ws, ws, c).permute(0, 1, 3, 2, 4, 5).reshape(-1, ws * ws, c)
+        qkv = self.qkv(win).reshape(win.shape[0], ws * ws, 3, self.heads, self.hd).permute(2, 0, 3, 1, 4)
+        q, k, v = qkv[0] * self.hd ** -0.5, qkv[1], qkv[2]
+        bias = self.table[self.index.view(-1)].view(ws * ws, ws * ws, -1).permute(2, 0, 1)
+        attn = (q @ k.transpose(-2, -1)) + bias[None]
+        mask = torch.zeros(ws * ws, ws * ws, device=x.device)
+        mask[: ws * ws // 2, ws * ws // 2:] = -100.0
+        attn = (attn + mask).softmax(-1)
+        y = (attn @ v).transpose(1, 2).reshape(-1, ws * ws, c)
+        y = self.proj(y).view(b, h // ws, w // ws, ws, ws, c).permute(0, 1, 3, 2, 4, 5).reshape(b, h, w, c)
+        return torch.roll(y, (s, s), (1, 2))
+
+
+class GNNMessagePassing(nn.Module):
+    """PyG-style message passing: index_select the sources, an edge MLP, scatter_add into the targets, a mean by
+    degree (scatter_reduce 'mean'), a GRU-like gate."""
+    def __init__(self, dim=16):
+        super().__init__()
+        self.msg = nn.Sequential(nn.Linear(2 * dim, dim), nn.SiLU(), nn.Linear(dim, dim))
+        self.gate = nn.Linear(2 * dim, dim)
+
+    def forward(self, x, src, dst):
+        m = self.msg(torch.cat([x.index_select(0, src), x.index_select(0, dst)], -1))
+        agg = torch.zeros_like(x).scatter_add(0, dst[:, None].expand_as(m), m)
+        mean = torch.zeros_like(x).scatter_reduce(0, dst[:, None].expand_as(m), m, reduce="mean", include_self=False)
+        z = torch.sigmoid(self.gate(torch.cat([x, agg], -1)))
+        return z * x + (1 - z) * mean
+
 class _SigmoidGate(torch.autograd.Function):
     """x * sigmoid(w) with a hand-written backward (what dynamo traces as an autograd.Function)."""
 
@@ -1125,6 +1193,22 @@ def torch2_zoo_builders():
           "it scaled_dot_product_attention, not replayed (check reports it; its decision differs)")
     def _():
         return EagerViTSelfAttention(), (_x(2, 16, 32),)
+
+    @case("resnet_block", "torchvision's BasicBlock: ReLU(inplace=True), batch norm (train), a strided downsample, "
+          "max pool, adaptive average pool")
+    def _():
+        return ResNetBasicBlock().train(), (_x(2, 8, 16, 16),)
+
+    @case("swin_window_attention", "Swin's shifted windows: roll, window partition, a relative position bias "
+          "gathered by index, a shift mask, softmax")
+    def _():
+        return SwinWindowAttention(), (_x(2, 8, 8, 16),)
+
+    @case("gnn_message_passing", "PyG-style message passing: index_select, an edge MLP, scatter_add and "
+          "scatter_reduce('mean') into the targets, a gate")
+    def _():
+        src, dst = torch.tensor([0, 1, 2, 3, 4, 5, 1, 2]), torch.tensor([1, 2, 3, 4, 5, 0, 0, 3])
+        return GNNMessagePassing(), (_x(6, 16), src, dst)
 
     @case("dynamic_true_drop_path", "drop-path divides by 1 - p, p a Python float, compiled with dynamic=True: "
           "tensorify_python_scalars interprets the float expression 1.0 - zf (Add, Mul(-1, zf))", compile_dynamic=True)

@@ -337,8 +337,8 @@ private slots:
     // sympy's own form of an infix expression: 1.0 - zf7 is Add(1.0, Mul(-1, zf7)), each number a new
     // scalar_tensor (the -1 an int64 one), and an integer size symbol is scalar_tensor(its placeholder) made
     // float64 (ToFloat). Before, both were reported as not replayed and drop-path's decision differed (it
-    // saved the symbol 1.0 - zf7 where torch saves that value's float32 tensor, convert_element_type_default_1).
-    // The names are those of torch's forward graph.
+    // saved the symbol 1.0 - zf7 where torch saves that value's float32 tensor,
+    // convert_element_type_default_1). The names are those of torch's forward graph.
     void infixFloatExpressionsAreTensorified() {
         const std::vector<CompileCheck> checks = checkLog(kInfixFloatExpressionLog);
         std::vector<const CompileCheck*> decided;

@@ -64,6 +64,10 @@ const std::string kFloatExpressionLog = "tests/data/torch2/gpt2_gelu_dynamic_ind
 // attention into _scaled_dot_product_flash_attention_for_cpu; the first compile's records, pre- and post-grad
 // graphs, output code and the records above dropped.
 const std::string kFusedAttentionLog = "tests/data/torch2/hf_vit_eager_attention_inductor_trace.log";
+// The same model with attention dropout 0.1 (the run's second compile, the same records dropped):
+// fuse_attention's replacement with dropout calls no attention op (bmm_default, ... in torch's graphs).
+const std::string kFusedDropoutAttentionLog =
+    "tests/data/torch2/hf_vit_eager_attention_dropout_inductor_trace.log";
 const std::string kInfixFloatExpressionLog =
     "tests/data/torch2/dynamic_true_drop_path_unet_aot_eager_trace.log";
 
@@ -391,6 +395,27 @@ private slots:
             c.passes.notReplayed[0].starts_with(
                 "fuse_attention: torch's forward calls aten._scaled_dot_product_flash_attention_for_cpu"),
             c.passes.notReplayed[0].c_str());
+    }
+
+    // Where no pass says why torch's graphs differ in nodes, check names the nodes a pass jointscope does not
+    // replay made: those named after their op's overload. Here fuse_attention's dropout replacement: its
+    // bmm_default is in torch's forward graph and not in the joint graph torch logged.
+    void unreplayedPassNodesAreNamed() {
+        const std::vector<CompileCheck> checks = checkLog(kFusedDropoutAttentionLog);
+        QCOMPARE(checks.size(), size_t(1));
+        const CompileCheck& c = checks[0];
+        QCOMPARE(std::string(checkStatusName(c.status)), std::string("differs"));
+        QCOMPARE(c.passes.notReplayed.size(), size_t(1));
+        const std::string& said = c.passes.notReplayed[0];
+        QVERIFY2(said.starts_with("a joint-graph pass torch ran made nodes no replayed pass makes"),
+                 said.c_str());
+        QVERIFY2(said.find("bmm_default") != std::string::npos, said.c_str());
+        Expected<GraphFile> file = GraphFile::open(test::sourcePath(kFusedDropoutAttentionLog));
+        QVERIFY(file);
+        Expected<Graph> joint = file->load(*file->select("aot_joint_graph"));
+        Expected<Graph> forward = file->load(*file->select("aot_forward_graph"));
+        QVERIFY(joint && forward);
+        QVERIFY(forward->find("bmm_default") && !joint->find("bmm_default"));
     }
 
     // constant_fold_uniform_value folds the copies of one-element tensor constants into fulls of their value,

@@ -1,9 +1,11 @@
 #include "partition/LogCheck.h"
 
+#include "graph/FxNamespace.h"
 #include "ops/RulesetChoice.h"
 #include "partition/Partitioner.h"
 
 #include <algorithm>
+#include <cctype>
 #include <iterator>
 #include <map>
 #include <optional>
@@ -104,6 +106,54 @@ NodeSetDiff nodeSetDiff(const Graph& mine, const Graph& theirs) {
     std::set_difference(a.begin(), a.end(), b.begin(), b.end(), std::back_inserter(d.onlyOurs));
     std::set_difference(b.begin(), b.end(), a.begin(), a.end(), std::back_inserter(d.onlyTorch));
     return d;
+}
+
+// Nodes only torch's graph holds that a joint-graph pass made: named after their op's overload
+// ("bmm_default", "_unsafe_index_tensor_3"), as graph.call_function names what a pattern replacement inserts,
+// where a traced joint graph names a node after its op ("bmm_2"). torch's partitioner's own sym_size_int
+// nodes are left out.
+std::vector<std::string> madeByAPass(const Graph& torchGraph, const NodeSetDiff& diff) {
+    std::vector<std::string> out;
+    for (const std::string& name : diff.onlyTorch) {
+        const std::optional<NodeId> id = torchGraph.find(name);
+        if (!id)
+            continue;
+        const Target& t = torchGraph.node(*id).target;
+        if (t.op.empty() || t.overload.empty() || t.op == "sym_size")
+            continue;
+        std::string base = FxNamespace::targetToName(t.op + "." + t.overload);
+        std::replace(base.begin(), base.end(), '.', '_');
+        const std::string_view rest = std::string_view(name).substr(std::min(base.size(), name.size()));
+        if (name.starts_with(base) &&
+            (rest.empty() ||
+             (rest.size() > 1 && rest[0] == '_' &&
+              std::all_of(rest.begin() + 1, rest.end(), [](char ch) { return std::isdigit(ch); }))))
+            out.push_back(name);
+    }
+    return out;
+}
+
+// Where torch's graphs differ in nodes and no pass said why: the nodes a joint-graph pass jointscope does not
+// replay made (a pattern torch added, fuse_attention with dropout), named in not_replayed.
+void reportUnreplayedPassNodes(CompileCheck& c, const Graph& forward, const Graph* backward) {
+    if (!c.passes.notReplayed.empty())
+        return;
+    std::vector<std::string> made = madeByAPass(forward, c.forward ? *c.forward : NodeSetDiff{});
+    if (backward && c.backward)
+        for (std::string& name : madeByAPass(*backward, *c.backward))
+            if (std::find(made.begin(), made.end(), name) == made.end())
+                made.push_back(std::move(name));
+    if (made.empty())
+        return;
+    constexpr size_t kShown = 8;
+    std::string text =
+        "a joint-graph pass torch ran made nodes no replayed pass makes (named after their op's "
+        "overload, as pattern replacements name new nodes): ";
+    for (size_t i = 0; i < std::min(made.size(), kShown); ++i)
+        text += (i ? ", " : "") + made[i];
+    if (made.size() > kShown)
+        text += " and " + std::to_string(made.size() - kShown) + " more";
+    c.passes.notReplayed.push_back(std::move(text));
 }
 
 } // namespace
@@ -284,6 +334,8 @@ CompileCheck checkCompile(const GraphFile& file, const CompileGraphs& g,
     out.forward = nodeSetDiff(p->forward, *forward);
     if (backward)
         out.backward = nodeSetDiff(p->backward, *backward);
+    if (out.settings.replayJointPasses)
+        reportUnreplayedPassNodes(out, *forward, backward ? &*backward : nullptr);
     out.escalation = std::string(escalationName(p->escalation));
     out.notes = p->warnings;
     const bool bodiesIdentical =

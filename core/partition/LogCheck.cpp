@@ -126,8 +126,9 @@ std::vector<std::string> madeByAPass(const Graph& torchGraph, const NodeSetDiff&
         const std::string_view rest = std::string_view(name).substr(std::min(base.size(), name.size()));
         if (name.starts_with(base) &&
             (rest.empty() ||
-             (rest.size() > 1 && rest[0] == '_' &&
-              std::all_of(rest.begin() + 1, rest.end(), [](char ch) { return std::isdigit(ch); }))))
+             (rest.size() > 1 && rest[0] == '_' && std::all_of(rest.begin() + 1, rest.end(), [](char ch) {
+                  return std::isdigit(static_cast<unsigned char>(ch)) != 0;
+              }))))
             out.push_back(name);
     }
     return out;

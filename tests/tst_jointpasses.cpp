@@ -84,7 +84,8 @@ private slots:
                               "distilled_lm",
                               "contrastive_clip",
                               "dino_drop_path",
-                              "randperm_shuffle"})
+                              "randperm_shuffle",
+                              "hf_vit_eager_attention"})
             QTest::newRow(m) << QString(m);
     }
     void replayMatchesTorch() {
@@ -113,6 +114,55 @@ private slots:
         QCOMPARE(ours.size(), torch.size());
         QCOMPARE(ours, torch);
         QVERIFY2(report.notReplayed.empty(), report.notReplayed.empty() ? "" : report.notReplayed[0].c_str());
+    }
+
+    // fuse_attention's nodes as torch made them: each kernel call's arguments (the scale 1 / inv_scale
+    // included) and output metadata (the CPU kernel's [B, L, H, E] layout, its float logsumexp) equal those
+    // of the node of that name in the graph torch's joint_graph_passes made.
+    void fusedAttentionNodesAreTorchs() {
+        const std::string base = test::sourcePath("tests/data/joint-passes/hf_vit_eager_attention");
+        Graph joint = test::loadGraphAt(base + ".joint.txt");
+        const Graph torchAfter = test::loadGraphAt(base + ".after_passes.txt");
+        Expected<Ruleset> rules = loadRuleset("torch-2.15");
+        QVERIFY(rules);
+        const JointPassReport report = replayJointGraphPasses(joint, *rules, JointPassOptions{});
+        auto fused = std::find_if(report.changes.begin(), report.changes.end(),
+                                  [](const PassChange& p) { return p.pass == "fuse_attention"; });
+        QVERIFY(fused != report.changes.end());
+        std::vector<std::string> made = fused->added;
+        for (const auto& [old, now] : fused->replaced)
+            made.push_back(now);
+        QCOMPARE(made.size(), size_t(13)); // 3 permutes, 2 kernels, 5 getitems, 3 permutes back
+        auto render = [](const Graph& g, const Value& v, auto&& self) -> std::string {
+            if (v.kind() == ValueKind::NodeRef)
+                return "%" + g.node(v.asNode()).name;
+            if (v.kind() == ValueKind::Float)
+                return std::to_string(v.asFloat());
+            std::string out =
+                std::to_string(int(v.kind())) + ":" + std::to_string(v.asInt()) + v.text() + "[";
+            for (const Value& item : v.items())
+                out += self(g, item, self) + ",";
+            return out + "]";
+        };
+        for (const std::string& name : made) {
+            const std::optional<NodeId> ours = joint.find(name), theirs = torchAfter.find(name);
+            QVERIFY2(ours && theirs, name.c_str());
+            const Node &a = joint.node(*ours), &b = torchAfter.node(*theirs);
+            QCOMPARE(a.target.text, b.target.text);
+            QCOMPARE(a.args.size(), b.args.size());
+            for (size_t i = 0; i < a.args.size(); ++i)
+                QCOMPARE(render(joint, a.args[i], render), render(torchAfter, b.args[i], render));
+            QCOMPARE(a.kwargs.size(), b.kwargs.size());
+            for (size_t i = 0; i < a.kwargs.size(); ++i) {
+                QCOMPARE(a.kwargs[i].first, b.kwargs[i].first);
+                QCOMPARE(render(joint, a.kwargs[i].second, render),
+                         render(torchAfter, b.kwargs[i].second, render));
+            }
+            if (a.kwargs.size() == 1 && a.kwargs[0].second.kind() == ValueKind::Float)
+                QCOMPARE(a.kwargs[0].second.asFloat(), b.kwargs[0].second.asFloat()); // bit for bit
+            QCOMPARE(int(a.outputKind), int(b.outputKind));
+            QVERIFY2(a.outputs == b.outputs, name.c_str());
+        }
     }
 
     // torch folds what reads only a one-element tensor constant into a full of its value (transformers' BERT

@@ -118,6 +118,7 @@ Expected<Ruleset> parseRuleset(std::string_view jsonText, std::string_view fileN
         readSwitch(switches, "fused_seeds_keep_meta", rules.fusedSeedsKeepMeta);
         readSwitch(switches, "binds_specialized_symbols", rules.bindsSpecializedSymbols);
         readSwitch(switches, "mutations_stay_in_forward", rules.mutationsStayInForward);
+        readSwitch(switches, "backward_mimics_autograd", rules.backwardMimicsAutograd);
         readSwitch(switches, "empty_knapsack_saves_inputs", rules.emptyKnapsackSavesInputs);
         readSwitch(switches, "lift_fresh_recomputable", rules.liftFreshRecomputable);
         readSwitch(switches, "cat_fuses_producers", rules.catFusesProducers);

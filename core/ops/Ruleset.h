@@ -85,6 +85,9 @@ struct Ruleset {
     // A mutating op not tagged for the backward is extracted into the forward alone (_must_be_in_forward),
     // however computable from the backward's inputs.
     bool mutationsStayInForward = false;
+    // min_cut_rematerialization_partition rebuilds the backward as reordering_to_mimic_autograd_engine runs
+    // it: a node before the first that reads a tangent, which nothing after needs, is dropped (an assert).
+    bool backwardMimicsAutograd = false;
     // choose_saved_values_set with no recomputable banned node left saves the inputs and the MUST_SAVE nodes
     // (torch 2.13) instead of taking the aggressive cut (torch 2.15).
     bool emptyKnapsackSavesInputs = false;

@@ -1,6 +1,7 @@
 #include "partition/Extract.h"
 
 #include "graph/SymbolicExpr.h"
+#include "ops/Ruleset.h"
 #include "partition/JointGraph.h"
 
 #include <algorithm>
@@ -441,6 +442,40 @@ FwdBwdOutputs splitOutputs(const Graph& joint, int64_t numFwdOutputs) {
     return split;
 }
 
+// reordering_to_mimic_autograd_engine rebuilds the backward from its first node that reads a tangent on, each
+// node with the earlier ones it needs (and copy_ nodes): an earlier node nothing later needs, such as an
+// assert on a saved input, is left out.
+void keepWhatAutogradRuns(const Graph& joint, ExtractionPlan& plan) {
+    const size_t n = joint.size();
+    size_t first = n;
+    for (NodeId id = 0; id < n && first == n; ++id)
+        if (plan.kept[id])
+            joint.node(id).forEachInput([&](NodeId in) {
+                if (joint.node(in).op == NodeOp::Placeholder && isTangent(joint.node(in)))
+                    first = id;
+            });
+    if (first == n)
+        return;
+    std::vector<bool> needed(n, false);
+    std::vector<NodeId> stack;
+    for (NodeId id = 0; id < n; ++id)
+        if (plan.kept[id] && (id >= first || opKey(joint.node(id).target) == "aten.copy_"))
+            stack.push_back(id);
+    for (const Value& out : plan.outputs)
+        out.forEachNode([&](NodeId id) { stack.push_back(id); });
+    while (!stack.empty()) {
+        const NodeId id = stack.back();
+        stack.pop_back();
+        if (needed[id])
+            continue;
+        needed[id] = true;
+        joint.node(id).forEachInput([&](NodeId in) { stack.push_back(in); });
+    }
+    for (NodeId id = 0; id < n; ++id)
+        if (plan.kept[id] && !needed[id])
+            plan.kept[id] = false;
+}
+
 Expected<FwdBwdGraphs> extractForwardBackward(const Graph& joint, std::vector<NodeId> saved,
                                               std::vector<NodeId> savedSym, int64_t numFwdOutputs,
                                               ExtractOptions options) {
@@ -490,6 +525,8 @@ Expected<FwdBwdGraphs> extractForwardBackward(const Graph& joint, std::vector<No
                                                        ExtractSide::Backward, options.mutationsStayInForward);
     if (!backward)
         return backward.error();
+    if (options.backwardMimicsAutograd)
+        keepWhatAutogradRuns(joint, *backward);
     FwdBwdGraphs graphs;
     graphs.inForward = forward->kept;
     graphs.inBackward = backward->kept;

@@ -62,6 +62,9 @@ struct ExtractOptions {
     // Ruleset::bindsSpecializedSymbols: a saved input's specialized symbols are bound with it.
     bool bindSpecializedSymbols = true;
     bool mutationsStayInForward = false; // Ruleset::mutationsStayInForward
+    // Ruleset::backwardMimicsAutograd: the backward holds only what reordering_to_mimic_autograd_engine
+    // copies.
+    bool backwardMimicsAutograd = false;
 };
 Expected<FwdBwdGraphs> extractForwardBackward(const Graph& joint, std::vector<NodeId> saved,
                                               std::vector<NodeId> savedSym, int64_t numFwdOutputs,

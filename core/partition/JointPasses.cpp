@@ -1,5 +1,7 @@
 #include "partition/JointPasses.h"
 
+#include "partition/JointPassSupport.h"
+
 #include "graph/FxNamespace.h"
 #include "graph/ShapeFacts.h"
 #include "graph/SymbolicExpr.h"
@@ -21,184 +23,11 @@
 #include <unordered_set>
 
 namespace jointscope::partition {
+using namespace passes;
 namespace {
 
 constexpr int64_t kInt64Max = std::numeric_limits<int64_t>::max();
 
-// The joint graph while passes rewrite it: nodes keep their ids, new ones are appended, and `order` is the
-// graph order (erased ids stay in it, skipped).
-class WorkGraph {
-public:
-    explicit WorkGraph(Graph& graph) : nodes_(graph.nodes().begin(), graph.nodes().end()), names_(graph) {
-        order_.resize(nodes_.size());
-        for (NodeId id = 0; id < nodes_.size(); ++id)
-            order_[id] = id;
-        erased_.assign(nodes_.size(), false);
-        recomputeUsers();
-    }
-
-    size_t size() const { return nodes_.size(); }
-    Node& node(NodeId id) { return nodes_[id]; }
-    const Node& node(NodeId id) const { return nodes_[id]; }
-    bool erased(NodeId id) const { return erased_[id]; }
-    const std::vector<NodeId>& users(NodeId id) const { return users_[id]; }
-
-    // Live nodes in graph order (a copy: passes edit while they walk).
-    std::vector<NodeId> liveOrder() const {
-        std::vector<NodeId> out;
-        out.reserve(order_.size());
-        for (NodeId id : order_)
-            if (!erased_[id])
-                out.push_back(id);
-        return out;
-    }
-    size_t position(NodeId id) const {
-        return static_cast<size_t>(std::find(order_.begin(), order_.end(), id) - order_.begin());
-    }
-
-    // node.replace_all_uses_with(to)
-    void replaceAllUses(NodeId from, NodeId to) {
-        for (NodeId user : users_[from]) {
-            Node& u = nodes_[user];
-            for (Value& v : u.args)
-                redirect(v, from, to);
-            for (auto& kv : u.kwargs)
-                redirect(kv.second, from, to);
-            if (std::find(users_[to].begin(), users_[to].end(), user) == users_[to].end())
-                users_[to].push_back(user);
-        }
-        users_[from].clear();
-    }
-    // graph.erase_node(id); it has no users left.
-    void erase(NodeId id) {
-        erased_[id] = true;
-        nodes_[id].forEachInput([&](NodeId input) {
-            auto& u = users_[input];
-            u.erase(std::remove(u.begin(), u.end(), id), u.end());
-        });
-    }
-    // graph.call_function under inserting_before(anchor) / inserting_after(anchor).
-    NodeId insert(Node node, NodeId anchor, bool after) {
-        const NodeId id = static_cast<NodeId>(nodes_.size());
-        node.name = names_.create(FxNamespace::targetToName(targetName(node.target)));
-        node.forEachInput([&](NodeId input) {
-            auto& u = users_[input];
-            if (std::find(u.begin(), u.end(), id) == u.end())
-                u.push_back(id);
-        });
-        nodes_.push_back(std::move(node));
-        erased_.push_back(false);
-        users_.emplace_back();
-        order_.insert(order_.begin() + static_cast<std::ptrdiff_t>(position(anchor) + (after ? 1 : 0)), id);
-        return id;
-    }
-
-    // stable_topological_sort (pattern_matcher.py): graph order kept, except that a node reading one that
-    // comes later moves right after the last input it waited for (a replacement inserted before its inputs).
-    void stableTopologicalSort() {
-        std::vector<NodeId> pending = liveOrder();
-        std::reverse(pending.begin(), pending.end());
-        std::vector<bool> ready(nodes_.size(), false);
-        std::unordered_map<NodeId, std::vector<NodeId>> waiting;
-        std::vector<NodeId> sorted;
-        sorted.reserve(pending.size());
-        while (!pending.empty()) {
-            const NodeId id = pending.back();
-            pending.pop_back();
-            // the last input not yet placed, inputs counted once in the order they first appear
-            // (_input_nodes)
-            std::optional<NodeId> waitingFor;
-            std::vector<NodeId> inputs;
-            nodes_[id].forEachInput([&](NodeId input) {
-                if (std::find(inputs.begin(), inputs.end(), input) != inputs.end())
-                    return;
-                inputs.push_back(input);
-                if (!ready[input])
-                    waitingFor = input;
-            });
-            if (waitingFor) {
-                waiting[*waitingFor].push_back(id);
-                continue;
-            }
-            ready[id] = true;
-            sorted.push_back(id);
-            if (auto it = waiting.find(id); it != waiting.end()) {
-                pending.insert(pending.end(), it->second.rbegin(), it->second.rend());
-                waiting.erase(it);
-            }
-        }
-        order_ = std::move(sorted);
-    }
-
-    void writeBack(Graph& graph) const {
-        std::vector<NodeId> newId(nodes_.size(), kNoNode);
-        NodeId next = 0;
-        for (NodeId id : order_)
-            if (!erased_[id])
-                newId[id] = next++;
-        std::vector<Node> out;
-        out.reserve(next);
-        for (NodeId id : order_) {
-            if (erased_[id])
-                continue;
-            Node n = nodes_[id];
-            for (Value& v : n.args)
-                renumber(v, newId);
-            for (auto& kv : n.kwargs)
-                renumber(kv.second, newId);
-            n.users.clear();
-            out.push_back(std::move(n));
-        }
-        // A new graph with the same HOP bodies (same indices), then the nodes in their new order.
-        Graph rebuilt = graph.withoutNodes();
-        rebuilt.reserve(out.size());
-        for (Node& n : out)
-            rebuilt.addNode(std::move(n));
-        rebuilt.computeUsers();
-        graph = std::move(rebuilt);
-    }
-
-private:
-    static std::string targetName(const Target& t) { return t.op + "." + t.overload; }
-    static void redirect(Value& v, NodeId from, NodeId to) {
-        if (v.kind() == ValueKind::NodeRef && v.asNode() == from)
-            v = Value::nodeRef(to);
-        for (Value& item : v.items())
-            redirect(item, from, to);
-    }
-    static void renumber(Value& v, const std::vector<NodeId>& newId) {
-        if (v.kind() == ValueKind::NodeRef)
-            v = Value::nodeRef(newId[v.asNode()]);
-        for (Value& item : v.items())
-            renumber(item, newId);
-    }
-    void recomputeUsers() {
-        users_.assign(nodes_.size(), {});
-        for (NodeId id = 0; id < nodes_.size(); ++id)
-            nodes_[id].forEachInput([&](NodeId input) {
-                auto& u = users_[input];
-                if (u.empty() || u.back() != id)
-                    u.push_back(id);
-            });
-    }
-
-    // A deque: the passes hold `const Node&` of a node while they insert its replacement, and push_back on a
-    // deque leaves references to the other nodes valid (a vector's reallocation left them dangling).
-    std::deque<Node> nodes_;
-    std::vector<bool> erased_;
-    std::vector<NodeId> order_;
-    std::vector<std::vector<NodeId>> users_;
-    FxNamespace names_;
-};
-
-bool isAten(const Node& n, std::string_view op, std::string_view overload = {}) {
-    return n.op == NodeOp::CallFunction && n.target.kind == TargetKind::OpOverload && n.target.ns == "aten" &&
-           n.target.op == op && (overload.empty() || n.target.overload == overload);
-}
-bool isPrims(const Node& n, std::string_view op) {
-    return n.op == NodeOp::CallFunction && n.target.kind == TargetKind::OpOverload &&
-           n.target.ns == "prims" && n.target.op == op;
-}
 std::string describe(const Node& n) {
     return "'" + n.name + "' (" + n.target.ns + "." + n.target.op + "." + n.target.overload + ")";
 }
@@ -217,11 +46,6 @@ std::optional<int64_t> intArg(const Node& n, size_t index, std::string_view keyw
     if (!v || v->kind() != ValueKind::Int)
         return std::nullopt;
     return v->asInt();
-}
-std::optional<NodeId> nodeArg(const Node& n, size_t index) {
-    if (index >= n.args.size() || n.args[index].kind() != ValueKind::NodeRef)
-        return std::nullopt;
-    return n.args[index].asNode();
 }
 
 // statically_known_true(sym_eq(a, b)) for one dimension: equal values, or the same symbolic expression.
@@ -315,24 +139,6 @@ std::vector<NodeId> outputArgs(const WorkGraph& g) {
         }
     return out;
 }
-
-struct PassContext {
-    WorkGraph& g;
-    const Ruleset& rules;
-    const Graph& original; // the logged graph, for storage roots
-    JointPassReport& report;
-    ShapeFacts facts = ShapeFacts::of(original.attributes);
-    size_t paddedReplayed = 0; // pad_mm replacements made
-
-    PassChange& change(std::string_view pass) {
-        if (report.changes.empty() || report.changes.back().pass != pass)
-            report.changes.push_back(PassChange{std::string(pass), {}, {}, {}});
-        return report.changes.back();
-    }
-    void removed(std::string_view pass, NodeId id) { change(pass).removed.push_back(g.node(id).name); }
-    // get_node_storage: the node whose storage a value has (views and aliases see through to their base).
-    NodeId storage(NodeId id) const { return id < original.size() ? storageRoot(original, id, rules) : id; }
-};
 
 // ---- remove_noop_ops (torch/_inductor/fx_passes/post_grad.py) ----
 
@@ -1108,19 +914,6 @@ bool isMutatedInPlace(const WorkGraph& g, NodeId id) {
     return false;
 }
 
-Node callNode(std::string_view target, std::vector<Value> args,
-              std::vector<std::pair<std::string, Value>> kwargs, TensorMeta out, const NodeMeta& meta) {
-    Node n;
-    n.op = NodeOp::CallFunction;
-    n.target = Target::parseFunction(target);
-    n.args = std::move(args);
-    n.kwargs = std::move(kwargs);
-    n.outputKind = OutputKind::Tensor;
-    n.outputs = {std::move(out)};
-    n.meta = meta;
-    return n;
-}
-
 // prims.convert_element_type(input, dtype) of `out`'s shape, inserted before or after `anchor` by `pass`.
 NodeId insertConvert(PassContext& c, std::string_view pass, NodeId input, DType dtype, TensorMeta out,
                      const NodeMeta& meta, NodeId anchor, bool after) {
@@ -1130,31 +923,6 @@ NodeId insertConvert(PassContext& c, std::string_view pass, NodeId input, DType 
     const NodeId id = c.g.insert(std::move(convert), anchor, after);
     c.change(pass).added.push_back(c.g.node(id).name);
     return id;
-}
-
-// replacement.meta.update(node.meta): the keys a node's meta holds overwrite the other's (the checkpoint tags
-// included); absent keys leave it as it was.
-void updateMeta(NodeMeta& into, const NodeMeta& from) {
-    if (!from.stackTrace.empty())
-        into.stackTrace = from.stackTrace;
-    if (!from.nnModuleStack.empty())
-        into.nnModuleStack = from.nnModuleStack;
-    if (!from.recompute.empty())
-        into.recompute = from.recompute;
-    if (from.acGraphId >= 0)
-        into.acGraphId = from.acGraphId;
-    if (!from.partitionerTag.empty())
-        into.partitionerTag = from.partitionerTag;
-    if (!from.descriptor.empty())
-        into.descriptor = from.descriptor;
-    for (const auto& [key, json] : from.extra) {
-        auto it =
-            std::find_if(into.extra.begin(), into.extra.end(), [&](const auto& e) { return e.first == key; });
-        if (it != into.extra.end())
-            it->second = json;
-        else
-            into.extra.emplace_back(key, json);
-    }
 }
 
 // joint_graph.remove_no_ops: x + 0, x - 0, x * 1, x / 1, the 0 and 1 being folded zeros and ones, or (torch
@@ -1300,31 +1068,6 @@ void earlyPatterns(PassContext& c) {
         if (identity)
             eraseMatch(c, "pointless_permute_pair", id, *base, {*arg});
     }
-}
-
-// A contiguous tensor's metadata. Symbolic strides are products of the sizes after them, as expressions
-// (torch prints Max(1, s) where we print s: the same value for the sizes symbols take).
-TensorMeta contiguousMeta(DType dtype, std::vector<SymInt> sizes, const Device& device) {
-    TensorMeta m;
-    m.dtype = dtype;
-    m.device = device;
-    m.strides.resize(sizes.size());
-    SymInt stride{1, {}};
-    for (size_t i = sizes.size(); i-- > 0;) {
-        m.strides[i] = stride;
-        const SymInt& size = sizes[i];
-        if (!size.isSymbolic() && !stride.isSymbolic())
-            stride.value *= std::max<int64_t>(size.value, 1);
-        else if (!size.isSymbolic() && size.value <= 1)
-            continue;
-        else if (!stride.isSymbolic() && stride.value == 1)
-            stride = size;
-        else
-            stride = SymInt{0, "(" + (size.isSymbolic() ? size.expr : std::to_string(size.value)) + ")*(" +
-                                   (stride.isSymbolic() ? stride.expr : std::to_string(stride.value)) + ")"};
-    }
-    m.sizes = std::move(sizes);
-    return m;
 }
 
 // joint_graph.scatter_upon_const_tensor: scatter(full(shape, background), dim, selector, val) with a
@@ -1733,7 +1476,7 @@ void replaceRandpermIndex(PassContext& c, const RandpermIndex& m) {
 }
 
 // pass_patterns: what jointscope replays (pointless_convert, scatter_upon_const_tensor, pad_mm as torch's
-// graphs show it) and what it only recognises.
+// graphs show it, fuse_attention, the randperm patterns) and what it only recognises.
 void passPatterns(PassContext& c, const std::vector<PaddedMatmul>& padded) {
     WorkGraph& g = c.g;
     const std::vector<NodeId> order = g.liveOrder();
@@ -1763,7 +1506,9 @@ void passPatterns(PassContext& c, const std::vector<PaddedMatmul>& padded) {
                 padded.empty() ? nullptr : observedPadding(g, id, padded, byName, operands)) {
             padMatmul(c, id, *p, operands);
             ++c.paddedReplayed;
+            continue;
         }
+        fuseAttention(c, id);
     }
 }
 
@@ -2843,11 +2588,13 @@ JointPassReport replayJointGraphPasses(Graph& joint, const Ruleset& rules, const
                                      " read operands no matmul of the joint graph reads");
     if (options.patternMatcher)
         for (const std::string& op : options.fusedAttentionOps)
-            report.notReplayed.push_back(
-                "fuse_attention: torch's forward calls " + op +
-                " more often than the joint graph: inductor rewrote an eager attention "
-                "(softmax(q @ k^T * scale) @ v, forward and backward) into it, which "
-                "is not replayed");
+            if (std::find(c.attentionOpsMade.begin(), c.attentionOpsMade.end(), op) ==
+                c.attentionOpsMade.end())
+                report.notReplayed.push_back(
+                    "fuse_attention: torch's forward calls " + op +
+                    " more often than the joint graph: inductor rewrote an eager attention "
+                    "(softmax(q @ k^T * scale) @ v, forward and backward) into it where "
+                    "jointscope's replay of fuse_attention matched none");
     if (!options.fallbackRandom)
         replaceRandom(c);
     if (report.changed()) {

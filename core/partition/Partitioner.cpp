@@ -343,7 +343,7 @@ Expected<bool> finishPartition(Partition& p, std::vector<NodeId> saved, BuildGra
     Expected<FwdBwdGraphs> parts = extractForwardBackward(
         p.graph, std::move(savedTensors), std::move(savedSym), *p.graph.numFwdOutputs,
         ExtractOptions{graphs != BuildGraphs::No, !rules || rules->bindsSpecializedSymbols,
-                       rules && rules->mutationsStayInForward});
+                       rules && rules->mutationsStayInForward, rules && rules->backwardMimicsAutograd});
     if (!parts)
         return parts.error();
     p.saved = parts->saved;

@@ -783,8 +783,8 @@ class RandpermShuffle(nn.Module):
 
 class EagerViTSelfAttention(nn.Module):
     """transformers' ViTSelfAttention, eager: q @ k^T / sqrt(d), softmax, dropout, @ v, no mask. inductor's
-    fuse_attention rewrites it (forward and backward) into scaled_dot_product_attention, which jointscope does
-    not replay: `check` reports it."""
+    fuse_attention rewrites it (forward and backward) into scaled_dot_product_attention: with no dropout the CPU's
+    fused kernel (replayed), with dropout sdpa's math form (reported)."""
 
     def __init__(self, dim=32, heads=4, p=0.0, device=None):
         super().__init__()
@@ -1190,9 +1190,14 @@ def torch2_zoo_builders():
         return RandpermShuffle(), (_x(8, 16),)
 
     @case("hf_vit_eager_attention", "transformers' eager ViT self-attention (no mask): inductor's fuse_attention makes "
-          "it scaled_dot_product_attention, not replayed (check reports it; its decision differs)")
+          "it the CPU's fused scaled-dot-product attention, forward and backward")
     def _():
         return EagerViTSelfAttention(), (_x(2, 16, 32),)
+
+    @case("hf_vit_eager_attention_dropout", "the same with attention dropout: fuse_attention's replacement is sdpa's "
+          "math form (no fused CPU kernel takes dropout)")
+    def _():
+        return EagerViTSelfAttention(p=0.1), (_x(2, 16, 32),)
 
     @case("resnet_block", "torchvision's BasicBlock: ReLU(inplace=True), batch norm (train), a strided downsample, "
           "max pool, adaptive average pool")

@@ -65,6 +65,7 @@ const std::string kFloatExpressionLog = "tests/data/torch2/gpt2_gelu_dynamic_ind
 // jointscope_torch.models hf_vit_eager_attention under inductor, torch 2.15: fuse_attention rewrote the eager
 // attention into _scaled_dot_product_flash_attention_for_cpu; the first compile's records, pre- and post-grad
 // graphs, output code and the records above dropped.
+const std::string kOneHotAssertsLog = "tests/data/torch2/arcface_one_hot_aot_eager_trace.log";
 const std::string kFusedAttentionLog = "tests/data/torch2/hf_vit_eager_attention_inductor_trace.log";
 // The same model with attention dropout 0.1 (the run's second compile, the same records dropped):
 // fuse_attention's replacement with dropout calls no attention op (bmm_default, ... in torch's graphs).
@@ -416,6 +417,28 @@ private slots:
             QVERIFY2(std::count(fused->removed.begin(), fused->removed.end(), name) == 1, name);
             QVERIFY2(joint->find(name) && !forward->find(name) && !backward->find(name), name);
         }
+    }
+
+    // F.one_hot asserts on its labels (_assert_async nodes in the joint graph). The labels are saved, so the
+    // asserts could run in the backward, but min-cut rebuilds the backward from its first node that reads a
+    // tangent (reordering_to_mimic_autograd_engine): torch's backward holds none, its forward both.
+    void assertsStayOutOfTheBackward() {
+        const std::vector<CompileCheck> checks = checkLog(kOneHotAssertsLog);
+        QCOMPARE(checks.size(), size_t(1));
+        const CompileCheck& c = checks[0];
+        QCOMPARE(std::string(checkStatusName(c.status)), std::string("identical"));
+        QVERIFY(c.forward && c.forward->onlyOurs.empty() && c.forward->onlyTorch.empty());
+        QVERIFY(c.backward && c.backward->onlyOurs.empty() && c.backward->onlyTorch.empty());
+        Expected<GraphFile> file = GraphFile::open(test::sourcePath(kOneHotAssertsLog));
+        QVERIFY(file);
+        Expected<Graph> joint = file->load(*file->select("aot_joint_graph"));
+        Expected<Graph> forward = file->load(*file->select("aot_forward_graph"));
+        Expected<Graph> backward = file->load(*file->select("aot_backward_graph"));
+        QVERIFY(joint && forward && backward);
+        for (const char* name : {"_assert_async", "_assert_async_1"})
+            QVERIFY2(joint->find(name) && forward->find(name) && !backward->find(name), name);
+        QVERIFY(std::count(c.torch.begin(), c.torch.end(), "primals_3") ==
+                1); // the labels, read by the asserts
     }
 
     // With attention dropout, fuse_attention's replacement is sdpa's math form, traced for the inputs'

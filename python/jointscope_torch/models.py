@@ -858,6 +858,23 @@ class SwinWindowAttention(nn.Module):
         return torch.roll(y, (s, s), (1, 2))
 
 
+class ArcFaceLoss(nn.Module):
+    """ArcFace's additive angular margin: normalized embeddings and class weights, acos, a margin on the true
+    class through F.one_hot (whose range asserts on the labels the joint graph holds), cross-entropy with label
+    smoothing."""
+
+    def __init__(self, dim=16, classes=10, s=30.0, m=0.5, device=None):
+        super().__init__()
+        self.w = nn.Parameter(torch.randn(classes, dim, device=device))
+        self.s, self.m = s, m
+
+    def forward(self, x, labels):
+        cos = F.linear(F.normalize(x), F.normalize(self.w)).clamp(-1 + 1e-7, 1 - 1e-7)
+        onehot = F.one_hot(labels, cos.shape[-1]).to(cos.dtype)
+        logits = self.s * torch.cos(torch.acos(cos) + self.m * onehot)
+        return F.cross_entropy(logits, labels, label_smoothing=0.1)
+
+
 class GNNMessagePassing(nn.Module):
     """PyG-style message passing: index_select the sources, an edge MLP, scatter_add into the targets, a mean by
     degree (scatter_reduce 'mean'), a GRU-like gate."""
@@ -1214,6 +1231,11 @@ def torch2_zoo_builders():
     def _():
         src, dst = torch.tensor([0, 1, 2, 3, 4, 5, 1, 2]), torch.tensor([1, 2, 3, 4, 5, 0, 0, 3])
         return GNNMessagePassing(), (_x(6, 16), src, dst)
+
+    @case("arcface_loss", "ArcFace's angular margin: F.one_hot's asserts on the labels stay out of the backward "
+          "(reordering_to_mimic_autograd_engine), acos, cross-entropy with label smoothing")
+    def _():
+        return ArcFaceLoss(), (_x(6, 16), torch.randint(0, 10, (6,)))
 
     @case("dynamic_true_drop_path", "drop-path divides by 1 - p, p a Python float, compiled with dynamic=True: "
           "tensorify_python_scalars interprets the float expression 1.0 - zf (Add, Mul(-1, zf))", compile_dynamic=True)

@@ -36,7 +36,7 @@ MODELS = ("mlp", "gpt_block_sdpa", "gpt_block_eager_attention", "llama3_block", 
           "sac_must_recompute", "dynamic_mlp_batch", "dynamic_gpt_seq", "dynamic_true_float_attributes",
           "nested_compile_region", "nested_region_ac_dropout", "fused_qkv_stack_ac", "lora_mlp", "complex_rope",
           "index_ops_mix", "stochastic_depth", "dynamic_true_drop_path", "dynamic_true_unet_upsample",
-          "resnet_block", "swin_window_attention", "gnn_message_passing")
+          "resnet_block", "swin_window_attention", "gnn_message_passing", "arcface_loss")
 # Inductor compiles each graph to C++ (~30 s a model on 2 cores): a spread of the models, fewer at lower budgets.
 INDUCTOR_MODELS = ("mlp", "gpt_block_sdpa", "llama3_block", "moe_topk", "tiny_lm_dropout_ce", "gpt_stack_ac",
                    "ac_dropout_custom_fn", "sac_save_matmuls", "dynamic_gpt_seq", "nested_compile_region",

@@ -85,7 +85,8 @@ private slots:
                               "contrastive_clip",
                               "dino_drop_path",
                               "randperm_shuffle",
-                              "hf_vit_eager_attention"})
+                              "hf_vit_eager_attention",
+                              "hf_vit_eager_attention_dropout"})
             QTest::newRow(m) << QString(m);
     }
     void replayMatchesTorch() {

@@ -95,6 +95,44 @@ PatternArg patternArgOf(const Json& j) {
     return a;
 }
 
+SizeFormula sizeFormulaOf(const Json& j) {
+    SizeFormula f;
+    if (j.is_object())
+        f.classes = j.at("dims").get<std::vector<int32_t>>();
+    else
+        f.literal = j.get<int64_t>();
+    return f;
+}
+
+ReplacementArg::ScalarFn scalarFnOf(const std::string& fn) {
+    using Fn = ReplacementArg::ScalarFn;
+    static const std::pair<const char*, Fn> names[] = {{"identity", Fn::Identity},
+                                                       {"reciprocal", Fn::Reciprocal},
+                                                       {"square", Fn::Square},
+                                                       {"sqrt", Fn::Sqrt},
+                                                       {"sqrt_reciprocal", Fn::SqrtReciprocal},
+                                                       {"dropout_scale", Fn::DropoutScale}};
+    for (const auto& [name, value] : names)
+        if (fn == name)
+            return value;
+    throw std::runtime_error("unknown scalar function " + fn);
+}
+
+std::optional<TensorFormula> tensorFormulaOf(const Json& j) {
+    if (j.is_null())
+        return std::nullopt;
+    TensorFormula t;
+    const Json& dtype = j.at("dtype");
+    t.queryDType = dtype.is_string() && dtype.get<std::string>() == "query";
+    if (!t.queryDType)
+        t.dtype = literalOf(dtype).asDType();
+    for (const Json& s : j.at("sizes"))
+        t.sizes.push_back(sizeFormulaOf(s));
+    for (const Json& s : j.at("strides"))
+        t.strides.push_back(sizeFormulaOf(s));
+    return t;
+}
+
 ReplacementArg replacementArgOf(const Json& j) {
     ReplacementArg a;
     if (j.is_array()) {
@@ -110,13 +148,12 @@ ReplacementArg replacementArgOf(const Json& j) {
     } else if (j.is_object() && j.contains("scalar")) {
         a.kind = ReplacementArg::Kind::Scalar;
         a.scalar = j.at("scalar").get<std::string>();
-        const std::string fn = j.value("fn", "identity");
-        if (fn == "reciprocal")
-            a.fn = ReplacementArg::ScalarFn::Reciprocal;
-        else if (fn == "square")
-            a.fn = ReplacementArg::ScalarFn::Square;
-        else if (fn != "identity")
-            throw std::runtime_error("unknown scalar function " + fn);
+        a.fn = scalarFnOf(j.value("fn", "identity"));
+    } else if (j.is_object() && j.contains("dims")) {
+        a.kind = ReplacementArg::Kind::Size;
+        a.size = sizeFormulaOf(j);
+    } else if (j.is_object() && j.contains("dtype_of")) {
+        a.kind = ReplacementArg::Kind::QueryDType;
     } else {
         a.kind = ReplacementArg::Kind::Literal;
         a.literal = literalOf(j);
@@ -162,12 +199,25 @@ AttentionPattern patternOf(const Json& j) {
         return p;
     }
     p.inputs = r.at("inputs").get<std::vector<std::string>>();
+    for (const Json& layout : r.at("layouts"))
+        p.inputLayouts.push_back(layout.is_null() ? std::vector<int32_t>{}
+                                                  : layout.get<std::vector<int32_t>>());
+    for (const Json& c : r.at("dims")) {
+        std::vector<std::pair<int32_t, int32_t>> positions;
+        for (const Json& at : c)
+            positions.emplace_back(at.at(0).get<int32_t>(), at.at(1).get<int32_t>());
+        p.sizeClasses.push_back(std::move(positions));
+    }
     for (const Json& n : r.at("nodes")) {
         ReplacementNode node;
         node.target = Target::parseFunction(n.at("target").get<std::string>());
         for (const Json& a : n.at("args"))
             node.args.push_back(replacementArgOf(a));
         node.kwargs = keywordsOf<ReplacementArg>(n.at("kwargs"), replacementArgOf);
+        const Json& meta = n.at("meta");
+        node.tuple = meta.at("tuple").get<bool>();
+        for (const Json& t : meta.at("tensors"))
+            node.outputs.push_back(tensorFormulaOf(t));
         p.replacement.push_back(std::move(node));
     }
     for (const Json& o : r.at("outputs"))

@@ -4,11 +4,13 @@
 // torch traces in its place.
 #pragma once
 
+#include "graph/DType.h"
 #include "graph/Target.h"
 #include "graph/Value.h"
 #include "support/Diagnostic.h"
 
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <utility>
@@ -42,23 +44,42 @@ struct PatternNode {
     static constexpr int32_t kMultipleUsers = -1;
 };
 
+// An int of the replacement: a literal, or the product of size classes (AttentionPattern::sizeClasses).
+struct SizeFormula {
+    int64_t literal = 0;
+    std::vector<int32_t> classes; // empty: the literal
+};
+
 // One argument of a replacement node: an input of the replacement (a bound argument or a tangent), an earlier
-// replacement node, a function of a bound scalar (scale = 1 / inv_scale), or a literal.
+// replacement node, a function of a bound scalar (scale = 1 / inv_scale), a size, the query's dtype, or a
+// literal.
 struct ReplacementArg {
-    enum class Kind : uint8_t { Input, Node, Scalar, Literal, List };
-    enum class ScalarFn : uint8_t { Identity, Reciprocal, Square };
+    enum class Kind : uint8_t { Input, Node, Scalar, Size, QueryDType, Literal, List };
+    // sdpa's math form scales q and k each by sqrt(scale) and dropout's kept values by 1 / (1 - p)
+    enum class ScalarFn : uint8_t { Identity, Reciprocal, Square, Sqrt, SqrtReciprocal, DropoutScale };
     Kind kind = Kind::Literal;
     int32_t index = -1;
     std::string scalar;
     ScalarFn fn = ScalarFn::Identity;
+    SizeFormula size;
     Value literal;
     std::vector<ReplacementArg> items;
+};
+
+// A replacement node's output tensor: the query's dtype or a literal one, sizes and strides as formulas.
+struct TensorFormula {
+    bool queryDType = false;
+    DType dtype = DType::Undefined;
+    std::vector<SizeFormula> sizes;
+    std::vector<SizeFormula> strides;
 };
 
 struct ReplacementNode {
     Target target;
     std::vector<ReplacementArg> args;
     std::vector<std::pair<std::string, ReplacementArg>> kwargs;
+    bool tuple = false;                                // outputs a tuple (getitem reads its elements)
+    std::vector<std::optional<TensorFormula>> outputs; // nullopt: not a tensor
 };
 
 struct AttentionPattern {
@@ -80,6 +101,10 @@ struct AttentionPattern {
     std::string
         notReplayed; // why jointscope cannot insert it (it depends on the inputs' shapes); "" when it can
     std::vector<std::string> inputs;
+    // Each input's dims, outermost first, as the replacement was traced (empty: not a tensor); the sizes
+    // classes: the (input, dim) positions that held one size in torch's example inputs.
+    std::vector<std::vector<int32_t>> inputLayouts;
+    std::vector<std::vector<std::pair<int32_t, int32_t>>> sizeClasses;
     std::vector<ReplacementNode> replacement;
     std::vector<ReplacementArg> replacementOutputs; // Literal None for an output torch leaves alone
 };

@@ -302,119 +302,133 @@ bool extraCheck(const WorkGraph& g, const AttentionPattern& p, const MatchState&
     return !p.checkParams || paramsCheck(g, m);
 }
 
-// A replacement node's output metadata, as torch's kernels lay them out, or nullopt for an op not sized here.
-struct OutputMeta {
-    OutputKind kind = OutputKind::Tensor;
-    std::vector<TensorMeta> outputs;
+// The concrete sizes of the replacement's size classes on this match: each class's positions must agree
+// (torch's example inputs had them equal; the replacement was traced so), and be numbers.
+std::optional<std::vector<int64_t>> sizeClassValues(const WorkGraph& g, const AttentionPattern& p,
+                                                    const std::vector<Value>& inputs, std::string& why) {
+    std::vector<int64_t> values;
+    for (const auto& positions : p.sizeClasses) {
+        std::optional<int64_t> value;
+        for (const auto& [input, dim] : positions) {
+            const TensorMeta* t = static_cast<size_t>(input) < inputs.size()
+                                      ? tensorOf(g, inputs[static_cast<size_t>(input)])
+                                      : nullptr;
+            if (!t || static_cast<size_t>(dim) >= t->sizes.size() ||
+                t->sizes[static_cast<size_t>(dim)].isSymbolic()) {
+                why = "its replacement is sized by the inputs' sizes, symbolic here";
+                return std::nullopt;
+            }
+            const int64_t size = t->sizes[static_cast<size_t>(dim)].value;
+            if (value && *value != size) {
+                why = "its replacement was traced for " + p.inputs[static_cast<size_t>(positions[0].first)] +
+                      " and " + p.inputs[static_cast<size_t>(input)] +
+                      " of one size along a dim where they differ here";
+                return std::nullopt;
+            }
+            value = size;
+        }
+        values.push_back(value.value_or(1));
+    }
+    return values;
+}
+
+// Whether a tensor is dense in the order of `layout` (its dims, outermost first), size-1 dims aside.
+bool denseInOrder(const TensorMeta& t, const std::vector<int32_t>& layout) {
+    if (t.strides.size() != t.sizes.size() || layout.size() != t.sizes.size())
+        return false;
+    int64_t expected = 1;
+    for (auto it = layout.rbegin(); it != layout.rend(); ++it) {
+        const SymInt& size = t.sizes[static_cast<size_t>(*it)];
+        const SymInt& stride = t.strides[static_cast<size_t>(*it)];
+        if (size.isSymbolic() || stride.isSymbolic())
+            return false;
+        if (size.value == 1)
+            continue;
+        if (stride.value != expected)
+            return false;
+        expected *= size.value;
+    }
+    return true;
+}
+
+int64_t evaluate(const SizeFormula& f, const std::vector<int64_t>& classes) {
+    if (f.classes.empty())
+        return f.literal;
+    int64_t product = 1;
+    for (int32_t c : f.classes)
+        product *= classes[static_cast<size_t>(c)];
+    return product;
+}
+
+TensorMeta evaluate(const TensorFormula& f, const std::vector<int64_t>& classes, const TensorMeta& query) {
+    TensorMeta t;
+    t.dtype = f.queryDType ? query.dtype : f.dtype;
+    t.device = query.device;
+    for (const SizeFormula& s : f.sizes)
+        t.sizes.push_back(SymInt{evaluate(s, classes), {}});
+    for (const SizeFormula& s : f.strides)
+        t.strides.push_back(SymInt{evaluate(s, classes), {}});
+    return t;
+}
+
+double scalarOf(ReplacementArg::ScalarFn fn, double x) {
+    switch (fn) {
+    case ReplacementArg::ScalarFn::Identity:
+        return x;
+    case ReplacementArg::ScalarFn::Reciprocal:
+        return 1.0 / x;
+    case ReplacementArg::ScalarFn::Square:
+        return x * x;
+    case ReplacementArg::ScalarFn::Sqrt:
+        return std::sqrt(x);
+    case ReplacementArg::ScalarFn::SqrtReciprocal:
+        return std::sqrt(1.0 / x);
+    case ReplacementArg::ScalarFn::DropoutScale:
+        return 1.0 / (1.0 - x);
+    }
+    return x;
+}
+
+// A replacement argument with the match's values: inputs bound, scalars computed (scale = 1 / inv_scale),
+// sizes multiplied out.
+struct Instantiation {
+    const std::vector<Value>& inputs;
+    const std::vector<NodeId>& made;
+    const MatchState& match;
+    const std::vector<int64_t>& classes;
+    DType queryDType;
 };
 
-// A tensor of `sizes` stored in the order `memoryOrder` (a permutation of its dimensions), e.g. the CPU flash
-// attention's [B, H, L, E] output written as [B, L, H, E].
-TensorMeta storedAs(DType dtype, const std::vector<SymInt>& sizes, const std::vector<size_t>& memoryOrder,
-                    const Device& device) {
-    std::vector<SymInt> stored;
-    for (size_t d : memoryOrder)
-        stored.push_back(sizes[d]);
-    const TensorMeta contiguous = contiguousMeta(dtype, std::move(stored), device);
-    TensorMeta out = contiguous;
-    out.sizes = sizes;
-    for (size_t i = 0; i < memoryOrder.size(); ++i)
-        out.strides[memoryOrder[i]] = contiguous.strides[i];
-    return out;
-}
-
-std::optional<OutputMeta> replacementMeta(const Node& n, const std::vector<const OutputMeta*>& inputs) {
-    auto tensorIn = [&](size_t i) -> const TensorMeta* {
-        return i < inputs.size() && inputs[i] && inputs[i]->kind == OutputKind::Tensor &&
-                       !inputs[i]->outputs.empty()
-                   ? &inputs[i]->outputs[0]
-                   : nullptr;
-    };
-    if (n.target.isGetItem()) {
-        if (inputs.empty() || !inputs[0] || n.args.size() != 2 || n.args[1].kind() != ValueKind::Int)
-            return std::nullopt;
-        const size_t i = static_cast<size_t>(n.args[1].asInt());
-        if (i >= inputs[0]->outputs.size())
-            return std::nullopt;
-        return OutputMeta{OutputKind::Tensor, {inputs[0]->outputs[i]}};
-    }
-    if (isAten(n, "permute", "default")) {
-        const TensorMeta* x = tensorIn(0);
-        if (!x || n.args.size() != 2 || !n.args[1].isSequence() ||
-            n.args[1].items().size() != x->sizes.size())
-            return std::nullopt;
-        TensorMeta out = *x;
-        for (size_t i = 0; i < x->sizes.size(); ++i) {
-            int64_t d = n.args[1].items()[i].asInt();
-            d = d < 0 ? d + static_cast<int64_t>(x->sizes.size()) : d;
-            out.sizes[i] = x->sizes[static_cast<size_t>(d)];
-            if (x->strides.size() == x->sizes.size())
-                out.strides[i] = x->strides[static_cast<size_t>(d)];
-        }
-        return OutputMeta{OutputKind::Tensor, {out}};
-    }
-    // at::native::_scaled_dot_product_flash_attention_cpu: out [B, H, L, Ev] and logsumexp [B, H, L] (float
-    // for reduced precision) allocated as [B, L, H, ...] and transposed; the backward's grads likewise.
-    const std::vector<size_t> headsInside = {0, 2, 1, 3};
-    if (isAten(n, "_scaled_dot_product_flash_attention_for_cpu", "default")) {
-        const TensorMeta *q = tensorIn(0), *v = tensorIn(2);
-        if (!q || !v || q->sizes.size() != 4 || v->sizes.size() != 4)
-            return std::nullopt;
-        std::vector<SymInt> outSizes = q->sizes;
-        outSizes[3] = v->sizes[3];
-        const DType accumulate = q->dtype == DType::Float64 ? DType::Float64 : DType::Float32;
-        return OutputMeta{
-            OutputKind::Tuple,
-            {storedAs(q->dtype, outSizes, headsInside, q->device),
-             storedAs(accumulate, {q->sizes[0], q->sizes[1], q->sizes[2]}, {0, 2, 1}, q->device)}};
-    }
-    if (isAten(n, "_scaled_dot_product_flash_attention_for_cpu_backward", "default")) {
-        OutputMeta grads{OutputKind::Tuple, {}};
-        for (size_t i = 1; i <= 3; ++i) {
-            const TensorMeta* x = tensorIn(i);
-            if (!x || x->sizes.size() != 4)
-                return std::nullopt;
-            grads.outputs.push_back(storedAs(x->dtype, x->sizes, headsInside, x->device));
-        }
-        return grads;
-    }
-    return std::nullopt;
-}
-
-// A replacement argument with the match's values: inputs bound, scalars computed (scale = 1 / inv_scale).
-std::optional<Value> instantiate(const ReplacementArg& a, const std::vector<Value>& inputs,
-                                 const std::vector<NodeId>& made, const MatchState& m) {
+std::optional<Value> instantiate(const ReplacementArg& a, const Instantiation& in) {
     switch (a.kind) {
     case ReplacementArg::Kind::Input:
-        return static_cast<size_t>(a.index) < inputs.size()
-                   ? std::optional(inputs[static_cast<size_t>(a.index)])
+        return static_cast<size_t>(a.index) < in.inputs.size()
+                   ? std::optional(in.inputs[static_cast<size_t>(a.index)])
                    : std::nullopt;
     case ReplacementArg::Kind::Node:
-        return static_cast<size_t>(a.index) < made.size()
-                   ? std::optional(Value::nodeRef(made[static_cast<size_t>(a.index)]))
+        return static_cast<size_t>(a.index) < in.made.size()
+                   ? std::optional(Value::nodeRef(in.made[static_cast<size_t>(a.index)]))
                    : std::nullopt;
     case ReplacementArg::Kind::Scalar: {
-        const Value* v = m.kwarg(a.scalar);
+        const Value* v = in.match.kwarg(a.scalar);
         if (!v || !isNumber(*v))
             return std::nullopt; // a SymInt scale: its value is not known here
-        switch (a.fn) {
-        case ReplacementArg::ScalarFn::Identity:
+        if (a.fn == ReplacementArg::ScalarFn::Identity)
             return *v;
-        case ReplacementArg::ScalarFn::Reciprocal:
-            return Value::real(1.0 / numberOf(*v));
-        case ReplacementArg::ScalarFn::Square:
-            // Python's x * x keeps an int an int
-            return v->kind() == ValueKind::Float ? Value::real(v->asFloat() * v->asFloat())
-                                                 : Value::integer(v->asInt() * v->asInt());
-        }
-        return std::nullopt;
+        if (a.fn == ReplacementArg::ScalarFn::Square && v->kind() != ValueKind::Float)
+            return Value::integer(v->asInt() * v->asInt()); // Python's int * int
+        return Value::real(scalarOf(a.fn, numberOf(*v)));
     }
+    case ReplacementArg::Kind::Size:
+        return Value::integer(evaluate(a.size, in.classes));
+    case ReplacementArg::Kind::QueryDType:
+        return Value::dtype(in.queryDType);
     case ReplacementArg::Kind::Literal:
         return a.literal;
     case ReplacementArg::Kind::List: {
         std::vector<Value> items;
         for (const ReplacementArg& item : a.items) {
-            std::optional<Value> v = instantiate(item, inputs, made, m);
+            std::optional<Value> v = instantiate(item, in);
             if (!v)
                 return std::nullopt;
             items.push_back(std::move(*v));
@@ -434,55 +448,76 @@ struct Replacement {
 
 std::optional<Replacement> traceReplacement(const WorkGraph& g, const AttentionPattern& p,
                                             const MatchState& m, std::string& why) {
+    const Value* q = m.kwarg("query");
+    const TensorMeta* query = q ? tensorOf(g, *q) : nullptr;
+    if (!query) {
+        why = "the query's metadata is not known";
+        return std::nullopt;
+    }
+    // the recorded replacements are the CPU's (a GPU's calls its flash / efficient attention kernels)
+    if (query->device.type != "cpu") {
+        why = "its replacement on " + query->device.str() +
+              " is not recorded (scripts/gen-attention-patterns traces the CPU's)";
+        return std::nullopt;
+    }
     std::vector<Value> inputs;
     for (const std::string& name : p.inputs) {
         const Value* v = m.kwarg(name);
         inputs.push_back(v ? *v : Value::none());
     }
-    // metadata of inputs, then of each new node; `made` stands in for node ids while nothing is inserted
-    std::vector<OutputMeta> metas(p.replacement.size());
+    const std::optional<std::vector<int64_t>> classes = sizeClassValues(g, p, inputs, why);
+    if (!classes)
+        return std::nullopt;
+    // sdpa's math form decomposes its matmuls by the inputs' strides and sizes: traced for dense inputs of
+    // the recorded layouts and sizes above 1
+    const bool fused = std::any_of(p.replacement.begin(), p.replacement.end(), [](const ReplacementNode& n) {
+        return n.target.ns == "aten" && n.target.op.starts_with("_scaled_dot_product_");
+    });
+    if (!fused) {
+        for (size_t i = 0; i < inputs.size() && i < p.inputLayouts.size(); ++i)
+            if (!p.inputLayouts[i].empty())
+                if (const TensorMeta* t = tensorOf(g, inputs[i]);
+                    !t || !denseInOrder(*t, p.inputLayouts[i])) {
+                    why = "its replacement (sdpa's math form) was traced for a " + p.inputs[i] +
+                          " laid out otherwise";
+                    return std::nullopt;
+                }
+        if (std::find(classes->begin(), classes->end(), 1) != classes->end()) {
+            why = "its replacement (sdpa's math form) was traced for sizes above 1";
+            return std::nullopt;
+        }
+    }
+    // `made` stands in for node ids while nothing is inserted: insert() hands out these, in order
     std::vector<NodeId> made;
     const NodeId firstMade = static_cast<NodeId>(g.size());
+    const Instantiation in{inputs, made, m, *classes, query->dtype};
     Replacement r;
     for (size_t i = 0; i < p.replacement.size(); ++i) {
         const ReplacementNode& rn = p.replacement[i];
         Node n = callNode(rn.target.text, {}, {}, TensorMeta{}, NodeMeta{});
         n.target = rn.target;
-        std::vector<const OutputMeta*> argMetas;
-        std::vector<OutputMeta> inputMetas; // the graph's metadata of inputs read here
-        inputMetas.reserve(rn.args.size());
         for (const ReplacementArg& a : rn.args) {
-            std::optional<Value> v = instantiate(a, inputs, made, m);
+            std::optional<Value> v = instantiate(a, in);
             if (!v) {
                 why = "an argument of " + rn.target.text + " is not known here (a symbolic scale)";
                 return std::nullopt;
             }
-            if (v->kind() == ValueKind::NodeRef && v->asNode() >= firstMade)
-                argMetas.push_back(&metas[v->asNode() - firstMade]);
-            else if (v->kind() == ValueKind::NodeRef) {
-                const Node& in = g.node(v->asNode());
-                inputMetas.push_back(OutputMeta{in.outputKind, in.outputs});
-                argMetas.push_back(&inputMetas.back());
-            } else
-                argMetas.push_back(nullptr);
             n.args.push_back(std::move(*v));
         }
         for (const auto& [key, a] : rn.kwargs) {
-            std::optional<Value> v = instantiate(a, inputs, made, m);
+            std::optional<Value> v = instantiate(a, in);
             if (!v) {
                 why = "the " + key + " of " + rn.target.text + " is not known here (a symbolic scale)";
                 return std::nullopt;
             }
             n.kwargs.emplace_back(key, std::move(*v));
         }
-        std::optional<OutputMeta> meta = replacementMeta(n, argMetas);
-        if (!meta) {
-            why = "jointscope does not size " + rn.target.text + " on these inputs";
-            return std::nullopt;
-        }
-        metas[i] = *meta;
-        n.outputKind = meta->kind;
-        n.outputs = meta->outputs;
+        n.outputKind = rn.tuple ? OutputKind::Tuple : OutputKind::Tensor;
+        n.outputs.clear();
+        for (const std::optional<TensorFormula>& t : rn.outputs)
+            n.outputs.push_back(t ? evaluate(*t, *classes, *query) : TensorMeta{});
+        if (!rn.tuple && (rn.outputs.empty() || !rn.outputs[0]))
+            n.outputKind = OutputKind::Unknown;
         made.push_back(firstMade + static_cast<NodeId>(i));
         r.nodes.push_back(std::move(n));
     }

@@ -784,7 +784,7 @@ class RandpermShuffle(nn.Module):
 class EagerViTSelfAttention(nn.Module):
     """transformers' ViTSelfAttention, eager: q @ k^T / sqrt(d), softmax, dropout, @ v, no mask. inductor's
     fuse_attention rewrites it (forward and backward) into scaled_dot_product_attention: with no dropout the CPU's
-    fused kernel (replayed), with dropout sdpa's math form (reported)."""
+    fused kernel, with dropout sdpa's math form (both replayed)."""
 
     def __init__(self, dim=32, heads=4, p=0.0, device=None):
         super().__init__()

@@ -5,6 +5,7 @@
 #include "partition/JointPasses.h"
 
 #include "io/FxReader.h"
+#include "ops/AttentionPatterns.h"
 #include "ops/Ruleset.h"
 #include "partition/CompileSettings.h"
 #include "testutil.h"
@@ -115,6 +116,23 @@ private slots:
         QCOMPARE(ours.size(), torch.size());
         QCOMPARE(ours, torch);
         QVERIFY2(report.notReplayed.empty(), report.notReplayed.empty() ? "" : report.notReplayed[0].c_str());
+    }
+
+    // A torch takes the fuse_attention patterns of the newest torch not newer than it that registers other
+    // ones (resources/patterns: 2.11, 2.12, 2.13; 2.14 and 2.15 register 2.13's); torch 1.13 had none.
+    void attentionPatternsFollowTheTorchVersion() {
+        const std::pair<const char*, const char*> cases[] = {
+            {"torch-2.15", "2.13.0"}, {"torch-2.14", "2.13.0"}, {"torch-2.13", "2.13.0"},
+            {"torch-2.12", "2.12.0"}, {"torch-2.11", "2.11.0"}, {"torch-2.16", "2.13.0"}};
+        for (const auto& [ruleset, torch] : cases) {
+            const AttentionPatternSet* set = builtinAttentionPatterns(ruleset);
+            QVERIFY2(set, ruleset);
+            QCOMPARE(set->torchVersion, std::string(torch));
+            QVERIFY(!set->patterns.empty());
+        }
+        QVERIFY(!builtinAttentionPatterns("torch-1.13"));
+        QVERIFY(!builtinAttentionPatterns("torch-2.10"));
+        QVERIFY(!builtinAttentionPatterns("unversioned"));
     }
 
     // fuse_attention's nodes as torch made them: each kernel call's arguments (the scale 1 / inv_scale

@@ -9,6 +9,7 @@
 #include <cstdio>
 #include <limits>
 #include <map>
+#include <mutex>
 #include <stdexcept>
 
 namespace jointscope {
@@ -254,25 +255,33 @@ Expected<AttentionPatternSet> parseAttentionPatterns(std::string_view jsonText, 
 }
 
 const AttentionPatternSet* builtinAttentionPatterns(std::string_view rulesetName) {
-    // Parsed on first use, kept for the process: built-in data, read-only once made.
-    static const std::map<std::pair<int, int>, AttentionPatternSet> parsed = [] {
-        std::map<std::pair<int, int>, AttentionPatternSet> sets;
-        for (size_t i = 0; i < detail::kBuiltinAttentionPatternCount; ++i) {
-            const detail::BuiltinAttentionPatterns& b = detail::kBuiltinAttentionPatterns[i];
-            Expected<AttentionPatternSet> set = parseAttentionPatterns(b.json, b.name);
-            if (set)
-                sets.emplace(torchVersionOf(b.name), std::move(*set));
-        }
-        return sets;
-    }();
     const std::pair<int, int> version = torchVersionOf(rulesetName);
     if (version.first < 0)
         return nullptr;
-    auto it = parsed.upper_bound(version);
-    if (it == parsed.begin())
+    // the newest built-in file not newer than the ruleset's torch, of its major version
+    const detail::BuiltinAttentionPatterns* chosen = nullptr;
+    std::pair<int, int> chosenVersion{-1, -1};
+    for (size_t i = 0; i < detail::kBuiltinAttentionPatternCount; ++i) {
+        const std::pair<int, int> v = torchVersionOf(detail::kBuiltinAttentionPatterns[i].name);
+        if (v.first == version.first && v <= version && v > chosenVersion) {
+            chosen = &detail::kBuiltinAttentionPatterns[i];
+            chosenVersion = v;
+        }
+    }
+    if (!chosen)
         return nullptr;
-    --it;
-    return it->first.first == version.first ? &it->second : nullptr;
+    // Parsed on first use, kept for the process: built-in data, read-only once made (a megabyte of JSON: only
+    // the version asked for).
+    static std::mutex mutex;
+    static std::map<std::pair<int, int>, std::optional<AttentionPatternSet>> parsed;
+    const std::lock_guard<std::mutex> lock(mutex);
+    auto [it, inserted] = parsed.try_emplace(chosenVersion);
+    if (inserted) {
+        Expected<AttentionPatternSet> set = parseAttentionPatterns(chosen->json, chosen->name);
+        if (set)
+            it->second = std::move(*set);
+    }
+    return it->second ? &*it->second : nullptr;
 }
 
 } // namespace jointscope

@@ -1480,6 +1480,13 @@ void replaceRandpermIndex(PassContext& c, const RandpermIndex& m) {
 void passPatterns(PassContext& c, const std::vector<PaddedMatmul>& padded) {
     WorkGraph& g = c.g;
     const std::vector<NodeId> order = g.liveOrder();
+    // every fuse_attention pattern holds a matmul's bmm and a softmax's exp: without both nothing matches
+    // (and the patterns are not loaded)
+    const auto has = [&](std::string_view op) {
+        return std::any_of(order.begin(), order.end(),
+                           [&](NodeId id) { return isAten(g.node(id), op, "default"); });
+    };
+    const bool attention = has("bmm") && has("exp");
     std::unordered_map<std::string, NodeId> byName;
     if (!padded.empty())
         for (NodeId id : order)
@@ -1508,7 +1515,8 @@ void passPatterns(PassContext& c, const std::vector<PaddedMatmul>& padded) {
             ++c.paddedReplayed;
             continue;
         }
-        fuseAttention(c, id);
+        if (attention)
+            fuseAttention(c, id);
     }
 }
 

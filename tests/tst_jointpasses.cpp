@@ -87,7 +87,8 @@ private slots:
                               "dino_drop_path",
                               "randperm_shuffle",
                               "hf_vit_eager_attention",
-                              "hf_vit_eager_attention_dropout"})
+                              "hf_vit_eager_attention_dropout",
+                              "bert_eager_attention"})
             QTest::newRow(m) << QString(m);
     }
     void replayMatchesTorch() {

@@ -805,6 +805,30 @@ class EagerViTSelfAttention(nn.Module):
         return x + self.o(torch.matmul(probs, v).permute(0, 2, 1, 3).contiguous().view(x.shape))
 
 
+class BertEagerSelfAttention(nn.Module):
+    """transformers' BertSelfAttention, eager: q @ k^T / sqrt(d) plus the extended additive padding mask
+    ((1 - mask) * finfo.min), softmax, dropout, @ v. inductor's fuse_attention makes it sdpa's math form with the
+    mask (forward and backward), replayed."""
+
+    def __init__(self, dim=32, heads=4, p=0.1, device=None):
+        super().__init__()
+        self.heads, self.hd = heads, dim // heads
+        self.q = nn.Linear(dim, dim, device=device)
+        self.k = nn.Linear(dim, dim, device=device)
+        self.v = nn.Linear(dim, dim, device=device)
+        self.drop = nn.Dropout(p)
+
+    def split(self, t):
+        return t.view(t.shape[0], t.shape[1], self.heads, self.hd).permute(0, 2, 1, 3)
+
+    def forward(self, x, mask):
+        q, k, v = self.split(self.q(x)), self.split(self.k(x)), self.split(self.v(x))
+        extended = (1.0 - mask[:, None, None, :].to(x.dtype)) * torch.finfo(x.dtype).min
+        scores = torch.matmul(q, k.transpose(-1, -2)) / math.sqrt(self.hd) + extended
+        probs = self.drop(F.softmax(scores, dim=-1))
+        return torch.matmul(probs, v).permute(0, 2, 1, 3).contiguous().view(x.shape)
+
+
 class ResNetBasicBlock(nn.Module):
     """torchvision's BasicBlock with ReLU(inplace=True), BN, a strided downsample, then maxpool and adaptive avg
     pool + fc."""
@@ -1215,6 +1239,13 @@ def torch2_zoo_builders():
           "math form (no fused CPU kernel takes dropout)")
     def _():
         return EagerViTSelfAttention(p=0.1), (_x(2, 16, 32),)
+
+    @case("bert_eager_attention", "transformers' eager BERT self-attention: an additive padding mask and attention "
+          "dropout; fuse_attention makes it sdpa's math form with the mask")
+    def _():
+        mask = torch.ones(2, 16)
+        mask[1, 12:] = 0
+        return BertEagerSelfAttention(), (_x(2, 16, 32), mask)
 
     @case("resnet_block", "torchvision's BasicBlock: ReLU(inplace=True), batch norm (train), a strided downsample, "
           "max pool, adaptive average pool")

@@ -302,24 +302,24 @@ bool extraCheck(const WorkGraph& g, const AttentionPattern& p, const MatchState&
     return !p.checkParams || paramsCheck(g, m);
 }
 
-// The concrete sizes of the replacement's size classes on this match: each class's positions must agree
-// (torch's example inputs had them equal; the replacement was traced so), and be numbers.
-std::optional<std::vector<int64_t>> sizeClassValues(const WorkGraph& g, const AttentionPattern& p,
-                                                    const std::vector<Value>& inputs, std::string& why) {
-    std::vector<int64_t> values;
+// The sizes of the replacement's size classes on this match: each class's positions must agree (torch's
+// example inputs had them equal; the replacement was traced so).
+std::optional<std::vector<SymInt>> sizeClassValues(const WorkGraph& g, const AttentionPattern& p,
+                                                   const std::vector<Value>& inputs, std::string& why) {
+    std::vector<SymInt> values;
     for (const auto& positions : p.sizeClasses) {
-        std::optional<int64_t> value;
+        std::optional<SymInt> value;
         for (const auto& [input, dim] : positions) {
             const TensorMeta* t = static_cast<size_t>(input) < inputs.size()
                                       ? tensorOf(g, inputs[static_cast<size_t>(input)])
                                       : nullptr;
-            if (!t || static_cast<size_t>(dim) >= t->sizes.size() ||
-                t->sizes[static_cast<size_t>(dim)].isSymbolic()) {
-                why = "its replacement is sized by the inputs' sizes, symbolic here";
+            if (!t || static_cast<size_t>(dim) >= t->sizes.size()) {
+                why = "the sizes of " + p.inputs[static_cast<size_t>(input)] + " are not known";
                 return std::nullopt;
             }
-            const int64_t size = t->sizes[static_cast<size_t>(dim)].value;
-            if (value && *value != size) {
+            const SymInt& size = t->sizes[static_cast<size_t>(dim)];
+            if (value && (value->isSymbolic() != size.isSymbolic() ||
+                          (size.isSymbolic() ? value->expr != size.expr : value->value != size.value))) {
                 why = "its replacement was traced for " + p.inputs[static_cast<size_t>(positions[0].first)] +
                       " and " + p.inputs[static_cast<size_t>(input)] +
                       " of one size along a dim where they differ here";
@@ -327,7 +327,7 @@ std::optional<std::vector<int64_t>> sizeClassValues(const WorkGraph& g, const At
             }
             value = size;
         }
-        values.push_back(value.value_or(1));
+        values.push_back(value.value_or(SymInt{1, {}}));
     }
     return values;
 }
@@ -351,23 +351,33 @@ bool denseInOrder(const TensorMeta& t, const std::vector<int32_t>& layout) {
     return true;
 }
 
-int64_t evaluate(const SizeFormula& f, const std::vector<int64_t>& classes) {
+// A product of size classes, an expression where a class is symbolic (as contiguousMeta writes one).
+SymInt evaluate(const SizeFormula& f, const std::vector<SymInt>& classes) {
     if (f.classes.empty())
-        return f.literal;
-    int64_t product = 1;
-    for (int32_t c : f.classes)
-        product *= classes[static_cast<size_t>(c)];
+        return SymInt{f.literal, {}};
+    SymInt product{1, {}};
+    for (int32_t c : f.classes) {
+        const SymInt& size = classes[static_cast<size_t>(c)];
+        if (!product.isSymbolic() && !size.isSymbolic())
+            product.value *= size.value;
+        else if (!product.isSymbolic() && product.value == 1)
+            product = size;
+        else
+            product =
+                SymInt{0, "(" + (product.isSymbolic() ? product.expr : std::to_string(product.value)) +
+                              ")*(" + (size.isSymbolic() ? size.expr : std::to_string(size.value)) + ")"};
+    }
     return product;
 }
 
-TensorMeta evaluate(const TensorFormula& f, const std::vector<int64_t>& classes, const TensorMeta& query) {
+TensorMeta evaluate(const TensorFormula& f, const std::vector<SymInt>& classes, const TensorMeta& query) {
     TensorMeta t;
     t.dtype = f.queryDType ? query.dtype : f.dtype;
     t.device = query.device;
     for (const SizeFormula& s : f.sizes)
-        t.sizes.push_back(SymInt{evaluate(s, classes), {}});
+        t.sizes.push_back(evaluate(s, classes));
     for (const SizeFormula& s : f.strides)
-        t.strides.push_back(SymInt{evaluate(s, classes), {}});
+        t.strides.push_back(evaluate(s, classes));
     return t;
 }
 
@@ -395,7 +405,7 @@ struct Instantiation {
     const std::vector<Value>& inputs;
     const std::vector<NodeId>& made;
     const MatchState& match;
-    const std::vector<int64_t>& classes;
+    const std::vector<SymInt>& classes;
     DType queryDType;
 };
 
@@ -419,8 +429,12 @@ std::optional<Value> instantiate(const ReplacementArg& a, const Instantiation& i
             return Value::integer(v->asInt() * v->asInt()); // Python's int * int
         return Value::real(scalarOf(a.fn, numberOf(*v)));
     }
-    case ReplacementArg::Kind::Size:
-        return Value::integer(evaluate(a.size, in.classes));
+    case ReplacementArg::Kind::Size: {
+        const SymInt size = evaluate(a.size, in.classes);
+        if (size.isSymbolic())
+            return std::nullopt; // torch's trace computes a symbolic size with nodes of its own
+        return Value::integer(size.value);
+    }
     case ReplacementArg::Kind::QueryDType:
         return Value::dtype(in.queryDType);
     case ReplacementArg::Kind::Literal:
@@ -465,9 +479,18 @@ std::optional<Replacement> traceReplacement(const WorkGraph& g, const AttentionP
         const Value* v = m.kwarg(name);
         inputs.push_back(v ? *v : Value::none());
     }
-    const std::optional<std::vector<int64_t>> classes = sizeClassValues(g, p, inputs, why);
+    const std::optional<std::vector<SymInt>> classes = sizeClassValues(g, p, inputs, why);
     if (!classes)
         return std::nullopt;
+    // With symbolic sizes torch's check_fn re-traces the pattern with the sizes' own sym nodes (sym_args),
+    // and whether that specific pattern matches the graph's size arithmetic decides; jointscope does not
+    // re-trace (seen live: a (B, H, L, E) attention on graph inputs not fused, BERT's fused).
+    for (const SymInt& size : *classes)
+        if (size.isSymbolic()) {
+            why = "torch re-traces the pattern for symbolic sizes (" + size.expr +
+                  ") before it replaces, which jointscope does not";
+            return std::nullopt;
+        }
     // sdpa's math form decomposes its matmuls by the inputs' strides and sizes: traced for dense inputs of
     // the recorded layouts and sizes above 1
     const bool fused = std::any_of(p.replacement.begin(), p.replacement.end(), [](const ReplacementNode& n) {
@@ -482,9 +505,11 @@ std::optional<Replacement> traceReplacement(const WorkGraph& g, const AttentionP
                           " laid out otherwise";
                     return std::nullopt;
                 }
-        if (std::find(classes->begin(), classes->end(), 1) != classes->end()) {
-            why = "its replacement (sdpa's math form) was traced for sizes above 1";
-            return std::nullopt;
+        for (const SymInt& size : *classes) {
+            if (size.value == 1) {
+                why = "its replacement (sdpa's math form) was traced for sizes above 1";
+                return std::nullopt;
+            }
         }
     }
     // `made` stands in for node ids while nothing is inserted: insert() hands out these, in order

@@ -829,6 +829,13 @@ class BertEagerSelfAttention(nn.Module):
         return torch.matmul(probs, v).permute(0, 2, 1, 3).contiguous().view(x.shape)
 
 
+class ScaledAttention(nn.Module):
+    """The textbook attention on (B, H, L, E) inputs: softmax(q @ k^T * 0.25) @ v (fuse_attention's pattern 2)."""
+
+    def forward(self, q, k, v):
+        return torch.matmul(q, k.transpose(-2, -1)).mul(0.25).softmax(dim=-1).matmul(v)
+
+
 class ResNetBasicBlock(nn.Module):
     """torchvision's BasicBlock with ReLU(inplace=True), BN, a strided downsample, then maxpool and adaptive avg
     pool + fc."""
@@ -1272,6 +1279,13 @@ def torch2_zoo_builders():
           "tensorify_python_scalars interprets the float expression 1.0 - zf (Add, Mul(-1, zf))", compile_dynamic=True)
     def _():
         return StochasticDepthStack(), (_x(4, 6, 32),)
+
+    @case("dynamic_true_scaled_attention", "softmax(q @ k^T * s) @ v on inputs of a symbolic batch, compiled with "
+          "dynamic=True: torch's re-trace of fuse_attention's pattern for the symbolic sizes does not match, so it "
+          "is not fused (jointscope does not re-trace and leaves every symbolic match alone, saying so)",
+          compile_dynamic=True)
+    def _():
+        return ScaledAttention(), (_x(2, 4, 16, 8), _x(2, 4, 16, 8), _x(2, 4, 16, 8))
 
     @case("dynamic_true_unet_upsample", "UNet res block with a nearest upsample by 2, compiled with dynamic=True: "
           "the scale is FloatTrueDiv(ToFloat(s), 2.0*ToFloat(s)) of an integer size symbol", compile_dynamic=True)

@@ -112,6 +112,28 @@ std::vector<CompileCheck> checkLog(const std::string& log, const CheckRequest& r
     return checks;
 }
 
+// Whether jointscope's forward and backward graphs hold exactly the nodes of torch's.
+bool holdsTorchsNodes(const CompileCheck& c) {
+    return c.forward && c.forward->onlyOurs.empty() && c.forward->onlyTorch.empty() && c.backward &&
+           c.backward->onlyOurs.empty() && c.backward->onlyTorch.empty();
+}
+
+// A compile's graphs as torch logged them.
+struct LoggedGraphs {
+    Graph joint, forward, backward;
+};
+std::optional<LoggedGraphs> loggedGraphs(const std::string& log) {
+    Expected<GraphFile> file = GraphFile::open(test::sourcePath(log));
+    if (!file)
+        return std::nullopt;
+    Expected<Graph> joint = file->load(*file->select("aot_joint_graph"));
+    Expected<Graph> forward = file->load(*file->select("aot_forward_graph"));
+    Expected<Graph> backward = file->load(*file->select("aot_backward_graph"));
+    if (!joint || !forward || !backward)
+        return std::nullopt;
+    return LoggedGraphs{joint.take(), forward.take(), backward.take()};
+}
+
 // The change pass `pass` made in compile `c`, or null when it made none.
 const PassChange* passChange(const CompileCheck& c, std::string_view pass) {
     const auto it = std::find_if(c.passes.changes.begin(), c.passes.changes.end(),
@@ -336,8 +358,7 @@ private slots:
         QVERIFY(tensorify);
         for (const char* made : {"scalar_tensor_default", "true_divide_tensor", "sqrt_default"})
             QCOMPARE(std::count(tensorify->added.begin(), tensorify->added.end(), made), std::ptrdiff_t(1));
-        QVERIFY(c.forward && c.forward->onlyOurs.empty() && c.forward->onlyTorch.empty());
-        QVERIFY(c.backward && c.backward->onlyOurs.empty() && c.backward->onlyTorch.empty());
+        QVERIFY(holdsTorchsNodes(c));
         QCOMPARE(std::string(checkStatusName(c.status)), std::string("identical"));
     }
 
@@ -380,8 +401,7 @@ private slots:
                          name.c_str());
                 QVERIFY2(torchForwards[i].find(name), name.c_str());
             }
-            QVERIFY(c.forward && c.forward->onlyOurs.empty() && c.forward->onlyTorch.empty());
-            QVERIFY(c.backward && c.backward->onlyOurs.empty() && c.backward->onlyTorch.empty());
+            QVERIFY(holdsTorchsNodes(c));
         }
     }
 
@@ -396,26 +416,21 @@ private slots:
         QCOMPARE(std::string(checkStatusName(c.status)), std::string("identical"));
         QVERIFY2(c.passes.notReplayed.empty(),
                  c.passes.notReplayed.empty() ? "" : c.passes.notReplayed[0].c_str());
-        QVERIFY(c.forward && c.forward->onlyOurs.empty() && c.forward->onlyTorch.empty());
-        QVERIFY(c.backward && c.backward->onlyOurs.empty() && c.backward->onlyTorch.empty());
+        QVERIFY(holdsTorchsNodes(c));
         const PassChange* fused = passChange(c, "fuse_attention");
         QVERIFY(fused);
-        Expected<GraphFile> file = GraphFile::open(test::sourcePath(kFusedAttentionLog));
-        QVERIFY(file);
-        Expected<Graph> joint = file->load(*file->select("aot_joint_graph"));
-        Expected<Graph> forward = file->load(*file->select("aot_forward_graph"));
-        Expected<Graph> backward = file->load(*file->select("aot_backward_graph"));
-        QVERIFY(joint && forward && backward);
+        const std::optional<LoggedGraphs> g = loggedGraphs(kFusedAttentionLog);
+        QVERIFY(g);
         for (const auto& [name, graph] :
-             {std::pair{"_scaled_dot_product_flash_attention_for_cpu_default", &*forward},
-              std::pair{"_scaled_dot_product_flash_attention_for_cpu_backward_default", &*backward}}) {
+             {std::pair{"_scaled_dot_product_flash_attention_for_cpu_default", &g->forward},
+              std::pair{"_scaled_dot_product_flash_attention_for_cpu_backward_default", &g->backward}}) {
             QVERIFY2(std::count(fused->added.begin(), fused->added.end(), name) == 1, name);
-            QVERIFY2(graph->find(name) && !joint->find(name), name);
+            QVERIFY2(graph->find(name) && !g->joint.find(name), name);
         }
         // the matched attention is gone from torch's graphs: the softmax's exp and the first bmm
         for (const char* name : {"exp", "bmm"}) {
             QVERIFY2(std::count(fused->removed.begin(), fused->removed.end(), name) == 1, name);
-            QVERIFY2(joint->find(name) && !forward->find(name) && !backward->find(name), name);
+            QVERIFY2(g->joint.find(name) && !g->forward.find(name) && !g->backward.find(name), name);
         }
     }
 
@@ -427,16 +442,11 @@ private slots:
         QCOMPARE(checks.size(), size_t(1));
         const CompileCheck& c = checks[0];
         QCOMPARE(std::string(checkStatusName(c.status)), std::string("identical"));
-        QVERIFY(c.forward && c.forward->onlyOurs.empty() && c.forward->onlyTorch.empty());
-        QVERIFY(c.backward && c.backward->onlyOurs.empty() && c.backward->onlyTorch.empty());
-        Expected<GraphFile> file = GraphFile::open(test::sourcePath(kOneHotAssertsLog));
-        QVERIFY(file);
-        Expected<Graph> joint = file->load(*file->select("aot_joint_graph"));
-        Expected<Graph> forward = file->load(*file->select("aot_forward_graph"));
-        Expected<Graph> backward = file->load(*file->select("aot_backward_graph"));
-        QVERIFY(joint && forward && backward);
+        QVERIFY(holdsTorchsNodes(c));
+        const std::optional<LoggedGraphs> g = loggedGraphs(kOneHotAssertsLog);
+        QVERIFY(g);
         for (const char* name : {"_assert_async", "_assert_async_1"})
-            QVERIFY2(joint->find(name) && forward->find(name) && !backward->find(name), name);
+            QVERIFY2(g->joint.find(name) && g->forward.find(name) && !g->backward.find(name), name);
         QVERIFY(std::count(c.torch.begin(), c.torch.end(), "primals_3") ==
                 1); // the labels, read by the asserts
     }
@@ -453,20 +463,16 @@ private slots:
         QCOMPARE(std::string(checkStatusName(c.status)), std::string("identical"));
         QVERIFY2(c.passes.notReplayed.empty(),
                  c.passes.notReplayed.empty() ? "" : c.passes.notReplayed[0].c_str());
-        QVERIFY(c.forward && c.forward->onlyOurs.empty() && c.forward->onlyTorch.empty());
-        QVERIFY(c.backward && c.backward->onlyOurs.empty() && c.backward->onlyTorch.empty());
+        QVERIFY(holdsTorchsNodes(c));
         const PassChange* fused = passChange(c, "fuse_attention");
         QVERIFY(fused);
         QVERIFY(std::count(fused->added.begin(), fused->added.end(), "bmm_default") == 1);
         QVERIFY(std::any_of(fused->replaced.begin(), fused->replaced.end(),
                             [](const auto& r) { return r.first == "view_14"; }));
-        Expected<GraphFile> file = GraphFile::open(test::sourcePath(kFusedDropoutAttentionLog));
-        QVERIFY(file);
-        Expected<Graph> joint = file->load(*file->select("aot_joint_graph"));
-        Expected<Graph> forward = file->load(*file->select("aot_forward_graph"));
-        QVERIFY(joint && forward);
-        QVERIFY(joint->find("view_14") && !forward->find("view_14"));
-        QVERIFY(forward->find("bmm_default") && !joint->find("bmm_default"));
+        const std::optional<LoggedGraphs> g = loggedGraphs(kFusedDropoutAttentionLog);
+        QVERIFY(g);
+        QVERIFY(g->joint.find("view_14") && !g->forward.find("view_14"));
+        QVERIFY(g->forward.find("bmm_default") && !g->joint.find("bmm_default"));
     }
 
     // Where no pass says why torch's graphs differ in nodes, check names the nodes a pass jointscope does not
@@ -519,8 +525,7 @@ private slots:
         for (const char* saved : {"full_default", "full_default_1", "full_default_5"})
             QVERIFY(std::find(c.torch.begin(), c.torch.end(), saved) != c.torch.end());
         QVERIFY(std::find(c.torch.begin(), c.torch.end(), "full_default_4") == c.torch.end());
-        QVERIFY(c.forward && c.forward->onlyOurs.empty() && c.forward->onlyTorch.empty());
-        QVERIFY(c.backward && c.backward->onlyOurs.empty() && c.backward->onlyTorch.empty());
+        QVERIFY(holdsTorchsNodes(c));
         QCOMPARE(std::string(checkStatusName(c.status)), std::string("identical"));
     }
 

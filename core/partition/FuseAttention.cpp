@@ -632,12 +632,9 @@ std::pair<int, int> versionOf(const std::string& text) {
 
 } // namespace
 
-bool fuseAttention(PassContext& c, NodeId id) {
-    const AttentionPatternSet* set = builtinAttentionPatterns(c.rules.name);
-    if (!set)
-        return false;
-    const bool strictKeywords = versionOf(set->torchVersion) >= std::pair(2, 15);
-    for (const AttentionPattern& p : set->patterns) {
+bool fuseAttention(PassContext& c, const AttentionPatternSet& patterns, NodeId id) {
+    const bool strictKeywords = versionOf(patterns.torchVersion) >= std::pair(2, 15);
+    for (const AttentionPattern& p : patterns.patterns) {
         if (c.g.erased(id))
             return true;
         if (!isTarget(c.g.node(id), p.anchor))

@@ -5,6 +5,7 @@
 #include "graph/FxNamespace.h"
 #include "graph/Graph.h"
 #include "graph/ShapeFacts.h"
+#include "ops/AttentionPatterns.h"
 #include "ops/Ruleset.h"
 #include "partition/JointGraph.h"
 #include "partition/JointPasses.h"
@@ -293,6 +294,6 @@ inline TensorMeta contiguousMeta(DType dtype, std::vector<SymInt> sizes, const D
 // inductor's fuse_attention (torch/_inductor/fx_passes/fuse_attention.py: register_replacement into
 // joint_graph's `patterns`): the scaled-dot-product-attention patterns anchored at `id`, tried in torch's
 // order; the first that matches is replaced (FuseAttention.cpp). True when a pattern matched.
-bool fuseAttention(PassContext& c, NodeId id);
+bool fuseAttention(PassContext& c, const AttentionPatternSet& patterns, NodeId id);
 
 } // namespace jointscope::partition::passes

@@ -1486,7 +1486,8 @@ void passPatterns(PassContext& c, const std::vector<PaddedMatmul>& padded) {
         return std::any_of(order.begin(), order.end(),
                            [&](NodeId id) { return isAten(g.node(id), op, "default"); });
     };
-    const bool attention = has("bmm") && has("exp");
+    const AttentionPatternSet* attention =
+        has("bmm") && has("exp") ? builtinAttentionPatterns(c.rules.name) : nullptr;
     std::unordered_map<std::string, NodeId> byName;
     if (!padded.empty())
         for (NodeId id : order)
@@ -1516,7 +1517,7 @@ void passPatterns(PassContext& c, const std::vector<PaddedMatmul>& padded) {
             continue;
         }
         if (attention)
-            fuseAttention(c, id);
+            fuseAttention(c, *attention, id);
     }
 }
 

@@ -781,10 +781,9 @@ class RandpermShuffle(nn.Module):
         return torch.index_add(x, 0, order, torch.tanh(self.fc(x[order])))
 
 
-class EagerViTSelfAttention(nn.Module):
-    """transformers' ViTSelfAttention, eager: q @ k^T / sqrt(d), softmax, dropout, @ v, no mask. inductor's
-    fuse_attention rewrites it (forward and backward) into scaled_dot_product_attention: with no dropout the CPU's
-    fused kernel, with dropout sdpa's math form (both replayed)."""
+class EagerHeads(nn.Module):
+    """transformers' eager self-attention layers: q, k, v projections split into (B, heads, L, head_dim), attention
+    dropout."""
 
     def __init__(self, dim=32, heads=4, p=0.0, device=None):
         super().__init__()
@@ -792,11 +791,20 @@ class EagerViTSelfAttention(nn.Module):
         self.q = nn.Linear(dim, dim, device=device)
         self.k = nn.Linear(dim, dim, device=device)
         self.v = nn.Linear(dim, dim, device=device)
-        self.o = nn.Linear(dim, dim, device=device)
         self.drop = nn.Dropout(p)
 
     def split(self, t):
         return t.view(t.shape[0], t.shape[1], self.heads, self.hd).permute(0, 2, 1, 3)
+
+
+class EagerViTSelfAttention(EagerHeads):
+    """transformers' ViTSelfAttention, eager: q @ k^T / sqrt(d), softmax, dropout, @ v, no mask. inductor's
+    fuse_attention rewrites it (forward and backward) into scaled_dot_product_attention: with no dropout the CPU's
+    fused kernel, with dropout sdpa's math form (both replayed)."""
+
+    def __init__(self, dim=32, heads=4, p=0.0, device=None):
+        super().__init__(dim, heads, p, device)
+        self.o = nn.Linear(dim, dim, device=device)
 
     def forward(self, x):
         q, k, v = self.split(self.q(x)), self.split(self.k(x)), self.split(self.v(x))
@@ -805,21 +813,13 @@ class EagerViTSelfAttention(nn.Module):
         return x + self.o(torch.matmul(probs, v).permute(0, 2, 1, 3).contiguous().view(x.shape))
 
 
-class BertEagerSelfAttention(nn.Module):
+class BertEagerSelfAttention(EagerHeads):
     """transformers' BertSelfAttention, eager: q @ k^T / sqrt(d) plus the extended additive padding mask
     ((1 - mask) * finfo.min), softmax, dropout, @ v. inductor's fuse_attention makes it sdpa's math form with the
     mask (forward and backward), replayed."""
 
     def __init__(self, dim=32, heads=4, p=0.1, device=None):
-        super().__init__()
-        self.heads, self.hd = heads, dim // heads
-        self.q = nn.Linear(dim, dim, device=device)
-        self.k = nn.Linear(dim, dim, device=device)
-        self.v = nn.Linear(dim, dim, device=device)
-        self.drop = nn.Dropout(p)
-
-    def split(self, t):
-        return t.view(t.shape[0], t.shape[1], self.heads, self.hd).permute(0, 2, 1, 3)
+        super().__init__(dim, heads, p, device)
 
     def forward(self, x, mask):
         q, k, v = self.split(self.q(x)), self.split(self.k(x)), self.split(self.v(x))

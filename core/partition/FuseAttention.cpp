@@ -351,33 +351,23 @@ bool denseInOrder(const TensorMeta& t, const std::vector<int32_t>& layout) {
     return true;
 }
 
-// A product of size classes, an expression where a class is symbolic (as contiguousMeta writes one).
-SymInt evaluate(const SizeFormula& f, const std::vector<SymInt>& classes) {
+int64_t evaluate(const SizeFormula& f, const std::vector<int64_t>& classes) {
     if (f.classes.empty())
-        return SymInt{f.literal, {}};
-    SymInt product{1, {}};
-    for (int32_t c : f.classes) {
-        const SymInt& size = classes[static_cast<size_t>(c)];
-        if (!product.isSymbolic() && !size.isSymbolic())
-            product.value *= size.value;
-        else if (!product.isSymbolic() && product.value == 1)
-            product = size;
-        else
-            product =
-                SymInt{0, "(" + (product.isSymbolic() ? product.expr : std::to_string(product.value)) +
-                              ")*(" + (size.isSymbolic() ? size.expr : std::to_string(size.value)) + ")"};
-    }
+        return f.literal;
+    int64_t product = 1;
+    for (int32_t c : f.classes)
+        product *= classes[static_cast<size_t>(c)];
     return product;
 }
 
-TensorMeta evaluate(const TensorFormula& f, const std::vector<SymInt>& classes, const TensorMeta& query) {
+TensorMeta evaluate(const TensorFormula& f, const std::vector<int64_t>& classes, const TensorMeta& query) {
     TensorMeta t;
     t.dtype = f.queryDType ? query.dtype : f.dtype;
     t.device = query.device;
     for (const SizeFormula& s : f.sizes)
-        t.sizes.push_back(evaluate(s, classes));
+        t.sizes.push_back(SymInt{evaluate(s, classes), {}});
     for (const SizeFormula& s : f.strides)
-        t.strides.push_back(evaluate(s, classes));
+        t.strides.push_back(SymInt{evaluate(s, classes), {}});
     return t;
 }
 
@@ -405,7 +395,7 @@ struct Instantiation {
     const std::vector<Value>& inputs;
     const std::vector<NodeId>& made;
     const MatchState& match;
-    const std::vector<SymInt>& classes;
+    const std::vector<int64_t>& classes;
     DType queryDType;
 };
 
@@ -429,12 +419,8 @@ std::optional<Value> instantiate(const ReplacementArg& a, const Instantiation& i
             return Value::integer(v->asInt() * v->asInt()); // Python's int * int
         return Value::real(scalarOf(a.fn, numberOf(*v)));
     }
-    case ReplacementArg::Kind::Size: {
-        const SymInt size = evaluate(a.size, in.classes);
-        if (size.isSymbolic())
-            return std::nullopt; // torch's trace computes a symbolic size with nodes of its own
-        return Value::integer(size.value);
-    }
+    case ReplacementArg::Kind::Size:
+        return Value::integer(evaluate(a.size, in.classes));
     case ReplacementArg::Kind::QueryDType:
         return Value::dtype(in.queryDType);
     case ReplacementArg::Kind::Literal:
@@ -479,18 +465,21 @@ std::optional<Replacement> traceReplacement(const WorkGraph& g, const AttentionP
         const Value* v = m.kwarg(name);
         inputs.push_back(v ? *v : Value::none());
     }
-    const std::optional<std::vector<SymInt>> classes = sizeClassValues(g, p, inputs, why);
-    if (!classes)
+    const std::optional<std::vector<SymInt>> classSizes = sizeClassValues(g, p, inputs, why);
+    if (!classSizes)
         return std::nullopt;
     // With symbolic sizes torch's check_fn re-traces the pattern with the sizes' own sym nodes (sym_args),
     // and whether that specific pattern matches the graph's size arithmetic decides; jointscope does not
     // re-trace (seen live: a (B, H, L, E) attention on graph inputs not fused, BERT's fused).
-    for (const SymInt& size : *classes)
+    std::vector<int64_t> classes;
+    for (const SymInt& size : *classSizes) {
         if (size.isSymbolic()) {
             why = "torch re-traces the pattern for symbolic sizes (" + size.expr +
                   ") before it replaces, which jointscope does not";
             return std::nullopt;
         }
+        classes.push_back(size.value);
+    }
     // sdpa's math form decomposes its matmuls by the inputs' strides and sizes: traced for dense inputs of
     // the recorded layouts and sizes above 1
     const bool fused = std::any_of(p.replacement.begin(), p.replacement.end(), [](const ReplacementNode& n) {
@@ -505,17 +494,15 @@ std::optional<Replacement> traceReplacement(const WorkGraph& g, const AttentionP
                           " laid out otherwise";
                     return std::nullopt;
                 }
-        for (const SymInt& size : *classes) {
-            if (size.value == 1) {
-                why = "its replacement (sdpa's math form) was traced for sizes above 1";
-                return std::nullopt;
-            }
+        if (std::find(classes.begin(), classes.end(), 1) != classes.end()) {
+            why = "its replacement (sdpa's math form) was traced for sizes above 1";
+            return std::nullopt;
         }
     }
     // `made` stands in for node ids while nothing is inserted: insert() hands out these, in order
     std::vector<NodeId> made;
     const NodeId firstMade = static_cast<NodeId>(g.size());
-    const Instantiation in{inputs, made, m, *classes, query->dtype};
+    const Instantiation in{inputs, made, m, classes, query->dtype};
     Replacement r;
     for (size_t i = 0; i < p.replacement.size(); ++i) {
         const ReplacementNode& rn = p.replacement[i];
@@ -540,7 +527,7 @@ std::optional<Replacement> traceReplacement(const WorkGraph& g, const AttentionP
         n.outputKind = rn.tuple ? OutputKind::Tuple : OutputKind::Tensor;
         n.outputs.clear();
         for (const std::optional<TensorFormula>& t : rn.outputs)
-            n.outputs.push_back(t ? evaluate(*t, *classes, *query) : TensorMeta{});
+            n.outputs.push_back(t ? evaluate(*t, classes, *query) : TensorMeta{});
         if (!rn.tuple && (rn.outputs.empty() || !rn.outputs[0]))
             n.outputKind = OutputKind::Unknown;
         made.push_back(firstMade + static_cast<NodeId>(i));

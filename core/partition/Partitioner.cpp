@@ -334,8 +334,13 @@ std::vector<NodeId> rngStatesSaved(const Graph& g, const std::vector<NodeId>& re
 // Fills saved / savedSym / recomputed (and the graphs, when asked) from a saved list, as
 // _extract_fwd_bwd_modules; then the random ops functionalize_rng_ops gives an RNG state (recomputed, must
 // recompute, present in both graphs), in graph order.
+// `byDefaultPartition`: default_partition rebuilds the backward as the autograd engine runs it only for a graph
+// with recompute tags; min-cut always does.
 Expected<bool> finishPartition(Partition& p, std::vector<NodeId> saved, BuildGraphs graphs,
-                               const Ruleset* rules = nullptr) {
+                               const Ruleset* rules = nullptr, bool byDefaultPartition = false) {
+    const bool mimicAutograd =
+        rules && rules->backwardMimicsAutograd &&
+        (!byDefaultPartition || std::any_of(p.info.policy.begin(), p.info.policy.end(), mustRecompute));
     std::vector<NodeId> savedSym;
     std::vector<NodeId> savedTensors;
     for (NodeId id : saved)
@@ -343,7 +348,7 @@ Expected<bool> finishPartition(Partition& p, std::vector<NodeId> saved, BuildGra
     Expected<FwdBwdGraphs> parts = extractForwardBackward(
         p.graph, std::move(savedTensors), std::move(savedSym), *p.graph.numFwdOutputs,
         ExtractOptions{graphs != BuildGraphs::No, !rules || rules->bindsSpecializedSymbols,
-                       rules && rules->mutationsStayInForward, rules && rules->backwardMimicsAutograd});
+                       rules && rules->mutationsStayInForward, mimicAutograd});
     if (!parts)
         return parts.error();
     p.saved = parts->saved;
@@ -403,7 +408,7 @@ Expected<bool> finishWithDefaultPartition(Partition& p, const Ruleset& rules, Bu
         return set.error();
     std::vector<NodeId> saved = set->saved;
     saved.insert(saved.end(), set->savedSym.begin(), set->savedSym.end());
-    if (Expected<bool> done = finishPartition(p, saved, graphs, &rules); !done)
+    if (Expected<bool> done = finishPartition(p, saved, graphs, &rules, /*byDefaultPartition=*/true); !done)
         return done.error();
     p.escalation = Escalation::Default;
     return true;

@@ -88,7 +88,8 @@ private slots:
                               "randperm_shuffle",
                               "hf_vit_eager_attention",
                               "hf_vit_eager_attention_dropout",
-                              "bert_eager_attention"})
+                              "bert_eager_attention",
+                              "cross_attention"})
             QTest::newRow(m) << QString(m);
     }
     void replayMatchesTorch() {

@@ -836,6 +836,14 @@ class ScaledAttention(nn.Module):
         return torch.matmul(q, k.transpose(-2, -1)).mul(0.25).softmax(dim=-1).matmul(v)
 
 
+class CrossAttention(nn.Module):
+    """A decoder's cross-attention, eager: queries of one length over keys and values of another,
+    softmax(q @ k^T / 2) @ v (fuse_attention's pattern 1 with a longer key)."""
+
+    def forward(self, q, k, v):
+        return torch.matmul(q, k.transpose(-2, -1)).div(2.0).softmax(dim=-1).matmul(v)
+
+
 class ResNetBasicBlock(nn.Module):
     """torchvision's BasicBlock with ReLU(inplace=True), BN, a strided downsample, then maxpool and adaptive avg
     pool + fc."""
@@ -1286,6 +1294,11 @@ def torch2_zoo_builders():
           compile_dynamic=True)
     def _():
         return ScaledAttention(), (_x(2, 4, 16, 8), _x(2, 4, 16, 8), _x(2, 4, 16, 8))
+
+    @case("cross_attention", "a cross-attention, queries of length 8 over keys of 12: fuse_attention's replacement "
+          "is sized by the query's length and the key's apart")
+    def _():
+        return CrossAttention(), (_x(2, 4, 8, 16), _x(2, 4, 12, 16), _x(2, 4, 12, 16))
 
     @case("dynamic_true_unet_upsample", "UNet res block with a nearest upsample by 2, compiled with dynamic=True: "
           "the scale is FloatTrueDiv(ToFloat(s), 2.0*ToFloat(s)) of an integer size symbol", compile_dynamic=True)

@@ -844,6 +844,18 @@ class CrossAttention(nn.Module):
         return torch.matmul(q, k.transpose(-2, -1)).div(2.0).softmax(dim=-1).matmul(v)
 
 
+class CheckpointedModule(nn.Module):
+    """A module run under torch.utils.checkpoint (non-reentrant)."""
+
+    def __init__(self, inner):
+        super().__init__()
+        self.inner = inner
+
+    def forward(self, *args):
+        from torch.utils.checkpoint import checkpoint
+        return checkpoint(self.inner, *args, use_reentrant=False)
+
+
 class ResNetBasicBlock(nn.Module):
     """torchvision's BasicBlock with ReLU(inplace=True), BN, a strided downsample, then maxpool and adaptive avg
     pool + fc."""
@@ -1254,6 +1266,12 @@ def torch2_zoo_builders():
           "math form (no fused CPU kernel takes dropout)")
     def _():
         return EagerViTSelfAttention(p=0.1), (_x(2, 16, 32),)
+
+    @case("checkpointed_vit_attention_dropout", "the eager ViT attention with dropout under torch.utils.checkpoint "
+          "(non-reentrant, as transformers' gradient checkpointing): fuse_attention's math form carries the "
+          "checkpoint's recompute tags (percolate_tags)")
+    def _():
+        return CheckpointedModule(EagerViTSelfAttention(p=0.1)), (_x(2, 16, 32),)
 
     @case("bert_eager_attention", "transformers' eager BERT self-attention: an additive padding mask and attention "
           "dropout; fuse_attention makes it sdpa's math form with the mask")

@@ -247,6 +247,11 @@ def _joint_names(gm, joint_graph, wrappers):
                 if joint.op == "call_function" and joint.target == op and _args_key(joint.args, joint.kwargs, {}) == key:
                     match = joint.name
                     break
+            if match is None:
+                # an input the partitioner's CSE renamed (a checkpointed region's duplicate view): the joint's only
+                # call of that random op is the one
+                calls = [j.name for j in joint_graph.nodes if j.op == "call_function" and j.target == op]
+                match = calls[0] if len(calls) == 1 else None
             names[node.name] = match
             created[node.name] = match
             if with_state:

@@ -235,6 +235,19 @@ bool operator==(const Graph& a, const Graph& b) {
     return true;
 }
 
+std::vector<bool> readByAny(const Graph& graph, std::vector<NodeId> roots) {
+    std::vector<bool> read(graph.size(), false);
+    while (!roots.empty()) {
+        const NodeId id = roots.back();
+        roots.pop_back();
+        if (read[id])
+            continue;
+        read[id] = true;
+        graph.node(id).forEachInput([&](NodeId in) { roots.push_back(in); });
+    }
+    return read;
+}
+
 bool isTangent(const Node& node) {
     return node.op == NodeOp::Placeholder && node.target.text.find("tangents") != std::string::npos;
 }

@@ -179,6 +179,9 @@ private:
 bool operator==(const Node& a, const Node& b);
 bool operator==(const Graph& a, const Graph& b);
 
+// Per node: whether it is one of `roots` or read by one, directly or through others.
+std::vector<bool> readByAny(const Graph& graph, std::vector<NodeId> roots);
+
 // torch's _is_primal / _is_tangent / seed-offset predicates on placeholders.
 bool isTangent(const Node& node);
 bool isPrimal(const Node& node);

@@ -456,21 +456,13 @@ void keepWhatAutogradRuns(const Graph& joint, ExtractionPlan& plan) {
             });
     if (first == n)
         return;
-    std::vector<bool> needed(n, false);
-    std::vector<NodeId> stack;
+    std::vector<NodeId> runs;
     for (NodeId id = 0; id < n; ++id)
         if (plan.kept[id] && (id >= first || opKey(joint.node(id).target) == "aten.copy_"))
-            stack.push_back(id);
+            runs.push_back(id);
     for (const Value& out : plan.outputs)
-        out.forEachNode([&](NodeId id) { stack.push_back(id); });
-    while (!stack.empty()) {
-        const NodeId id = stack.back();
-        stack.pop_back();
-        if (needed[id])
-            continue;
-        needed[id] = true;
-        joint.node(id).forEachInput([&](NodeId in) { stack.push_back(in); });
-    }
+        out.forEachNode([&](NodeId id) { runs.push_back(id); });
+    const std::vector<bool> needed = readByAny(joint, std::move(runs));
     for (NodeId id = 0; id < n; ++id)
         if (plan.kept[id] && !needed[id])
             plan.kept[id] = false;

@@ -119,21 +119,12 @@ bool aliasesFirstArgument(const Node& node, const Ruleset& rules) {
 
 // min_cut_rematerialization_partition's partition_key: the backward outputs and everything they read.
 std::vector<bool> backwardDependencies(const Graph& graph) {
-    std::vector<bool> dep(graph.size(), false);
     const std::vector<const Value*> leaves = graph.outputLeaves();
-    std::vector<NodeId> stack;
+    std::vector<NodeId> outputs;
     for (size_t i = size_t(std::max<int64_t>(0, graph.numFwdOutputs.value_or(0))); i < leaves.size(); ++i)
         if (leaves[i]->kind() == ValueKind::NodeRef)
-            stack.push_back(leaves[i]->asNode());
-    while (!stack.empty()) {
-        const NodeId id = stack.back();
-        stack.pop_back();
-        if (dep[id])
-            continue;
-        dep[id] = true;
-        graph.node(id).forEachInput([&](NodeId in) { stack.push_back(in); });
-    }
-    return dep;
+            outputs.push_back(leaves[i]->asNode());
+    return readByAny(graph, std::move(outputs));
 }
 
 // Per node: whether its op aliases its first argument, and whether CSE leaves it alone (classified once per

@@ -71,6 +71,9 @@ const std::string kFusedAttentionLog = "tests/data/torch2/hf_vit_eager_attention
 // fuse_attention's replacement with dropout calls no attention op (bmm_default, ... in torch's graphs).
 const std::string kFusedDropoutAttentionLog =
     "tests/data/torch2/hf_vit_eager_attention_dropout_inductor_trace.log";
+// A VQ-VAE bottleneck compiled with dynamic=True: mse_loss's backward (inductor's decomposition) scales by
+// 2.0 / ToFloat(16*s27*s77), a product of two size symbols.
+const std::string kProductOfSizesLog = "tests/data/torch2/vq_bottleneck_dynamic_inductor_trace.log";
 const std::string kInfixFloatExpressionLog =
     "tests/data/torch2/dynamic_true_drop_path_unet_aot_eager_trace.log";
 
@@ -416,6 +419,35 @@ private slots:
             }
             QVERIFY(holdsTorchsNodes(c));
         }
+    }
+
+    // sympy keeps a product's symbols sorted by name (Mul(16, s27, s77)), and _sympy_interp multiplies them
+    // in that order: scalar_tensor of each size's node, then one float64 product per factor. Before, the text
+    // "16*s27*s77" was not read, mse_loss's two gradients kept reading the SymFloat and the decision differed
+    // (we saved mul_45 and mul_47 where torch saves mul_tensor_2 and mul_tensor_3). The names are torch's.
+    void productsOfSizesAreTensorified() {
+        const std::vector<CompileCheck> checks = checkLog(kProductOfSizesLog);
+        QCOMPARE(checks.size(), size_t(1));
+        const CompileCheck& c = checks[0];
+        QVERIFY2(c.passes.notReplayed.empty(),
+                 c.passes.notReplayed.empty() ? "" : c.passes.notReplayed[0].c_str());
+        QCOMPARE(std::string(checkStatusName(c.status)), std::string("identical"));
+        QCOMPARE(c.ours, c.torch);
+        QVERIFY(std::find(c.torch.begin(), c.torch.end(), "mul_tensor_3") != c.torch.end());
+        Expected<GraphFile> file = GraphFile::open(test::sourcePath(kProductOfSizesLog));
+        QVERIFY(file);
+        const std::optional<size_t> forwardIndex = file->select("aot_forward_graph");
+        QVERIFY(forwardIndex);
+        Expected<Graph> torchForward = file->load(*forwardIndex);
+        QVERIFY(torchForward);
+        const PassChange* tensorify = passChange(c, "tensorify_python_scalars");
+        QVERIFY(tensorify);
+        for (const char* made : {"scalar_tensor_default_2", "scalar_tensor_default_3", "mul_tensor",
+                                 "mul_tensor_1", "true_divide_tensor"}) {
+            QVERIFY2(std::count(tensorify->added.begin(), tensorify->added.end(), made) == 1, made);
+            QVERIFY2(torchForward->find(made), made);
+        }
+        QVERIFY(holdsTorchsNodes(c));
     }
 
     // inductor's fuse_attention rewrote transformers' eager ViT attention into the CPU's fused kernel,

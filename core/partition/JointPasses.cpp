@@ -15,6 +15,7 @@
 #include <cstdint>
 #include <deque>
 #include <functional>
+#include <iterator>
 #include <limits>
 #include <map>
 #include <optional>
@@ -1912,8 +1913,8 @@ DType computationDType(DType d) {
 // A sympy expression read back from the text torch prints ("1.0 - zf7", "2.0*ToFloat(s53)",
 // "OpaqueUnaryFn_sqrt(FloatTrueDiv(2.0, zf36))") into sympy's own form, whose arguments _sympy_interp walks:
 // Add and Mul hold their number first (Add.flatten and Mul.flatten put the coefficient in front), a - b is
-// Add(a, Mul(-1, b)). Where sympy would sort two or more non-number terms (its sort keys are not read here),
-// the text is not read.
+// Add(a, Mul(-1, b)). Two or more non-number terms are read only when they are symbols of one kind, which
+// sympy sorts by name; other mixes (sorted by keys not read here) are not read.
 struct SympyExpr {
     enum class Kind { Integer, Float, Symbol, Call, Add, Mul };
     Kind kind = Kind::Symbol;
@@ -2000,16 +2001,31 @@ private:
                 (p.isNumber() ? numbers : others).push_back(std::move(p));
             }
         }
-        if (numbers.size() > 1 || others.size() > 1)
-            return std::nullopt; // sympy would fold the numbers and sort the terms
+        if (numbers.size() > 1 || (others.size() > 1 && !sortSymbols(others)))
+            return std::nullopt; // sympy would fold the numbers or sort terms by keys not read here
         if (others.empty())
             return numbers.front();
-        if (numbers.empty())
+        if (numbers.empty() && others.size() == 1)
             return others.front();
         SympyExpr e;
         e.kind = kind;
-        e.args = {std::move(numbers.front()), std::move(others.front())};
+        e.args = std::move(numbers);
+        std::move(others.begin(), others.end(), std::back_inserter(e.args));
         return e;
+    }
+    // Basic.compare's order for plain symbols of one kind (a product of sizes, s27*s77): by name, as Python
+    // compares strings. Symbols of different kinds (s, u, zf) carry different assumptions, which sympy
+    // compares first; those and any other term are not sorted here.
+    static bool sortSymbols(std::vector<SympyExpr>& terms) {
+        auto prefix = [](const std::string& name) {
+            return name.substr(0, name.find_first_of("0123456789"));
+        };
+        for (const SympyExpr& t : terms)
+            if (t.kind != SympyExpr::Kind::Symbol || prefix(t.name) != prefix(terms.front().name))
+                return false;
+        std::sort(terms.begin(), terms.end(),
+                  [](const SympyExpr& a, const SympyExpr& b) { return a.name < b.name; });
+        return true;
     }
     std::optional<SympyExpr> sum() {
         std::vector<SympyExpr> terms;

@@ -926,6 +926,26 @@ class ArcFaceLoss(nn.Module):
         return F.cross_entropy(logits, labels, label_smoothing=0.1)
 
 
+class VQBottleneck(nn.Module):
+    """VQ-VAE's bottleneck: nearest code by cdist + argmin, a straight-through estimator, commitment losses (two
+    mse_loss means: under dynamic sizes their backward scales by 2 / (16 * s0 * s1), a float expression of a
+    product of size symbols)."""
+
+    def __init__(self, dim=16, codes=32):
+        super().__init__()
+        self.enc = nn.Linear(dim, dim)
+        self.codebook = nn.Parameter(torch.randn(codes, dim))
+        self.dec = nn.Linear(dim, dim)
+
+    def forward(self, x):
+        z = self.enc(x)
+        idx = torch.cdist(z.reshape(-1, z.shape[-1]), self.codebook).argmin(-1)
+        zq = F.embedding(idx, self.codebook).view_as(z)
+        commit = F.mse_loss(z, zq.detach()) + 0.25 * F.mse_loss(zq, z.detach())
+        zq = z + (zq - z).detach()
+        return self.dec(zq).pow(2).mean() + commit
+
+
 class GNNMessagePassing(nn.Module):
     """PyG-style message passing: index_select the sources, an edge MLP, scatter_add into the targets, a mean by
     degree (scatter_reduce 'mean'), a GRU-like gate."""
@@ -1305,6 +1325,12 @@ def torch2_zoo_builders():
           "tensorify_python_scalars interprets the float expression 1.0 - zf (Add, Mul(-1, zf))", compile_dynamic=True)
     def _():
         return StochasticDepthStack(), (_x(4, 6, 32),)
+
+    @case("dynamic_true_vq_bottleneck", "VQ-VAE bottleneck (cdist, argmin, straight-through, commitment losses) "
+          "compiled with dynamic=True: tensorify_python_scalars interprets 2.0 / ToFloat(16*s27*s77), sympy's "
+          "product of sizes sorted by name", compile_dynamic=True)
+    def _():
+        return VQBottleneck(), (_x(2, 5, 16),)
 
     @case("dynamic_true_scaled_attention", "softmax(q @ k^T * s) @ v on inputs of a symbolic batch, compiled with "
           "dynamic=True: torch's re-trace of fuse_attention's pattern for the symbolic sizes does not match, so it "

@@ -22,8 +22,10 @@
 
 #include <cstdio>
 #include <functional>
+#include <initializer_list>
 #include <memory>
 #include <optional>
+#include <string_view>
 
 namespace {
 
@@ -113,7 +115,7 @@ struct LaunchOptions {
     bool running() const { return profileReps || validate; }
 };
 
-LaunchOptions parseLaunchOptions(const QApplication& app) {
+LaunchOptions parseLaunchOptions(const QCoreApplication& app) {
     QCommandLineParser parser;
     parser.setApplicationDescription(
         QStringLiteral("Graph inspector and partition debugger for torch.compile"));
@@ -307,13 +309,49 @@ void shootWhenDone(QApplication& app, MainWindow& window, const LaunchOptions& o
     QTimer::singleShot(120000, &app, [] { QCoreApplication::exit(2); });
 }
 
+void describeApplication() {
+    QCoreApplication::setApplicationName(QStringLiteral("jointscope"));
+    QCoreApplication::setOrganizationName(QStringLiteral("jointscope"));
+    QCoreApplication::setApplicationVersion(QStringLiteral(JOINTSCOPE_VERSION));
+}
+
+bool argumentGiven(int argc, char* argv[], std::initializer_list<std::string_view> names) {
+    for (int i = 1; i < argc; ++i)
+        for (std::string_view name : names)
+            if (argv[i] == name)
+                return true;
+    return false;
+}
+
+// --help and --version print text: they need no window system, so they answer over ssh too.
+bool asksForTextOnly(int argc, char* argv[]) {
+    return argumentGiven(argc, argv, {"-h", "-?", "--help", "--help-all", "-v", "--version"});
+}
+
+// Where Qt would find no display it aborts with a message about platform plugins; say what to do instead.
+bool displayMissing(int argc, char* argv[]) {
+    return !qEnvironmentVariableIsSet("DISPLAY") && !qEnvironmentVariableIsSet("WAYLAND_DISPLAY") &&
+           !qEnvironmentVariableIsSet("QT_QPA_PLATFORM") && !argumentGiven(argc, argv, {"-platform"});
+}
+
 } // namespace
 
 int main(int argc, char* argv[]) {
+    if (asksForTextOnly(argc, argv)) {
+        QCoreApplication textOnly(argc, argv);
+        describeApplication();
+        parseLaunchOptions(textOnly); // prints and exits
+        return 0;
+    }
+    if (displayMissing(argc, argv)) {
+        std::fprintf(stderr,
+                     "jointscope: no display (DISPLAY and WAYLAND_DISPLAY are unset). Without one, use "
+                     "jointscope-cli (e.g. jointscope-cli info FILE, jointscope-cli check LOG), or run "
+                     "QT_QPA_PLATFORM=offscreen jointscope FILE --screenshot OUT.png.\n");
+        return 2;
+    }
     QApplication app(argc, argv);
-    QApplication::setApplicationName(QStringLiteral("jointscope"));
-    QApplication::setOrganizationName(QStringLiteral("jointscope"));
-    QApplication::setApplicationVersion(QStringLiteral(JOINTSCOPE_VERSION));
+    describeApplication();
     QApplication::setDesktopFileName(QStringLiteral("jointscope"));
     const LaunchOptions options = parseLaunchOptions(app);
 

@@ -1,5 +1,6 @@
 // FX text reader: real torch 1.13 / 2.x texts, HOP nesting, literals, and located errors.
 // Expected counts come from torch's own sidecars and from a line counter written here, not from the reader.
+#include "graph/SymbolicType.h"
 #include "io/FxReader.h"
 #include "testutil.h"
 
@@ -560,6 +561,46 @@ private slots:
         QCOMPARE(nodeNamed(*g, "mul").outputKind, OutputKind::SymFloat);
         QCOMPARE(nodeNamed(*g, "primals_2").outputKind, OutputKind::SymInt);
         QCOMPARE(nodeNamed(*g, "size").outputKind, OutputKind::SymInt);
+    }
+
+    // What each Sym(...) value is, as sympy types it. The expressions are from torch 2.15 joint graphs and
+    // the expected types from the Python that made them: `mul_25 / 32` of two ints is a float
+    // (IntTrueDiv), torch.sym_float(s) is one (ToFloat), a size's floor division and power stay ints,
+    // Eq(...) / s0 > 1 are bools; FloorToInt of a float is an int.
+    void symbolicValueTypes() {
+        const std::pair<const char*, SymbolicType> cases[] = {
+            {"IntTrueDiv(32*s27*s77, 32)", SymbolicType::Float},
+            {"ToFloat(s53)", SymbolicType::Float},
+            {"FloatTrueDiv(1.0, IntTrueDiv(8*s53**2*s77, 8*s77))", SymbolicType::Float},
+            {"(IntTrueDiv(64*s53**2*s77, 64)) - 1.0", SymbolicType::Float},
+            {"2*zf5", SymbolicType::Float},
+            {"0.0000100000000000000", SymbolicType::Float},
+            {"OpaqueUnaryFn_sqrt(FloatTrueDiv(2.0, zf36))", SymbolicType::Float},
+            {"s53**(-1)", SymbolicType::Float},
+            {"32*s27*s77", SymbolicType::Int},
+            {"2*((s53//2)) + 1", SymbolicType::Int},
+            {"((s53//2))**2", SymbolicType::Int},
+            {"Max(1, ((s53**2)//s53))", SymbolicType::Int},
+            {"FloorToInt(2.5*zf3)", SymbolicType::Int},
+            {"TruncToInt(IntTrueDiv(s0, 2))", SymbolicType::Int},
+            {"Eq(s0, 1)", SymbolicType::Bool},
+            {"s77 > 1", SymbolicType::Bool},
+            {"Ne(Mod(s0, 8), 0) & (s0 >= 2)", SymbolicType::Bool},
+            {"Piecewise((1, Eq(s0, 1)), (s0, True))", SymbolicType::Int},
+        };
+        for (const auto& [expr, type] : cases)
+            QVERIFY2(symbolicValueType(expr) == type, expr);
+        const std::string text = "class M(torch.nn.Module):\n"
+                                 "    def forward(self, primals_3: \"Sym(s77)\", primals_4: \"Sym(s27)\"):\n"
+                                 "        mul_25: \"Sym(32*s27*s77)\" = primals_3 * primals_4\n"
+                                 "        truediv_2: \"Sym(IntTrueDiv(32*s27*s77, 32))\" = mul_25 / 32\n"
+                                 "        eq: \"Sym(Eq(s27, 1))\" = primals_4 == 1\n"
+                                 "        return (truediv_2, eq)\n";
+        auto g = readFxText(text);
+        JS_VERIFY_EXPECTED(g);
+        QCOMPARE(nodeNamed(*g, "mul_25").outputKind, OutputKind::SymInt);
+        QCOMPARE(nodeNamed(*g, "truediv_2").outputKind, OutputKind::SymFloat);
+        QCOMPARE(nodeNamed(*g, "eq").outputKind, OutputKind::SymBool);
     }
 
     void olderAndSymbolicAnnotations() {

@@ -1,6 +1,7 @@
 #include "io/FxAnnotation.h"
 
 #include "graph/SymbolicExpr.h"
+#include "graph/SymbolicType.h"
 #include "io/GraphCheck.h"
 #include "support/Text.h"
 
@@ -79,24 +80,6 @@ void appendDims(std::string& out, const std::vector<SymInt>& dims) {
 
 } // namespace
 
-namespace {
-
-// A SymFloat's printed value: it names a float symbol (zf5, as torch's SymT.FLOAT names them) or holds a
-// float literal (0.0000100000000000000, 2.5e-3).
-bool isFloatExpression(std::string_view expr) {
-    for (const std::string& name : symbolNames(expr))
-        if (name.size() > 2 && name.starts_with("zf") &&
-            std::all_of(name.begin() + 2, name.end(), [](char c) { return c >= '0' && c <= '9'; }))
-            return true;
-    for (size_t i = 1; i + 1 < expr.size(); ++i)
-        if (expr[i] == '.' && std::isdigit(static_cast<unsigned char>(expr[i - 1])) &&
-            std::isdigit(static_cast<unsigned char>(expr[i + 1])))
-            return true;
-    return false;
-}
-
-} // namespace
-
 bool parseAnnotation(std::string_view text, Node& node, AnnotationError& error) {
     const std::string_view untrimmed = text;
     text = trimSpaces(text);
@@ -108,7 +91,17 @@ bool parseAnnotation(std::string_view text, Node& node, AnnotationError& error) 
         const std::string_view expr = text.substr(4, text.size() - 5);
         if (SymbolicCheck check = checkSymbolic(expr); check.issue)
             return failAt(4 + check.issue->offset, "symbolic value: " + check.issue->message);
-        node.outputKind = isFloatExpression(expr) ? OutputKind::SymFloat : OutputKind::SymInt;
+        switch (symbolicValueType(expr)) {
+        case SymbolicType::Int:
+            node.outputKind = OutputKind::SymInt;
+            break;
+        case SymbolicType::Float:
+            node.outputKind = OutputKind::SymFloat;
+            break;
+        case SymbolicType::Bool:
+            node.outputKind = OutputKind::SymBool;
+            break;
+        }
         node.symValue = std::string(expr);
         return true;
     }

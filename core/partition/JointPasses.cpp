@@ -2001,8 +2001,16 @@ private:
                 (p.isNumber() ? numbers : others).push_back(std::move(p));
             }
         }
-        if (numbers.size() > 1 || (others.size() > 1 && !sortSymbols(others)))
-            return std::nullopt; // sympy would fold the numbers or sort terms by keys not read here
+        if (numbers.size() > 1)
+            return std::nullopt;                         // sympy would have folded the numbers
+        if (others.size() > 1 && !sortSymbols(others)) { // sorted by keys not read here
+            SympyExpr unordered;
+            unordered.kind = SympyExpr::Kind::Call;
+            unordered.name = kind == SympyExpr::Kind::Add ? "UnorderedAdd" : "UnorderedMul";
+            unordered.args = std::move(numbers);
+            std::move(others.begin(), others.end(), std::back_inserter(unordered.args));
+            return unordered;
+        }
         if (others.empty())
             return numbers.front();
         if (numbers.empty() && others.size() == 1)
@@ -2054,8 +2062,8 @@ private:
             factors.push_back(std::move(*f));
         } while (eat('*'));
         skipSpaces();
-        if (pos_ < text_.size() && (text_[pos_] == '/' || text_[pos_] == '*'))
-            return std::nullopt; // a quotient or a power: not read
+        if (pos_ < text_.size() && text_[pos_] == '/')
+            return std::nullopt; // a quotient: not read
         return factors.size() == 1 ? std::optional(std::move(factors.front()))
                                    : flattened(SympyExpr::Kind::Mul, std::move(factors));
     }
@@ -2064,7 +2072,19 @@ private:
             std::optional<SympyExpr> e = unary();
             return e ? std::optional(negated(std::move(*e))) : std::nullopt;
         }
-        return atom();
+        std::optional<SympyExpr> base = atom();
+        skipSpaces();
+        if (!base || text_.substr(pos_, 2) != "**")
+            return base;
+        pos_ += 2;
+        std::optional<SympyExpr> exponent = unary();
+        if (!exponent)
+            return std::nullopt;
+        SympyExpr power; // read, not interpreted (pow_by_natural vs pow, and sympy's order around it)
+        power.kind = SympyExpr::Kind::Call;
+        power.name = "Pow";
+        power.args = {std::move(*base), std::move(*exponent)};
+        return power;
     }
     std::optional<SympyExpr> atom() {
         skipSpaces();
@@ -2120,13 +2140,38 @@ public:
     SympyTensorInterpreter(PassContext& c, std::map<std::string, NodeId>& tensorOf, NodeId& anchor)
         : c_(c), tensorOf_(tensorOf), anchor_(anchor) {}
 
-    bool interpretable(std::string_view text) const {
+    // What interpreting an expression comes to. TensorReferenceAnalysis raises NotImplementedError for some
+    // functions (int_truediv, mod, round_decimal) once their arguments are made; tensorify then leaves the op
+    // reading the SymFloat as it is.
+    enum class Outcome { Made, TorchRaises, Unreadable };
+    struct Result {
+        Outcome outcome = Outcome::Unreadable;
+        NodeId node = kNoNode; // the tensor, when made
+    };
+
+    // Without making anything: what interpret would come to.
+    Outcome check(std::string_view text) const {
         const std::optional<SympyExpr> e = SympyReader::read(trimSpaces(text));
-        return e && walk(*e, false).has_value();
+        return e ? walk(*e, false).outcome : Outcome::Unreadable;
     }
-    NodeId interpret(std::string_view text) { return *walk(*SympyReader::read(trimSpaces(text)), true); }
+    // Only for text check() did not find Unreadable.
+    Result interpret(std::string_view text) { return walk(*SympyReader::read(trimSpaces(text)), true); }
 
 private:
+    static bool torchRaises(std::string_view fn) {
+        return fn == "IntTrueDiv" || fn == "Mod" || fn == "RoundDecimal";
+    }
+    static Result made(NodeId id) { return {Outcome::Made, id}; }
+    // What torch interprets though we do not (a power, a sum or product whose terms sympy orders by keys not
+    // read here), given its parts are read.
+    static bool interpretedByTorch(const SympyExpr& e) {
+        if (e.kind == SympyExpr::Kind::Call && !handler(e.name) && e.name != "Pow" &&
+            e.name != "UnorderedAdd" && e.name != "UnorderedMul")
+            return false;
+        return std::all_of(e.args.begin(), e.args.end(),
+                           [](const SympyExpr& a) { return interpretedByTorch(a); });
+    }
+
     // The aten op of a sympy function torch prints as a call, and how many arguments it takes.
     static std::optional<std::pair<std::string_view, size_t>> handler(std::string_view fn) {
         static const std::map<std::string_view, std::pair<std::string_view, size_t>, std::less<>> kCalls = {
@@ -2160,59 +2205,66 @@ private:
         return std::nullopt;
     }
 
-    // With `build`, the tensor standing for `e` (made now if not yet); without, whether it can be made
-    // (kNoNode stands for "yes").
-    std::optional<NodeId> walk(const SympyExpr& e, bool build) const {
+    // With `build`, the tensor standing for `e` (made now if not yet); without, what making it would come to
+    // (Made with no node). Arguments are made left to right, and the first raise stops the walk, as torch's
+    // recursion does.
+    Result walk(const SympyExpr& e, bool build) const {
         using Kind = SympyExpr::Kind;
         if (e.isNumber()) {
             if (!build)
-                return kNoNode;
+                return made(kNoNode);
             const bool integral = e.kind == Kind::Integer;
             const DType dtype = integral ? DType::Int64 : DType::Float64;
-            return add("torch.ops.aten.scalar_tensor.default",
-                       {integral ? Value::integer(static_cast<int64_t>(e.number)) : Value::real(e.number)},
-                       {{"dtype", Value::dtype(dtype)}}, dtype);
+            return made(
+                add("torch.ops.aten.scalar_tensor.default",
+                    {integral ? Value::integer(static_cast<int64_t>(e.number)) : Value::real(e.number)},
+                    {{"dtype", Value::dtype(dtype)}}, dtype));
         }
         const std::string key = e.key();
         if (auto it = tensorOf_.find(key); it != tensorOf_.end())
-            return it->second;
+            return made(it->second);
         if (e.kind == Kind::Symbol) {
             const std::optional<NodeId> holder = symIntNode(e.name);
             if (!holder)
-                return std::nullopt;
+                return {};
             if (!build)
-                return kNoNode;
-            return remember(key, add("torch.ops.aten.scalar_tensor.default", {Value::nodeRef(*holder)}, {},
-                                     DType::Float32));
+                return made(kNoNode);
+            return made(remember(key, add("torch.ops.aten.scalar_tensor.default", {Value::nodeRef(*holder)},
+                                          {}, DType::Float32)));
         }
         std::string_view target;
+        const bool raises = e.kind == Kind::Call && torchRaises(e.name);
         if (e.kind == Kind::Add)
             target = "torch.ops.aten.add.Tensor";
         else if (e.kind == Kind::Mul)
             target = "torch.ops.aten.mul.Tensor";
         else if (const auto op = handler(e.name); op && op->second == e.args.size())
             target = op->first;
-        else
-            return std::nullopt;
+        else if (!raises)
+            return {};
         std::vector<NodeId> args;
         for (const SympyExpr& a : e.args) {
-            std::optional<NodeId> arg = walk(a, build);
-            if (!arg)
-                return std::nullopt;
-            args.push_back(*arg);
+            const Result arg = walk(a, build);
+            if (arg.outcome == Outcome::Unreadable && raises && interpretedByTorch(a))
+                return {Outcome::TorchRaises, kNoNode}; // only the names of what torch made and swept differ
+            if (arg.outcome != Outcome::Made)
+                return arg;
+            args.push_back(arg.node);
         }
+        if (raises)
+            return {Outcome::TorchRaises, kNoNode};
         if (!build)
-            return kNoNode;
+            return made(kNoNode);
         auto dtypeOf = [&](NodeId id) { return c_.g.node(id).tensor()->dtype; };
         if (e.kind == Kind::Call && e.name == "ToFloat")
-            return remember(key, add(target, {Value::nodeRef(args[0]), Value::dtype(DType::Float64)}, {},
-                                     DType::Float64));
+            return made(remember(key, add(target, {Value::nodeRef(args[0]), Value::dtype(DType::Float64)}, {},
+                                          DType::Float64)));
         // Add and Mul are associative: ((a + b) + c)
         NodeId acc = args[0];
         DType dtype = dtypeOf(acc);
         if (args.size() == 1) {
             dtype = isFloatingPoint(dtype) ? dtype : DType::Float32;
-            return remember(key, add(target, {Value::nodeRef(acc)}, {}, dtype));
+            return made(remember(key, add(target, {Value::nodeRef(acc)}, {}, dtype)));
         }
         for (size_t i = 1; i < args.size(); ++i) {
             dtype = scalarResultType(dtype, dtypeOf(args[i]));
@@ -2220,7 +2272,7 @@ private:
                 dtype = DType::Float32;
             acc = add(target, {Value::nodeRef(acc), Value::nodeRef(args[i])}, {}, dtype);
         }
-        return remember(key, acc);
+        return made(remember(key, acc));
     }
     NodeId add(std::string_view target, std::vector<Value> args,
                std::vector<std::pair<std::string, Value>> kwargs, DType dtype) const {
@@ -2277,14 +2329,17 @@ void tensorifyPythonScalars(PassContext& c) {
         const TensorMeta* out = n.tensor();
         if (!overload || !out || !out->known())
             continue;
-        bool reads = false, replayable = true;
-        n.forEachInput([&](NodeId input) {
-            const Node& in = g.node(input);
-            if (in.outputKind != OutputKind::SymFloat)
-                return;
+        // torch interprets the SymFloat arguments in order and stops at the first that raises.
+        bool reads = false, replayable = true, raises = false;
+        for (const Value& a : n.args) {
+            if (raises || a.kind() != ValueKind::NodeRef ||
+                g.node(a.asNode()).outputKind != OutputKind::SymFloat)
+                continue;
             reads = true;
-            replayable = replayable && sympy.interpretable(in.symValue);
-        });
+            const auto outcome = sympy.check(g.node(a.asNode()).symValue);
+            replayable = replayable && outcome != SympyTensorInterpreter::Outcome::Unreadable;
+            raises = outcome == SympyTensorInterpreter::Outcome::TorchRaises;
+        }
         if (!reads)
             continue;
         if (!replayable) {
@@ -2299,7 +2354,10 @@ void tensorifyPythonScalars(PassContext& c) {
                 args.push_back(a);
                 continue;
             }
-            NodeId tensor = sympy.interpret(g.node(a.asNode()).symValue);
+            const SympyTensorInterpreter::Result made = sympy.interpret(g.node(a.asNode()).symValue);
+            if (made.outcome != SympyTensorInterpreter::Outcome::Made)
+                break; // torch leaves the op; what its arguments made goes in the sweep below
+            NodeId tensor = made.node;
             if (compute != DType::Bool && g.node(tensor).tensor()->dtype != compute) {
                 tensor = insertConvert(c, "tensorify_python_scalars", tensor, compute,
                                        *g.node(tensor).tensor(), NodeMeta{}, anchor, true);
@@ -2307,6 +2365,8 @@ void tensorifyPythonScalars(PassContext& c) {
             }
             args.push_back(Value::nodeRef(tensor));
         }
+        if (raises)
+            continue;
         TensorMeta computed = *out;
         computed.dtype = compute;
         NodeId replacement =

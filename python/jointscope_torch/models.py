@@ -926,6 +926,26 @@ class ArcFaceLoss(nn.Module):
         return F.cross_entropy(logits, labels, label_smoothing=0.1)
 
 
+class ConformerConv(nn.Module):
+    """Conformer's convolution module: pointwise conv, GLU, depthwise conv1d, BatchNorm1d (training: the running
+    variance's n / (n - 1) correction), SiLU, pointwise conv, dropout, residual."""
+
+    def __init__(self, dim=32, k=7):
+        super().__init__()
+        self.ln = nn.LayerNorm(dim)
+        self.pw1 = nn.Conv1d(dim, 2 * dim, 1)
+        self.dw = nn.Conv1d(dim, dim, k, padding=k // 2, groups=dim)
+        self.bn = nn.BatchNorm1d(dim)
+        self.pw2 = nn.Conv1d(dim, dim, 1)
+        self.drop = nn.Dropout(0.1)
+
+    def forward(self, x):
+        h = self.ln(x).transpose(1, 2)
+        h = F.glu(self.pw1(h), dim=1)
+        h = F.silu(self.bn(self.dw(h)))
+        return x + self.drop(self.pw2(h).transpose(1, 2))
+
+
 class VQBottleneck(nn.Module):
     """VQ-VAE's bottleneck: nearest code by cdist + argmin, a straight-through estimator, commitment losses (two
     mse_loss means: under dynamic sizes their backward scales by 2 / (16 * s0 * s1), a float expression of a
@@ -1331,6 +1351,12 @@ def torch2_zoo_builders():
           "product of sizes sorted by name", compile_dynamic=True)
     def _():
         return VQBottleneck(), (_x(2, 5, 16),)
+
+    @case("dynamic_true_conformer_conv", "Conformer convolution module (GLU, depthwise conv1d, BatchNorm1d) compiled "
+          "with dynamic=True: the variance correction n / (n - 1) divides two ints, IntTrueDiv, a SymFloat",
+          compile_dynamic=True)
+    def _():
+        return ConformerConv(), (_x(2, 20, 32),)
 
     @case("dynamic_true_scaled_attention", "softmax(q @ k^T * s) @ v on inputs of a symbolic batch, compiled with "
           "dynamic=True: torch's re-trace of fuse_attention's pattern for the symbolic sizes does not match, so it "

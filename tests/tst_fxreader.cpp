@@ -219,6 +219,28 @@ private slots:
                      "Backward of forward node: File: /m.py:5 in forward, code: x = self.norm(x)"});
     }
 
+    // torch 2.10 printed the summary behind a second "# " (a real 2.10 joint graph's lines), and no
+    // "Backward of forward node" for the backward: the tag holds for both nodes the same.
+    void torch210SummariesCarryTheirTags() {
+        const std::string text =
+            "def forward(self, x: \"f32[4][1]cpu\"):\n"
+            "    # # ac_graph_id: 10 - PREFER_RECOMPUTE File: /m.py:13 in block, code: return self.drop(h)\n"
+            "    sin: \"f32[4][1]cpu\" = torch.ops.aten.sin.default(x)\n"
+            "\n"
+            "    # # ac_graph_id: 10 - MUST_SAVE File: /m.py:14 in block, code: return self.drop(h)\n"
+            "    cos: \"f32[4][1]cpu\" = torch.ops.aten.cos.default(sin)\n"
+            "\n"
+            "    # File: /m.py:5 in forward, code: x = self.norm(x)\n"
+            "    mul: \"f32[4][1]cpu\" = torch.ops.aten.mul.Tensor(cos, sin)\n"
+            "    return (mul,)\n";
+        auto g = readFxText(text);
+        JS_VERIFY_EXPECTED(g);
+        QCOMPARE(nodeNamed(*g, "sin").meta.recompute, std::string("PREFER_RECOMPUTE"));
+        QCOMPARE(nodeNamed(*g, "sin").meta.acGraphId, int64_t(10));
+        QCOMPARE(nodeNamed(*g, "cos").meta.recompute, std::string("MUST_SAVE"));
+        QCOMPARE(nodeNamed(*g, "mul").meta.recompute, std::string());
+    }
+
     void torch113TextsMatchTorchsCounts() {
         const QStringList models =
             QDir(q(sharedPath("graphs/torch-1.13"))).entryList(QDir::Dirs | QDir::NoDotAndDotDot);

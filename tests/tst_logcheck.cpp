@@ -734,6 +734,24 @@ private slots:
         QVERIFY(std::find(d.ours.begin(), d.ours.end(), "primals_1") == d.ours.end());
     }
 
+    // torch 2.10 (the oldest release jointscope has a ruleset of) prints its checkpoint tags behind a second
+    // "# ". Read as untagged, both checkpointed blocks' dropouts were saved where torch recomputes them with
+    // the RNG state its forward returns (run_and_save_rng_state / run_with_rng_state). A real 2.10 log
+    // (jointscope_torch.models ac_dropout_custom_fn then gpt_stack_ac_dropout, aot_eager, without chromium /
+    // guard / describe records): its ruleset is torch-2.10, chosen from the version it records.
+    void torch210DecidesAsItsRuleset() {
+        const std::vector<CompileCheck> checks =
+            checkLog("tests/data/torch2.10-cpu/checkpointed_dropout_aot_eager_trace.log");
+        QCOMPARE(checks.size(), size_t(2));
+        for (const CompileCheck& c : checks) {
+            QCOMPARE(c.ruleset, std::string("torch-2.10"));
+            QCOMPARE(std::string(checkStatusName(c.status)), std::string("identical"));
+            QVERIFY(holdsTorchsNodes(c));
+        }
+        QCOMPARE(checks[1].torchRng.size(), size_t(6));
+        QCOMPARE(checks[1].oursRng, checks[1].torchRng);
+    }
+
     // Each of the three is needed: without it the decision is not torch's.
     void eachLogFactMatters_data() {
         QTest::addColumn<bool>("passes");

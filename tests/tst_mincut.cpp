@@ -141,20 +141,21 @@ private slots:
         QCOMPARE(chooseRuleset(*traced).name, std::string("torch-2.15"));
         const std::optional<Graph> typed = parseJoint(kMlpJoint, 1);
         QCOMPARE(chooseRuleset(*typed).name, std::string("torch-2.15"));
-        // A recorded version picks the ruleset covering it, and says so: torch-2.11 covers 2.11 and older,
+        // A recorded version picks the ruleset covering it, and says so: torch-2.10 covers 2.10 and older,
+        // torch-2.11 2.11 (tangents_closure),
         // torch-2.12 2.12 (pointless_convert folds every float chain up to it), torch-2.13 2.13 (torch 2.14
         // brought is_nonzero_dropout_sdpa and the CSE partition key), torch-2.14 2.14 (no epilogue-mutation
         // rule yet), torch-2.15 2.15 on.
         Graph versioned = *typed;
         versioned.attributes.emplace_back("torch_version", "2.6.0+cpu");
         const RulesetChoice choice = chooseRuleset(versioned);
-        QCOMPARE(choice.name, std::string("torch-2.11"));
+        QCOMPARE(choice.name, std::string("torch-2.10"));
         QVERIFY(choice.reason.find("2.6.0") != std::string::npos);
         const std::pair<const char*, const char*> covering[] = {
-            {"2.11.0+cu130", "torch-2.11"}, {"2.12.0", "torch-2.12"}, {"2.13.0", "torch-2.13"},
-            {"2.14.1", "torch-2.14"},       {"2.15.0", "torch-2.15"}, {"2.16.0", "torch-2.15"},
-            {"3.0.0", "torch-2.15"},        {"1.12.1", "torch-1.13"}, {"1.13.0a0", "torch-1.13"},
-            {"0.4.1", "torch-1.13"}};
+            {"2.10.0+cu128", "torch-2.10"}, {"2.11.0+cu130", "torch-2.11"}, {"2.12.0", "torch-2.12"},
+            {"2.13.0", "torch-2.13"},       {"2.14.1", "torch-2.14"},       {"2.15.0", "torch-2.15"},
+            {"2.16.0", "torch-2.15"},       {"3.0.0", "torch-2.15"},        {"1.12.1", "torch-1.13"},
+            {"1.13.0a0", "torch-1.13"},     {"0.4.1", "torch-1.13"}};
         for (const auto& [version, name] : covering) {
             versioned.attributes.back().second = version;
             QCOMPARE(chooseRuleset(versioned).name, std::string(name));

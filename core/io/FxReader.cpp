@@ -853,6 +853,9 @@ void FxParser::handleCommentLine(const Token& comment) {
     std::string_view text = comment.text.substr(1);
     if (!text.empty() && text.front() == ' ')
         text.remove_prefix(1);
+    // torch <= 2.10 printed its node summaries behind a second "# " ("# # ac_graph_id: 3 - MUST_SAVE ...").
+    while (text.starts_with("# "))
+        text.remove_prefix(2);
     Scope& s = *scope_;
     std::string recompute, annotation;
     int64_t acGraphId = -1;

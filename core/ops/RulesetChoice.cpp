@@ -25,10 +25,10 @@ const std::string* attribute(const Graph& graph, std::string_view key) {
     return nullptr;
 }
 
-// A ruleset torch-X.Y describes torch X.Y and the releases after the previous ruleset (torch-2.12 covers 2.12,
-// torch-2.11 covers 2.11 and older 2.x): the oldest built-in ruleset of the same major at or after the
-// recorded version; past the newest, the newest of that major; for a major without rulesets, the closest
-// one.
+// A ruleset torch-X.Y describes torch X.Y and the releases after the previous ruleset (torch-2.12
+// covers 2.12, torch-2.10 covers 2.10 and older 2.x): the oldest built-in ruleset of the same major at or
+// after the recorded version; past the newest, the newest of that major; for a major without rulesets, the
+// closest one.
 std::string coveringRuleset(Version wanted) {
     std::vector<std::pair<Version, std::string>> known;
     for (const BuiltinRuleset& r : builtinRulesets()) // sorted by version

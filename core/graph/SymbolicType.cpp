@@ -16,10 +16,6 @@ Type joined(Type a, Type b) {
     return a == Type::Float || b == Type::Float ? Type::Float : Type::Int; // bools add up as ints
 }
 
-bool startsWith(std::string_view text, std::string_view prefix) {
-    return text.substr(0, prefix.size()) == prefix;
-}
-
 // torch's sympy functions (torch/utils/_sympy/functions.py) and the sympy ones it prints, by result type;
 // a function absent here (Max, Min, Abs, Piecewise, Identity, Where) has the type of its arguments.
 std::optional<Type> functionType(std::string_view name) {
@@ -49,9 +45,9 @@ std::optional<Type> functionType(std::string_view name) {
                                                  "GreaterThan",
                                                  "Unequality",
                                                  "Equality"};
-    if (startsWith(name, "OpaqueUnaryFn_"))
+    if (name.starts_with("OpaqueUnaryFn_"))
         return Type::Float;
-    if (startsWith(name, "BitwiseFn_"))
+    if (name.starts_with("BitwiseFn_"))
         return Type::Int;
     auto in = [&](const auto& names) {
         return std::find(std::begin(names), std::end(names), name) != std::end(names);
@@ -190,7 +186,7 @@ private:
         if (word == "oo" || word == "zoo" || word == "nan")
             return Type::Float;
         // torch's SymT prefixes: zf (backed float), zuf (unbacked float); every other symbol is an int.
-        return startsWith(word, "zf") || startsWith(word, "zuf") ? Type::Float : Type::Int;
+        return word.starts_with("zf") || word.starts_with("zuf") ? Type::Float : Type::Int;
     }
     // The arguments of a call (or a parenthesized expression / tuple) after '('. A call's own type wins;
     // else the arguments' join, conditions (bools among others) aside.
@@ -225,7 +221,7 @@ private:
 // What the reader cannot parse: a float if it names a float symbol or holds a float literal.
 Type guessedType(std::string_view expr) {
     for (const std::string& name : symbolNames(expr))
-        if (startsWith(name, "zf") || startsWith(name, "zuf"))
+        if (name.starts_with("zf") || name.starts_with("zuf"))
             return Type::Float;
     for (size_t i = 1; i + 1 < expr.size(); ++i)
         if (expr[i] == '.' && std::isdigit(static_cast<unsigned char>(expr[i - 1])) &&

@@ -98,6 +98,9 @@ struct CompileConfig {
     // fuse_attention rewrote an eager softmax(q @ k^T * scale) @ v into them):
     // "aten._scaled_dot_product_flash_attention_for_cpu".
     std::vector<std::string> fusedAttentionOps;
+    // The compile's dynamo graph calls torch.ops.higher_order.tag_activation_checkpoint (a
+    // torch.utils.checkpoint region), whose tags the joint graph's text may not show (torch <= 2.9).
+    bool dynamoCheckpoints = false;
 
     friend bool operator==(const CompileConfig&, const CompileConfig&) = default;
 };

@@ -17,7 +17,7 @@ struct RulesetChoice {
 };
 
 // The graph's recorded torch version (export attributes, sidecar, TORCH_TRACE metadata) picks the covering
-// built-in ruleset; without one, the text's form does (torch 1.x prints no tensor types; TORCH_TRACE logs and
+// built-in ruleset, else the newest version it can be ("torch_version_at_most"); without one, the text's form does (torch 1.x prints no tensor types; TORCH_TRACE logs and
 // typed FX text come from torch 2.x).
 RulesetChoice chooseRuleset(const Graph& graph);
 

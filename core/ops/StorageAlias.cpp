@@ -133,6 +133,12 @@ bool viewable(const TensorMeta& from, const std::vector<SymInt>& toSizes) {
     return viewDim == -1;
 }
 
+bool keepsElementwiseLossStorage(std::string_view opKey) {
+    static constexpr std::string_view kLosses[] = {"aten.binary_cross_entropy", "aten.mse_loss",
+                                                   "aten.smooth_l1_loss", "aten.soft_margin_loss"};
+    return std::find(std::begin(kLosses), std::end(kLosses), opKey) != std::end(kLosses);
+}
+
 bool sharesFirstArgumentStorage(const Node& node, const TensorMeta* input, const TensorMeta* output) {
     if (node.op != NodeOp::CallFunction || node.args.empty() || node.args[0].kind() != ValueKind::NodeRef)
         return false;

@@ -245,6 +245,19 @@ void readPaddedMatmuls(CompileConfig& config, const GraphFile& file, size_t join
     config.paddedMatmuls = observePaddedMatmuls(*fw, bw ? &*bw : nullptr);
 }
 
+// Whether the dynamo graph logged for the compile of joint graph `jointIndex` (the last before it, after the
+// previous joint graph) checkpoints a region.
+void readDynamoCheckpoints(CompileConfig& config, const GraphFile& file, size_t jointIndex) {
+    const std::vector<GraphEntry>& graphs = file.graphs();
+    for (size_t i = jointIndex; i-- > 0 && graphs[i].kind != graphs[jointIndex].kind;) {
+        if (graphs[i].kind != "dynamo_output_graph" || graphs[i].file != graphs[jointIndex].file)
+            continue;
+        Expected<std::string> text = file.payload(i);
+        config.dynamoCheckpoints = text && text->find("tag_activation_checkpoint") != std::string::npos;
+        return;
+    }
+}
+
 } // namespace
 
 void addCompileFactsFromLog(CompileConfig& config, const GraphFile& file, size_t jointIndex) {
@@ -255,6 +268,7 @@ void addCompileFactsFromLog(CompileConfig& config, const GraphFile& file, size_t
     borrowCachedFunctorchConfig(config, file, jointIndex);
     readPaddedMatmuls(config, file, jointIndex);
     readFusedAttention(config, file, jointIndex);
+    readDynamoCheckpoints(config, file, jointIndex);
 }
 
 void addLogGraphFacts(Graph& joint, const CompileConfig& config) {
@@ -264,6 +278,9 @@ void addLogGraphFacts(Graph& joint, const CompileConfig& config) {
     };
     if (!config.torchVersion.empty() && !has("torch_version"))
         joint.attributes.emplace_back("torch_version", config.torchVersion);
+    // compilation_metrics carry pytorch_version from torch 2.10 on.
+    if (config.torchVersion.empty() && config.fromMetrics && !has("torch_version"))
+        joint.attributes.emplace_back("torch_version_at_most", "2.9");
     if (!config.symbolHints.empty() && !has("symbol_hints")) {
         std::string hints;
         for (const auto& [symbol, value] : config.symbolHints)
@@ -307,6 +324,9 @@ CompileSettings settingsFromLog(const CompileConfig* config, Ruleset& rules,
                 "torch._functorch.config: the AOTAutograd cache served this compile, which logs "
                 "none; " +
                 config->functorchFrom);
+        if (config->fromMetrics && f == FunctorchConfig{} && config->functorchFrom.empty())
+            s.notes.push_back("the log records no torch._functorch.config (torch 2.9 and older log none): its "
+                              "defaults assumed, activation_memory_budget 1 unless --memory-budget says");
         applySwitch(f.cse, rules.cse, "cse", s);
         applySwitch(f.recomputeViews, rules.recomputeViews, "recompute_views", s);
         applySwitch(f.treatParametersAsFreeToSave, rules.treatParametersAsFreeToSave,

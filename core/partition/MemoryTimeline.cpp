@@ -267,8 +267,25 @@ private:
         }
         StorageList list;
         for (const TensorMeta& t : tensors.outputs)
-            list.push_back(pool_.create(t.known() ? storageBytes(t) : 0, false));
+            list.push_back(pool_.create(freshBytes(n, tensors, t), false));
         return list;
+    }
+
+    // What a fresh output's storage occupies: its own extent, or a reduced loss's elementwise buffer.
+    static uint64_t freshBytes(const Node& n, const cost::OpTensors& tensors, const TensorMeta& out) {
+        if (!out.known())
+            return 0;
+        const uint64_t own = storageBytes(out);
+        if (tensors.outputs.size() != 1 || n.args.empty() || n.args[0].kind() != ValueKind::NodeRef ||
+            !keepsElementwiseLossStorage(opKey(n.target)))
+            return own;
+        const TensorMeta* input = tensors.input(n.args[0].asNode());
+        if (!input || !input->known())
+            return own;
+        TensorMeta elementwise = *input; // contiguous, of the loss's dtype
+        elementwise.dtype = out.dtype;
+        elementwise.strides.clear();
+        return std::max(own, storageBytes(elementwise));
     }
 
     // invoke_subgraph(body, identifier, *operands): the body graph, when the graph holds it.

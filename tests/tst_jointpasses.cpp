@@ -121,7 +121,8 @@ private slots:
     }
 
     // A torch takes the fuse_attention patterns of the newest torch not newer than it that registers other
-    // ones (resources/patterns: 2.9, 2.10, 2.11, 2.12, 2.13; 2.14 and 2.15 register 2.13's); torch 1.13 had none.
+    // ones (resources/patterns: 2.9, 2.10, 2.11, 2.12, 2.13; 2.14 and 2.15 register 2.13's); torch 1.13 had
+    // none.
     void attentionPatternsFollowTheTorchVersion() {
         const std::pair<const char*, const char*> cases[] = {
             {"torch-2.15", "2.13.0"}, {"torch-2.14", "2.13.0"}, {"torch-2.13", "2.13.0"},

@@ -752,18 +752,19 @@ private slots:
         QCOMPARE(checks[1].oursRng, checks[1].torchRng);
     }
 
-    // torch 2.9's logs record no torch version (compilation_metrics carry pytorch_version from 2.10 on) and its
-    // joint graphs print no checkpoint tags. A real 2.9 log (mlp, then ac_dropout_custom_fn, aot_eager at
+    // torch 2.9's logs record no torch version (compilation_metrics carry pytorch_version from 2.10 on) and
+    // its joint graphs print no checkpoint tags. A real 2.9 log (mlp, then ac_dropout_custom_fn, aot_eager at
     // budget 0.5, without chromium / guard / describe records): the ruleset is the newest one 2.9 can be,
-    // torch-2.9, and saying why; the MLP's decision is torch's; the checkpointed compile is not, and the check
-    // says why instead of leaving a bare "differs".
+    // torch-2.9, and saying why; the MLP's decision is torch's; the checkpointed compile is not, and the
+    // check says why instead of leaving a bare "differs".
     void torch29LogsSayWhatTheyLack() {
         const std::vector<CompileCheck> checks =
             checkLog("tests/data/torch2.9-cpu/mlp_checkpointed_dropout_budget05_aot_eager_trace.log");
         QCOMPARE(checks.size(), size_t(2));
         for (const CompileCheck& c : checks) {
             QCOMPARE(c.ruleset, std::string("torch-2.9"));
-            QVERIFY2(c.rulesetChoice.find("no pytorch_version") != std::string::npos, c.rulesetChoice.c_str());
+            QVERIFY2(c.rulesetChoice.find("no pytorch_version") != std::string::npos,
+                     c.rulesetChoice.c_str());
             QVERIFY(std::find(c.settings.notes.begin(), c.settings.notes.end(),
                               "activation_memory_budget = 0.5 (log)") != c.settings.notes.end());
         }

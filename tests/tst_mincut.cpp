@@ -152,10 +152,10 @@ private slots:
         QCOMPARE(choice.name, std::string("torch-2.9"));
         QVERIFY(choice.reason.find("2.6.0") != std::string::npos);
         const std::pair<const char*, const char*> covering[] = {
-            {"2.9.1+cu128", "torch-2.9"}, {"2.10.0+cu128", "torch-2.10"}, {"2.11.0+cu130", "torch-2.11"}, {"2.12.0", "torch-2.12"},
-            {"2.13.0", "torch-2.13"},       {"2.14.1", "torch-2.14"},       {"2.15.0", "torch-2.15"},
-            {"2.16.0", "torch-2.15"},       {"3.0.0", "torch-2.15"},        {"1.12.1", "torch-1.13"},
-            {"1.13.0a0", "torch-1.13"},     {"0.4.1", "torch-1.13"}};
+            {"2.9.1+cu128", "torch-2.9"}, {"2.10.0+cu128", "torch-2.10"}, {"2.11.0+cu130", "torch-2.11"},
+            {"2.12.0", "torch-2.12"},     {"2.13.0", "torch-2.13"},       {"2.14.1", "torch-2.14"},
+            {"2.15.0", "torch-2.15"},     {"2.16.0", "torch-2.15"},       {"3.0.0", "torch-2.15"},
+            {"1.12.1", "torch-1.13"},     {"1.13.0a0", "torch-1.13"},     {"0.4.1", "torch-1.13"}};
         // A TORCH_TRACE log whose metrics carry no version (torch <= 2.9) bounds it from above.
         Graph bounded = *typed;
         bounded.attributes.emplace_back("torch_version_at_most", "2.9");

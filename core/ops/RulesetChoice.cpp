@@ -77,7 +77,8 @@ RulesetChoice chooseRuleset(const Graph& graph) {
         if (const std::optional<Version> v = parseVersion(*bound)) {
             const std::string name = coveringRuleset(*v);
             return {name, "no torch version recorded; a TORCH_TRACE log whose compilation_metrics carry no "
-                          "pytorch_version is torch " + *bound + "'s or older: ruleset " + name};
+                          "pytorch_version is torch " +
+                              *bound + "'s or older: ruleset " + name};
         }
     const std::string torch2 = newestOfMajor(2);
     if (attribute(graph, "compile_id"))

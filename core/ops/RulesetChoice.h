@@ -17,8 +17,8 @@ struct RulesetChoice {
 };
 
 // The graph's recorded torch version (export attributes, sidecar, TORCH_TRACE metadata) picks the covering
-// built-in ruleset, else the newest version it can be ("torch_version_at_most"); without one, the text's form does (torch 1.x prints no tensor types; TORCH_TRACE logs and
-// typed FX text come from torch 2.x).
+// built-in ruleset, else the newest version it can be ("torch_version_at_most"); without one, the text's form
+// does (torch 1.x prints no tensor types; TORCH_TRACE logs and typed FX text come from torch 2.x).
 RulesetChoice chooseRuleset(const Graph& graph);
 
 // `requested` empty or "auto": chooseRuleset(graph); else the named ruleset or file, as given.

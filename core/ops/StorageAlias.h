@@ -28,10 +28,10 @@ bool viewable(const TensorMeta& from, const std::vector<SymInt>& toSizes);
 // (`input`, may be null when unknown) and its first result (`output`, may be null).
 bool sharesFirstArgumentStorage(const Node& node, const TensorMeta* input, const TensorMeta* output);
 
-// Losses whose reduced (0-d) result holds the storage of the elementwise loss ATen computed first, one element
-// per element of the input: mse_loss, smooth_l1_loss, binary_cross_entropy, soft_margin_loss (torch 2.15 on
-// the CPU: mse_loss of two [2, 5, 16] tensors returns a 0-d tensor of a 640-byte storage; l1_loss,
-// huber_loss, binary_cross_entropy_with_logits and kl_div return 4 bytes).
+// Losses whose reduced (0-d) result holds the storage of the elementwise loss ATen computed first, one
+// element per element of the input: mse_loss, smooth_l1_loss, binary_cross_entropy, soft_margin_loss
+// (torch 2.15 on the CPU: mse_loss of two [2, 5, 16] tensors returns a 0-d tensor of a 640-byte storage;
+// l1_loss, huber_loss, binary_cross_entropy_with_logits and kl_div return 4 bytes).
 bool keepsElementwiseLossStorage(std::string_view opKey);
 
 } // namespace jointscope

@@ -325,8 +325,9 @@ CompileSettings settingsFromLog(const CompileConfig* config, Ruleset& rules,
                 "none; " +
                 config->functorchFrom);
         if (config->fromMetrics && f == FunctorchConfig{} && config->functorchFrom.empty())
-            s.notes.push_back("the log records no torch._functorch.config (torch 2.9 and older log none): its "
-                              "defaults assumed, activation_memory_budget 1 unless --memory-budget says");
+            s.notes.push_back(
+                "the log records no torch._functorch.config (torch 2.9 and older log none): its "
+                "defaults assumed, activation_memory_budget 1 unless --memory-budget says");
         applySwitch(f.cse, rules.cse, "cse", s);
         applySwitch(f.recomputeViews, rules.recomputeViews, "recompute_views", s);
         applySwitch(f.treatParametersAsFreeToSave, rules.treatParametersAsFreeToSave,

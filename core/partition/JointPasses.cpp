@@ -1502,7 +1502,7 @@ void passPatterns(PassContext& c, const std::vector<PaddedMatmul>& padded) {
             pointlessConvert(c, id);
             continue;
         }
-        if (isAten(n, "scatter", "value")) {
+        if (c.rules.scatterUponConstTensor && isAten(n, "scatter", "value")) {
             scatterUponConstTensor(c, id);
             continue;
         }

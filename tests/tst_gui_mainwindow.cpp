@@ -30,6 +30,7 @@
 #include <QMenu>
 #include <QMenuBar>
 #include <QMessageBox>
+#include <QPlainTextEdit>
 #include <QPushButton>
 #include <QSettings>
 #include <QSignalSpy>
@@ -161,6 +162,26 @@ private:
 class TestMainWindow : public QObject {
     Q_OBJECT
 private slots:
+    // What of torch's run the partition could not follow is said in the Log dock, where the user reads, not
+    // only under the Decision tree's "Log settings": a torch 2.9 checkpointed compile, whose log prints no
+    // checkpoint tags.
+    void whatIsNotFollowedIsLogged() {
+        MainWindow window(false);
+        const QString log = QString::fromStdString(
+            sourcePath("tests/data/torch2.9-cpu/mlp_checkpointed_dropout_budget05_aot_eager_trace.log"));
+        openAndWait(window, log + QStringLiteral("#5"));
+        const auto* text = window.findChild<QPlainTextEdit*>();
+        QVERIFY(text);
+        QTRY_VERIFY2(
+            text->toPlainText().contains(QStringLiteral("Not followed: the dynamo graph checkpoints")),
+            qPrintable(text->toPlainText()));
+        const int before = text->toPlainText().count(QStringLiteral("Not followed"));
+        openAndWait(window, log + QStringLiteral("#1")); // the MLP: nothing left out
+        QTRY_VERIFY(text->toPlainText().contains(QStringLiteral("Loaded graph 1")));
+        window.feature<gui::PartitionFeature>()->document()->waitForIdle();
+        QCOMPARE(text->toPlainText().count(QStringLiteral("Not followed")), before);
+    }
+
     // The window places what its features publish, naming none of them: every feature's docks are in the
     // window (a tab or a split where asked) and every menu entry is in its menu.
     void featuresArePlacedThroughTheirInterface() {

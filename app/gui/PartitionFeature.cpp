@@ -43,6 +43,11 @@ PartitionFeature::PartitionFeature(const FeatureContext& context, QObject* paren
                      .arg(r->partition->recomputed.size())
                      .arg(qstr(escalationName(r->partition->escalation)))
                      .arg(r->partition->seconds * 1e3, 0, 'f', 1));
+        // What of torch's run could not be followed changes the answer: said where the user reads, not only
+        // deep in the Decision tree.
+        if (r->logged)
+            for (const std::string& reason : r->logged->settings.unsupported)
+                ctx_.log(tr("⚠ Not followed: %1").arg(qstr(reason)));
         infinitePath_.clear(); // the edit that hit it is gone
         applyOverlay();
     });

@@ -470,10 +470,23 @@ void addHopChange(JointPassReport& passes, const HopPartitionReport& hops) {
         passes.changes.insert(passes.changes.begin(), hops.change);
 }
 
+void noteMissingCheckpointTags(const Graph& joint, const CompileConfig* config, CompileSettings& settings) {
+    if (!config || !config->dynamoCheckpoints ||
+        std::any_of(joint.nodes().begin(), joint.nodes().end(),
+                    [](const Node& n) { return !n.meta.recompute.empty(); }))
+        return;
+    settings.unsupported.push_back(
+        "the dynamo graph checkpoints a region (tag_activation_checkpoint) but the joint graph's text "
+        "carries "
+        "no checkpoint tags (torch 2.9 and older print none): partitioned as if nothing were checkpointed; "
+        "jointscope_torch.export_joint records them");
+}
+
 LoggedRun prepareLoggedRun(Graph& joint, const CompileConfig* config, Ruleset& rules,
                            const SettingsOverrides& overrides) {
     LoggedRun run;
     run.settings = settingsFromLog(config, rules, overrides);
+    noteMissingCheckpointTags(joint, config, run.settings);
     // AOTAutograd's tensorify_python_scalars runs between the logged joint graph and the partitioner.
     const JointPassReport tensorified =
         rules.tensorifyPythonScalars ? replayTensorifyPythonScalars(joint, rules) : JointPassReport{};

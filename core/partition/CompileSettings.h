@@ -68,6 +68,10 @@ std::optional<CompileConfig> loggedConfigFor(const GraphFile& file, size_t index
 Expected<HopPartitionReport> partitionHopBodies(Graph& joint, const Ruleset& rules,
                                                 const CompileSettings& settings);
 
+// A compile whose dynamo graph checkpoints a region while its joint graph's text shows no checkpoint tag
+// (torch <= 2.9 prints none): says in settings.unsupported that the region is partitioned untagged.
+void noteMissingCheckpointTags(const Graph& joint, const CompileConfig* config, CompileSettings& settings);
+
 // Lists the invoke_subgraph rewrite first among the passes (torch runs it before inductor's).
 void addHopChange(JointPassReport& passes, const HopPartitionReport& hops);
 

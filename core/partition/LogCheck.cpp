@@ -273,13 +273,7 @@ CompileCheck checkCompile(const GraphFile& file, const CompileGraphs& g,
     out.ruleset = rules->name;
     out.rulesetChoice = choice.reason;
     out.settings = settingsFromLog(config, *rules, request.overrides);
-    if (config && config->dynamoCheckpoints &&
-        std::none_of(joint->nodes().begin(), joint->nodes().end(),
-                     [](const Node& n) { return !n.meta.recompute.empty(); }))
-        out.settings.unsupported.push_back(
-            "the dynamo graph checkpoints a region (tag_activation_checkpoint) but the joint graph's text "
-            "carries no checkpoint tags (torch 2.9 and older print none): partitioned as if nothing were "
-            "checkpointed; jointscope_torch.capture records them");
+    noteMissingCheckpointTags(*joint, config, out.settings);
     if (g.partitionerInput) {
         auto& notes = out.settings.notes;
         notes.erase(

@@ -121,13 +121,13 @@ private slots:
     }
 
     // A torch takes the fuse_attention patterns of the newest torch not newer than it that registers other
-    // ones (resources/patterns: 2.9, 2.10, 2.11, 2.12, 2.13; 2.14 and 2.15 register 2.13's); torch 1.13 had
+    // ones (resources/patterns: 2.8 to 2.13; 2.14 and 2.15 register 2.13's); torch 1.13 had
     // none.
     void attentionPatternsFollowTheTorchVersion() {
         const std::pair<const char*, const char*> cases[] = {
             {"torch-2.15", "2.13.0"}, {"torch-2.14", "2.13.0"}, {"torch-2.13", "2.13.0"},
             {"torch-2.12", "2.12.0"}, {"torch-2.11", "2.11.0"}, {"torch-2.10", "2.10.0"},
-            {"torch-2.9", "2.9.1"},   {"torch-2.16", "2.13.0"}};
+            {"torch-2.9", "2.9.1"},   {"torch-2.8", "2.8.0"},   {"torch-2.16", "2.13.0"}};
         for (const auto& [ruleset, torch] : cases) {
             const AttentionPatternSet* set = builtinAttentionPatterns(ruleset);
             QVERIFY2(set, ruleset);
@@ -135,7 +135,7 @@ private slots:
             QVERIFY(!set->patterns.empty());
         }
         QVERIFY(!builtinAttentionPatterns("torch-1.13"));
-        QVERIFY(!builtinAttentionPatterns("torch-2.8"));
+        QVERIFY(!builtinAttentionPatterns("torch-2.7"));
         QVERIFY(!builtinAttentionPatterns("unversioned"));
     }
 

@@ -775,6 +775,25 @@ private slots:
         QVERIFY2(lacking[0].find("carries no checkpoint tags") != std::string::npos, lacking[0].c_str());
     }
 
+    // torch 2.8 prints no output descriptors: the forward's outputs are the joint's outputs less one gradient
+    // per primal. Its compilation_metrics have no recompile_user_contexts (2.9 on) either, so the ruleset is
+    // torch-2.8, whose tensorify takes a float64 .item() as it is (2.9 on convert it to float64 again). A
+    // real 2.8 log (mlp, then dynamic_true_float_attributes, aot_eager): both decisions torch's, node for
+    // node; under torch-2.9 the float attributes' compile makes one convert more than torch.
+    void torch28DecidesAsItsRuleset() {
+        const std::string log = "tests/data/torch2.8-cpu/mlp_float_attributes_aot_eager_trace.log";
+        const std::vector<CompileCheck> checks = checkLog(log);
+        QCOMPARE(checks.size(), size_t(2));
+        for (const CompileCheck& c : checks) {
+            QCOMPARE(c.ruleset, std::string("torch-2.8"));
+            QCOMPARE(std::string(checkStatusName(c.status)), std::string("identical"));
+            QVERIFY(holdsTorchsNodes(c));
+        }
+        CheckRequest as29;
+        as29.ruleset = "torch-2.9";
+        QVERIFY(!holdsTorchsNodes(checkLog(log, as29)[1]));
+    }
+
     // Each of the three is needed: without it the decision is not torch's.
     void eachLogFactMatters_data() {
         QTest::addColumn<bool>("passes");

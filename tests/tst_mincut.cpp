@@ -141,26 +141,30 @@ private slots:
         QCOMPARE(chooseRuleset(*traced).name, std::string("torch-2.15"));
         const std::optional<Graph> typed = parseJoint(kMlpJoint, 1);
         QCOMPARE(chooseRuleset(*typed).name, std::string("torch-2.15"));
-        // A recorded version picks the ruleset covering it, and says so: torch-2.9 covers 2.9 and older,
-        // torch-2.10 2.10 (default_partition by placement), torch-2.11 2.11 (tangents_closure),
-        // torch-2.12 2.12 (pointless_convert folds every float chain up to it), torch-2.13 2.13 (torch 2.14
-        // brought is_nonzero_dropout_sdpa and the CSE partition key), torch-2.14 2.14 (no epilogue-mutation
-        // rule yet), torch-2.15 2.15 on.
+        // A recorded version picks the ruleset covering it, and says so: torch-2.8 covers 2.8 and older,
+        // torch-2.9 2.9 (mutations kept in the forward, tensorify's float64 upcast), torch-2.10 2.10
+        // (default_partition by placement), torch-2.11 2.11 (tangents_closure), torch-2.12 2.12
+        // (pointless_convert folds every float chain up to it), torch-2.13 2.13 (torch 2.14 brought
+        // is_nonzero_dropout_sdpa and the CSE partition key), torch-2.14 2.14 (no epilogue-mutation rule
+        // yet), torch-2.15 2.15 on.
         Graph versioned = *typed;
         versioned.attributes.emplace_back("torch_version", "2.6.0+cpu");
         const RulesetChoice choice = chooseRuleset(versioned);
-        QCOMPARE(choice.name, std::string("torch-2.9"));
+        QCOMPARE(choice.name, std::string("torch-2.8"));
         QVERIFY(choice.reason.find("2.6.0") != std::string::npos);
         const std::pair<const char*, const char*> covering[] = {
-            {"2.9.1+cu128", "torch-2.9"}, {"2.10.0+cu128", "torch-2.10"}, {"2.11.0+cu130", "torch-2.11"},
-            {"2.12.0", "torch-2.12"},     {"2.13.0", "torch-2.13"},       {"2.14.1", "torch-2.14"},
-            {"2.15.0", "torch-2.15"},     {"2.16.0", "torch-2.15"},       {"3.0.0", "torch-2.15"},
-            {"1.12.1", "torch-1.13"},     {"1.13.0a0", "torch-1.13"},     {"0.4.1", "torch-1.13"}};
+            {"2.8.0+cu128", "torch-2.8"},   {"2.9.1+cu128", "torch-2.9"}, {"2.10.0+cu128", "torch-2.10"},
+            {"2.11.0+cu130", "torch-2.11"}, {"2.12.0", "torch-2.12"},     {"2.13.0", "torch-2.13"},
+            {"2.14.1", "torch-2.14"},       {"2.15.0", "torch-2.15"},     {"2.16.0", "torch-2.15"},
+            {"3.0.0", "torch-2.15"},        {"1.12.1", "torch-1.13"},     {"1.13.0a0", "torch-1.13"},
+            {"0.4.1", "torch-1.13"}};
         // A TORCH_TRACE log whose metrics carry no version (torch <= 2.9) bounds it from above.
         Graph bounded = *typed;
         bounded.attributes.emplace_back("torch_version_at_most", "2.9");
         QCOMPARE(chooseRuleset(bounded).name, std::string("torch-2.9"));
-        QVERIFY(chooseRuleset(bounded).reason.find("2.9's or older") != std::string::npos);
+        QVERIFY(chooseRuleset(bounded).reason.find("torch 2.9 or older") != std::string::npos);
+        bounded.attributes.back().second = "2.8";
+        QCOMPARE(chooseRuleset(bounded).name, std::string("torch-2.8"));
         for (const auto& [version, name] : covering) {
             versioned.attributes.back().second = version;
             QCOMPARE(chooseRuleset(versioned).name, std::string(name));

@@ -32,7 +32,7 @@ std::vector<OptionSpec> partitionOptions() {
         metaOption(),
         {"--ruleset", "", "R",
          "auto (default: from the graph's torch version), torch-2.15, torch-2.14, torch-2.13, torch-2.12, "
-         "torch-2.11, torch-2.10, torch-2.9, torch-1.13, or a ruleset JSON file"},
+         "torch-2.11, torch-2.10, torch-2.9, torch-2.8, torch-1.13, or a ruleset JSON file"},
         {"--strategy", "", "S", "min-cut (default) or default"},
         {"--memory-budget", "", "B",
          "activation_memory_budget in [0, 1] (default 1, or the one a TORCH_TRACE log records for the "

@@ -233,6 +233,8 @@ private:
         c.line = lineNo;
         if (auto it = m.find("pytorch_version"); it != m.end() && it->is_string())
             c.torchVersion = it->get<std::string>();
+        else
+            c.torchVersionAtMost = m.contains("recompile_user_contexts") ? "2.9" : "2.8";
         if (auto it = m.find("joint_graph_pass_time_us"); it != m.end() && it->is_number())
             c.jointGraphPassesRan = true;
         if (Json f = embedded(m, "functorch_config"); f.is_object())

@@ -67,6 +67,9 @@ struct CompileConfig {
     std::string compileId; // "0/0", as GraphEntry::compileId
     uint32_t line = 0;     // the compilation_metrics record (or the first record) it was read from
     std::string torchVersion;
+    // Without torchVersion: the newest torch whose compilation_metrics look like this compile's (they carry
+    // pytorch_version from torch 2.10 on, recompile_user_contexts from 2.9 on); empty when unknown.
+    std::string torchVersionAtMost;
     // inductor's partition_fn ran _recursive_joint_graph_passes on the joint graph before partitioning it
     // (compilation_metrics' joint_graph_pass_time_us); false for aot_eager-style backends.
     bool jointGraphPassesRan = false;

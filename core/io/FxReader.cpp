@@ -29,6 +29,19 @@ std::optional<int64_t> forwardOutputCount(const std::vector<std::string>& descri
     return std::nullopt;
 }
 
+// Without descriptors (torch <= 2.8, torch 1.13): AOTAutograd's joint returns the forward's outputs, then one
+// gradient (or None) per primal, flattened, so the forward's count is the rest. (Checked against the
+// descriptors of every torch 2.10 joint graph of the CI log zoo and the sidecars of the torch 1.13 graphs.)
+std::optional<int64_t> forwardOutputCountOfJoint(const Graph& joint, const Value& returned) {
+    if (!returned.isSequence())
+        return std::nullopt;
+    const auto primals = std::count_if(joint.nodes().begin(), joint.nodes().end(), [](const Node& n) {
+        return n.op == NodeOp::Placeholder && n.name.starts_with("primals");
+    });
+    const auto outputs = static_cast<int64_t>(returned.items().size());
+    return outputs >= primals ? std::optional<int64_t>(outputs - primals) : std::nullopt;
+}
+
 using fx::Token;
 using fx::TokenKind;
 
@@ -1279,8 +1292,11 @@ bool FxParser::parseReturn() {
                     [](const std::string& c) { return !c.empty(); }) &&
         result.isSequence() && itemComments_.size() == result.items().size())
         output.meta.extra.emplace_back(fx::kOutputDescriptorsKey, fx::toJsonStringArray(itemComments_));
-    if (!s.graph.numFwdOutputs && std::any_of(s.graph.nodes().begin(), s.graph.nodes().end(), isTangent))
+    if (!s.graph.numFwdOutputs && std::any_of(s.graph.nodes().begin(), s.graph.nodes().end(), isTangent)) {
         s.graph.numFwdOutputs = forwardOutputCount(itemComments_);
+        if (!s.graph.numFwdOutputs)
+            s.graph.numFwdOutputs = forwardOutputCountOfJoint(s.graph, result);
+    }
     output.args.push_back(std::move(result));
     std::string_view key = output.name == "output" ? std::string_view("output")
                                                    : std::string_view(ownedNames_.emplace_back(output.name));

@@ -115,6 +115,7 @@ Expected<Ruleset> parseRuleset(std::string_view jsonText, std::string_view fileN
         readSwitch(switches, "bwd_outputs_required_in_backward", rules.bwdOutputsRequiredInBackward);
         readSwitch(switches, "epilogue_mutated_inputs_unsaveable", rules.epilogueMutatedInputsUnsaveable);
         readSwitch(switches, "tensorify_python_scalars", rules.tensorifyPythonScalars);
+        readSwitch(switches, "tensorify_upcasts_float_items", rules.tensorifyUpcastsFloatItems);
         readSwitch(switches, "fused_seeds_keep_meta", rules.fusedSeedsKeepMeta);
         readSwitch(switches, "binds_specialized_symbols", rules.bindsSpecializedSymbols);
         readSwitch(switches, "mutations_stay_in_forward", rules.mutationsStayInForward);

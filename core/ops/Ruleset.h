@@ -57,6 +57,9 @@ struct Ruleset {
     bool epilogueMutatedInputsUnsaveable = false;
     // AOTAutograd runs tensorify_python_scalars on the joint graph it logged, before partitioning it.
     bool tensorifyPythonScalars = false;
+    // tensorify takes the .item() of every float tensor and upcasts it to float64 (torch 2.9 on); before,
+    // only a float64 tensor's, without a convert.
+    bool tensorifyUpcastsFloatItems = false;
     // fuse_seed_creation_pass gives inductor_seeds its first seed's meta, checkpoint tags included
     // (torch 2.15), so a checkpointed dropout's seeds are recomputed with an RNG state instead of saved.
     bool fusedSeedsKeepMeta = false;

@@ -26,7 +26,7 @@ const std::string* attribute(const Graph& graph, std::string_view key) {
 }
 
 // A ruleset torch-X.Y describes torch X.Y and the releases after the previous ruleset (torch-2.12
-// covers 2.12, torch-2.9 covers 2.9 and older 2.x): the oldest built-in ruleset of the same major at or
+// covers 2.12, torch-2.8 covers 2.8 and older 2.x): the oldest built-in ruleset of the same major at or
 // after the recorded version; past the newest, the newest of that major; for a major without rulesets, the
 // closest one.
 std::string coveringRuleset(Version wanted) {
@@ -76,9 +76,9 @@ RulesetChoice chooseRuleset(const Graph& graph) {
     if (const std::string* bound = attribute(graph, "torch_version_at_most"))
         if (const std::optional<Version> v = parseVersion(*bound)) {
             const std::string name = coveringRuleset(*v);
-            return {name, "no torch version recorded; a TORCH_TRACE log whose compilation_metrics carry no "
-                          "pytorch_version is torch " +
-                              *bound + "'s or older: ruleset " + name};
+            return {name, "no torch version recorded; compilation_metrics of this form (no pytorch_version) "
+                          "come from torch " +
+                              *bound + " or older: ruleset " + name};
         }
     const std::string torch2 = newestOfMajor(2);
     if (attribute(graph, "compile_id"))

@@ -278,9 +278,8 @@ void addLogGraphFacts(Graph& joint, const CompileConfig& config) {
     };
     if (!config.torchVersion.empty() && !has("torch_version"))
         joint.attributes.emplace_back("torch_version", config.torchVersion);
-    // compilation_metrics carry pytorch_version from torch 2.10 on.
-    if (config.torchVersion.empty() && config.fromMetrics && !has("torch_version"))
-        joint.attributes.emplace_back("torch_version_at_most", "2.9");
+    if (config.torchVersion.empty() && !config.torchVersionAtMost.empty() && !has("torch_version"))
+        joint.attributes.emplace_back("torch_version_at_most", config.torchVersionAtMost);
     if (!config.symbolHints.empty() && !has("symbol_hints")) {
         std::string hints;
         for (const auto& [symbol, value] : config.symbolHints)
@@ -470,10 +469,17 @@ void addHopChange(JointPassReport& passes, const HopPartitionReport& hops) {
         passes.changes.insert(passes.changes.begin(), hops.change);
 }
 
+// Whether any node of `g` or of the HOP bodies it holds (a checkpoint inside a nested_compile_region) carries
+// a checkpoint tag.
+static bool holdsCheckpointTags(const Graph& g) {
+    return std::any_of(g.nodes().begin(), g.nodes().end(),
+                       [](const Node& n) { return !n.meta.recompute.empty(); }) ||
+           std::any_of(g.subgraphs().begin(), g.subgraphs().end(),
+                       [](const std::unique_ptr<Graph>& body) { return body && holdsCheckpointTags(*body); });
+}
+
 void noteMissingCheckpointTags(const Graph& joint, const CompileConfig* config, CompileSettings& settings) {
-    if (!config || !config->dynamoCheckpoints ||
-        std::any_of(joint.nodes().begin(), joint.nodes().end(),
-                    [](const Node& n) { return !n.meta.recompute.empty(); }))
+    if (!config || !config->dynamoCheckpoints || holdsCheckpointTags(joint))
         return;
     settings.unsupported.push_back(
         "the dynamo graph checkpoints a region (tag_activation_checkpoint) but the joint graph's text "

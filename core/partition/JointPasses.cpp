@@ -2305,7 +2305,9 @@ void tensorifyPythonScalars(PassContext& c) {
         if (isAten(n, "_local_scalar_dense", "default")) {
             const std::optional<NodeId> source = nodeArg(n, 0);
             const TensorMeta* t = source ? g.node(*source).tensor() : nullptr;
-            if (!t || !isFloatingPoint(t->dtype) || n.symValue.empty())
+            const bool upcasts = c.rules.tensorifyUpcastsFloatItems;
+            if (!t || n.symValue.empty() ||
+                !(upcasts ? isFloatingPoint(t->dtype) : t->dtype == DType::Float64))
                 continue;
             NodeId tensor = *source;
             if (!t->sizes.empty()) { // .item() of a one-element tensor of rank > 0 is 0-d
@@ -2321,8 +2323,10 @@ void tensorifyPythonScalars(PassContext& c) {
             TensorMeta scalar = *t;
             scalar.sizes.clear();
             scalar.strides.clear();
-            tensorOf[std::string(trimSpaces(n.symValue))] = insertConvert(
-                c, "tensorify_python_scalars", tensor, DType::Float64, scalar, NodeMeta{}, anchor, true);
+            tensorOf[std::string(trimSpaces(n.symValue))] =
+                upcasts ? insertConvert(c, "tensorify_python_scalars", tensor, DType::Float64, scalar,
+                                        NodeMeta{}, anchor, true)
+                        : tensor;
             continue;
         }
         const std::optional<std::string_view> overload = tensorOverload(n);

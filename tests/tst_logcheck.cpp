@@ -794,6 +794,18 @@ private slots:
         QVERIFY(!holdsTorchsNodes(checkLog(log, as29)[1]));
     }
 
+    // A checkpoint inside a nested_compile_region: its tags are in the region's body graph, not in the outer
+    // joint graph's nodes. The missing-tags note must look there (it did not, and the CI log zoo's
+    // nested_region_ac_dropout got a false "not followed").
+    void checkpointTagsInsideRegionsCount() {
+        const std::vector<CompileCheck> checks =
+            checkLog("tests/data/torch2/nested_region_ac_dropout_aot_eager_trace.log");
+        QCOMPARE(checks.size(), size_t(1));
+        QVERIFY2(checks[0].settings.unsupported.empty(),
+                 checks[0].settings.unsupported.empty() ? "" : checks[0].settings.unsupported[0].c_str());
+        QCOMPARE(std::string(checkStatusName(checks[0].status)), std::string("identical"));
+    }
+
     // Each of the three is needed: without it the decision is not torch's.
     void eachLogFactMatters_data() {
         QTest::addColumn<bool>("passes");

@@ -153,7 +153,7 @@ void PartitionDocument::setGraph(std::shared_ptr<const Graph> joint, QString pat
         // The options start from what torch ran with; the user's edits override them from here on.
         Expected<Ruleset> rules = loadRuleset(resolveRuleset(options_.ruleset.toStdString(), *graph_).name);
         if (rules) {
-            const CompileSettings settings = settingsFromLog(logged_.get(), *rules, {});
+            const CompileSettings settings = settingsFromLog(logged_.get(), *graph_, *rules, {});
             options_.memoryBudget = settings.options.memoryBudget.value_or(1.0);
             options_.solver = settings.options.solver;
             emit optionsChanged();

@@ -310,9 +310,30 @@ void addLogGraphFacts(Graph& joint, const CompileConfig& config) {
     }
 }
 
-CompileSettings settingsFromLog(const CompileConfig* config, Ruleset& rules,
+// Whether any node of `g` or of the HOP bodies it holds (a checkpoint inside a nested_compile_region) carries
+// a checkpoint tag.
+static bool holdsCheckpointTags(const Graph& g) {
+    return std::any_of(g.nodes().begin(), g.nodes().end(),
+                       [](const Node& n) { return !n.meta.recompute.empty(); }) ||
+           std::any_of(g.subgraphs().begin(), g.subgraphs().end(),
+                       [](const std::unique_ptr<Graph>& body) { return body && holdsCheckpointTags(*body); });
+}
+
+static void noteMissingCheckpointTags(const Graph& joint, const CompileConfig* config,
+                                      CompileSettings& settings) {
+    if (!config || !config->dynamoCheckpoints || holdsCheckpointTags(joint))
+        return;
+    settings.unsupported.push_back(
+        "the dynamo graph checkpoints a region (tag_activation_checkpoint) but the joint graph's text "
+        "carries "
+        "no checkpoint tags (torch 2.9 and older print none): partitioned as if nothing were checkpointed; "
+        "jointscope_torch.export_joint records them");
+}
+
+CompileSettings settingsFromLog(const CompileConfig* config, const Graph& joint, Ruleset& rules,
                                 const SettingsOverrides& overrides) {
     CompileSettings s;
+    noteMissingCheckpointTags(joint, config, s);
     if (!config) {
         s.notes.push_back("the log records no configuration for this compile: torch's defaults assumed, "
                           "joint-graph passes not replayed");
@@ -469,30 +490,10 @@ void addHopChange(JointPassReport& passes, const HopPartitionReport& hops) {
         passes.changes.insert(passes.changes.begin(), hops.change);
 }
 
-// Whether any node of `g` or of the HOP bodies it holds (a checkpoint inside a nested_compile_region) carries
-// a checkpoint tag.
-static bool holdsCheckpointTags(const Graph& g) {
-    return std::any_of(g.nodes().begin(), g.nodes().end(),
-                       [](const Node& n) { return !n.meta.recompute.empty(); }) ||
-           std::any_of(g.subgraphs().begin(), g.subgraphs().end(),
-                       [](const std::unique_ptr<Graph>& body) { return body && holdsCheckpointTags(*body); });
-}
-
-void noteMissingCheckpointTags(const Graph& joint, const CompileConfig* config, CompileSettings& settings) {
-    if (!config || !config->dynamoCheckpoints || holdsCheckpointTags(joint))
-        return;
-    settings.unsupported.push_back(
-        "the dynamo graph checkpoints a region (tag_activation_checkpoint) but the joint graph's text "
-        "carries "
-        "no checkpoint tags (torch 2.9 and older print none): partitioned as if nothing were checkpointed; "
-        "jointscope_torch.export_joint records them");
-}
-
 LoggedRun prepareLoggedRun(Graph& joint, const CompileConfig* config, Ruleset& rules,
                            const SettingsOverrides& overrides) {
     LoggedRun run;
-    run.settings = settingsFromLog(config, rules, overrides);
-    noteMissingCheckpointTags(joint, config, run.settings);
+    run.settings = settingsFromLog(config, joint, rules, overrides);
     // AOTAutograd's tensorify_python_scalars runs between the logged joint graph and the partitioner.
     const JointPassReport tensorified =
         rules.tensorifyPythonScalars ? replayTensorifyPythonScalars(joint, rules) : JointPassReport{};

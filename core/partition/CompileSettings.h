@@ -53,8 +53,9 @@ void addLogGraphFacts(Graph& joint, const CompileConfig& config);
 // - the matmuls inductor's pad_mm padded, read off the compile's forward and backward graphs.
 void addCompileFactsFromLog(CompileConfig& config, const GraphFile& file, size_t jointIndex);
 
-// Applies `config` (null: the log records none) to `rules` and the options; then the overrides.
-CompileSettings settingsFromLog(const CompileConfig* config, Ruleset& rules,
+// Applies `config` (null: the log records none) to `rules` and the options; then the overrides. What of the
+// run the logged `joint` graph cannot show (checkpoint tags torch <= 2.9 did not print) goes in unsupported.
+CompileSettings settingsFromLog(const CompileConfig* config, const Graph& joint, Ruleset& rules,
                                 const SettingsOverrides& overrides);
 
 bool isLoggedJointGraph(FileFormat format, const GraphEntry& entry);
@@ -67,10 +68,6 @@ std::optional<CompileConfig> loggedConfigFor(const GraphFile& file, size_t index
 // inductor's joint-graph passes (when inductor ran them) and the partitioner under `settings`.
 Expected<HopPartitionReport> partitionHopBodies(Graph& joint, const Ruleset& rules,
                                                 const CompileSettings& settings);
-
-// A compile whose dynamo graph checkpoints a region while its joint graph's text shows no checkpoint tag
-// (torch <= 2.9 prints none): says in settings.unsupported that the region is partitioned untagged.
-void noteMissingCheckpointTags(const Graph& joint, const CompileConfig* config, CompileSettings& settings);
 
 // Lists the invoke_subgraph rewrite first among the passes (torch runs it before inductor's).
 void addHopChange(JointPassReport& passes, const HopPartitionReport& hops);

@@ -272,8 +272,7 @@ CompileCheck checkCompile(const GraphFile& file, const CompileGraphs& g,
         return failed(rules.error());
     out.ruleset = rules->name;
     out.rulesetChoice = choice.reason;
-    out.settings = settingsFromLog(config, *rules, request.overrides);
-    noteMissingCheckpointTags(*joint, config, out.settings);
+    out.settings = settingsFromLog(config, *joint, *rules, request.overrides);
     if (g.partitionerInput) {
         auto& notes = out.settings.notes;
         notes.erase(

@@ -11,8 +11,15 @@ Anywhere (no torch needed):
     python3 tests/python/device_log_zoo.py check OUTDIR CLI
   runs `CLI check LOG --json` on every log, pairs each checked compile with the case that made it, prints one line
   per compile that is not torch's decision and a count per configuration; exits 1 if any differs.
+To bring the logs off the box (its files come back in a few megabytes):
+    python3 tests/python/device_log_zoo.py trim OUTDIR
+  rewrites every log without what `check` never reads: chromium events, generated code, C++ guards, FX graph
+  cache keys and runnable reproducers (an inductor_output_code record keeps its header: it says inductor ran).
+JS_ZOO_EXTRA (python files, comma-separated, each with a `builders()` as models.torch2_zoo_builders) adds models.
 """
 
+import hashlib
+import importlib.util
 import json
 import os
 import subprocess
@@ -65,6 +72,11 @@ def capture(out):
     jobs_at_once = int(os.environ.get("JS_ZOO_JOBS", str(os.cpu_count() or 1)))
     # mlp_aot is mlp through aot_module: the child compiles every case with torch.compile.
     models = [name for name in torch2_zoo_builders() if name != "mlp_aot"]
+    for path in filter(None, os.environ.get("JS_ZOO_EXTRA", "").split(",")):
+        spec = importlib.util.spec_from_file_location(os.path.splitext(os.path.basename(path))[0], path)
+        module = importlib.util.module_from_spec(spec)
+        spec.loader.exec_module(module)
+        models += [name for name in module.builders() if name not in models]
     if os.environ.get("JS_ZOO_MODELS"):  # names, comma-separated: some models only
         models = [name for name in models if name in os.environ["JS_ZOO_MODELS"].split(",")]
     cache = os.path.join(out, "inductor-cache")
@@ -141,6 +153,53 @@ def capture(out):
     return 0
 
 
+# Records `check` never reads, by kind (an artifact by its name); inductor_output_code keeps its header line.
+TRIMMED = {"chromium_event", "dynamo_cpp_guards_str", "dynamo_guards", "fx_graph_cache_miss", "fx_graph_cache_hit",
+           "fx_graph_runnable", "inductor_output_code"}
+
+
+def trim_log(path):
+    """Rewrites one TORCH_TRACE log without the TRIMMED records (inductor_output_code's header stays, payload-less)."""
+    kept, skipping = [], False
+    with open(path, errors="surrogateescape") as f:
+        for line in f:
+            if line.startswith("\t"):
+                if not skipping:
+                    kept.append(line)
+                continue
+            skipping = False
+            brace = line.find("] {")
+            if brace >= 0:
+                try:
+                    record = json.loads(line[brace + 2:])
+                except ValueError:
+                    record = {}
+                kind = next(iter(record), "")
+                name = record[kind].get("name", "") if kind == "artifact" and isinstance(record[kind], dict) else kind
+                if name in TRIMMED:
+                    skipping = True
+                    if name != "inductor_output_code":
+                        continue
+                    if "has_payload" in record:  # the hash of the payload it now has: none
+                        line = line.replace(record["has_payload"], hashlib.md5(b"").hexdigest())
+            kept.append(line)
+    with open(path, "w", errors="surrogateescape") as f:
+        f.writelines(kept)
+
+
+def trim(out):
+    before = after = 0
+    for directory, _, files in os.walk(out):
+        for name in files:
+            if name.endswith(".log"):
+                path = os.path.join(directory, name)
+                before += os.path.getsize(path)
+                trim_log(path)
+                after += os.path.getsize(path)
+    print("trimmed logs: %.1f MB -> %.1f MB" % (before / 1e6, after / 1e6))
+    return 0
+
+
 def check(out, cli):
     with open(os.path.join(out, "manifest.json")) as f:
         manifest = json.load(f)
@@ -179,6 +238,8 @@ def check(out, cli):
 if __name__ == "__main__":
     if len(sys.argv) == 3 and sys.argv[1] == "capture":
         sys.exit(capture(os.path.abspath(sys.argv[2])))
+    if len(sys.argv) == 3 and sys.argv[1] == "trim":
+        sys.exit(trim(os.path.abspath(sys.argv[2])))
     if len(sys.argv) == 4 and sys.argv[1] == "check":
         sys.exit(check(sys.argv[2], sys.argv[3]))
     sys.exit(__doc__)

@@ -61,7 +61,7 @@ CONFIGS = (("inductor", "inductor", None, INDUCTOR_MODELS),
 # name) runs the forward under autocast on it, as mixed-precision training does; JS_ZOO_MODE is torch.compile's
 # mode ("reduce-overhead": CUDA graphs); JS_ZOO_DYNAMIC compiles every model with dynamic=True.
 CHILD = r"""
-import contextlib, json, os, sys, traceback
+import contextlib, importlib.util, json, os, sys, traceback
 import torch
 from jointscope_torch.models import torch2_zoo_builders
 backend, budget = sys.argv[1], sys.argv[2]
@@ -70,6 +70,12 @@ if "JS_ZOO_DEVICE" in os.environ:
     torch.set_default_device(device)
 autocast_dtype = os.environ.get("JS_ZOO_AUTOCAST")
 builders = torch2_zoo_builders()
+for path in filter(None, os.environ.get("JS_ZOO_EXTRA", "").split(",")):  # more models: files with a builders()
+    spec = importlib.util.spec_from_file_location(os.path.splitext(os.path.basename(path))[0], path)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    for name, builder in module.builders().items():
+        builders.setdefault(name, builder)
 for name in sys.argv[3:]:
     try:
         model, args, options = builders[name]()

@@ -206,6 +206,13 @@ private slots:
         QTest::newRow("floor of a negative quotient") << "FloorToInt(IntTrueDiv(-7, 2))" << qint64(-4);
         QTest::newRow("trunc of a negative quotient") << "TruncToInt(IntTrueDiv(-7, 2))" << qint64(-3);
         QTest::newRow("ceil of an int") << "CeilToInt(s0 + 1)" << qint64(129);
+        // k = max(int(b * 0.5), 1) under dynamic=True (torch 2.11 and 2.15 logs): Python's int() of a float;
+        // the values are Python's: int(0.5 * 128), math.floor(-0.3 * 128), math.ceil(128 / 3), round(2.5)
+        QTest::newRow("trunc of a float product") << "Max(1, TruncToInt(0.5*ToFloat(s0)))" << qint64(64);
+        QTest::newRow("floor of a negative float") << "FloorToInt(-0.3*ToFloat(s0))" << qint64(-39);
+        QTest::newRow("ceil of a float quotient")
+            << "CeilToInt(FloatTrueDiv(ToFloat(s0), 3.0))" << qint64(43);
+        QTest::newRow("round half to even") << "RoundToInt(2.5) + RoundToInt(3.5)" << qint64(2 + 4);
     }
 
     void symbolicEvaluation() {
@@ -310,6 +317,15 @@ private slots:
         QVERIFY(none.guardEqual(s11, shifted));
         QCOMPARE(none.guarded(SymInt{0, "-s55"}), std::optional<int64_t>(0));
         QVERIFY(!none.guarded(SymInt{0, "s99"}));
+
+        // statically_known_true(Ne(a, b)) before value ranges: sympy's Ne(s11 - 1, s11) is True, Ne(s11, s55)
+        // and Ne(s11, Max(1, TruncToInt(0.5*ToFloat(s11)))) (different at every size above 1) are not
+        // decided.
+        QVERIFY(none.knownDifferent(SymInt{0, "s11 - 1"}, s11));
+        QVERIFY(none.knownDifferent(SymInt{3, {}}, SymInt{4, {}}));
+        QVERIFY(!none.knownDifferent(s11, SymInt{0, "s55"}));
+        QVERIFY(!none.knownDifferent(s11, SymInt{0, "Max(1, TruncToInt(0.5*ToFloat(s11)))"}));
+        QVERIFY(!none.knownDifferent(s11, s11));
 
         const ShapeFacts guarded({}, {"Eq(64*s11, 64*s11 + 64*s55)", "Ne(s55, 1)"});
         QVERIFY(guarded.knownEqual(s11, shifted));

@@ -77,6 +77,15 @@ const std::string kProductOfSizesLog = "tests/data/torch2/vq_bottleneck_dynamic_
 // ConformerConv (BatchNorm1d in training) compiled with dynamic=True: the running variance's n / (n - 1)
 // correction divides two ints, IntTrueDiv(32*s27*s77, 32), a SymFloat.
 const std::string kIntTrueDivLog = "tests/data/torch2/conformer_conv_dynamic_inductor_trace.log";
+// jointscope_torch.models dynamic_true_dino_drop_path, inductor, torch 2.15 and torch 2.11 (CPU): the kept
+// rows k = max(int(b * 0.5), 1) are Max(1, TruncToInt(0.5*ToFloat(s77))), and index_add's alpha b / k an
+// IntTrueDiv. Records check never reads dropped (device_log_zoo.py trim), with describe, specialization and
+// cache-miss records and the guards' stacks.
+const std::string kDynamicDinoLog = "tests/data/torch2/dino_drop_path_dynamic_inductor_trace.log";
+const std::string kDynamicDino211Log = "tests/data/torch2.11-cpu/dino_drop_path_dynamic_inductor_trace.log";
+// A MobileNetV3 block (hardswish, squeeze-excite, a ReLU6 clamped by float tensors' .item()) compiled with
+// dynamic=True, inductor, torch 2.11 (CPU); trimmed as above.
+const std::string kClampItems211Log = "tests/data/torch2.11-cpu/mobilenet_v3_dynamic_inductor_trace.log";
 const std::string kInfixFloatExpressionLog =
     "tests/data/torch2/dynamic_true_drop_path_unet_aot_eager_trace.log";
 
@@ -451,6 +460,63 @@ private slots:
             QVERIFY2(torchForward->find(made), made);
         }
         QVERIFY(holdsTorchsNodes(c));
+    }
+
+    // randperm_index_add_pattern re-traced on symbolic sizes (register_replacement's check_fn) passes in only
+    // the size symbols it cannot tell apart statically from one another, here s77: the slice end y.size(0) =
+    // Max(1, TruncToInt(0.5*ToFloat(s77))) is traced as sym_size.int(y, 0), which the graph's sym_max is not,
+    // so torch 2.15 leaves the index_add (its forward keeps index_put) and replaces the plain index (whose
+    // slice end is a scalar_workaround, any), reading x.shape[0] anew (sym_size_int_10). The kept rows' sizes
+    // are evaluated (saving the slice, not the randperm), and tensorify leaves b / k alone as torch does.
+    void symbolicRandpermSlicesMatchAsTorchRetraces() {
+        const std::vector<CompileCheck> checks = checkLog(kDynamicDinoLog);
+        QCOMPARE(checks.size(), size_t(2)); // the first attempt restarted: no forward graph
+        const CompileCheck& c = checks[1];
+        QCOMPARE(std::string(checkStatusName(c.status)), std::string("identical"));
+        QVERIFY2(c.passes.notReplayed.empty(),
+                 c.passes.notReplayed.empty() ? "" : c.passes.notReplayed[0].c_str());
+        QCOMPARE(c.ours, c.torch);
+        QVERIFY(std::find(c.torch.begin(), c.torch.end(), "slice_tensor_1") != c.torch.end());
+        QVERIFY(passChange(c, "randperm_index_pattern"));
+        QVERIFY(!passChange(c, "randperm_index_add_pattern"));
+        Expected<GraphFile> file = GraphFile::open(test::sourcePath(kDynamicDinoLog));
+        QVERIFY(file);
+        Expected<Graph> torchForward = file->load(*file->select("aot_forward_graph"));
+        QVERIFY(torchForward);
+        QVERIFY(torchForward->find("index_put"));
+        QVERIFY(torchForward->find("_unsafe_index_tensor_1"));
+        // torch 2.11 replaces neither; its graphs are jointscope's node for node
+        const std::vector<CompileCheck> old = checkLog(kDynamicDino211Log);
+        QCOMPARE(old.size(), size_t(2));
+        QCOMPARE(std::string(checkStatusName(old[1].status)), std::string("identical"));
+        QCOMPARE(old[1].ruleset, std::string("torch-2.11"));
+        QVERIFY(holdsTorchsNodes(old[1]));
+    }
+
+    // tensorify_python_scalars' SUPPORTED_OPS grew: clamp_min / clamp_max read a SymFloat from torch 2.15 on,
+    // pow from 2.13. Under torch 2.11 a ReLU6 clamped by two float .item()s keeps its clamp_min.default and
+    // clamp_max.default, as its forward shows.
+    void tensorifyOpsAreTheVersions() {
+        const std::vector<CompileCheck> checks = checkLog(kClampItems211Log);
+        QCOMPARE(checks.size(), size_t(2));
+        const CompileCheck& c = checks[1];
+        QCOMPARE(c.ruleset, std::string("torch-2.11"));
+        QCOMPARE(std::string(checkStatusName(c.status)), std::string("identical"));
+        QCOMPARE(c.ours, c.torch);
+        QVERIFY(std::find(c.torch.begin(), c.torch.end(), "clamp_max") != c.torch.end());
+        if (const PassChange* tensorify = passChange(c, "tensorify_python_scalars"))
+            for (const auto& [from, to] : tensorify->replaced)
+                QVERIFY2(from.rfind("clamp", 0) != 0, from.c_str());
+        Expected<Ruleset> rules211 = loadRuleset("torch-2.11"), rules215 = loadRuleset("torch-2.15"),
+                          rules213 = loadRuleset("torch-2.13");
+        QVERIFY(rules211 && rules215 && rules213);
+        QVERIFY(!rules211->tensorifyOps.count("torch.ops.aten.clamp_min.default"));
+        QCOMPARE(rules215->tensorifyOps.at("torch.ops.aten.clamp_min.default"),
+                 std::string("torch.ops.aten.clamp_min.Tensor"));
+        QVERIFY(!rules211->tensorifyOps.count("torch.ops.aten.pow.Tensor_Tensor"));
+        QVERIFY(rules213->tensorifyOps.count("torch.ops.aten.pow.Tensor_Tensor"));
+        QCOMPARE(rules211->tensorifyOps.at("torch.ops.aten.gt.Scalar"),
+                 std::string("torch.ops.aten.gt.Tensor"));
     }
 
     // An int divided by an int is a SymFloat (IntTrueDiv), which the min-cut weighs 4 where a SymInt weighs

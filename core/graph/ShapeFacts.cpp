@@ -82,6 +82,24 @@ bool ShapeFacts::knownEqual(const std::vector<SymInt>& a, const std::vector<SymI
     return true;
 }
 
+bool ShapeFacts::knownDifferent(const SymInt& a, const SymInt& b) const {
+    if (!a.isSymbolic() && !b.isSymbolic())
+        return a.value != b.value;
+    std::vector<std::string> names = symbolNames(text(a));
+    for (std::string& n : symbolNames(text(b)))
+        names.push_back(std::move(n));
+    std::sort(names.begin(), names.end());
+    names.erase(std::unique(names.begin(), names.end()), names.end());
+    std::optional<__int128> first;
+    for (int trial = 0; trial < kTrials; ++trial) {
+        const std::optional<__int128> d = difference(text(a), text(b), trialValues(names, trial));
+        if (!d || *d == 0 || (first && *d != *first))
+            return false;
+        first = d;
+    }
+    return true;
+}
+
 std::optional<int64_t> ShapeFacts::guarded(const SymInt& a) const {
     if (!a.isSymbolic())
         return a.value;

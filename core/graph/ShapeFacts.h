@@ -29,6 +29,10 @@ public:
     // statically_known_true(Eq(a, b)).
     bool knownEqual(const SymInt& a, const SymInt& b) const;
     bool knownEqual(const std::vector<SymInt>& a, const std::vector<SymInt>& b) const;
+    // statically_known_true(Ne(a, b)) as sympy decides it before any range is asked: different numbers, or
+    // expressions whose difference is the same nonzero number everywhere (Ne(s0 - 1, s0)). Differences only
+    // value ranges bound away from zero are not proved here.
+    bool knownDifferent(const SymInt& a, const SymInt& b) const;
     // The value a guard on `a` decides with (the hints); nullopt when a symbol of it has none.
     std::optional<int64_t> guarded(const SymInt& a) const;
     // bool(a == b) as a guard: on the hints, else statically.

@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <cctype>
+#include <cmath>
 #include <limits>
 #include <optional>
 #include <vector>
@@ -50,6 +51,129 @@ int64_t floorMod(int64_t a, int64_t b) {
     if (r != 0 && ((r < 0) != (b < 0)))
         r += b;
     return r;
+}
+
+// A float expression inside a rounding to int, as torch prints sizes computed from Python floats
+// (TruncToInt(0.5*ToFloat(s0)) for int(b * 0.5)): evaluated in doubles at the symbols' values, as the
+// hints' arithmetic does. Numbers, symbols, + - * /, parentheses, ToFloat, IntTrueDiv / FloatTrueDiv and
+// nested roundings, Max / Min; anything else is not read (nullopt).
+class FloatEvaluator {
+public:
+    FloatEvaluator(std::string_view text, const SymbolBindings& symbols) : text_(text), symbols_(symbols) {}
+
+    std::optional<double> run() {
+        std::optional<double> v = sum();
+        skipSpace();
+        return v && pos_ == text_.size() ? v : std::nullopt;
+    }
+
+private:
+    void skipSpace() {
+        while (pos_ < text_.size() && text_[pos_] == ' ')
+            ++pos_;
+    }
+    bool eat(char ch) {
+        skipSpace();
+        if (pos_ < text_.size() && text_[pos_] == ch &&
+            !(ch == '*' && pos_ + 1 < text_.size() && text_[pos_ + 1] == '*') &&
+            !(ch == '/' && pos_ + 1 < text_.size() && text_[pos_ + 1] == '/')) {
+            ++pos_;
+            return true;
+        }
+        return false;
+    }
+    std::optional<double> sum() {
+        std::optional<double> v = product();
+        for (;;) {
+            const bool plus = eat('+');
+            if (!v || (!plus && !eat('-')))
+                return v;
+            const std::optional<double> r = product();
+            v = r ? std::optional(plus ? *v + *r : *v - *r) : std::nullopt;
+        }
+    }
+    std::optional<double> product() {
+        std::optional<double> v = unary();
+        for (;;) {
+            const bool times = eat('*');
+            if (!v || (!times && !eat('/')))
+                return v;
+            const std::optional<double> r = unary();
+            v = r && (times || *r != 0) ? std::optional(times ? *v * *r : *v / *r) : std::nullopt;
+        }
+    }
+    std::optional<double> unary() {
+        if (eat('-')) {
+            const std::optional<double> v = unary();
+            return v ? std::optional(-*v) : std::nullopt;
+        }
+        return primary();
+    }
+    std::optional<double> primary() {
+        skipSpace();
+        if (++depth_ > kMaxSymbolicDepth)
+            return std::nullopt;
+        if (eat('(')) {
+            const std::optional<double> v = sum();
+            return v && eat(')') ? v : std::nullopt;
+        }
+        const size_t start = pos_;
+        if (pos_ < text_.size() && std::isdigit(static_cast<unsigned char>(text_[pos_]))) {
+            const std::string number(
+                text_.substr(pos_, text_.find_first_not_of("0123456789.e", pos_) - pos_));
+            char* end = nullptr;
+            const double v = std::strtod(number.c_str(), &end);
+            pos_ += number.size();
+            return end == number.c_str() + number.size() ? std::optional(v) : std::nullopt;
+        }
+        while (pos_ < text_.size() &&
+               (std::isalnum(static_cast<unsigned char>(text_[pos_])) || text_[pos_] == '_'))
+            ++pos_;
+        const std::string name(text_.substr(start, pos_ - start));
+        if (name.empty())
+            return std::nullopt;
+        if (!eat('(')) {
+            auto it = symbols_.find(name);
+            return it != symbols_.end() ? std::optional(double(it->second)) : std::nullopt;
+        }
+        std::vector<double> args;
+        do {
+            const std::optional<double> a = sum();
+            if (!a)
+                return std::nullopt;
+            args.push_back(*a);
+        } while (eat(','));
+        if (!eat(')'))
+            return std::nullopt;
+        if ((name == "ToFloat" || name == "TruncToInt") && args.size() == 1)
+            return name == "ToFloat" ? args[0] : std::trunc(args[0]);
+        if ((name == "FloorToInt" || name == "CeilToInt") && args.size() == 1)
+            return name == "FloorToInt" ? std::floor(args[0]) : std::ceil(args[0]);
+        if (name == "RoundToInt" && args.size() == 1)
+            return std::nearbyint(args[0]); // Python's round: half to even, the default rounding mode's
+        if ((name == "IntTrueDiv" || name == "FloatTrueDiv") && args.size() == 2 && args[1] != 0)
+            return args[0] / args[1];
+        if ((name == "Max" || name == "Min") && !args.empty())
+            return name == "Max" ? *std::max_element(args.begin(), args.end())
+                                 : *std::min_element(args.begin(), args.end());
+        return std::nullopt;
+    }
+
+    std::string_view text_;
+    const SymbolBindings& symbols_;
+    size_t pos_ = 0;
+    uint32_t depth_ = 0;
+};
+
+// The text from `open` (just past a call's '(') to its matching ')', or nullopt when it does not close.
+std::optional<std::string_view> callArguments(std::string_view text, size_t open) {
+    int depth = 1;
+    for (size_t i = open; i < text.size(); ++i) {
+        depth += text[i] == '(' ? 1 : text[i] == ')' ? -1 : 0;
+        if (depth == 0)
+            return text.substr(open, i - open);
+    }
+    return std::nullopt;
 }
 
 // Recursive descent over the expression text; the first problem is kept. Recursion is one frame group per
@@ -308,17 +432,43 @@ private:
         return divide(*a, *b, rounding == "CeilToInt" ? "CeilDiv" : "//", at);
     }
 
+    // A rounding of a float expression (TruncToInt(0.5*ToFloat(s0))), evaluated at the symbols' values; pos_
+    // moves past its ')' when read.
+    std::optional<Num> roundedFloat(std::string_view rounding) {
+        if (mode_ != Mode::Evaluate)
+            return std::nullopt;
+        const std::optional<std::string_view> inner = callArguments(text_, pos_);
+        if (!inner ||
+            (inner->find('.') == std::string_view::npos && inner->find("ToFloat") == std::string_view::npos &&
+             inner->find("TrueDiv") == std::string_view::npos))
+            return std::nullopt; // an int argument: read by the integer rules
+        const std::optional<double> v = FloatEvaluator(*inner, *symbols_).run();
+        if (!v || !std::isfinite(*v) || std::fabs(*v) > 9.0e18)
+            return std::nullopt;
+        const double r = rounding == "TruncToInt"   ? std::trunc(*v)
+                         : rounding == "FloorToInt" ? std::floor(*v)
+                         : rounding == "CeilToInt"  ? std::ceil(*v)
+                                                    : std::nearbyint(*v);
+        pos_ += inner->size() + 1;
+        return Num{static_cast<int64_t>(r)};
+    }
+
     std::optional<Num> call(std::string_view name, size_t at) {
         if (!enter(at))
             return std::nullopt;
-        if (name == "CeilToInt" || name == "FloorToInt" || name == "TruncToInt") {
+        if (name == "CeilToInt" || name == "FloorToInt" || name == "TruncToInt" || name == "RoundToInt") {
             const size_t start = pos_;
-            std::optional<Num> v = roundedQuotient(name, at);
+            std::optional<Num> v = name == "RoundToInt" ? std::nullopt : roundedQuotient(name, at);
             if (v || !error.empty()) {
                 --depth_;
                 return v;
             }
-            pos_ = start; // an int argument: rounding it changes nothing (below)
+            pos_ = start;
+            if (std::optional<Num> f = roundedFloat(name)) {
+                --depth_;
+                return f;
+            }
+            // an int argument: rounding it changes nothing (below)
         }
         std::vector<Num> args;
         if (!eat(")")) {
@@ -336,7 +486,8 @@ private:
             return fail(std::string(name) + "() takes arguments", false, at);
         if ((name == "FloorDiv" || name == "Mod" || name == "CeilDiv") && args.size() == 2)
             return divide(args[0], args[1], name == "FloorDiv" ? "//" : name == "Mod" ? "%" : "CeilDiv", at);
-        if ((name == "CeilToInt" || name == "FloorToInt" || name == "TruncToInt") && args.size() == 1)
+        if ((name == "CeilToInt" || name == "FloorToInt" || name == "TruncToInt" || name == "RoundToInt") &&
+            args.size() == 1)
             return args[0];
         if (name == "Max" || name == "Min") {
             if (std::any_of(args.begin(), args.end(), [](Num a) { return !a.known; }))

@@ -155,6 +155,9 @@ Expected<Ruleset> parseRuleset(std::string_view jsonText, std::string_view fileN
                                                                            : -1.0};
         if (doc.contains("graphsafe_rng_devices"))
             rules.graphsafeRngDevices = doc.at("graphsafe_rng_devices").get<std::vector<std::string>>();
+        if (doc.contains("tensorify_ops"))
+            for (const auto& [op, tensorOp] : doc.at("tensorify_ops").items())
+                rules.tensorifyOps.emplace("torch.ops." + op, "torch.ops." + tensorOp.get<std::string>());
         readOpSet(ops, "recomputable", rules.fusible);
         readOpSet(ops, "random", rules.fusible);
 

@@ -8,6 +8,7 @@
 
 #include <array>
 #include <cstdint>
+#include <map>
 #include <string>
 #include <string_view>
 #include <unordered_map>
@@ -134,6 +135,9 @@ struct Ruleset {
     // Device types whose RNG state the graphs take as inputs (graphsafe_rng_functionalization, CUDA): a
     // recomputed random op there gets no saved RNG state, unless the ops span several such devices.
     std::vector<std::string> graphsafeRngDevices;
+    // tensorify_python_scalars' SUPPORTED_OPS: an op that may read a SymFloat -> the overload reading a
+    // tensor in its place, both as FX prints targets ("torch.ops.aten.clamp_min.default").
+    std::map<std::string, std::string, std::less<>> tensorifyOps;
     std::array<uint8_t, 32> dtypeBytes{}; // by DType; 0 = this ruleset cannot size the dtype
 };
 

@@ -1368,10 +1368,43 @@ std::optional<NodeId> randpermOfSize(const WorkGraph& g, const Value& v, const S
     return v.asNode();
 }
 
+// What the slice end of index_add's re-traced pattern, y.size(0), matches (register_replacement's check_fn):
+// a number, itself; a size symbol check_fn passes in as an input (sym_args: the symbolic sizes and strides
+// of x, then of y, each kept only when statically known different from every one kept before it), any node
+// of that value; any other size is traced as sym_size.int(y, 0), which only such a node matches.
+bool sliceEndMatches(const WorkGraph& g, const ShapeFacts& facts, const Value& end, NodeId y,
+                     const TensorMeta& x, const SymInt& rows) {
+    const std::optional<SymInt> k = symIntOf(g, end);
+    if (!k || !sameSymInt(*k, rows))
+        return false;
+    if (!rows.isSymbolic())
+        return true;
+    std::vector<SymInt> kept;
+    auto keep = [&](const SymInt& s) {
+        if (s.isSymbolic() && std::all_of(kept.begin(), kept.end(),
+                                          [&](const SymInt& a) { return facts.knownDifferent(s, a); }))
+            kept.push_back(s);
+    };
+    std::for_each(x.sizes.begin(), x.sizes.end(), keep);
+    std::for_each(x.strides.begin(), x.strides.end(), keep);
+    const bool passedIn =
+        std::any_of(kept.begin(), kept.end(), [&](const SymInt& a) { return sameSymInt(a, rows); }) ||
+        std::all_of(kept.begin(), kept.end(), [&](const SymInt& a) { return facts.knownDifferent(rows, a); });
+    if (passedIn)
+        return true;
+    if (end.kind() != ValueKind::NodeRef)
+        return false;
+    const Node& size = g.node(end.asNode());
+    return isAten(size, "sym_size", "int") && size.args.size() == 2 && nodeArg(size, 0) == y &&
+           isScalarEqual(size.args[1], 0);
+}
+
 // The pattern at `id` (index_put.default or index.Tensor), tried in torch's registration order: sliced then
 // full for index_add, full then sliced for index. The re-traced pattern pins the randperm's size to x.size(0)
-// and index_add's slice end to y.size(0); index's slice end (slice_shape, a scalar_workaround) is any.
-std::optional<RandpermIndex> matchRandpermIndex(const WorkGraph& g, const Ruleset& rules, NodeId id) {
+// and index_add's slice end to y.size(0) (sliceEndMatches); index's slice end (slice_shape, a
+// scalar_workaround) is any.
+std::optional<RandpermIndex> matchRandpermIndex(const WorkGraph& g, const ShapeFacts& facts,
+                                                const Ruleset& rules, NodeId id) {
     const Node& n = g.node(id);
     const bool adds = isAten(n, "index_put", "default");
     if (!adds && !isAten(n, "index", "Tensor"))
@@ -1385,7 +1418,8 @@ std::optional<RandpermIndex> matchRandpermIndex(const WorkGraph& g, const Rulese
     if (!xm || xm->sizes.empty())
         return std::nullopt;
     const Value& idx = n.args[1].items()[0];
-    auto sliced = [&](const std::optional<SymInt>& end) -> std::optional<RandpermIndex> {
+    // `y`: index_add's source, whose size(0) the slice end must match; none for index.
+    auto sliced = [&](std::optional<NodeId> y) -> std::optional<RandpermIndex> {
         if (idx.kind() != ValueKind::NodeRef)
             return std::nullopt;
         const Node& s = g.node(idx.asNode());
@@ -1395,11 +1429,8 @@ std::optional<RandpermIndex> matchRandpermIndex(const WorkGraph& g, const Rulese
         const std::optional<NodeId> r = randpermOfSize(g, s.args[0], xm->sizes[0]);
         if (!r || g.users(*r).size() != 1) // the randperm is inside the pattern: the slice is its one reader
             return std::nullopt;
-        if (end) {
-            const std::optional<SymInt> k = symIntOf(g, s.args[3]);
-            if (!k || !sameSymInt(*k, *end))
-                return std::nullopt;
-        }
+        if (y && !sliceEndMatches(g, facts, s.args[3], *y, *xm, g.node(*y).tensor()->sizes[0]))
+            return std::nullopt;
         return RandpermIndex{id, *r, idx.asNode(), adds};
     };
     auto full = [&]() -> std::optional<RandpermIndex> {
@@ -1410,7 +1441,7 @@ std::optional<RandpermIndex> matchRandpermIndex(const WorkGraph& g, const Rulese
         const std::optional<NodeId> y = nodeArg(n, 2);
         const TensorMeta* ym = y ? g.node(*y).tensor() : nullptr;
         if (rules.randpermIndexAdd && ym && !ym->sizes.empty())
-            if (auto m = sliced(ym->sizes[0]))
+            if (auto m = sliced(y))
                 return m;
         return rules.randpermIndexAddFull ? full() : std::nullopt;
     }
@@ -1436,6 +1467,18 @@ void replaceRandpermIndex(PassContext& c, const RandpermIndex& m) {
     };
     Node randperm = g.node(m.randperm);
     randperm.users.clear();
+    // The replacement is traced on x itself: a symbolic x.shape[0] is read off x anew (sym_size.int).
+    const Value x = anchor.args[0];
+    if (const TensorMeta* xm = g.node(x.asNode()).tensor(); xm && xm->sizes[0].isSymbolic()) {
+        Node rows;
+        rows.op = NodeOp::CallFunction;
+        rows.target = Target::parseFunction("torch.ops.aten.sym_size.int");
+        rows.args = {x, Value::integer(0)};
+        rows.outputKind = OutputKind::SymInt;
+        rows.symValue = xm->sizes[0].expr;
+        rows.meta = randperm.meta;
+        randperm.args[0] = Value::nodeRef(add(std::move(rows)));
+    }
     const NodeId newRandperm = add(std::move(randperm));
     NodeId index = newRandperm;
     if (m.slice != kNoNode) {
@@ -1443,7 +1486,6 @@ void replaceRandpermIndex(PassContext& c, const RandpermIndex& m) {
         slice.args[0] = Value::nodeRef(newRandperm);
         index = add(std::move(slice));
     }
-    const Value x = anchor.args[0];
     const Value indices = Value::list({Value::nodeRef(index)});
     // index's result is the anchor's; index_add's gathers index.size(0) rows of x
     TensorMeta gathered = *anchor.tensor();
@@ -1506,7 +1548,7 @@ void passPatterns(PassContext& c, const std::vector<PaddedMatmul>& padded) {
             scatterUponConstTensor(c, id);
             continue;
         }
-        if (const std::optional<RandpermIndex> m = matchRandpermIndex(g, c.rules, id)) {
+        if (const std::optional<RandpermIndex> m = matchRandpermIndex(g, c.facts, c.rules, id)) {
             replaceRandpermIndex(c, *m);
             continue;
         }
@@ -1880,26 +1922,11 @@ void replaceRandom(PassContext& c) {
 
 // ---- tensorify_python_scalars (torch/fx/passes/_tensorify_python_scalars.py) ----
 
-// SUPPORTED_OPS: a tensor op that may read a SymFloat, and the overload that reads a tensor in its place.
-std::optional<std::string_view> tensorOverload(const Node& n) {
-    static const std::pair<std::string_view, std::string_view> kOps[] = {
-        {"torch.ops.aten.mul.Tensor", "torch.ops.aten.mul.Tensor"},
-        {"torch.ops.aten.add.Tensor", "torch.ops.aten.add.Tensor"},
-        {"torch.ops.aten.sub.Tensor", "torch.ops.aten.sub.Tensor"},
-        {"torch.ops.aten.div.Tensor", "torch.ops.aten.div.Tensor"},
-        {"torch.ops.aten.pow.Tensor_Tensor", "torch.ops.aten.pow.Tensor_Tensor"},
-        {"torch.ops.aten.gt.Scalar", "torch.ops.aten.gt.Tensor"},
-        {"torch.ops.aten.lt.Scalar", "torch.ops.aten.lt.Tensor"},
-        {"torch.ops.aten.ge.Scalar", "torch.ops.aten.ge.Tensor"},
-        {"torch.ops.aten.le.Scalar", "torch.ops.aten.le.Tensor"},
-        {"torch.ops.aten.eq.Scalar", "torch.ops.aten.eq.Tensor"},
-        {"torch.ops.aten.ne.Scalar", "torch.ops.aten.ne.Tensor"},
-        {"torch.ops.aten.clamp_min.default", "torch.ops.aten.clamp_min.Tensor"},
-        {"torch.ops.aten.clamp_max.default", "torch.ops.aten.clamp_max.Tensor"}};
-    for (const auto& [from, to] : kOps)
-        if (n.target.text == from)
-            return to;
-    return std::nullopt;
+// SUPPORTED_OPS (the ruleset's tensorify_ops): a tensor op that may read a SymFloat, and the overload that
+// reads a tensor in its place.
+std::optional<std::string_view> tensorOverload(const Ruleset& rules, const Node& n) {
+    auto it = rules.tensorifyOps.find(n.target.text);
+    return it != rules.tensorifyOps.end() ? std::optional<std::string_view>(it->second) : std::nullopt;
 }
 
 // get_computation_dtype: half types compute in float32.
@@ -2162,11 +2189,16 @@ private:
         return fn == "IntTrueDiv" || fn == "Mod" || fn == "RoundDecimal";
     }
     static Result made(NodeId id) { return {Outcome::Made, id}; }
-    // What torch interprets though we do not (a power, a sum or product whose terms sympy orders by keys not
-    // read here), given its parts are read.
+    // What torch interprets though we do not make it (a power, a sum or product whose terms sympy orders by
+    // keys not read here, functions sympy_interp's handlers map that tensorify never needs made whole here),
+    // given its parts are read.
     static bool interpretedByTorch(const SympyExpr& e) {
-        if (e.kind == SympyExpr::Kind::Call && !handler(e.name) && e.name != "Pow" &&
-            e.name != "UnorderedAdd" && e.name != "UnorderedMul")
+        static const std::set<std::string_view, std::less<>> kReadOnly = {
+            "Pow",        "UnorderedAdd", "UnorderedMul", "Max",          "Min",      "TruncToInt",
+            "FloorToInt", "CeilToInt",    "RoundToInt",   "floor",        "ceiling",  "FloorDiv",
+            "CleanDiv",   "Abs",          "PowByNatural", "TruncToFloat", "Identity", "Where"};
+        if (e.kind == SympyExpr::Kind::Call && !handler(e.name) && !kReadOnly.count(e.name) &&
+            !torchRaises(e.name))
             return false;
         return std::all_of(e.args.begin(), e.args.end(),
                            [](const SympyExpr& a) { return interpretedByTorch(a); });
@@ -2329,7 +2361,7 @@ void tensorifyPythonScalars(PassContext& c) {
                         : tensor;
             continue;
         }
-        const std::optional<std::string_view> overload = tensorOverload(n);
+        const std::optional<std::string_view> overload = tensorOverload(c.rules, n);
         const TensorMeta* out = n.tensor();
         if (!overload || !out || !out->known())
             continue;

@@ -1346,6 +1346,12 @@ def torch2_zoo_builders():
     def _():
         return StochasticDepthStack(), (_x(4, 6, 32),)
 
+    @case("dynamic_true_dino_drop_path", "DINOv2 drop-path compiled with dynamic=True: k = int(b * 0.5) is "
+          "Max(1, TruncToInt(0.5*ToFloat(s))), and the sliced randperm pattern's re-trace matches index but not "
+          "index_add (its slice end is neither a size symbol passed in nor sym_size)", compile_dynamic=True)
+    def _():
+        return DinoDropPathBlock(), (_x(8, 4, 32),)
+
     @case("dynamic_true_vq_bottleneck", "VQ-VAE bottleneck (cdist, argmin, straight-through, commitment losses) "
           "compiled with dynamic=True: tensorify_python_scalars interprets 2.0 / ToFloat(16*s27*s77), sympy's "
           "product of sizes sorted by name", compile_dynamic=True)

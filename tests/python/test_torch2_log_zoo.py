@@ -43,7 +43,7 @@ INDUCTOR_MODELS = ("mlp", "gpt_block_sdpa", "llama3_block", "moe_topk", "tiny_lm
                    "dynamic_true_lm_loss", "fused_qkv_stack_ac", "distilled_lm", "contrastive_clip",
                    "dino_drop_path", "randperm_shuffle", "hf_vit_eager_attention", "hf_vit_eager_attention_dropout",
                    "bert_eager_attention", "dynamic_true_scaled_attention", "checkpointed_vit_attention_dropout",
-                   "dynamic_true_vq_bottleneck", "dynamic_true_conformer_conv",
+                   "dynamic_true_vq_bottleneck", "dynamic_true_conformer_conv", "dynamic_true_dino_drop_path",
                    # compiled again: the AOTAutograd cache serves it (the logged graphs are the cached compile's)
                    "fused_qkv_stack_ac")
 INDUCTOR_BUDGET_MODELS = ("gpt_block_sdpa", "llama3_block", "gpt_stack_ac", "sac_save_matmuls", "dynamic_gpt_seq",

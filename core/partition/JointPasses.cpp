@@ -1319,7 +1319,43 @@ bool cseTwins(const WorkGraph& g, NodeId a, NodeId b, int depth = 16) {
            sameCall(x, y, [&](NodeId u, NodeId v) { return cseTwins(g, u, v, depth - 1); });
 }
 
-// The padded matmul torch's graphs show for `id` (its operands by name, or their CSE twins), or null.
+bool readsOperandsOf(const WorkGraph& g, const std::vector<NodeId>& operands, const PaddedMatmul& p,
+                     const std::vector<PaddedMatmul>& padded,
+                     const std::unordered_map<std::string, NodeId>& byName, int depth);
+
+// Whether the joint's node `actual` is the operand torch's graphs name `torchName`: that node or its CSE
+// twin, or, where torchName is the slice another padded matmul ends in, that matmul not yet padded (pad_mm
+// visits the graph from its end, so a padded product read by a later one is padded after it, and its slice
+// then takes the readers the later one's pad had).
+bool readsAsTorchNames(const WorkGraph& g, NodeId actual, const std::string& torchName,
+                       const std::vector<PaddedMatmul>& padded,
+                       const std::unordered_map<std::string, NodeId>& byName, int depth = 4) {
+    if (auto it = byName.find(torchName); it != byName.end() && !g.erased(it->second))
+        return cseTwins(g, actual, it->second);
+    if (depth == 0)
+        return false;
+    const std::optional<std::string> op = matmulOp(g.node(actual));
+    if (!op)
+        return false;
+    return std::any_of(padded.begin(), padded.end(), [&](const PaddedMatmul& q) {
+        return q.op == *op && !q.replacement.empty() && q.replacement.back().name == torchName &&
+               readsOperandsOf(g, matmulOperands(g.node(actual)), q, padded, byName, depth - 1);
+    });
+}
+
+bool readsOperandsOf(const WorkGraph& g, const std::vector<NodeId>& operands, const PaddedMatmul& p,
+                     const std::vector<PaddedMatmul>& padded,
+                     const std::unordered_map<std::string, NodeId>& byName, int depth) {
+    if (p.operands.size() != operands.size())
+        return false;
+    for (size_t i = 0; i < operands.size(); ++i)
+        if (!readsAsTorchNames(g, operands[i], p.operands[i], padded, byName, depth))
+            return false;
+    return true;
+}
+
+// The padded matmul torch's graphs show for `id` (its operands by name, their CSE twins, or products padded
+// after it), or null.
 const PaddedMatmul* observedPadding(const WorkGraph& g, NodeId id, const std::vector<PaddedMatmul>& padded,
                                     const std::unordered_map<std::string, NodeId>& byName,
                                     std::vector<NodeId>& operands) {
@@ -1328,17 +1364,9 @@ const PaddedMatmul* observedPadding(const WorkGraph& g, NodeId id, const std::ve
     if (!op)
         return nullptr;
     operands = matmulOperands(n);
-    for (const PaddedMatmul& p : padded) {
-        if (p.op != *op || p.operands.size() != operands.size())
-            continue;
-        bool same = true;
-        for (size_t i = 0; i < operands.size() && same; ++i) {
-            auto it = byName.find(p.operands[i]);
-            same = it != byName.end() && !g.erased(it->second) && cseTwins(g, operands[i], it->second);
-        }
-        if (same)
+    for (const PaddedMatmul& p : padded)
+        if (p.op == *op && readsOperandsOf(g, operands, p, padded, byName, 4))
             return &p;
-    }
     return nullptr;
 }
 

@@ -27,6 +27,9 @@ tests/data/recorded-logs/<torch>-<device>/*.log.xz, xz-compressed as recorded:
     hold a constant_pad_nd_default of their own); the body's saved values are those of the unpadded joint.
   - nested_region_dynamic_fp16_budget05 (dynamic=True, float16 autocast): the body's sizes are in the outer
     graph's symbols, weighed by its hints in the body's knapsack.
+  - simsiam_chained_pad_mm (2026-11-30 zoo run): SimSiam's projector and predictor, six 6-row addmms padded to 8,
+    the predictor's reading the projector's: torch's graphs name that operand after the projector's slice back
+    to size (slice_tensor_8), which pad_mm makes later, visiting the graph from its end.
 - torch2.12-cpu: contrastive_clip under inductor, torch 2.12.0 on the CPU (and under bfloat16 autocast: the scaled
   logits converted to float32 first): inductor's mul_softmax_pattern (a tensor scale, logit_scale.exp()) and
   div_softmax_pattern (a temperature) in their form before torch 2.13, which rewrites scale(x) - amax(scale(x))
@@ -97,7 +100,7 @@ class RecordedLogs(unittest.TestCase):
             "torch2.11-cuda/literal_noops_bf16_pad_mm",
             "torch2.11-cuda/nested_region_bf16_budget05_cudagraphs_body_pad_mm",
             "torch2.11-cuda/nested_region_bf16_padded_after_partition",
-            "torch2.11-cuda/nested_region_dynamic_fp16_budget05",
+            "torch2.11-cuda/nested_region_dynamic_fp16_budget05", "torch2.11-cuda/simsiam_chained_pad_mm",
             "torch2.12-cpu/contrastive_clip_bf16_softmax_patterns", "torch2.12-cpu/contrastive_clip_softmax_patterns",
             "torch2.12-cpu/dino_drop_path_randperm_index_add",
             "torch2.13-cpu/embedding_max_norm", "torch2.14-cpu/dino_drop_path_randperm_shuffle"])
@@ -141,7 +144,8 @@ class RecordedLogs(unittest.TestCase):
                                     ("torch2.11-cuda/embedding_max_norm_addmm_pad_mm", 1, 2),
                                     ("torch2.11-cuda/literal_noops_bf16_pad_mm", 0, 1),
                                     ("torch2.11-cuda/gpt2_lm_bf16_pad_mm", 0, 3),
-                                    ("torch2.11-cuda/ac_dropout_addmm_bias_pad", 1, 3)):
+                                    ("torch2.11-cuda/ac_dropout_addmm_bias_pad", 1, 3),
+                                    ("torch2.11-cuda/simsiam_chained_pad_mm", 1, 10)):
             c = self.compiles(name)[index]
             with self.subTest(log=name):
                 # one entry per run of pad_mm changes (pass_patterns walks every pattern at once)

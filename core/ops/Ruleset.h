@@ -86,8 +86,10 @@ struct Ruleset {
     bool randpermIndexAddFull = false;
     bool randpermIndexFull = false;
     bool randpermIndexSlice = false;
-    // _extract_fwd_bwd_modules binds a saved value's symbols before replacement too
-    // (_free_symbols_without_replacements, torch 2.15): a specialized input's symbol is saved with it.
+    // Symbols are bound by placeholders' unreplaced expressions (is_symbol_binding_fx_node's
+    // _get_placeholder_expr, torch 2.14 on), and _extract_fwd_bwd_modules binds a saved value's symbols
+    // before replacement too (_free_symbols_without_replacements): a specialized input's symbol is saved with
+    // it. Before, two placeholders a guard made one symbol both bind it, and a specialized one binds none.
     bool bindsSpecializedSymbols = false;
     // A mutating op not tagged for the backward is extracted into the forward alone (_must_be_in_forward),
     // however computable from the backward's inputs.

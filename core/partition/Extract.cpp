@@ -146,23 +146,26 @@ std::optional<std::string> specializedSymbol(const Node& node) {
     return "@" + node.name;
 }
 
-// is_symbol_binding_fx_node for every node: a SymInt placeholder (or an unbacked SymInt) whose placeholder
-// expression is a bare symbol. A placeholder printing a symbol an earlier one printed stands, unreplaced, for
-// another symbol that a guard made equal to it (its name is gone: "@" and the placeholder's name).
-std::vector<std::optional<std::string>> bindingSymbols(const Graph& joint) {
+// is_symbol_binding_fx_node for every node: a SymInt placeholder (or an unbacked SymInt) whose expression is
+// a bare symbol. With `unreplaced` (torch 2.14 on: _get_placeholder_expr), the placeholder's own expression:
+// a placeholder printing a symbol an earlier one printed stands for another symbol that a guard made equal to
+// it (its name is gone: "@" and the placeholder's name), and a specialized one for its symbol. Before, the
+// expression after replacement: both bind the printed symbol, and a specialized placeholder binds none.
+std::vector<std::optional<std::string>> bindingSymbols(const Graph& joint, bool unreplaced) {
     std::vector<std::optional<std::string>> symbols(joint.size());
     std::vector<std::string_view> printed;
     for (NodeId id = 0; id < joint.size(); ++id) {
         const Node& node = joint.node(id);
         if (std::optional<std::string> specialized = specializedSymbol(node)) {
-            symbols[id] = specialized;
+            if (unreplaced)
+                symbols[id] = specialized;
             continue;
         }
         if (node.outputKind != OutputKind::SymInt || !isSymbolName(node.symValue))
             continue;
         if (node.op == NodeOp::Placeholder) {
             const bool seen = std::find(printed.begin(), printed.end(), node.symValue) != printed.end();
-            symbols[id] = seen ? "@" + node.name : node.symValue;
+            symbols[id] = seen && unreplaced ? "@" + node.name : node.symValue;
             printed.push_back(node.symValue);
         } else if (node.symValue[0] == 'u') {
             symbols[id] = node.symValue;
@@ -231,11 +234,12 @@ std::map<NodeId, std::vector<std::string>> specializedSymbolsOfInputs(const Grap
 
 // The saved-symbol step of _extract_fwd_bwd_modules: binding sym nodes first, then derived ones, plus the
 // binding of every symbol a backward input mentions that no saved node binds yet (each symbol's first binding
-// node); with `specializedToo`, also the symbols a specialized input held before replacement.
+// node); with `specializedToo` (torch 2.14 on), placeholders bind their unreplaced symbols and the symbols a
+// specialized input held before replacement are bound too.
 std::vector<NodeId> withSymbolBindings(const Graph& joint, const std::vector<NodeId>& savedSym,
                                        const std::vector<NodeId>& saved, const std::vector<NodeId>& tangents,
                                        bool specializedToo) {
-    const std::vector<std::optional<std::string>> bindingSymbol = bindingSymbols(joint);
+    const std::vector<std::optional<std::string>> bindingSymbol = bindingSymbols(joint, specializedToo);
     std::vector<NodeId> binding, derived;
     std::vector<std::string> bound;
     for (NodeId id : savedSym) {

@@ -59,7 +59,8 @@ struct FwdBwdGraphs {
 };
 struct ExtractOptions {
     bool buildGraphs = true;
-    // Ruleset::bindsSpecializedSymbols: a saved input's specialized symbols are bound with it.
+    // Ruleset::bindsSpecializedSymbols: placeholders bind their unreplaced symbols (a saved input's
+    // specialized symbols are bound with it).
     bool bindSpecializedSymbols = true;
     bool mutationsStayInForward = false; // Ruleset::mutationsStayInForward
     // Ruleset::backwardMimicsAutograd: the backward holds only what reordering_to_mimic_autograd_engine

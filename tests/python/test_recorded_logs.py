@@ -27,6 +27,10 @@ tests/data/recorded-logs/<torch>-<device>/*.log.xz, xz-compressed as recorded:
     hold a constant_pad_nd_default of their own); the body's saved values are those of the unpadded joint.
   - nested_region_dynamic_fp16_budget05 (dynamic=True, float16 autocast): the body's sizes are in the outer
     graph's symbols, weighed by its hints in the body's knapsack.
+  - bert_one_symbol_twice_dynamic_fp16_budget05 (2026-11-30 zoo run): BERT self-attention compiled with
+    dynamic=True under float16 autocast at budget 0.5, whose inputs primals_3 and primals_10 are both Sym(s31) (a
+    guard made two symbols one): torch 2.11 binds symbols by their replaced expression, so saving primals_10
+    binds s31 and primals_3 is not saved (torch 2.14 binds each placeholder's own).
   - simsiam_chained_pad_mm (2026-11-30 zoo run): SimSiam's projector and predictor, six 6-row addmms padded to 8,
     the predictor's reading the projector's: torch's graphs name that operand after the projector's slice back
     to size (slice_tensor_8), which pad_mm makes later, visiting the graph from its end.
@@ -94,7 +98,8 @@ class RecordedLogs(unittest.TestCase):
     def test_the_recorded_logs(self):
         self.assertEqual(sorted(self.reports), [
             "torch2.11-cuda/ac_dropout_addmm_bias_pad",
-            "torch2.11-cuda/ac_dropout_masked_attention_budget05", "torch2.11-cuda/budget05_aot_cache_hit",
+            "torch2.11-cuda/ac_dropout_masked_attention_budget05",
+            "torch2.11-cuda/bert_one_symbol_twice_dynamic_fp16_budget05", "torch2.11-cuda/budget05_aot_cache_hit",
             "torch2.11-cuda/dynamic_gpt_seq_budget05", "torch2.11-cuda/embedding_max_norm_addmm_pad_mm",
             "torch2.11-cuda/embedding_max_norm_pad_mm", "torch2.11-cuda/gpt2_lm_bf16_pad_mm",
             "torch2.11-cuda/literal_noops_bf16_pad_mm",
@@ -128,6 +133,12 @@ class RecordedLogs(unittest.TestCase):
                     self.assertEqual(c["ruleset_choice"], RULESET_CHOICE[name.split("/")[0]])
                     if name.endswith("budget05"):
                         self.assertIn("activation_memory_budget = 0.5 (log)", c["settings"])
+
+    def test_one_symbol_two_placeholders_binds_once(self):
+        # torch's saved symbols, read off its forward graph's outputs: s27 twice, s31 once (primals_10)
+        last = self.compiles("torch2.11-cuda/bert_one_symbol_twice_dynamic_fp16_budget05")[-1]
+        self.assertEqual(last["saved_sym"]["torch"], ["primals_4", "primals_10", "primals_11"])
+        self.assertEqual(last["saved_sym"]["ours"], last["saved_sym"]["torch"])
 
     def test_restarted_compile_reads_its_metrics(self):
         ids = [c["compile_id"] for c in self.compiles("torch2.11-cuda/ac_dropout_masked_attention_budget05")]

@@ -495,7 +495,8 @@ private slots:
 
     // tensorify_python_scalars' SUPPORTED_OPS grew: clamp_min / clamp_max read a SymFloat from torch 2.15 on,
     // pow from 2.13. Under torch 2.11 a ReLU6 clamped by two float .item()s keeps its clamp_min.default and
-    // clamp_max.default, as its forward shows.
+    // clamp_max.default, as its forward shows, and tensorify's last sweep specializes the two floats to their
+    // values (0.0 and 6.0 in torch's forward): the _local_scalar_dense nodes go.
     void tensorifyOpsAreTheVersions() {
         const std::vector<CompileCheck> checks = checkLog(kClampItems211Log);
         QCOMPARE(checks.size(), size_t(2));
@@ -517,6 +518,11 @@ private slots:
         QVERIFY(rules213->tensorifyOps.count("torch.ops.aten.pow.Tensor_Tensor"));
         QCOMPARE(rules211->tensorifyOps.at("torch.ops.aten.gt.Scalar"),
                  std::string("torch.ops.aten.gt.Tensor"));
+        QVERIFY(holdsTorchsNodes(c));
+        const PassChange* swept = passChange(c, "tensorify_python_scalars");
+        QVERIFY(swept);
+        for (const char* specialized : {"_local_scalar_dense", "_local_scalar_dense_1"})
+            QVERIFY2(std::count(swept->removed.begin(), swept->removed.end(), specialized) == 1, specialized);
     }
 
     // An int divided by an int is a SymFloat (IntTrueDiv), which the min-cut weighs 4 where a SymInt weighs

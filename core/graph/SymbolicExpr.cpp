@@ -59,7 +59,9 @@ int64_t floorMod(int64_t a, int64_t b) {
 // nested roundings, Max / Min; anything else is not read (nullopt).
 class FloatEvaluator {
 public:
-    FloatEvaluator(std::string_view text, const SymbolBindings& symbols) : text_(text), symbols_(symbols) {}
+    FloatEvaluator(std::string_view text, const SymbolBindings& symbols,
+                   const FloatSymbolBindings* floats = nullptr)
+        : text_(text), symbols_(symbols), floats_(floats) {}
 
     std::optional<double> run() {
         std::optional<double> v = sum();
@@ -133,8 +135,12 @@ private:
         if (name.empty())
             return std::nullopt;
         if (!eat('(')) {
-            auto it = symbols_.find(name);
-            return it != symbols_.end() ? std::optional(double(it->second)) : std::nullopt;
+            if (auto it = symbols_.find(name); it != symbols_.end())
+                return double(it->second);
+            if (floats_)
+                if (auto it = floats_->find(name); it != floats_->end())
+                    return it->second;
+            return std::nullopt;
         }
         std::vector<double> args;
         do {
@@ -161,6 +167,7 @@ private:
 
     std::string_view text_;
     const SymbolBindings& symbols_;
+    const FloatSymbolBindings* floats_;
     size_t pos_ = 0;
     uint32_t depth_ = 0;
 };
@@ -575,6 +582,33 @@ SymbolicCheck checkSymbolic(std::string_view expr) {
     if (v->known)
         check.constant = v->value;
     return check;
+}
+
+std::optional<double> evaluateFloatSymbolic(std::string_view expr, const SymbolBindings& ints,
+                                            const FloatSymbolBindings& floats) {
+    return FloatEvaluator(expr, ints, &floats).run();
+}
+
+FloatSymbolBindings floatSymbolHints(const std::vector<std::pair<std::string, std::string>>& attributes) {
+    FloatSymbolBindings hints;
+    for (const auto& [key, text] : attributes) {
+        if (key != "float_symbol_hints")
+            continue;
+        // {"zf5": 0.1, "zf7": 6}: flat, as symbol_hints
+        size_t pos = 0;
+        while ((pos = text.find('"', pos)) != std::string::npos) {
+            const size_t end = text.find('"', pos + 1);
+            const size_t colon = end == std::string::npos ? end : text.find(':', end);
+            if (colon == std::string::npos)
+                break;
+            char* stop = nullptr;
+            const double value = std::strtod(text.c_str() + colon + 1, &stop);
+            if (stop != text.c_str() + colon + 1)
+                hints[text.substr(pos + 1, end - pos - 1)] = value;
+            pos = stop ? size_t(stop - text.c_str()) : colon + 1;
+        }
+    }
+    return hints;
 }
 
 SymbolBindings symbolHints(const std::vector<std::pair<std::string, std::string>>& attributes) {

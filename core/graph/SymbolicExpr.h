@@ -47,6 +47,19 @@ struct SymbolicCheck {
 // evaluateSymbolic reports it if a size of it is ever needed.
 SymbolicCheck checkSymbolic(std::string_view expr);
 
+// Values of float symbols ("zf5" -> 0.1).
+using FloatSymbolBindings = std::map<std::string, double>;
+
+// A float expression of symbols (zf5, 0.5*zf5, FloatTrueDiv(1.0, zf5), TruncToInt(zf5)) at the given values,
+// int symbols from `ints`; nullopt for what it does not read (numbers, symbols, + - * /, parentheses,
+// ToFloat, FloatTrueDiv / IntTrueDiv, the roundings, Max, Min).
+std::optional<double> evaluateFloatSymbolic(std::string_view expr, const SymbolBindings& ints,
+                                            const FloatSymbolBindings& floats);
+
+// The graph attribute "float_symbol_hints" ({"zf5": 0.1, ...}: float symbols' values, as a log's
+// create_symbol records them), or empty.
+FloatSymbolBindings floatSymbolHints(const std::vector<std::pair<std::string, std::string>>& attributes);
+
 // The graph attribute "symbol_hints" ({"s0": 2, ...}: the shape environment's example values, as export_joint
 // records them), or empty.
 SymbolBindings symbolHints(const std::vector<std::pair<std::string, std::string>>& attributes);

@@ -216,6 +216,12 @@ private:
             const std::string text = val->get<std::string>();
             char* end = nullptr;
             hint = std::strtoll(text.c_str(), &end, 10);
+            if (!text.empty() && end != text.c_str() + text.size() && symbol.rfind("zf", 0) == 0) {
+                const double value = std::strtod(text.c_str(), &end);
+                if (end == text.c_str() + text.size())
+                    open(id, lineNo).floatSymbolHints.emplace_back(symbol, value);
+                return;
+            }
             if (text.empty() || end != text.c_str() + text.size())
                 return;
         } else {

@@ -88,6 +88,9 @@ struct CompileConfig {
     InductorJointConfig inductor;
     // create_symbol records: each backed symbol's hint ("s77" -> 4), what torch sizes symbolic tensors with.
     std::vector<std::pair<std::string, int64_t>> symbolHints;
+    // Float symbols' values (create_symbol of zf5: "0.1"), which tensorify specializes a float to where it
+    // cannot make it a tensor.
+    std::vector<std::pair<std::string, double>> floatSymbolHints;
     // guard_added_fast records of equalities ("Eq(64*s11, 64*s11 + 64*s55)"), with their lines: what the
     // ShapeEnv knows statically from then on (its axioms).
     std::vector<std::pair<uint32_t, std::string>> equalityGuards;

@@ -286,6 +286,15 @@ void addLogGraphFacts(Graph& joint, const CompileConfig& config) {
             hints += (hints.empty() ? "{\"" : ", \"") + symbol + "\": " + std::to_string(value);
         joint.attributes.emplace_back("symbol_hints", hints + "}");
     }
+    if (!config.floatSymbolHints.empty() && !has("float_symbol_hints")) {
+        std::string hints;
+        for (const auto& [symbol, value] : config.floatSymbolHints) {
+            char number[32];
+            std::snprintf(number, sizeof number, "%.17g", value);
+            hints += (hints.empty() ? "{\"" : ", \"") + symbol + "\": " + number;
+        }
+        joint.attributes.emplace_back("float_symbol_hints", hints + "}");
+    }
     if (!config.sourceLiterals.empty() && !has("tensor_constant_values")) {
         const std::map<std::string, std::string> literals(config.sourceLiterals.begin(),
                                                           config.sourceLiterals.end());

@@ -66,6 +66,17 @@ public:
         }
         users_[from].clear();
     }
+    // node.replace_all_uses_with(constant): a literal in place of the node (guard_scalar's value).
+    void replaceAllUsesWithValue(NodeId from, const Value& constant) {
+        for (NodeId user : users_[from]) {
+            Node& u = nodes_[user];
+            for (Value& v : u.args)
+                substitute(v, from, constant);
+            for (auto& kv : u.kwargs)
+                substitute(kv.second, from, constant);
+        }
+        users_[from].clear();
+    }
     // graph.erase_node(id); it has no users left.
     void erase(NodeId id) {
         erased_[id] = true;
@@ -159,6 +170,12 @@ private:
     // _target_to_str: an op overload's __name__ ("mm.default"), a function's ("getitem")
     static std::string targetName(const Target& t) {
         return t.overload.empty() ? t.op : t.op + "." + t.overload;
+    }
+    static void substitute(Value& v, NodeId from, const Value& constant) {
+        if (v.kind() == ValueKind::NodeRef && v.asNode() == from)
+            v = constant;
+        for (Value& item : v.items())
+            substitute(item, from, constant);
     }
     static void redirect(Value& v, NodeId from, NodeId to) {
         if (v.kind() == ValueKind::NodeRef && v.asNode() == from)

@@ -2353,6 +2353,36 @@ private:
     NodeId& anchor_;
 };
 
+// tensorify's last sweep: a symbolic value still read whose symbols are all floats (one an op could not
+// take as a tensor: clamp_min under torch 2.14 and older) becomes the value it has at the hints
+// (guard_scalar: torch guards on it), and its node goes.
+void specializeFloats(PassContext& c) {
+    WorkGraph& g = c.g;
+    const FloatSymbolBindings floats = floatSymbolHints(c.original.attributes);
+    if (floats.empty())
+        return;
+    const SymbolBindings ints = symbolHints(c.original.attributes);
+    const std::vector<NodeId> live = g.liveOrder();
+    for (auto it = live.rbegin(); it != live.rend(); ++it) {
+        const Node& n = g.node(*it);
+        const bool symbolic = n.outputKind == OutputKind::SymFloat || n.outputKind == OutputKind::SymInt;
+        if (!symbolic || n.op == NodeOp::Placeholder || g.users(*it).empty() || n.symValue.empty())
+            continue;
+        const std::vector<std::string> symbols = symbolNames(n.symValue);
+        if (symbols.empty() || !std::all_of(symbols.begin(), symbols.end(),
+                                            [](const std::string& s) { return s.starts_with("zf"); }))
+            continue;
+        const std::optional<double> v = evaluateFloatSymbolic(n.symValue, ints, floats);
+        if (!v)
+            continue;
+        g.replaceAllUsesWithValue(*it, n.outputKind == OutputKind::SymFloat
+                                           ? Value::real(*v)
+                                           : Value::integer(static_cast<int64_t>(*v)));
+        c.removed("tensorify_python_scalars", *it);
+        g.erase(*it);
+    }
+}
+
 void tensorifyPythonScalars(PassContext& c) {
     WorkGraph& g = c.g;
     std::map<std::string, NodeId> tensorOf; // float symbol (or expression) -> the float64 tensor for it
@@ -2442,6 +2472,7 @@ void tensorifyPythonScalars(PassContext& c) {
         g.replaceAllUses(id, replacement);
         g.erase(id);
     }
+    specializeFloats(c);
     // The sweep after: what no longer has a reader goes (the _local_scalar_dense calls). Without a
     // replacement it removes only what the partitioner's dead-code elimination removes anyway.
     if (!c.report.changed())

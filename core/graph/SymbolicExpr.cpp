@@ -589,12 +589,17 @@ std::optional<double> evaluateFloatSymbolic(std::string_view expr, const SymbolB
     return FloatEvaluator(expr, ints, &floats).run();
 }
 
-FloatSymbolBindings floatSymbolHints(const std::vector<std::pair<std::string, std::string>>& attributes) {
-    FloatSymbolBindings hints;
-    for (const auto& [key, text] : attributes) {
-        if (key != "float_symbol_hints")
+namespace {
+
+// The flat object {"s0": 2, "zf5": 0.1} of graph attribute `key` (a small scan reads it), each value read by
+// `parse(text, &stop)` (strtoll, strtod), which leaves `stop` where it stopped.
+template <typename Number, typename Parse>
+std::map<std::string, Number> flatNumbers(const std::vector<std::pair<std::string, std::string>>& attributes,
+                                          std::string_view key, Parse parse) {
+    std::map<std::string, Number> out;
+    for (const auto& [name, text] : attributes) {
+        if (name != key)
             continue;
-        // {"zf5": 0.1, "zf7": 6}: flat, as symbol_hints
         size_t pos = 0;
         while ((pos = text.find('"', pos)) != std::string::npos) {
             const size_t end = text.find('"', pos + 1);
@@ -602,36 +607,25 @@ FloatSymbolBindings floatSymbolHints(const std::vector<std::pair<std::string, st
             if (colon == std::string::npos)
                 break;
             char* stop = nullptr;
-            const double value = std::strtod(text.c_str() + colon + 1, &stop);
+            const Number value = parse(text.c_str() + colon + 1, &stop);
             if (stop != text.c_str() + colon + 1)
-                hints[text.substr(pos + 1, end - pos - 1)] = value;
+                out[text.substr(pos + 1, end - pos - 1)] = value;
             pos = stop ? size_t(stop - text.c_str()) : colon + 1;
         }
     }
-    return hints;
+    return out;
+}
+
+} // namespace
+
+FloatSymbolBindings floatSymbolHints(const std::vector<std::pair<std::string, std::string>>& attributes) {
+    return flatNumbers<double>(attributes, "float_symbol_hints",
+                               [](const char* text, char** stop) { return std::strtod(text, stop); });
 }
 
 SymbolBindings symbolHints(const std::vector<std::pair<std::string, std::string>>& attributes) {
-    SymbolBindings hints;
-    for (const auto& [key, text] : attributes) {
-        if (key != "symbol_hints")
-            continue;
-        // {"s0": 2, "s1": 16}: flat, so a small scan reads it.
-        size_t pos = 0;
-        while ((pos = text.find('"', pos)) != std::string::npos) {
-            const size_t end = text.find('"', pos + 1);
-            const size_t colon = end == std::string::npos ? end : text.find(':', end);
-            if (colon == std::string::npos)
-                break;
-            const std::string name = text.substr(pos + 1, end - pos - 1);
-            char* stop = nullptr;
-            const long long value = std::strtoll(text.c_str() + colon + 1, &stop, 10);
-            if (stop != text.c_str() + colon + 1)
-                hints[name] = value;
-            pos = stop ? size_t(stop - text.c_str()) : colon + 1;
-        }
-    }
-    return hints;
+    return flatNumbers<int64_t>(attributes, "symbol_hints",
+                                [](const char* text, char** stop) { return std::strtoll(text, stop, 10); });
 }
 
 } // namespace jointscope

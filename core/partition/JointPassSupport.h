@@ -55,25 +55,19 @@ public:
 
     // node.replace_all_uses_with(to)
     void replaceAllUses(NodeId from, NodeId to) {
-        for (NodeId user : users_[from]) {
-            Node& u = nodes_[user];
-            for (Value& v : u.args)
-                redirect(v, from, to);
-            for (auto& kv : u.kwargs)
-                redirect(kv.second, from, to);
+        for (NodeId user : users_[from])
             if (std::find(users_[to].begin(), users_[to].end(), user) == users_[to].end())
                 users_[to].push_back(user);
-        }
-        users_[from].clear();
+        replaceAllUsesWithValue(from, Value::nodeRef(to));
     }
-    // node.replace_all_uses_with(constant): a literal in place of the node (guard_scalar's value).
-    void replaceAllUsesWithValue(NodeId from, const Value& constant) {
+    // node.replace_all_uses_with(value): another node, or a literal in its place (guard_scalar's value).
+    void replaceAllUsesWithValue(NodeId from, const Value& value) {
         for (NodeId user : users_[from]) {
             Node& u = nodes_[user];
             for (Value& v : u.args)
-                substitute(v, from, constant);
+                substitute(v, from, value);
             for (auto& kv : u.kwargs)
-                substitute(kv.second, from, constant);
+                substitute(kv.second, from, value);
         }
         users_[from].clear();
     }
@@ -171,17 +165,11 @@ private:
     static std::string targetName(const Target& t) {
         return t.overload.empty() ? t.op : t.op + "." + t.overload;
     }
-    static void substitute(Value& v, NodeId from, const Value& constant) {
+    static void substitute(Value& v, NodeId from, const Value& value) {
         if (v.kind() == ValueKind::NodeRef && v.asNode() == from)
-            v = constant;
+            v = value;
         for (Value& item : v.items())
-            substitute(item, from, constant);
-    }
-    static void redirect(Value& v, NodeId from, NodeId to) {
-        if (v.kind() == ValueKind::NodeRef && v.asNode() == from)
-            v = Value::nodeRef(to);
-        for (Value& item : v.items())
-            redirect(item, from, to);
+            substitute(item, from, value);
     }
     static void renumber(Value& v, const std::vector<NodeId>& newId) {
         if (v.kind() == ValueKind::NodeRef)

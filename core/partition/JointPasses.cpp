@@ -2058,7 +2058,9 @@ private:
         }
         if (numbers.size() > 1)
             return std::nullopt;                         // sympy would have folded the numbers
-        if (others.size() > 1 && !sortSymbols(others)) { // sorted by keys not read here
+        if (others.size() > 1 &&
+            !(kind == SympyExpr::Kind::Mul ? sortFactors(others) : sortSymbols(others))) {
+            // sorted by keys not read here
             SympyExpr unordered;
             unordered.kind = SympyExpr::Kind::Call;
             unordered.name = kind == SympyExpr::Kind::Add ? "UnorderedAdd" : "UnorderedMul";
@@ -2090,6 +2092,20 @@ private:
                   [](const SympyExpr& a, const SympyExpr& b) { return a.name < b.name; });
         return true;
     }
+    // A product's factors in sympy's order where it is known: symbols of one kind by name, then one factor
+    // that is no symbol (a power, FloorDiv, Max, ...: 2*s27*(s77//2), s27*Max(1, s53), zf5*ToFloat(s27)).
+    static bool sortFactors(std::vector<SympyExpr>& factors) {
+        const auto rest = std::stable_partition(factors.begin(), factors.end(), [](const SympyExpr& f) {
+            return f.kind == SympyExpr::Kind::Symbol;
+        });
+        if (factors.end() - rest > 1)
+            return false;
+        std::vector<SympyExpr> symbols(std::make_move_iterator(factors.begin()),
+                                       std::make_move_iterator(rest));
+        const bool sorted = symbols.size() < 2 || sortSymbols(symbols);
+        std::move(symbols.begin(), symbols.end(), factors.begin());
+        return sorted;
+    }
     std::optional<SympyExpr> sum() {
         std::vector<SympyExpr> terms;
         std::optional<SympyExpr> first = product();
@@ -2117,6 +2133,17 @@ private:
             factors.push_back(std::move(*f));
         } while (eat('*'));
         skipSpaces();
+        if (text_.substr(pos_, 2) == "//") { // sympy prints FloorDiv(a, b) as ((a)//b), parenthesized
+            pos_ += 2;
+            std::optional<SympyExpr> divisor = unary();
+            if (!divisor || factors.size() != 1)
+                return std::nullopt;
+            SympyExpr quotient;
+            quotient.kind = SympyExpr::Kind::Call;
+            quotient.name = "FloorDiv";
+            quotient.args = {std::move(factors.front()), std::move(*divisor)};
+            return quotient;
+        }
         if (pos_ < text_.size() && text_[pos_] == '/')
             return std::nullopt; // a quotient: not read
         return factors.size() == 1 ? std::optional(std::move(factors.front()))
@@ -2237,6 +2264,8 @@ private:
         static const std::map<std::string_view, std::pair<std::string_view, size_t>, std::less<>> kCalls = {
             {"FloatTrueDiv", {"torch.ops.aten.true_divide.Tensor", 2}},
             {"FloatPow", {"torch.ops.aten.pow.Tensor_Tensor", 2}},
+            {"Pow", {"torch.ops.aten.pow.Tensor_Tensor", 2}}, // pow_by_natural, pow: the same op
+            {"FloorDiv", {"torch.ops.aten.div.Tensor_mode", 2}},
             {"ToFloat", {"torch.ops.prims.convert_element_type.default", 1}},
         };
         if (auto it = kCalls.find(fn); it != kCalls.end())
@@ -2330,7 +2359,10 @@ private:
             dtype = scalarResultType(dtype, dtypeOf(args[i]));
             if (target == "torch.ops.aten.true_divide.Tensor" && !isFloatingPoint(dtype))
                 dtype = DType::Float32;
-            acc = add(target, {Value::nodeRef(acc), Value::nodeRef(args[i])}, {}, dtype);
+            std::vector<std::pair<std::string, Value>> kwargs;
+            if (target == "torch.ops.aten.div.Tensor_mode")
+                kwargs.emplace_back("rounding_mode", Value::string("floor"));
+            acc = add(target, {Value::nodeRef(acc), Value::nodeRef(args[i])}, std::move(kwargs), dtype);
         }
         return made(remember(key, acc));
     }

@@ -31,6 +31,10 @@ tests/data/recorded-logs/<torch>-<device>/*.log.xz, xz-compressed as recorded:
     dynamic=True under float16 autocast at budget 0.5, whose inputs primals_3 and primals_10 are both Sym(s31) (a
     guard made two symbols one): torch 2.11 binds symbols by their replaced expression, so saving primals_10
     binds s31 and primals_3 is not saved (torch 2.14 binds each placeholder's own).
+  - unet_upsample_dynamic_floordiv_pow (2026-11-30 zoo run): a scaled attention, a cross attention and a UNet
+    upsample compiled with dynamic=True; the upsample's backward on CUDA scales by
+    FloatTrueDiv(1.0, ToFloat(4*s53*(((s53**2)//s53)))), which tensorify_python_scalars makes into tensor ops,
+    a floor division (div.Tensor_mode) and a power (pow.Tensor_Tensor) among them.
   - simsiam_chained_pad_mm (2026-11-30 zoo run): SimSiam's projector and predictor, six 6-row addmms padded to 8,
     the predictor's reading the projector's: torch's graphs name that operand after the projector's slice back
     to size (slice_tensor_8), which pad_mm makes later, visiting the graph from its end.
@@ -106,6 +110,7 @@ class RecordedLogs(unittest.TestCase):
             "torch2.11-cuda/nested_region_bf16_budget05_cudagraphs_body_pad_mm",
             "torch2.11-cuda/nested_region_bf16_padded_after_partition",
             "torch2.11-cuda/nested_region_dynamic_fp16_budget05", "torch2.11-cuda/simsiam_chained_pad_mm",
+            "torch2.11-cuda/unet_upsample_dynamic_floordiv_pow",
             "torch2.12-cpu/contrastive_clip_bf16_softmax_patterns", "torch2.12-cpu/contrastive_clip_softmax_patterns",
             "torch2.12-cpu/dino_drop_path_randperm_index_add",
             "torch2.13-cpu/embedding_max_norm", "torch2.14-cpu/dino_drop_path_randperm_shuffle"])
@@ -139,6 +144,16 @@ class RecordedLogs(unittest.TestCase):
         last = self.compiles("torch2.11-cuda/bert_one_symbol_twice_dynamic_fp16_budget05")[-1]
         self.assertEqual(last["saved_sym"]["torch"], ["primals_4", "primals_10", "primals_11"])
         self.assertEqual(last["saved_sym"]["ours"], last["saved_sym"]["torch"])
+
+    def test_float_expressions_with_floor_division_and_powers(self):
+        # torch's backward holds div_tensor_mode and pow_tensor_tensor (read off its graph); every float
+        # expression is replayed, none reported
+        upsample = self.compiles("torch2.11-cuda/unet_upsample_dynamic_floordiv_pow")[-1]
+        self.assertEqual(upsample["joint_passes"]["not_replayed"], [])
+        made = [n for ch in upsample["joint_passes"]["changes"] if ch["pass"] == "tensorify_python_scalars"
+                for n in ch["added"]]
+        self.assertIn("div_tensor_mode", made)
+        self.assertIn("pow_tensor_tensor", made)
 
     def test_restarted_compile_reads_its_metrics(self):
         ids = [c["compile_id"] for c in self.compiles("torch2.11-cuda/ac_dropout_masked_attention_budget05")]

@@ -127,6 +127,7 @@ Expected<Ruleset> parseRuleset(std::string_view jsonText, std::string_view fileN
                    rules.cseKeepsBackwardDependenciesApart);
         readSwitch(switches, "cse_skips_output_aliases", rules.cseSkipsOutputAliases);
         readSwitch(switches, "cse_keys_floats_by_bits", rules.cseKeysFloatsByBits);
+        readSwitch(switches, "cse_hash_keys_types", rules.cseHashKeysTypes);
         readSwitch(switches, "pointless_convert_keeps_narrowing", rules.pointlessConvertKeepsNarrowing);
         readSwitch(switches, "remove_no_ops_takes_literals", rules.removeNoOpsTakesLiterals);
         readSwitch(switches, "scaled_softmax_keeps_nonfinite", rules.scaledSoftmaxKeepsNonfinite);

@@ -113,6 +113,9 @@ struct Ruleset {
     // fx_graph_cse keys a float argument by its bit pattern and type (_normalize_cse_arg, torch 2.14 on):
     // full(0) and full(0.0) stay two nodes, as do 0.0 and -0.0; nan arguments merge.
     bool cseKeysFloatsByBits = false;
+    // fx_graph_cse hashes each flattened argument with its type (torch 2.x): mul(x, 1) and mul(x, 1.0) hash
+    // apart and are never merged, though their tokens compare equal (torch 1.13 merges them).
+    bool cseHashKeysTypes = false;
     bool cseKeepsBackwardDependenciesApart =
         false;                                // fx_graph_cse's extra_node_key: backward dependency or not
     bool cseSkipsOutputAliases = false;       // fx_graph_cse's nodes_that_alias_outputs are never merged

@@ -43,6 +43,7 @@ enum class TokenKey { Exact, PythonHash };
 struct TokenStyle {
     TokenKey keyed = TokenKey::Exact;
     bool floatsByBits = false;
+    bool hashKeysTypes = false; // PythonHash: each leaf hashed with its type (1, 1.0 and True apart)
 };
 
 void appendFloatBits(std::string& key, double number) {
@@ -62,6 +63,8 @@ void appendToken(std::string& key, const Value& value, const std::vector<NodeId>
         key += 'N';
         return;
     case ValueKind::Bool:
+        if (style.keyed == TokenKey::PythonHash && style.hashKeysTypes)
+            key += 'b';
         appendNumber(key, value.asBool() ? 1 : 0);
         return;
     case ValueKind::Int:
@@ -75,6 +78,8 @@ void appendToken(std::string& key, const Value& value, const std::vector<NodeId>
         }
         if (std::isnan(value.asFloat()))
             unique = true;
+        if (style.keyed == TokenKey::PythonHash && style.hashKeysTypes)
+            key += 'f';
         appendNumber(key, value.asFloat());
         return;
     case ValueKind::NodeRef:
@@ -311,7 +316,7 @@ PreparedJoint prepareJoint(Graph joint, const Ruleset& rules) {
         byHash.reserve(n);
         std::string key, hashKey;
         auto appendArgs = [&](std::string& out, NodeId id, TokenKey keyed, bool& unique) {
-            const TokenStyle style{keyed, rules.cseKeysFloatsByBits};
+            const TokenStyle style{keyed, rules.cseKeysFloatsByBits, rules.cseHashKeysTypes};
             const Node& node = joint.node(id);
             out.assign(node.target.text);
             out += !backwardDep.empty() && backwardDep[id] ? "|b|" : "|";

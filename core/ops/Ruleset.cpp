@@ -132,6 +132,7 @@ Expected<Ruleset> parseRuleset(std::string_view jsonText, std::string_view fileN
         readSwitch(switches, "remove_no_ops_takes_literals", rules.removeNoOpsTakesLiterals);
         readSwitch(switches, "scaled_softmax_keeps_nonfinite", rules.scaledSoftmaxKeepsNonfinite);
         readSwitch(switches, "scatter_upon_const_tensor", rules.scatterUponConstTensor);
+        readSwitch(switches, "scatter_upon_const_tensor_keeps_dtype", rules.scatterUponConstTensorKeepsDtype);
         readSwitch(switches, "randperm_index_add_pattern", rules.randpermIndexAdd);
         readSwitch(switches, "randperm_index_add_full_pattern", rules.randpermIndexAddFull);
         readSwitch(switches, "randperm_index_full_pattern", rules.randpermIndexFull);

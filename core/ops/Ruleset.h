@@ -77,6 +77,9 @@ struct Ruleset {
     // inductor's joint graph `patterns` hold scatter_upon_const_tensor (torch 2.10 on; before, it was a
     // post_grad pattern, which runs after the partitioner).
     bool scatterUponConstTensor = false;
+    // Its where of two Python numbers is converted back to the full's dtype (.to(dtype), torch 2.13 on);
+    // before, it keeps torch.where's dtype (float32, or int64 for two ints).
+    bool scatterUponConstTensorKeepsDtype = false;
     // inductor's misc_patterns in the joint graph's `patterns`: index_add / index through randperm(x.size(0))
     // (or a slice [:k] of it) become _unsafe_index(_put) — randperm_index_add_pattern (sliced) from
     // torch 2.11 on, randperm_index_full_pattern and the sliced randperm_index_pattern from 2.14 (before, its

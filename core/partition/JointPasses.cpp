@@ -1120,8 +1120,8 @@ void scatterUponConstTensor(PassContext& c, NodeId id) {
     };
     if (!isNumber(background) || !isNumber(val))
         return;
-    // torch.where on two Python scalars: the default float dtype if either is a float, else int64; .to(dtype)
-    // converts it to the full's dtype where that differs.
+    // torch.where on two Python scalars: the default float dtype if either is a float, else int64; from torch
+    // 2.13 .to(dtype) converts it to the full's dtype where that differs.
     const DType whereType = background.kind() == ValueKind::Float || val.kind() == ValueKind::Float
                                 ? DType::Float32
                                 : DType::Int64;
@@ -1173,7 +1173,7 @@ void scatterUponConstTensor(PassContext& c, NodeId id) {
                                            {}, contiguousMeta(whereType, shapeSizes, device), meta),
                                   id, false);
     NodeId result = where;
-    if (whereType != out->dtype)
+    if (whereType != out->dtype && c.rules.scatterUponConstTensorKeepsDtype)
         result = g.insert(callNode("torch.ops.prims.convert_element_type.default",
                                    {Value::nodeRef(where), Value::dtype(out->dtype)}, {},
                                    contiguousMeta(out->dtype, shapeSizes, device), meta),

@@ -31,6 +31,10 @@ tests/data/recorded-logs/<torch>-<device>/*.log.xz, xz-compressed as recorded:
     dynamic=True under float16 autocast at budget 0.5, whose inputs primals_3 and primals_10 are both Sym(s31) (a
     guard made two symbols one): torch 2.11 binds symbols by their replaced expression, so saving primals_10
     binds s31 and primals_3 is not saved (torch 2.14 binds each placeholder's own).
+  - gumbel_codebook_bf16_scatter_where (2026-11-30 zoo run): a Gumbel-softmax codebook, spectral norm and a DLRM
+    interaction under bf16 autocast; the codebook's one_hot (scatter into a bf16 full) becomes
+    scatter_upon_const_tensor's where of two Python numbers, which torch 2.11 leaves float32 (2.13 on converts it
+    back to the full's dtype).
   - unet_upsample_dynamic_floordiv_pow (2026-11-30 zoo run): a scaled attention, a cross attention and a UNet
     upsample compiled with dynamic=True; the upsample's backward on CUDA scales by
     FloatTrueDiv(1.0, ToFloat(4*s53*(((s53**2)//s53)))), which tensorify_python_scalars makes into tensor ops,
@@ -106,6 +110,7 @@ class RecordedLogs(unittest.TestCase):
             "torch2.11-cuda/bert_one_symbol_twice_dynamic_fp16_budget05", "torch2.11-cuda/budget05_aot_cache_hit",
             "torch2.11-cuda/dynamic_gpt_seq_budget05", "torch2.11-cuda/embedding_max_norm_addmm_pad_mm",
             "torch2.11-cuda/embedding_max_norm_pad_mm", "torch2.11-cuda/gpt2_lm_bf16_pad_mm",
+            "torch2.11-cuda/gumbel_codebook_bf16_scatter_where",
             "torch2.11-cuda/literal_noops_bf16_pad_mm",
             "torch2.11-cuda/nested_region_bf16_budget05_cudagraphs_body_pad_mm",
             "torch2.11-cuda/nested_region_bf16_padded_after_partition",
@@ -154,6 +159,12 @@ class RecordedLogs(unittest.TestCase):
                 for n in ch["added"]]
         self.assertIn("div_tensor_mode", made)
         self.assertIn("pow_tensor_tensor", made)
+
+    def test_scatter_upon_const_tensor_keeps_where_dtype_before_2_13(self):
+        # torch 2.11's forward: where_self is f32 and read as it is (no convert back to bf16)
+        gumbel = self.compiles("torch2.11-cuda/gumbel_codebook_bf16_scatter_where")[0]
+        changes = [ch for ch in gumbel["joint_passes"]["changes"] if ch["pass"] == "scatter_upon_const_tensor"]
+        self.assertEqual([r for ch in changes for r in ch["replaced"]], [["scatter", "where_self"]])
 
     def test_restarted_compile_reads_its_metrics(self):
         ids = [c["compile_id"] for c in self.compiles("torch2.11-cuda/ac_dropout_masked_attention_budget05")]

@@ -2244,14 +2244,14 @@ private:
         return fn == "IntTrueDiv" || fn == "Mod" || fn == "RoundDecimal";
     }
     static Result made(NodeId id) { return {Outcome::Made, id}; }
-    // What torch interprets though we do not make it (a power, a sum or product whose terms sympy orders by
-    // keys not read here, functions sympy_interp's handlers map that tensorify never needs made whole here),
-    // given its parts are read.
+    // What torch interprets though we do not make it (a sum or product whose terms sympy orders by keys not
+    // read here, functions sympy_interp's handlers map that tensorify never needs made whole here), given its
+    // parts are read.
     static bool interpretedByTorch(const SympyExpr& e) {
         static const std::set<std::string_view, std::less<>> kReadOnly = {
-            "Pow",        "UnorderedAdd", "UnorderedMul", "Max",          "Min",      "TruncToInt",
-            "FloorToInt", "CeilToInt",    "RoundToInt",   "floor",        "ceiling",  "FloorDiv",
-            "CleanDiv",   "Abs",          "PowByNatural", "TruncToFloat", "Identity", "Where"};
+            "UnorderedAdd", "UnorderedMul", "Max",      "Min",     "TruncToInt", "FloorToInt",
+            "CeilToInt",    "RoundToInt",   "floor",    "ceiling", "CleanDiv",   "Abs",
+            "PowByNatural", "TruncToFloat", "Identity", "Where"};
         if (e.kind == SympyExpr::Kind::Call && !handler(e.name) && !kReadOnly.count(e.name) &&
             !torchRaises(e.name))
             return false;

@@ -3,6 +3,7 @@
 #include "support/Text.h"
 
 #include <algorithm>
+#include <initializer_list>
 #include <iterator>
 
 namespace jointscope {
@@ -29,6 +30,17 @@ std::optional<__int128> difference(const std::string& a, const std::string& b, c
 
 std::string text(const SymInt& s) {
     return s.isSymbolic() ? s.expr : std::to_string(s.value);
+}
+
+// The symbols the expressions name, sorted, each once: what trialValues binds.
+std::vector<std::string> symbolsOf(std::initializer_list<const std::string*> expressions) {
+    std::vector<std::string> names;
+    for (const std::string* e : expressions)
+        for (std::string& n : symbolNames(*e))
+            names.push_back(std::move(n));
+    std::sort(names.begin(), names.end());
+    names.erase(std::unique(names.begin(), names.end()), names.end());
+    return names;
 }
 
 } // namespace
@@ -85,14 +97,11 @@ bool ShapeFacts::knownEqual(const std::vector<SymInt>& a, const std::vector<SymI
 bool ShapeFacts::knownDifferent(const SymInt& a, const SymInt& b) const {
     if (!a.isSymbolic() && !b.isSymbolic())
         return a.value != b.value;
-    std::vector<std::string> names = symbolNames(text(a));
-    for (std::string& n : symbolNames(text(b)))
-        names.push_back(std::move(n));
-    std::sort(names.begin(), names.end());
-    names.erase(std::unique(names.begin(), names.end()), names.end());
+    const std::string x = text(a), y = text(b);
+    const std::vector<std::string> names = symbolsOf({&x, &y});
     std::optional<__int128> first;
     for (int trial = 0; trial < kTrials; ++trial) {
-        const std::optional<__int128> d = difference(text(a), text(b), trialValues(names, trial));
+        const std::optional<__int128> d = difference(x, y, trialValues(names, trial));
         if (!d || *d == 0 || (first && *d != *first))
             return false;
         first = d;
@@ -122,12 +131,7 @@ bool ShapeFacts::followsFromGuard(const std::string& a, const std::string& b) co
     if (equalities_.empty())
         return false;
     for (const auto& [l, r] : equalities_) {
-        std::vector<std::string> names;
-        for (const std::string* e : {&a, &b, &l, &r})
-            for (std::string& n : symbolNames(*e))
-                names.push_back(std::move(n));
-        std::sort(names.begin(), names.end());
-        names.erase(std::unique(names.begin(), names.end()), names.end());
+        const std::vector<std::string> names = symbolsOf({&a, &b, &l, &r});
         std::vector<std::pair<__int128, __int128>> samples;
         for (int trial = 0; trial < kTrials; ++trial) {
             const SymbolBindings at = trialValues(names, trial);

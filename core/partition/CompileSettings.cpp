@@ -334,8 +334,8 @@ static void noteMissingCheckpointTags(const Graph& joint, const CompileConfig* c
         return;
     settings.unsupported.push_back(
         "the dynamo graph checkpoints a region (tag_activation_checkpoint) but the joint graph's text "
-        "carries "
-        "no checkpoint tags (torch 2.9 and older print none): partitioned as if nothing were checkpointed; "
+        "carries no checkpoint tags (torch 2.9 and older print none): partitioned as if nothing were "
+        "checkpointed; "
         "jointscope_torch.export_joint records them");
 }
 

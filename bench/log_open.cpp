@@ -49,7 +49,7 @@ int listWhileIndexing(const char* path) {
     double first = -1, half = -1;
     std::vector<double> at; // seconds at which each batch came, with the count listed by then
     std::vector<size_t> counts;
-    options.graphsFound = [&](std::vector<jointscope::GraphEntry> batch) {
+    options.graphsFound = [&](jointscope::GraphList batch) {
         listed += batch.size();
         ++batches;
         at.push_back(secondsSince(start));
@@ -89,6 +89,7 @@ int main(int argc, char** argv) {
     const double indexSeconds = secondsSince(start);
     const long indexRss = peakRssKiB();
     const double heldRss = currentRssMiB();
+    const double listMiB = double(file->graphs().heldBytes()) / (1024.0 * 1024.0);
     if (file->graphs().empty()) {
         std::fprintf(stderr, "%s: no graphs\n", argv[1]);
         return 1;
@@ -118,11 +119,11 @@ int main(int argc, char** argv) {
         return 1;
     }
     std::printf("{\"index_seconds\": %.3f, \"index_peak_rss_mb\": %.1f, \"index_held_rss_mb\": %.1f, "
-                "\"graphs\": %zu, \"problems\": %zu, "
+                "\"list_held_mb\": %.1f, \"graphs\": %zu, \"problems\": %zu, "
                 "\"loaded\": \"%s\", \"loaded_nodes\": %zu, \"load_seconds\": %.4f, \"config_graph\": "
                 "\"%s\", \"config_seconds\": %.4f, \"config_found\": %s, \"peak_rss_mb\": %.1f}\n",
-                indexSeconds, indexRss / 1024.0, heldRss, file->graphs().size(), file->problems().size(),
-                file->graphs()[chosen].title().c_str(), graph->size(), loadSeconds,
+                indexSeconds, indexRss / 1024.0, heldRss, listMiB, file->graphs().size(),
+                file->problems().size(), file->graphs()[chosen].title().c_str(), graph->size(), loadSeconds,
                 file->graphs()[joint].title().c_str(), configSeconds, config ? "true" : "false",
                 peakRssKiB() / 1024.0);
     return 0;

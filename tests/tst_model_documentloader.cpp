@@ -119,12 +119,12 @@ private slots:
         DocumentLoader loader;
         QSignalSpy loaded(&loader, &DocumentLoader::loaded);
         QSignalSpy progress(&loader, &DocumentLoader::progress);
-        std::vector<GraphEntry> found; // what a list filling in while the index grows shows
+        GraphList found; // what a list filling in while the index grows shows
         bool foundAfterLoaded = false;
         connect(&loader, &DocumentLoader::graphsFound, this,
-                [&](quint64, std::shared_ptr<const std::vector<GraphEntry>> graphs) {
+                [&](quint64, std::shared_ptr<const GraphList> graphs) {
                     foundAfterLoaded = foundAfterLoaded || loaded.count() > 0;
-                    found.insert(found.end(), graphs->begin(), graphs->end());
+                    found.append(*graphs);
                 });
         loader.open(path);
         QVERIFY(loaded.wait(60000));

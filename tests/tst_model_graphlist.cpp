@@ -144,7 +144,7 @@ private slots:
         const auto file = std::make_shared<const GraphFile>(opened.take());
         GraphListModel model;
         QAbstractItemModelTester tester(&model, QAbstractItemModelTester::FailureReportingMode::QtTest);
-        model.setEntries(std::shared_ptr<const std::vector<GraphEntry>>(file, &file->graphs()));
+        model.setEntries(std::shared_ptr<const GraphList>(file, &file->graphs()));
         QCOMPARE(file.use_count(), 2);
         const QModelIndex row = model.indexOfEntry(1);
         QVERIFY(!row.siblingAtColumn(GraphListModel::NodesColumn).data().isValid());
@@ -171,7 +171,7 @@ private slots:
         QCOMPARE(file->graphs()[1].nodes, uint64_t(0)); // an index parses nothing; the file's list is as read
         QVERIFY(!file->graphs()[2].failed());
         // The same list again keeps what was loaded; another list forgets it.
-        model.setEntries(std::shared_ptr<const std::vector<GraphEntry>>(file, &file->graphs()));
+        model.setEntries(std::shared_ptr<const GraphList>(file, &file->graphs()));
         QCOMPARE(model.indexOfEntry(1).siblingAtColumn(GraphListModel::NodesColumn).data().toULongLong(),
                  qulonglong(graph->size()));
         model.setEntries(file->graphs());
@@ -222,7 +222,7 @@ private slots:
             QCOMPARE(size_t(model.rowCount()), compileIds.size());
             QCOMPARE(model.entryCount(), file->graphs().size());
         }
-        model.setEntries(std::vector<GraphEntry>{});
+        model.setEntries(GraphList{});
         QCOMPARE(model.rowCount(), 0);
     }
 

@@ -66,7 +66,7 @@ std::vector<RawRecord> scanRecords(const std::string& text) {
     return records;
 }
 
-std::map<std::string, int> countKinds(const std::vector<GraphEntry>& graphs) {
+std::map<std::string, int> countKinds(const GraphList& graphs) {
     std::map<std::string, int> counts;
     for (const GraphEntry& g : graphs)
         ++counts[g.kind];
@@ -145,9 +145,10 @@ private slots:
             auto it = std::find_if(index.graphs.begin(), index.graphs.end(),
                                    [&](const GraphEntry& g) { return g.kind == kind; });
             QVERIFY2(it != index.graphs.end(), kind);
-            QCOMPARE(it->compileId, std::string("0/0"));
-            QCOMPARE(it->title(), "[0/0] " + std::string(kind));
-            QCOMPARE(it->payloadColumn, 1u);
+            const GraphEntry g = *it;
+            QCOMPARE(g.compileId, std::string("0/0"));
+            QCOMPARE(g.title(), "[0/0] " + std::string(kind));
+            QCOMPARE(g.payloadColumn, 1u);
         }
         // Same graphs, same order, same lines and payloads as the independent scan.
         const auto expected = expectedGraphRecords(text);
@@ -470,10 +471,10 @@ private slots:
             ++calls;
             return read <= total;
         };
-        std::vector<GraphEntry> found; // as a list filling in while the index grows sees them
-        options.found = [&](std::vector<GraphEntry> batch) {
+        GraphList found; // as a list filling in while the index grows sees them
+        options.found = [&](GraphList batch) {
             QVERIFY(!batch.empty());
-            found.insert(found.end(), batch.begin(), batch.end());
+            found.append(batch);
         };
         Expected<GraphIndex> streamed = indexTraceLogFile(file, options);
         JS_VERIFY_EXPECTED(streamed);

@@ -110,7 +110,7 @@ void DocumentController::onOpened(quint64 ticket, std::shared_ptr<views::OpenedF
     finish(ticket, ctx_.canvas->root() != nullptr);
 }
 
-std::shared_ptr<const std::vector<GraphEntry>> DocumentController::shownGraphs() const {
+std::shared_ptr<const GraphList> DocumentController::shownGraphs() const {
     if (!file_)
         return nullptr;
     return {file_, &file_->graphs()}; // the list lives as long as the file: nothing copied

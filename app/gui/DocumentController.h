@@ -63,7 +63,7 @@ private:
     void onOpened(quint64 ticket, std::shared_ptr<views::OpenedFile> opened);
     void finish(quint64 ticket, bool ok); // status bar, the callbacks waiting on `ticket`, loaded()
     void showParsed(size_t index, Graph graph, std::optional<CompileConfig> logged);
-    std::shared_ptr<const std::vector<GraphEntry>> shownGraphs() const; // of the file shown
+    std::shared_ptr<const GraphList> shownGraphs() const; // of the file shown
 
     FeatureContext ctx_;
     ReadingIndicator* reading_;

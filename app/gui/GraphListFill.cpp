@@ -14,10 +14,10 @@ namespace jointscope::gui {
 GraphListFill::GraphListFill(const views::DocumentLoader* loader, views::GraphListModel* model, QWidget* list,
                              QDockWidget* dock, QObject* parent)
     : QObject(parent), loader_(loader), model_(model), list_(list), dock_(dock), refresh_(new QTimer(this)),
-      found_(std::make_shared<std::vector<GraphEntry>>()) {
+      found_(std::make_shared<GraphList>()) {
     connect(loader_, &views::DocumentLoader::started, this, &GraphListFill::restart);
     connect(loader_, &views::DocumentLoader::graphsFound, this,
-            [this](quint64 ticket, std::shared_ptr<const std::vector<GraphEntry>> graphs) {
+            [this](quint64 ticket, std::shared_ptr<const GraphList> graphs) {
                 if (ticket == loader_->ticket())
                     add(*graphs);
             });
@@ -32,17 +32,17 @@ GraphListFill::GraphListFill(const views::DocumentLoader* loader, views::GraphLi
 }
 
 void GraphListFill::restart() {
-    found_ = std::make_shared<std::vector<GraphEntry>>(); // the model may still show the last one
+    found_ = std::make_shared<GraphList>(); // the model may still show the last one
     refresh_->stop();
 }
 
-void GraphListFill::add(const std::vector<GraphEntry>& graphs) {
-    found_->insert(found_->end(), graphs.begin(), graphs.end());
+void GraphListFill::add(const GraphList& graphs) {
+    found_->append(graphs);
     if (!refresh_->isActive())
         refresh_->start();
 }
 
-void GraphListFill::end(std::shared_ptr<const std::vector<GraphEntry>> shown) {
+void GraphListFill::end(std::shared_ptr<const GraphList> shown) {
     restart();
     list_->setEnabled(true);
     if (std::exchange(listed_, false) && shown) {

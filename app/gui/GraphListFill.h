@@ -3,7 +3,7 @@
 // opens or not.
 #pragma once
 
-#include "io/GraphEntry.h"
+#include "io/GraphList.h"
 
 #include <QObject>
 
@@ -31,18 +31,18 @@ public:
 
     // The read ended. `shown`: the entries of the file shown now, put back when the list shows a partial
     // index (a log that did not open); nullptr when the caller lists a new file itself.
-    void end(std::shared_ptr<const std::vector<GraphEntry>> shown);
+    void end(std::shared_ptr<const GraphList> shown);
 
 private:
     void restart(); // a new file is being read: what the last one found goes
-    void add(const std::vector<GraphEntry>& graphs);
+    void add(const GraphList& graphs);
 
     const views::DocumentLoader* loader_;
     views::GraphListModel* model_;
     QWidget* list_;
     QDockWidget* dock_;
     QTimer* refresh_;
-    std::shared_ptr<std::vector<GraphEntry>> found_; // shared with the model once listed
+    std::shared_ptr<GraphList> found_;               // shared with the model once listed
     bool listed_ = false;                            // the model shows found_, not the file shown
 };
 

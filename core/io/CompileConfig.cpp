@@ -297,13 +297,23 @@ std::vector<CompileConfig> scanCompileConfigRecords(const std::vector<ConfigReco
     return std::move(scanner).finish();
 }
 
+uint64_t compileKeyOf(std::string_view compileId) {
+    if (compileId.empty())
+        return 0;
+    uint64_t key = 14695981039346656037ull; // FNV-1a
+    for (const char c : compileId)
+        key = (key ^ uint8_t(c)) * 1099511628211ull;
+    return key ? key : 1;
+}
+
 std::optional<CompileConfig> compileConfigFromRecords(const std::vector<ConfigRecordSpan>& records,
                                                       std::string_view compileId, uint32_t line,
                                                       const SpanReader& read) {
     // The scan keeps each compile's records apart; only the torch version is shared, from records of none.
+    const uint64_t key = compileKeyOf(compileId);
     std::vector<ConfigRecordSpan> own;
     for (const ConfigRecordSpan& record : records)
-        if (record.compileId == compileId || record.compileId.empty())
+        if (record.compileKey == key || record.compileKey == 0)
             own.push_back(record);
     const std::vector<CompileConfig> configs = scanCompileConfigRecords(own, read);
     const CompileConfig* config = findCompileConfig(configs, compileId, line);

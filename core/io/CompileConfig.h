@@ -119,11 +119,15 @@ std::vector<CompileConfig> scanCompileConfigs(std::string_view text);
 // its payload lines) and the compile it belongs to. The index notes them as it reads the log, so that a
 // compile's configuration is read from its few records, without a second pass over the file.
 struct ConfigRecordSpan {
-    uint32_t line = 0;
     uint64_t begin = 0;
     uint64_t end = 0;
-    std::string compileId; // as the scan reads it (compilation_metrics: its compile_id); "" when none
+    uint32_t line = 0;
+    // compileKeyOf the compile id as the scan reads it (compilation_metrics: its compile_id); 0 when none. A
+    // log notes 16 thousand records per GB, so the id is not held: two ids of one key only cost reading the
+    // other compile's records too, which the scan keeps apart by their own ids.
+    uint64_t compileKey = 0;
 };
+uint64_t compileKeyOf(std::string_view compileId); // 0 only for ""
 using SpanReader = std::function<std::string(uint64_t begin, uint64_t end)>;
 // True for a record line scanCompileConfigs reads; it skips the others unparsed.
 bool mayCarryCompileConfig(std::string_view recordLine);

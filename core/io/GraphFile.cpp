@@ -199,8 +199,7 @@ Expected<GraphFile> GraphFile::fromText(std::string text, std::string fileName, 
         file.collectives_ = std::move(index.collectives);
         if (file.format_ == FileFormat::TraceLog)
             file.configs_ = std::move(index.configs);
-        for (size_t i = 0; i < file.graphs_.size(); ++i)
-            file.graphs_[i].index = static_cast<uint32_t>(i);
+        file.graphs_.shiftRows(0, 0, 0);
         return file;
     }
 
@@ -360,7 +359,7 @@ std::optional<size_t> GraphFile::select(std::string_view spec) const {
         return std::nullopt;
     std::vector<size_t> candidates;
     for (size_t i = 0; i < graphs_.size(); ++i)
-        if (!rank || graphs_[i].rank == *rank)
+        if (!rank || graphs_.rank(i) == *rank)
             candidates.push_back(i);
     if (spec.find_first_not_of("0123456789") == std::string_view::npos) {
         if (spec.size() > 9)
@@ -373,9 +372,9 @@ std::optional<size_t> GraphFile::select(std::string_view spec) const {
     const std::string_view compileId =
         at == std::string_view::npos ? std::string_view() : spec.substr(at + 1);
     for (size_t i : candidates) {
-        if (graphs_[i].kind != kind)
+        if (graphs_.kind(i) != kind)
             continue;
-        if (at == std::string_view::npos || graphs_[i].compileId == compileId)
+        if (at == std::string_view::npos || graphs_.compileId(i) == compileId)
             return i;
     }
     return std::nullopt;

@@ -2,7 +2,7 @@
 #pragma once
 
 #include "graph/Graph.h"
-#include "io/GraphEntry.h"
+#include "io/GraphList.h"
 #include "io/TraceLog.h"
 #include "support/Diagnostic.h"
 
@@ -27,7 +27,7 @@ struct OpenOptions {
     // open.
     std::function<bool(uint64_t bytesRead, uint64_t totalBytes, size_t graphs)> progress;
     // A TORCH_TRACE log file (not a folder): its graphs as the index finds them (TraceIndexOptions::found).
-    std::function<void(std::vector<GraphEntry>)> graphsFound;
+    std::function<void(GraphList)> graphsFound;
 };
 
 // "FILE" or "FILE#GRAPH" (GRAPH as GraphFile::select takes it): the path and the graph ("" when none). A '#'
@@ -52,7 +52,7 @@ public:
 
     FileFormat format() const { return format_; }
     const std::string& fileName() const { return fileName_; }
-    const std::vector<GraphEntry>& graphs() const { return graphs_; }
+    const GraphList& graphs() const { return graphs_; }
     const std::vector<Diagnostic>& problems() const { return problems_; }
     const std::vector<CollectiveSchedule>& collectives() const { return collectives_; }
     const std::vector<RankLog>& ranks() const { return ranks_; } // empty unless opened from a folder
@@ -82,7 +82,7 @@ private:
     Expected<Graph> readJson(std::string_view text) const; // counts as a parse (OpenOptions::jsonParsed)
     std::shared_ptr<ParsedJson> parsedJson_;
     OpenOptions options_;
-    std::vector<GraphEntry> graphs_;
+    GraphList graphs_;
     std::vector<Diagnostic> problems_;
     std::vector<CollectiveSchedule> collectives_;
     std::vector<ConfigRecordSpan> configRecords_;

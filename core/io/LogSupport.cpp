@@ -26,8 +26,11 @@ void countNodes(GraphEntry& entry, ProblemSink& problems) {
 } // namespace
 
 void finishIndex(GraphIndex& index, ProblemSink& problems) {
-    for (GraphEntry& entry : index.graphs)
+    for (size_t i = 0; i < index.graphs.size(); ++i) {
+        GraphEntry entry = index.graphs[i];
         countNodes(entry, problems);
+        index.graphs.set(i, entry);
+    }
     problems.finish();
 }
 

@@ -238,11 +238,13 @@ struct StaticInputs {
     bool resolved = false;
 };
 
-void resolveStaticInputs(std::vector<GraphEntry>& graphs, StaticInputs& found) {
-    for (auto it = graphs.rbegin(); it != graphs.rend(); ++it)
-        if (it->kind == "aot_joint_graph" && it->compileId == found.compileId) {
-            if (!it->staticInputIndices)
-                it->staticInputIndices = found.indices;
+void resolveStaticInputs(GraphList& graphs, StaticInputs& found) {
+    for (size_t i = graphs.size(); i-- > 0;)
+        if (graphs.kind(i) == "aot_joint_graph" && graphs.compileId(i) == found.compileId) {
+            if (GraphEntry joint = graphs[i]; !joint.staticInputIndices) {
+                joint.staticInputIndices = found.indices;
+                graphs.set(i, joint);
+            }
             found.resolved = true;
             return;
         }
@@ -414,7 +416,7 @@ public:
     }
 
     size_t graphs() const { return part_.index.graphs.size(); }
-    const std::vector<GraphEntry>& entries() const { return part_.index.graphs; }
+    const GraphList& entries() const { return part_.index.graphs; }
 
     TracePartIndex finish() && {
         closeRecord();
@@ -540,9 +542,8 @@ private:
         if (!r.valid)
             return;
         if (r.config)
-            part_.configRecords.push_back({r.line, r.headerBegin,
-                                           r.firstPayloadLine ? r.spanEnd : r.headerEnd,
-                                           std::move(r.configCompileId)});
+            part_.configRecords.push_back({r.headerBegin, r.firstPayloadLine ? r.spanEnd : r.headerEnd,
+                                           r.line, compileKeyOf(r.configCompileId)});
         const std::optional<std::array<uint8_t, 16>> digest = checkPayload(r);
         if (!r.json)
             return;
@@ -661,7 +662,7 @@ private:
             entry.digest = digest;
         }
         entry.index = static_cast<uint32_t>(part_.index.graphs.size());
-        part_.index.graphs.push_back(std::move(entry));
+        part_.index.graphs.push_back(entry);
     }
 
     // A JSON list of op names; anything else is reported and skipped.
@@ -729,7 +730,7 @@ struct SharedProgress {
     // TraceIndexOptions::found; only when asked.
     bool publish = false;
     std::mutex mutex;
-    std::vector<GraphEntry> published;
+    GraphList published;
 };
 
 // Pushes the lines of bytes [begin, end) of `in` to `indexer`, reading blocks; false when cancelled.
@@ -759,9 +760,7 @@ bool streamLines(std::istream& in, uint64_t begin, uint64_t end, TraceIndexer& i
         shared.graphs += indexer.graphs() - graphsBefore;
         if (firstPart && shared.publish && indexer.graphs() > graphsBefore) {
             const std::lock_guard<std::mutex> lock(shared.mutex);
-            shared.published.insert(shared.published.end(),
-                                    indexer.entries().begin() + ptrdiff_t(graphsBefore),
-                                    indexer.entries().end());
+            shared.published.append(indexer.entries(), graphsBefore);
         }
         if (last) {
             if (start < used) {
@@ -819,27 +818,22 @@ GraphIndex mergeParts(std::vector<TracePartIndex> parts, const std::string& file
     uint32_t lineBase = 0;
     size_t records = 0;
     size_t dropped = 0;
-    // The first part's entries stay where they are; each later part's are moved in and its list freed, so
-    // that a log of many graphs never holds two copies of the list.
-    size_t total = 0;
+    // The first part's entries stay where they are; each later part's are moved in and its list freed as
+    // they go, so that a log of many graphs never holds two copies of the list.
+    size_t totalRecords = 0;
     for (const TracePartIndex& part : parts)
-        total += part.index.graphs.size();
+        totalRecords += part.configRecords.size();
+    merged.configRecords.reserve(totalRecords);
     for (TracePartIndex& part : parts) {
         for (StaticInputs& found : part.staticInputs)
             if (!found.resolved)
                 resolveStaticInputs(merged.graphs, found);
         if (&part == &parts.front()) { // its lines count from the file's start already
             merged.graphs = std::move(part.index.graphs);
-            merged.graphs.reserve(total);
         } else {
-            for (GraphEntry& entry : part.index.graphs) {
-                entry.line += lineBase;
-                if (entry.payloadLine)
-                    entry.payloadLine += lineBase;
-                entry.index = static_cast<uint32_t>(merged.graphs.size());
-                merged.graphs.push_back(std::move(entry));
-            }
-            std::vector<GraphEntry>().swap(part.index.graphs);
+            const size_t from = merged.graphs.size();
+            merged.graphs.append(std::move(part.index.graphs));
+            merged.graphs.shiftRows(from, lineBase, uint32_t(from));
         }
         for (Diagnostic& problem : part.index.problems) {
             if (problem.loc.line)
@@ -855,7 +849,7 @@ GraphIndex mergeParts(std::vector<TracePartIndex> parts, const std::string& file
         }
         for (ConfigRecordSpan& record : part.configRecords) {
             record.line += lineBase;
-            merged.configRecords.push_back(std::move(record));
+            merged.configRecords.push_back(record);
         }
         records += part.records;
         dropped += part.droppedProblems;
@@ -964,10 +958,10 @@ Expected<GraphIndex> indexTraceLogFile(const std::string& path, const TraceIndex
         }));
     size_t delivered = 0; // graphs handed to options.found
     auto deliverPublished = [&] {
-        std::vector<GraphEntry> batch;
+        GraphList batch;
         {
             const std::lock_guard<std::mutex> lock(shared.mutex);
-            batch.swap(shared.published);
+            std::swap(batch, shared.published);
         }
         if (!batch.empty() && !shared.cancel) {
             delivered += batch.size();
@@ -985,18 +979,12 @@ Expected<GraphIndex> indexTraceLogFile(const std::string& path, const TraceIndex
                 deliverPublished();
                 // the graph its end completed (finish) was never published
                 if (delivered < part.index.graphs.size() && !shared.cancel) {
-                    options.found(std::vector<GraphEntry>(part.index.graphs.begin() + ptrdiff_t(delivered),
-                                                          part.index.graphs.end()));
+                    options.found(part.index.graphs.slice(delivered, part.index.graphs.size()));
                     delivered = part.index.graphs.size();
                 }
             } else if (!part.index.graphs.empty() && !shared.cancel) {
-                std::vector<GraphEntry> batch = part.index.graphs;
-                for (size_t k = 0; k < batch.size(); ++k) {
-                    batch[k].line += lineBase;
-                    if (batch[k].payloadLine)
-                        batch[k].payloadLine += lineBase;
-                    batch[k].index = static_cast<uint32_t>(indexBase + k);
-                }
+                GraphList batch = part.index.graphs;
+                batch.shiftRows(0, lineBase, static_cast<uint32_t>(indexBase));
                 delivered += batch.size();
                 options.found(std::move(batch));
             }
@@ -1028,8 +1016,7 @@ Expected<GraphIndex> indexTraceLogFile(const std::string& path, const TraceIndex
     GraphIndex index = mergeParts(std::move(parts), path);
     index.cancelled = shared.cancel;
     if (options.found && !index.cancelled && delivered < index.graphs.size())
-        options.found(
-            std::vector<GraphEntry>(index.graphs.begin() + ptrdiff_t(delivered), index.graphs.end()));
+        options.found(index.graphs.slice(delivered, index.graphs.size()));
     if (options.progress && !index.cancelled)
         options.progress(size, size, index.graphs.size());
     return index;

@@ -2,7 +2,7 @@
 #pragma once
 
 #include "io/CompileConfig.h"
-#include "io/GraphEntry.h"
+#include "io/GraphList.h"
 #include "support/Diagnostic.h"
 
 #include <cstdint>
@@ -23,7 +23,7 @@ struct CollectiveSchedule {
 };
 
 struct GraphIndex {
-    std::vector<GraphEntry> graphs;
+    GraphList graphs;
     std::vector<Diagnostic> problems; // located; the file still loads (e.g. a corrupted JSON line)
     std::vector<CollectiveSchedule> collectives;
     // The records that may carry a compile's configuration (GraphFile::compileConfigFor reads them), and,
@@ -45,7 +45,7 @@ struct TraceIndexOptions {
     // Called now and then on the calling thread with the graphs found since the last call, in file order;
     // every graph comes exactly once, the last ones after the whole log is read: a list can fill in as the
     // index grows.
-    std::function<void(std::vector<GraphEntry>)> found;
+    std::function<void(GraphList)> found;
     unsigned threads = 0;                         // parts of a big log read at once; 0: one per core
     uint64_t bytesPerThread = uint64_t(32) << 20; // a log smaller than this is read on one thread
 };

@@ -84,7 +84,7 @@ std::string literalText(const Value& v) {
 }
 
 void readSourceLiterals(CompileConfig& config, const GraphFile& file, size_t jointIndex) {
-    const std::vector<GraphEntry>& graphs = file.graphs();
+    const GraphList& graphs = file.graphs();
     // A joint graph without a get_attr of a tensor constant needs no dynamo graph.
     Expected<std::string> payload = file.payload(jointIndex);
     if (!payload || payload->find("= self._tensor_constant") == std::string::npos)
@@ -92,8 +92,8 @@ void readSourceLiterals(CompileConfig& config, const GraphFile& file, size_t joi
     const GraphEntry& joint = graphs[jointIndex];
     std::optional<size_t> dynamo;
     for (size_t i = jointIndex; i-- > 0;)
-        if (graphs[i].kind == "dynamo_output_graph" && graphs[i].compileId == joint.compileId &&
-            graphs[i].file == joint.file) {
+        if (graphs.kind(i) == "dynamo_output_graph" && graphs.compileId(i) == joint.compileId &&
+            graphs.file(i) == joint.file) {
             dynamo = i;
             break;
         }
@@ -126,13 +126,15 @@ void readSourceLiterals(CompileConfig& config, const GraphFile& file, size_t joi
 // The equality guards of the compile that filled the AOTAutograd cache: the first earlier compile of the same
 // log with the same joint graph text.
 void borrowCachedCompileGuards(CompileConfig& config, const GraphFile& file, size_t jointIndex) {
-    const std::vector<GraphEntry>& graphs = file.graphs();
+    const GraphList& graphs = file.graphs();
     const GraphEntry& joint = graphs[jointIndex];
     if (!config.aotCacheHit || !joint.digest)
         return;
     for (size_t i = 0; i < jointIndex; ++i) {
-        const GraphEntry& e = graphs[i];
-        if (e.kind != joint.kind || e.digest != joint.digest || e.file != joint.file)
+        if (graphs.kind(i) != joint.kind || graphs.file(i) != joint.file)
+            continue;
+        const GraphEntry e = graphs[i];
+        if (e.digest != joint.digest)
             continue;
         const std::optional<CompileConfig> filler = file.compileConfigFor(e);
         if (!filler)
@@ -150,7 +152,7 @@ void borrowCachedCompileGuards(CompileConfig& config, const GraphFile& file, siz
 // had. That of the compile that filled the cache when the log holds it (the same joint graph text), else
 // that of the last compile before it that logged one (a process sets the config once, as a script does).
 void borrowCachedFunctorchConfig(CompileConfig& config, const GraphFile& file, size_t jointIndex) {
-    const std::vector<GraphEntry>& graphs = file.graphs();
+    const GraphList& graphs = file.graphs();
     const GraphEntry& joint = graphs[jointIndex];
     if (!config.aotCacheHit || config.functorch != FunctorchConfig{})
         return;
@@ -180,18 +182,18 @@ void borrowCachedFunctorchConfig(CompileConfig& config, const GraphFile& file, s
 // it, before the next joint graph.
 std::pair<std::optional<size_t>, std::optional<size_t>> compileGraphsOf(const GraphFile& file,
                                                                         size_t jointIndex) {
-    const std::vector<GraphEntry>& graphs = file.graphs();
+    const GraphList& graphs = file.graphs();
     const GraphEntry& joint = graphs[jointIndex];
     std::optional<size_t> forward, backward;
     for (size_t i = jointIndex + 1; i < graphs.size(); ++i) {
-        const GraphEntry& e = graphs[i];
-        if (e.compileId != joint.compileId || e.file != joint.file)
+        if (graphs.compileId(i) != joint.compileId || graphs.file(i) != joint.file)
             continue;
-        if (e.kind == joint.kind)
+        const std::string_view kind = graphs.kind(i);
+        if (kind == joint.kind)
             break;
-        if (e.kind == "aot_forward_graph" && !forward)
+        if (kind == "aot_forward_graph" && !forward)
             forward = i;
-        else if (e.kind == "aot_backward_graph" && !backward)
+        else if (kind == "aot_backward_graph" && !backward)
             backward = i;
     }
     return {forward, backward};
@@ -248,9 +250,9 @@ void readPaddedMatmuls(CompileConfig& config, const GraphFile& file, size_t join
 // Whether the dynamo graph logged for the compile of joint graph `jointIndex` (the last before it, after the
 // previous joint graph) checkpoints a region.
 void readDynamoCheckpoints(CompileConfig& config, const GraphFile& file, size_t jointIndex) {
-    const std::vector<GraphEntry>& graphs = file.graphs();
-    for (size_t i = jointIndex; i-- > 0 && graphs[i].kind != graphs[jointIndex].kind;) {
-        if (graphs[i].kind != "dynamo_output_graph" || graphs[i].file != graphs[jointIndex].file)
+    const GraphList& graphs = file.graphs();
+    for (size_t i = jointIndex; i-- > 0 && graphs.kind(i) != graphs.kind(jointIndex);) {
+        if (graphs.kind(i) != "dynamo_output_graph" || graphs.file(i) != graphs.file(jointIndex))
             continue;
         Expected<std::string> text = file.payload(i);
         config.dynamoCheckpoints = text && text->find("tag_activation_checkpoint") != std::string::npos;

@@ -21,8 +21,7 @@ struct ReadOutcome {
 DocumentLoader::DocumentLoader(QObject* parent) : QObject(parent) {
     qRegisterMetaType<std::shared_ptr<OpenedFile>>("std::shared_ptr<jointscope::views::OpenedFile>");
     qRegisterMetaType<Diagnostic>("jointscope::Diagnostic");
-    qRegisterMetaType<std::shared_ptr<const std::vector<GraphEntry>>>(
-        "std::shared_ptr<const std::vector<jointscope::GraphEntry>>");
+    qRegisterMetaType<std::shared_ptr<const GraphList>>("std::shared_ptr<const jointscope::GraphList>");
     connect(&job_, &BackgroundJob::started, this, [this](quint64 ticket) { emit started(ticket, path_); });
     connect(&job_, &BackgroundJob::cancelled, this, &DocumentLoader::cancelled);
     connect(&job_, &BackgroundJob::progress, this,
@@ -59,8 +58,8 @@ quint64 DocumentLoader::open(const QString& reference) {
                 return !control.cancelled();
             };
             // Delivered on the UI thread, and only while this open is the newest.
-            options.graphsFound = [this, ticket = control.ticket()](std::vector<GraphEntry> batch) {
-                auto graphs = std::make_shared<const std::vector<GraphEntry>>(std::move(batch));
+            options.graphsFound = [this, ticket = control.ticket()](GraphList batch) {
+                auto graphs = std::make_shared<const GraphList>(std::move(batch));
                 QMetaObject::invokeMethod(
                     this,
                     [this, ticket, graphs] {

@@ -55,7 +55,7 @@ signals:
     void progress(quint64 ticket, double fraction, const QString& step);
     // A TORCH_TRACE log's graphs as its index finds them, in file order, before loaded() (which lists them
     // all): each batch follows the ones before.
-    void graphsFound(quint64 ticket, std::shared_ptr<const std::vector<jointscope::GraphEntry>> graphs);
+    void graphsFound(quint64 ticket, std::shared_ptr<const jointscope::GraphList> graphs);
     void loaded(quint64 ticket, std::shared_ptr<jointscope::views::OpenedFile> opened);
     void failed(quint64 ticket, const jointscope::Diagnostic& error);
     void cancelled(quint64 ticket);

@@ -13,26 +13,30 @@ namespace jointscope::views {
 
 GraphListModel::GraphListModel(QObject* parent) : QAbstractItemModel(parent) {}
 
-void GraphListModel::setEntries(std::vector<GraphEntry> entries) {
-    setEntries(std::make_shared<const std::vector<GraphEntry>>(std::move(entries)));
+void GraphListModel::setEntries(GraphList entries) {
+    setEntries(std::make_shared<const GraphList>(std::move(entries)));
 }
 
-void GraphListModel::setEntries(std::shared_ptr<const std::vector<GraphEntry>> entries) {
+void GraphListModel::setEntries(std::shared_ptr<const GraphList> entries) {
     beginResetModel();
     if (entries != entries_)
         loaded_.clear();
-    entries_ = entries ? std::move(entries) : std::make_shared<const std::vector<GraphEntry>>();
-    const std::vector<GraphEntry>& list = *entries_;
-    ranked_ = std::any_of(list.begin(), list.end(), [](const GraphEntry& e) { return e.rank >= 0; });
+    entries_ = entries ? std::move(entries) : std::make_shared<const GraphList>();
+    const GraphList& list = *entries_;
+    ranked_ = false;
     groups_.clear();
     placement_.assign(list.size(), {-1, -1});
     // Groups in order of first appearance in the file.
-    std::map<std::string, int> groupOf;
+    std::map<std::string, int, std::less<>> groupOf;
     for (size_t i = 0; i < list.size(); ++i) {
-        const std::string& id = list[i].compileId;
-        auto [it, inserted] = groupOf.emplace(id, int(groups_.size()));
+        ranked_ = ranked_ || list.rank(i) >= 0;
+        const std::string_view id = list.compileId(i);
+        auto it = groupOf.find(id);
+        const bool inserted = it == groupOf.end();
         if (inserted)
-            groups_.push_back({QString::fromStdString(id), {}});
+            it = groupOf.emplace(std::string(id), int(groups_.size())).first;
+        if (inserted)
+            groups_.push_back({QString::fromUtf8(id.data(), qsizetype(id.size())), {}});
         Group& group = groups_[it->second];
         placement_[i] = {it->second, int(group.entries.size())};
         group.entries.push_back(i);
@@ -45,7 +49,7 @@ uint64_t GraphListModel::nodesOf(size_t position) const {
     return it != loaded_.end() ? it->second.nodes : entry(position).nodes;
 }
 
-const std::string& GraphListModel::errorOf(size_t position) const {
+std::string GraphListModel::errorOf(size_t position) const {
     auto it = loaded_.find(position);
     return it != loaded_.end() ? it->second.error : entry(position).error;
 }
@@ -73,8 +77,11 @@ QString GraphListModel::kindLabel(const GraphEntry& entry, bool failed) {
 }
 
 QModelIndex GraphListModel::indexOfEntry(uint32_t entryIndex) const {
+    // A file's own list holds entry N at position N; a list that filled in may start later.
+    if (entryIndex < placement_.size() && entries_->entryIndex(entryIndex) == entryIndex)
+        return createIndex(placement_[entryIndex].second, 0, quintptr(entryIndex + 1));
     for (size_t i = 0; i < placement_.size(); ++i)
-        if (entry(i).index == entryIndex)
+        if (entries_->entryIndex(i) == entryIndex)
             return createIndex(placement_[i].second, 0, quintptr(i + 1));
     return {};
 }
@@ -143,8 +150,8 @@ QVariant GraphListModel::data(const QModelIndex& index, int role) const {
         return {};
     }
     const size_t position = index.internalId() - 1;
-    const GraphEntry& e = entry(position);
-    const std::string& error = errorOf(position);
+    const GraphEntry e = entry(position);
+    const std::string error = errorOf(position);
     switch (role) {
     case EntryIndexRole:
         return QVariant::fromValue(uint(e.index));

@@ -3,7 +3,7 @@
 // beside it.
 #pragma once
 
-#include "io/GraphEntry.h"
+#include "io/GraphList.h"
 
 #include <QAbstractItemModel>
 
@@ -34,8 +34,8 @@ public:
 
     // `entries` stays as it is while the model shows it (GraphFile::sharedGraphs); setEntries again after
     // entries were appended to it.
-    void setEntries(std::shared_ptr<const std::vector<GraphEntry>> entries);
-    void setEntries(std::vector<GraphEntry> entries);
+    void setEntries(std::shared_ptr<const GraphList> entries);
+    void setEntries(GraphList entries);
     // What loading entry `entryIndex` found (a log's graphs are parsed only when picked): its node count, or
     // the located error that says why it does not read (the row is then marked failed).
     void setLoaded(uint32_t entryIndex, uint64_t nodes, std::string error = {});
@@ -60,12 +60,12 @@ private:
         uint64_t nodes = 0;
         std::string error;
     };
-    const GraphEntry& entry(size_t position) const { return (*entries_)[position]; }
+    GraphEntry entry(size_t position) const { return (*entries_)[position]; }
     uint64_t nodesOf(size_t position) const;
-    const std::string& errorOf(size_t position) const;
+    std::string errorOf(size_t position) const;
 
     // internalId: 0 for groups, 1 + position in entries_ for graphs.
-    std::shared_ptr<const std::vector<GraphEntry>> entries_;
+    std::shared_ptr<const GraphList> entries_;
     std::unordered_map<size_t, Loaded> loaded_; // position -> what loading found
     bool ranked_ = false;
     std::vector<Group> groups_;

@@ -1,0 +1,133 @@
+// The graphs a file lists, packed: a row of numbers per graph, its texts interned or kept aside. A 10 GB
+// TORCH_TRACE log lists 225 thousand graphs; as GraphEntry values (six strings each) they held 120 MB.
+#pragma once
+
+#include "io/GraphEntry.h"
+
+#include <cstddef>
+#include <cstdint>
+#include <iterator>
+#include <string>
+#include <string_view>
+#include <unordered_map>
+#include <vector>
+
+namespace jointscope {
+
+class GraphList {
+public:
+    // Reads GraphEntry values, built from a row when read (nothing refers into the list).
+    class const_iterator {
+    public:
+        using iterator_category = std::random_access_iterator_tag;
+        using value_type = GraphEntry;
+        using difference_type = std::ptrdiff_t;
+        using reference = GraphEntry;
+        using pointer = void;
+
+        const_iterator() = default;
+        const_iterator(const GraphList* list, size_t at) : list_(list), at_(at) {}
+        GraphEntry operator*() const { return (*list_)[at_]; }
+        GraphEntry operator[](difference_type n) const { return (*list_)[size_t(difference_type(at_) + n)]; }
+        const_iterator& operator++() { return ++at_, *this; }
+        const_iterator operator++(int) { return {list_, at_++}; }
+        const_iterator& operator--() { return --at_, *this; }
+        const_iterator operator--(int) { return {list_, at_--}; }
+        const_iterator& operator+=(difference_type n) {
+            return at_ = size_t(difference_type(at_) + n), *this;
+        }
+        const_iterator& operator-=(difference_type n) { return *this += -n; }
+        friend const_iterator operator+(const_iterator it, difference_type n) { return it += n; }
+        friend const_iterator operator+(difference_type n, const_iterator it) { return it += n; }
+        friend const_iterator operator-(const_iterator it, difference_type n) { return it -= n; }
+        friend difference_type operator-(const const_iterator& a, const const_iterator& b) {
+            return difference_type(a.at_) - difference_type(b.at_);
+        }
+        friend bool operator==(const const_iterator& a, const const_iterator& b) { return a.at_ == b.at_; }
+        friend auto operator<=>(const const_iterator& a, const const_iterator& b) { return a.at_ <=> b.at_; }
+
+    private:
+        const GraphList* list_ = nullptr;
+        size_t at_ = 0;
+    };
+    using value_type = GraphEntry;
+    using iterator = const_iterator;
+
+    GraphList() = default;
+    GraphList(std::initializer_list<GraphEntry> entries);
+
+    size_t size() const { return size_; }
+    bool empty() const { return size_ == 0; }
+    GraphEntry operator[](size_t position) const;
+    GraphEntry front() const { return (*this)[0]; }
+    GraphEntry back() const { return (*this)[size() - 1]; }
+    const_iterator begin() const { return {this, 0}; }
+    const_iterator end() const { return {this, size()}; }
+
+    // The fields read for every graph of a big log (a listing, a search), without building the entry.
+    std::string_view kind(size_t position) const { return texts_[row(position).kind]; }
+    std::string_view compileId(size_t position) const;
+    int32_t rank(size_t position) const { return row(position).rank; }
+    uint32_t entryIndex(size_t position) const { return row(position).index; } // GraphEntry::index
+    std::string_view file(size_t position) const { return texts_[row(position).file]; }
+
+    void push_back(const GraphEntry& entry);
+    void set(size_t position, const GraphEntry& entry); // entry `position` becomes `entry`
+    // Entries [from, size()) of a part of a log, placed after the part's first `lineBase` lines: their lines
+    // move down as much and they are numbered from `firstIndex`.
+    void shiftRows(size_t from, uint32_t lineBase, uint32_t firstIndex);
+    // Appends entries [from, to) of `other`.
+    void append(const GraphList& other, size_t from = 0, size_t to = SIZE_MAX);
+    // Appends all of `other`, freeing its rows as they are copied (a part of a log joining the whole).
+    void append(GraphList&& other);
+    GraphList slice(size_t from, size_t to) const;
+    void clear() { *this = GraphList(); }
+    // Bytes held (the rows, their texts and what is kept aside), for benchmarks.
+    size_t heldBytes() const;
+
+private:
+    struct Row {
+        uint64_t payloadOffset = 0;
+        uint64_t payloadBytes = 0;
+        std::array<uint8_t, 16> digest{};
+        uint32_t index = 0;
+        uint32_t line = 0;
+        uint32_t payloadLine = 0;
+        uint32_t payloadColumn = 0;
+        uint32_t nodes = 0; // a graph of 4 billion nodes is never parsed
+        int32_t rank = -1;
+        uint32_t compileIdAt = 0; // bytes [compileIdAt, compileIdAt + compileIdSize) of compileIds_
+        uint32_t aside = 0;       // 1 + position in aside_; 0 when nothing is kept aside
+        uint32_t kind = 0;        // positions in texts_
+        uint32_t heading = 0;
+        uint32_t file = 0;
+        uint8_t compileIdSize = 0;
+        bool hasDigest = false;
+    };
+    // What most graphs of a log leave empty.
+    struct Aside {
+        std::string payload;
+        std::string error;
+        std::optional<std::vector<int64_t>> staticInputIndices;
+        std::string compileId; // one longer than 255 bytes (a hostile log's)
+    };
+    // Rows in blocks: a list that grows never copies its rows nor holds twice their room.
+    static constexpr size_t kBlockRows = 4096;
+    const Row& row(size_t position) const { return blocks_[position / kBlockRows][position % kBlockRows]; }
+    Row& row(size_t position) { return blocks_[position / kBlockRows][position % kBlockRows]; }
+    void pushRow(const Row& row);
+    void appendRows(const GraphList& other, size_t from, size_t to);
+    static bool needsAside(const GraphEntry& entry);
+    Row pack(const GraphEntry& entry, uint32_t aside);
+    uint32_t intern(std::string_view text);
+    uint32_t internCompileId(std::string_view id);
+
+    std::vector<std::vector<Row>> blocks_;
+    size_t size_ = 0;
+    std::vector<Aside> aside_;
+    std::vector<std::string> texts_{std::string()}; // kinds, headings, files; 0 is ""
+    std::unordered_map<std::string, uint32_t> textIds_;
+    std::string compileIds_; // graphs of one compile share their id's bytes
+};
+
+} // namespace jointscope

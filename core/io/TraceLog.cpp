@@ -238,16 +238,18 @@ struct StaticInputs {
     bool resolved = false;
 };
 
-void resolveStaticInputs(GraphList& graphs, StaticInputs& found) {
-    for (size_t i = graphs.size(); i-- > 0;)
-        if (graphs.kind(i) == "aot_joint_graph" && graphs.compileId(i) == found.compileId) {
-            if (GraphEntry joint = graphs[i]; !joint.staticInputIndices) {
-                joint.staticInputIndices = found.indices;
-                graphs.set(i, joint);
-            }
-            found.resolved = true;
-            return;
-        }
+// The newest aot_joint_graph of each compile id in a list: its position.
+using NewestJoints = std::unordered_map<std::string, size_t>;
+
+void resolveStaticInputs(GraphList& graphs, const NewestJoints& joints, StaticInputs& found) {
+    const auto joint = joints.find(found.compileId);
+    if (joint == joints.end())
+        return;
+    if (GraphEntry entry = graphs[joint->second]; !entry.staticInputIndices) {
+        entry.staticInputIndices = found.indices;
+        graphs.set(joint->second, entry);
+    }
+    found.resolved = true;
 }
 
 // What one part of a log (read on its own thread) found; lines count from the part's first line.
@@ -255,6 +257,7 @@ struct TracePartIndex {
     using SpanReader = std::function<std::string(uint64_t begin, uint64_t end)>;
     GraphIndex index;
     std::vector<StaticInputs> staticInputs;      // unresolved ones look into the parts before
+    NewestJoints joints;
     std::vector<ConfigRecordSpan> configRecords; // lines count from the file's start only once merged
     size_t records = 0;
     size_t droppedProblems = 0;
@@ -623,7 +626,7 @@ private:
             const Json& metadata = record.at(kind);
             if (kind == kArtifact && nameField(metadata) == "aot_forward_graph_fw_metadata") {
                 part_.staticInputs.push_back({entry.compileId, staticInputIndices(r.text)});
-                resolveStaticInputs(part_.index.graphs, part_.staticInputs.back());
+                resolveStaticInputs(part_.index.graphs, part_.joints, part_.staticInputs.back());
                 return;
             }
             if (kind == kArtifact && nameField(metadata) == "inductor_collective_schedule") {
@@ -662,6 +665,8 @@ private:
             entry.digest = digest;
         }
         entry.index = static_cast<uint32_t>(part_.index.graphs.size());
+        if (entry.kind == "aot_joint_graph")
+            part_.joints[entry.compileId] = entry.index;
         part_.index.graphs.push_back(entry);
     }
 
@@ -824,17 +829,20 @@ GraphIndex mergeParts(std::vector<TracePartIndex> parts, const std::string& file
     for (const TracePartIndex& part : parts)
         totalRecords += part.configRecords.size();
     merged.configRecords.reserve(totalRecords);
+    NewestJoints joints; // of the parts merged
     for (TracePartIndex& part : parts) {
         for (StaticInputs& found : part.staticInputs)
             if (!found.resolved)
-                resolveStaticInputs(merged.graphs, found);
+                resolveStaticInputs(merged.graphs, joints, found);
+        const size_t from = merged.graphs.size();
         if (&part == &parts.front()) { // its lines count from the file's start already
             merged.graphs = std::move(part.index.graphs);
         } else {
-            const size_t from = merged.graphs.size();
             merged.graphs.append(std::move(part.index.graphs));
             merged.graphs.shiftRows(from, lineBase, uint32_t(from));
         }
+        for (const auto& [compileId, position] : part.joints)
+            joints[compileId] = from + position;
         for (Diagnostic& problem : part.index.problems) {
             if (problem.loc.line)
                 problem.loc.line += lineBase;

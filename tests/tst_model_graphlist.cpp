@@ -10,6 +10,7 @@
 #include <QJsonObject>
 #include <QSignalSpy>
 
+#include <map>
 #include <set>
 
 using namespace jointscope;
@@ -204,6 +205,42 @@ private slots:
             }
         }
         QCOMPARE(seen.size(), file->graphs().size());
+    }
+
+    // The list a log's index fills in: the model shown the same list again after it grew places the new
+    // entries, those of a compile already listed under its group.
+    void sameListGrown() {
+        auto file = GraphFile::open(sharedPath("graphs/torch-trace/multi_rank_rank_1.log"));
+        JS_VERIFY_EXPECTED(file);
+        const GraphList& all = file->graphs();
+        QVERIFY(all.size() >= 10);
+        auto growing = std::make_shared<GraphList>();
+        GraphListModel model;
+        QAbstractItemModelTester tester(&model, QAbstractItemModelTester::FailureReportingMode::QtTest);
+        for (size_t from = 0; from < all.size(); from += 7) {
+            growing->append(all, from, from + 7); // a batch ends inside a compile now and then
+            model.setEntries(std::shared_ptr<const GraphList>(growing));
+        }
+        // Expected: the compile ids in order of first appearance, each with its entries in file order.
+        std::vector<std::string> order;
+        std::map<std::string, std::vector<uint32_t>> members;
+        for (const GraphEntry& e : all) {
+            if (!members.count(e.compileId))
+                order.push_back(e.compileId);
+            members[e.compileId].push_back(e.index);
+        }
+        QCOMPARE(size_t(model.rowCount()), order.size());
+        QCOMPARE(model.entryCount(), all.size());
+        for (int g = 0; g < model.rowCount(); ++g) {
+            const QModelIndex group = model.index(g, 0);
+            const std::vector<uint32_t>& expected = members[order[size_t(g)]];
+            QCOMPARE(size_t(model.rowCount(group)), expected.size());
+            for (int r = 0; r < model.rowCount(group); ++r)
+                QCOMPARE(model.index(r, 0, group).data(GraphListModel::EntryIndexRole).toUInt(),
+                         expected[size_t(r)]);
+        }
+        QCOMPARE(model.indexOfEntry(uint32_t(all.size() - 1)).data(GraphListModel::EntryIndexRole).toUInt(),
+                 uint32_t(all.size() - 1));
     }
 
     // The Graphs dock's model as files are opened one after another, then closed, under

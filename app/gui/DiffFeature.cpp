@@ -5,6 +5,7 @@
 #include "canvas/GraphScene.h"
 #include "io/RankLogs.h"
 #include "models/DiffModel.h"
+#include "models/GraphTitlesModel.h"
 
 #include <QAction>
 #include <QComboBox>
@@ -24,6 +25,10 @@
 #include <QToolButton>
 #include <QVBoxLayout>
 
+#include <map>
+#include <optional>
+#include <string_view>
+
 namespace jointscope::gui {
 namespace {
 
@@ -33,16 +38,27 @@ struct DiffResult {
     std::optional<Diagnostic> error;
 };
 
-// The first recompile (the next graph of the same kind and rank under another compile id), else the first two
-// graphs.
+// The first recompile: the first graph whose kind and rank come again under another compile id, and that next
+// graph; else the first two graphs. One pass: the first graph of a (kind, rank) is the first of any recompile
+// of it.
 std::pair<size_t, size_t> firstRecompile(const GraphFile& file) {
-    const auto& graphs = file.graphs();
-    for (size_t i = 0; i < graphs.size(); ++i)
-        for (size_t j = i + 1; j < graphs.size(); ++j)
-            if (graphs[j].kind == graphs[i].kind && graphs[j].compileId != graphs[i].compileId &&
-                graphs[j].rank == graphs[i].rank)
-                return {i, j};
-    return {0, graphs.size() > 1 ? 1 : 0};
+    const GraphList& graphs = file.graphs();
+    struct Seen {
+        size_t first = 0;
+        std::optional<size_t> again; // the first graph after `first` under another compile id
+    };
+    std::map<std::pair<std::string_view, int32_t>, Seen> seen;
+    std::optional<std::pair<size_t, size_t>> best;
+    for (size_t i = 0; i < graphs.size(); ++i) {
+        auto [it, added] = seen.try_emplace({graphs.kind(i), graphs.rank(i)}, Seen{i, std::nullopt});
+        Seen& s = it->second;
+        if (added || s.again || graphs.compileId(i) == graphs.compileId(s.first))
+            continue;
+        s.again = i;
+        if (!best || s.first < best->first)
+            best = std::pair{s.first, i};
+    }
+    return best ? *best : std::pair<size_t, size_t>{0, graphs.size() > 1 ? 1 : 0};
 }
 
 // The first graph that differs across ranks, when there is one in both groups.
@@ -92,6 +108,10 @@ void DiffFeature::createDock() {
     auto* form = new QFormLayout;
     pickA_ = new QComboBox(body);
     pickB_ = new QComboBox(body);
+    titlesA_ = new views::GraphTitlesModel(this);
+    titlesB_ = new views::GraphTitlesModel(this);
+    pickA_->setModel(titlesA_);
+    pickB_->setModel(titlesB_);
     for (QComboBox* pick : {pickA_, pickB_})
         pick->setSizeAdjustPolicy(QComboBox::AdjustToMinimumContentsLengthWithIcon);
     form->addRow(tr("A"), pickA_);
@@ -170,15 +190,15 @@ void DiffFeature::setFile(const std::shared_ptr<const GraphFile>& file) {
     shownSide_.reset();
     shownRoot_ = nullptr;
     applyOverlay();
-    pickA_->clear();
-    pickB_->clear();
+    titlesA_->setEntries(nullptr);
+    titlesB_->setEntries(nullptr);
     divergence_->clear();
     divergence_->setVisible(file_ && file_->ranks().size() > 1);
     summary_->setText(tr("Pick two graphs and Compare."));
     if (!file_)
         return;
-    fillPicker(pickA_, *file_, QString());
-    fillPicker(pickB_, *file_, QString());
+    fillPicker(pickA_, file_, QString());
+    fillPicker(pickB_, file_, QString());
     const auto [a, b] = firstRecompile(*file_);
     pick(a, b);
     if (file_->ranks().size() < 2)
@@ -202,10 +222,11 @@ void DiffFeature::setFile(const std::shared_ptr<const GraphFile>& file) {
                  });
 }
 
-void DiffFeature::fillPicker(QComboBox* pick, const GraphFile& file, const QString& prefix) {
-    pick->clear();
-    for (const GraphEntry& e : file.graphs())
-        pick->addItem(prefix + QStringLiteral("%1: %2").arg(e.index).arg(QString::fromStdString(e.title())));
+void DiffFeature::fillPicker(QComboBox* pick, const std::shared_ptr<const GraphFile>& file,
+                             const QString& prefix) {
+    auto* titles = pick == pickA_ ? titlesA_ : titlesB_;
+    titles->setEntries(std::shared_ptr<const GraphList>(file, &file->graphs()), prefix);
+    pick->setCurrentIndex(file->graphs().empty() ? -1 : 0);
 }
 
 bool DiffFeature::setFileB(const QString& path) {
@@ -222,16 +243,18 @@ bool DiffFeature::setFileB(const QString& path) {
     }
     fileB_ = std::move(other);
     const GraphFile& b = fileB_ ? *fileB_ : *file_;
-    fillPicker(pickB_, b, fileB_ ? fileBName() + QStringLiteral(" · ") : QString());
+    fillPicker(pickB_, fileB_ ? fileB_ : file_, fileB_ ? fileBName() + QStringLiteral(" · ") : QString());
     // B preset to the graph of A's kind (the joint graph against the joint graph), else the first.
     const int a = pickA_->currentIndex();
     int preset = 0;
-    if (fileB_ && a >= 0 && size_t(a) < file_->graphs().size())
-        for (const GraphEntry& e : b.graphs())
-            if (e.kind == file_->graphs()[size_t(a)].kind) {
-                preset = int(e.index);
+    if (fileB_ && a >= 0 && size_t(a) < file_->graphs().size()) {
+        const std::string_view kindA = file_->graphs().kind(size_t(a));
+        for (size_t i = 0; i < b.graphs().size(); ++i)
+            if (b.graphs().kind(i) == kindA) {
+                preset = int(b.graphs().entryIndex(i));
                 break;
             }
+    }
     pickB_->setCurrentIndex(fileB_ ? preset : int(firstRecompile(b).second));
     ctx_.log(fileB_ ? tr("Graph B from %1 (%2 graphs)").arg(path).arg(b.graphs().size())
                     : tr("Graph B from the open file"));

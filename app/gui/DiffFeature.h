@@ -27,6 +27,7 @@ class QTableView;
 
 namespace jointscope::views {
 class DiffModel;
+class GraphTitlesModel;
 }
 
 namespace jointscope::gui {
@@ -75,7 +76,7 @@ public:
 
 private:
     void createDock();
-    void fillPicker(QComboBox* pick, const GraphFile& file, const QString& prefix);
+    void fillPicker(QComboBox* pick, const std::shared_ptr<const GraphFile>& file, const QString& prefix);
     void showSide(bool sideB, std::function<void()> then);
 
     FeatureContext ctx_;
@@ -92,6 +93,8 @@ private:
     const Graph* shownRoot_ = nullptr; // compared, never dereferenced
 
     views::DiffModel* model_ = nullptr;
+    views::GraphTitlesModel* titlesA_ = nullptr; // what pickA_ and pickB_ list
+    views::GraphTitlesModel* titlesB_ = nullptr;
     QDockWidget* dock_ = nullptr;
     QComboBox* pickA_ = nullptr;
     QComboBox* pickB_ = nullptr;

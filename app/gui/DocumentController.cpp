@@ -13,6 +13,11 @@
 #include <QTreeView>
 
 namespace jointscope::gui {
+namespace {
+
+constexpr size_t kExpandAllGraphs = 5000; // more and the Graphs dock opens with its compiles collapsed
+
+} // namespace
 
 DocumentController::DocumentController(const FeatureContext& context, ReadingIndicator* reading,
                                        QObject* parent)
@@ -92,7 +97,10 @@ void DocumentController::onOpened(quint64 ticket, std::shared_ptr<views::OpenedF
     listModel_->setEntries(shownGraphs());
     pickedEntry_.reset();
     emit fileOpened(file_, path_);
-    list_->expandAll();
+    // Every compile's graphs shown, unless there are so many that laying out the expanded tree would stall
+    // the window (a 10 GB log: 225 thousand rows, 9 s); then only the shown graph's compile (showParsed).
+    if (file_->graphs().size() <= kExpandAllGraphs)
+        list_->expandAll();
     // The list only helps for multi-graph files (TORCH_TRACE logs, pastes).
     dock_->setVisible(file_->graphs().size() > 1);
     if (file_->graphs().empty()) {
@@ -188,8 +196,10 @@ void DocumentController::showParsed(size_t index, Graph graph, std::optional<Com
     auto root = std::make_shared<const Graph>(std::move(graph));
     listModel_->setLoaded(uint32_t(index), root->size()); // a log's index has no count before
     const QModelIndex row = listModel_->indexOfEntry(uint32_t(index));
-    if (row.isValid())
+    if (row.isValid()) {
         list_->setCurrentIndex(row);
+        list_->scrollTo(row); // expands its compile when the list is collapsed
+    }
     ctx_.log(tr("Loaded graph %1: %2 nodes").arg(index).arg(root->size()));
     emit graphParsed(ShownGraph{root, path_, index, file_->graphs().size(), std::move(logged)});
 }

@@ -19,26 +19,31 @@ void GraphListModel::setEntries(GraphList entries) {
 
 void GraphListModel::setEntries(std::shared_ptr<const GraphList> entries) {
     beginResetModel();
-    if (entries != entries_)
-        loaded_.clear();
-    entries_ = entries ? std::move(entries) : std::make_shared<const GraphList>();
+    // The same list again, grown (a log's list filling in while it is indexed): only its new entries are
+    // placed, so that refreshing a list of 200k graphs four times a second stays cheap.
+    const bool grown = entries && entries == entries_ && entries->size() >= placement_.size();
+    if (!grown) {
+        if (entries != entries_)
+            loaded_.clear();
+        entries_ = entries ? std::move(entries) : std::make_shared<const GraphList>();
+        ranked_ = false;
+        groups_.clear();
+        groupOf_.clear();
+        placement_.clear();
+    }
     const GraphList& list = *entries_;
-    ranked_ = false;
-    groups_.clear();
-    placement_.assign(list.size(), {-1, -1});
+    placement_.reserve(list.size());
     // Groups in order of first appearance in the file.
-    std::map<std::string, int, std::less<>> groupOf;
-    for (size_t i = 0; i < list.size(); ++i) {
+    for (size_t i = placement_.size(); i < list.size(); ++i) {
         ranked_ = ranked_ || list.rank(i) >= 0;
         const std::string_view id = list.compileId(i);
-        auto it = groupOf.find(id);
-        const bool inserted = it == groupOf.end();
-        if (inserted)
-            it = groupOf.emplace(std::string(id), int(groups_.size())).first;
-        if (inserted)
+        auto it = groupOf_.find(id);
+        if (it == groupOf_.end()) {
+            it = groupOf_.emplace(std::string(id), int(groups_.size())).first;
             groups_.push_back({QString::fromUtf8(id.data(), qsizetype(id.size())), {}});
+        }
         Group& group = groups_[it->second];
-        placement_[i] = {it->second, int(group.entries.size())};
+        placement_.push_back({it->second, int(group.entries.size())});
         group.entries.push_back(i);
     }
     endResetModel();

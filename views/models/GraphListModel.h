@@ -8,6 +8,7 @@
 #include <QAbstractItemModel>
 
 #include <cstdint>
+#include <map>
 #include <memory>
 #include <string>
 #include <unordered_map>
@@ -69,6 +70,7 @@ private:
     std::unordered_map<size_t, Loaded> loaded_; // position -> what loading found
     bool ranked_ = false;
     std::vector<Group> groups_;
+    std::map<std::string, int, std::less<>> groupOf_; // compile id -> group
     std::vector<std::pair<int, int>> placement_; // entry position -> (group, row)
 };
 

@@ -155,6 +155,29 @@ private slots:
         QCOMPARE(first.slice(8990, 100000).size(), size_t(11));
     }
 
+    // A folder of per-rank logs: each rank's list joins the folder's, its entries tagged with their log.
+    void ranksJoinAFolder() {
+        const std::vector<GraphEntry> rank0 = sampleEntries(5000), rank1 = sampleEntries(300);
+        GraphList folder, a, b;
+        for (const GraphEntry& e : rank0)
+            a.push_back(e);
+        for (const GraphEntry& e : rank1)
+            b.push_back(e);
+        folder.append(std::move(a));
+        folder.setOrigin(0, 0, "/logs/rank_0.log");
+        folder.append(std::move(b));
+        folder.shiftRows(5000, 0, 5000);
+        folder.setOrigin(5000, 1, "/logs/rank_1.log");
+        std::vector<GraphEntry> expected = rank0;
+        expected.insert(expected.end(), rank1.begin(), rank1.end());
+        for (size_t i = 0; i < expected.size(); ++i) {
+            expected[i].rank = i < 5000 ? 0 : 1;
+            expected[i].file = i < 5000 ? "/logs/rank_0.log" : "/logs/rank_1.log";
+            expected[i].index = uint32_t(i);
+        }
+        JS_COMPARE_ALL(folder, expected);
+    }
+
     void setReplacesOneEntry() {
         std::vector<GraphEntry> expected = sampleEntries(100);
         GraphList list;

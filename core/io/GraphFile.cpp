@@ -466,12 +466,10 @@ Expected<GraphFile> GraphFile::openFolder(const std::string& path, const OpenOpt
     std::stable_sort(ranked.begin(), ranked.end(),
                      [](const auto& x, const auto& y) { return x.first.rank < y.first.rank; });
     for (auto& [log, file] : ranked) {
-        for (GraphEntry entry : file.graphs_) {
-            entry.rank = log.rank;
-            entry.file = log.file;
-            entry.index = static_cast<uint32_t>(folder.graphs_.size());
-            folder.graphs_.push_back(std::move(entry));
-        }
+        const size_t from = folder.graphs_.size();
+        folder.graphs_.append(std::move(file.graphs_)); // each rank's list freed as it joins
+        folder.graphs_.shiftRows(from, 0, static_cast<uint32_t>(from));
+        folder.graphs_.setOrigin(from, log.rank, log.file);
         for (CollectiveSchedule schedule : file.collectives_) {
             schedule.rank = log.rank;
             folder.collectives_.push_back(std::move(schedule));

@@ -173,6 +173,14 @@ void GraphList::shiftRows(size_t from, uint32_t lineBase, uint32_t firstIndex) {
     }
 }
 
+void GraphList::setOrigin(size_t from, int32_t rank, std::string_view file) {
+    const uint32_t fileId = intern(file);
+    for (size_t i = from; i < size_; ++i) {
+        row(i).rank = rank;
+        row(i).file = fileId;
+    }
+}
+
 GraphList GraphList::slice(size_t from, size_t to) const {
     GraphList out;
     out.append(*this, from, to);

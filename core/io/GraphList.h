@@ -76,6 +76,8 @@ public:
     // Entries [from, size()) of a part of a log, placed after the part's first `lineBase` lines: their lines
     // move down as much and they are numbered from `firstIndex`.
     void shiftRows(size_t from, uint32_t lineBase, uint32_t firstIndex);
+    // Entries [from, size()) came from the log of rank `rank` in a folder of per-rank logs, file `file`.
+    void setOrigin(size_t from, int32_t rank, std::string_view file);
     // Appends entries [from, to) of `other`.
     void append(const GraphList& other, size_t from = 0, size_t to = SIZE_MAX);
     // Appends all of `other`, freeing its rows as they are copied (a part of a log joining the whole).

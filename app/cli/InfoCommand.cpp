@@ -10,6 +10,7 @@
 #include <algorithm>
 #include <atomic>
 #include <cstdio>
+#include <functional>
 #include <thread>
 
 namespace jointscope::cli {
@@ -34,38 +35,43 @@ Json statsJson(const Graph& graph) {
     return j;
 }
 
-std::string cellText(const Json& j) {
-    return j.is_string() ? j.get<std::string>() : j.dump();
+// One cell of a table: its text, numbers right-aligned.
+struct Cell {
+    std::string text;
+    bool right = false;
+};
+Cell numberCell(uint64_t v) {
+    return {std::to_string(v), true};
 }
 
-// Columns padded to their widest cell; numbers right-aligned.
-void printTable(const std::vector<std::string>& header, const std::vector<std::vector<Json>>& rows) {
+// Columns padded to their widest cell. The rows are made twice (widths, then lines) instead of held: a 10 GB
+// log lists 225 thousand graphs.
+void printTable(const std::vector<std::string>& header, size_t rowCount,
+                const std::function<std::vector<Cell>(size_t)>& rowAt) {
     std::vector<size_t> width(header.size());
-    for (size_t c = 0; c < header.size(); ++c) {
+    for (size_t c = 0; c < header.size(); ++c)
         width[c] = header[c].size();
-        for (const auto& row : rows)
-            width[c] = std::max(width[c], cellText(row[c]).size());
+    for (size_t r = 0; r < rowCount; ++r) {
+        const std::vector<Cell> row = rowAt(r);
+        for (size_t c = 0; c < row.size(); ++c)
+            width[c] = std::max(width[c], row[c].text.size());
     }
-    auto print = [&](const std::vector<std::string>& cells, const std::vector<bool>& right) {
+    auto print = [&](const std::vector<Cell>& cells) {
         std::string line;
         for (size_t c = 0; c < cells.size(); ++c) {
-            const std::string pad(width[c] - cells[c].size(), ' ');
-            line += right[c] ? pad + cells[c] : cells[c] + (c + 1 < cells.size() ? pad : "");
+            const std::string pad(width[c] - cells[c].text.size(), ' ');
+            line += cells[c].right ? pad + cells[c].text : cells[c].text + (c + 1 < cells.size() ? pad : "");
             if (c + 1 < cells.size())
                 line += "  ";
         }
         std::printf("%s\n", line.c_str());
     };
-    print(header, std::vector<bool>(header.size(), false));
-    for (const auto& row : rows) {
-        std::vector<std::string> cells;
-        std::vector<bool> right;
-        for (const Json& cell : row) {
-            cells.push_back(cellText(cell));
-            right.push_back(cell.is_number());
-        }
-        print(cells, right);
-    }
+    std::vector<Cell> headerCells;
+    for (const std::string& title : header)
+        headerCells.push_back({title});
+    print(headerCells);
+    for (size_t r = 0; r < rowCount; ++r)
+        print(rowAt(r));
 }
 
 // --layers: the layer split the GUI groups by (graph/Layers), one entry per segment in execution order.
@@ -151,65 +157,74 @@ std::vector<std::pair<uint64_t, std::string>> countNodes(const GraphFile& file) 
 }
 
 // The graphs as the index lists them: a log's graphs are parsed only for --nodes (a pasted log's were
-// counted when it was read).
+// counted when it was read). Printed row by row, never held as a document.
 int printGraphList(const GraphFile& file, bool asJson, bool parse) {
-    Json graphs = Json::array();
-    Json problems = Json::array();
+    const GraphList& graphs = file.graphs();
+    std::vector<std::string> problems;
     for (const Diagnostic& d : file.problems())
         problems.push_back(d.format());
     const bool counted = parse || file.format() != FileFormat::TraceLog;
     const auto counts = counted ? countNodes(file) : std::vector<std::pair<uint64_t, std::string>>{};
-    for (size_t i = 0; i < file.graphs().size(); ++i) {
-        const GraphEntry& entry = file.graphs()[i];
-        Json row{{"index", i}, {"kind", entry.kind}, {"compile_id", entry.compileId}, {"line", entry.line}};
-        if (entry.rank >= 0)
-            row["rank"] = entry.rank;
-        if (counted) {
-            const auto& [nodes, error] = counts[i];
-            row["nodes"] = nodes;
-            if (!error.empty()) {
-                row["error"] = error;
-                if (!entry.failed()) // a failed graph's located message is already among the problems
-                    problems.push_back(error);
-            }
-        }
-        graphs.push_back(std::move(row));
-    }
+    if (counted)
+        for (size_t i = 0; i < graphs.size(); ++i) // a failed graph's located message is among the problems
+            if (const std::string& error = counts[i].second; !error.empty() && !graphs[i].failed())
+                problems.push_back(error);
+    const bool ranked = !file.ranks().empty();
     if (asJson) {
-        Json out = Json::object();
-        out["graphs"] = std::move(graphs);
-        if (!file.ranks().empty())
-            out["ranks"] = rankDivergenceJson(summarizeRanks(file));
+        std::printf("{\n  \"graphs\": [");
+        for (size_t i = 0; i < graphs.size(); ++i) {
+            const GraphEntry entry = graphs[i];
+            Json row{
+                {"index", i}, {"kind", entry.kind}, {"compile_id", entry.compileId}, {"line", entry.line}};
+            if (entry.rank >= 0)
+                row["rank"] = entry.rank;
+            if (counted) {
+                row["nodes"] = counts[i].first;
+                if (!counts[i].second.empty())
+                    row["error"] = counts[i].second;
+            }
+            // As the whole document's dump(2) would place it: two levels in.
+            std::string text = row.dump(2);
+            std::string indented = "\n    ";
+            for (const char c : text)
+                indented += c == '\n' ? std::string("\n    ") : std::string(1, c);
+            std::printf("%s%s", i ? "," : "", indented.c_str());
+        }
+        std::printf(graphs.empty() ? "]" : "\n  ]");
+        Json rest = Json::object();
+        if (ranked)
+            rest["ranks"] = rankDivergenceJson(summarizeRanks(file));
         if (!problems.empty())
-            out["problems"] = std::move(problems);
-        std::printf("%s\n", out.dump(2).c_str());
+            rest["problems"] = problems;
+        std::printf("%s\n", rest.empty() ? "\n}" : (",\n" + rest.dump(2).substr(2)).c_str());
         return kExitOk;
     }
-    std::printf("%s: %zu graphs (%.*s)\n", file.fileName().c_str(), file.graphs().size(),
+    std::printf("%s: %zu graphs (%.*s)\n", file.fileName().c_str(), graphs.size(),
                 int(formatName(file.format()).size()), formatName(file.format()).data());
-    const bool ranked = !file.ranks().empty();
-    std::vector<std::vector<Json>> rows;
-    for (const Json& g : graphs) {
-        rows.push_back({g["index"], g["compile_id"].get<std::string>().empty() ? Json("-") : g["compile_id"],
-                        g["kind"], g["line"]});
-        if (counted)
-            rows.back().push_back(g.contains("error") ? Json("failed") : g["nodes"]);
-        if (ranked)
-            rows.back().insert(rows.back().begin() + 1, g.value("rank", Json(-1)));
-    }
     std::vector<std::string> header{"index", "compile_id", "kind", "line"};
     if (counted)
         header.push_back("nodes");
     if (ranked)
         header.insert(header.begin() + 1, "rank");
-    printTable(header, rows);
+    printTable(header, graphs.size(), [&](size_t i) {
+        const GraphEntry entry = graphs[i];
+        std::vector<Cell> row{numberCell(i),
+                              {entry.compileId.empty() ? "-" : entry.compileId},
+                              {entry.kind},
+                              numberCell(entry.line)};
+        if (counted)
+            row.push_back(counts[i].second.empty() ? numberCell(counts[i].first) : Cell{"failed"});
+        if (ranked)
+            row.insert(row.begin() + 1, Cell{std::to_string(entry.rank), true});
+        return row;
+    });
     if (ranked) {
         std::printf("\n");
         for (const std::string& line : summarizeRanks(file).lines())
             std::printf("%s\n", line.c_str());
     }
-    for (const Json& p : problems)
-        std::fprintf(stderr, "%s\n", p.get<std::string>().c_str());
+    for (const std::string& p : problems)
+        std::fprintf(stderr, "%s\n", p.c_str());
     return kExitOk;
 }
 

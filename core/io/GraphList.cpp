@@ -43,18 +43,25 @@ GraphEntry GraphList::operator[](size_t position) const {
     return entry;
 }
 
-bool GraphList::needsAside(const GraphEntry& entry) {
+bool GraphList::rowHoldsCompileId(std::string_view id) const {
+    return id.size() <= std::numeric_limits<uint8_t>::max() &&
+           compileIds_.size() + id.size() <= std::numeric_limits<uint32_t>::max();
+}
+
+bool GraphList::needsAside(const GraphEntry& entry) const {
     return !entry.payload.empty() || !entry.error.empty() || entry.staticInputIndices ||
-           entry.compileId.size() > std::numeric_limits<uint8_t>::max();
+           !rowHoldsCompileId(entry.compileId);
 }
 
 uint32_t GraphList::intern(std::string_view text) {
     if (text.empty())
         return 0;
-    auto [it, added] = textIds_.try_emplace(std::string(text), uint32_t(texts_.size()));
-    if (added)
-        texts_.emplace_back(text);
-    return it->second;
+    if (const auto it = textIds_.find(text); it != textIds_.end())
+        return it->second;
+    const uint32_t id = uint32_t(texts_.size());
+    texts_.emplace_back(text);
+    textIds_.emplace(std::string(text), id);
+    return id;
 }
 
 uint32_t GraphList::internCompileId(std::string_view id) {
@@ -87,7 +94,7 @@ GraphList::Row GraphList::pack(const GraphEntry& entry, uint32_t aside) {
     row.heading = intern(entry.heading);
     row.file = intern(entry.file);
     row.aside = aside;
-    if (entry.compileId.size() <= std::numeric_limits<uint8_t>::max()) {
+    if (rowHoldsCompileId(entry.compileId)) {
         row.compileIdAt = internCompileId(entry.compileId);
         row.compileIdSize = uint8_t(entry.compileId.size());
     }
@@ -149,6 +156,10 @@ void GraphList::appendRows(const GraphList& other, size_t from, size_t to) {
         return textIds[id];
     };
     for (size_t i = from; i < to; ++i) {
+        if (!rowHoldsCompileId(other.compileId(i))) {
+            push_back(other[i]);
+            continue;
+        }
         Row row = other.row(i);
         row.kind = remap(row.kind);
         row.heading = remap(row.heading);

@@ -6,6 +6,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <functional>
 #include <iterator>
 #include <string>
 #include <string_view>
@@ -119,7 +120,8 @@ private:
     Row& row(size_t position) { return blocks_[position / kBlockRows][position % kBlockRows]; }
     void pushRow(const Row& row);
     void appendRows(const GraphList& other, size_t from, size_t to);
-    static bool needsAside(const GraphEntry& entry);
+    bool rowHoldsCompileId(std::string_view id) const; // else it is kept aside
+    bool needsAside(const GraphEntry& entry) const;
     Row pack(const GraphEntry& entry, uint32_t aside);
     uint32_t intern(std::string_view text);
     uint32_t internCompileId(std::string_view id);
@@ -128,7 +130,11 @@ private:
     size_t size_ = 0;
     std::vector<Aside> aside_;
     std::vector<std::string> texts_{std::string()}; // kinds, headings, files; 0 is ""
-    std::unordered_map<std::string, uint32_t> textIds_;
+    struct TextHash {
+        using is_transparent = void;
+        size_t operator()(std::string_view text) const { return std::hash<std::string_view>()(text); }
+    };
+    std::unordered_map<std::string, uint32_t, TextHash, std::equal_to<>> textIds_;
     std::string compileIds_; // graphs of one compile share their id's bytes
 };
 

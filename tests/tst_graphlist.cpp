@@ -91,6 +91,13 @@ void compareEntries(const GraphEntry& a, const GraphEntry& b) {
 
 class TestGraphList : public QObject {
     Q_OBJECT
+
+    static void residentBlocks() {
+        QTest::addColumn<int>("resident");
+        QTest::newRow("in memory") << 64;
+        QTest::newRow("on disk") << 1;
+    }
+
 private slots:
     void everyFieldComesBackAcrossBlocks() {
         const std::vector<GraphEntry> expected = sampleEntries(10000); // three blocks of rows
@@ -124,11 +131,17 @@ private slots:
         QCOMPARE(seen, expected.size());
     }
 
+    // The tests that edit a list run with its rows in memory and with all but the last block on the disk.
+    void partsJoinAsOneList_data() { residentBlocks(); }
+    void ranksJoinAFolder_data() { residentBlocks(); }
+    void setReplacesOneEntry_data() { residentBlocks(); }
+
     // A log read in parts: each part's list joins the whole, moved or copied, lines and indices shifted.
     void partsJoinAsOneList() {
+        QFETCH(int, resident);
         std::vector<GraphEntry> expected = sampleEntries(9001);
         const size_t split = 4100, lineBase = 40000;
-        GraphList first, second;
+        GraphList first(resident), second(resident);
         for (size_t i = 0; i < expected.size(); ++i) {
             GraphEntry local = expected[i];
             if (i >= split) { // as the second part saw it: its own lines and indices
@@ -147,6 +160,7 @@ private slots:
         QVERIFY(second.empty());
         first.shiftRows(split, uint32_t(lineBase), uint32_t(split));
         JS_COMPARE_ALL(first, expected);
+        QCOMPARE(first.spilledRows() > 0, resident == 1);
 
         const GraphList middle = first.slice(4000, 8200);
         const std::vector<GraphEntry> expectedMiddle(expected.begin() + 4000, expected.begin() + 8200);
@@ -157,8 +171,9 @@ private slots:
 
     // A folder of per-rank logs: each rank's list joins the folder's, its entries tagged with their log.
     void ranksJoinAFolder() {
-        const std::vector<GraphEntry> rank0 = sampleEntries(5000), rank1 = sampleEntries(300);
-        GraphList folder, a, b;
+        QFETCH(int, resident);
+        const std::vector<GraphEntry> rank0 = sampleEntries(9000), rank1 = sampleEntries(300);
+        GraphList folder(resident), a(resident), b(resident);
         for (const GraphEntry& e : rank0)
             a.push_back(e);
         for (const GraphEntry& e : rank1)
@@ -166,23 +181,25 @@ private slots:
         folder.append(std::move(a));
         folder.setOrigin(0, 0, "/logs/rank_0.log");
         folder.append(std::move(b));
-        folder.shiftRows(5000, 0, 5000);
-        folder.setOrigin(5000, 1, "/logs/rank_1.log");
+        folder.shiftRows(9000, 0, 9000);
+        folder.setOrigin(9000, 1, "/logs/rank_1.log");
         std::vector<GraphEntry> expected = rank0;
         expected.insert(expected.end(), rank1.begin(), rank1.end());
         for (size_t i = 0; i < expected.size(); ++i) {
-            expected[i].rank = i < 5000 ? 0 : 1;
-            expected[i].file = i < 5000 ? "/logs/rank_0.log" : "/logs/rank_1.log";
+            expected[i].rank = i < 9000 ? 0 : 1;
+            expected[i].file = i < 9000 ? "/logs/rank_0.log" : "/logs/rank_1.log";
             expected[i].index = uint32_t(i);
         }
         JS_COMPARE_ALL(folder, expected);
     }
 
     void setReplacesOneEntry() {
-        std::vector<GraphEntry> expected = sampleEntries(100);
-        GraphList list;
+        QFETCH(int, resident);
+        std::vector<GraphEntry> expected = sampleEntries(9000); // the entries set lie in the first block
+        GraphList list(resident);
         for (const GraphEntry& e : expected)
             list.push_back(e);
+        QCOMPARE(list.spilledRows() > 0, resident == 1);
         expected[1].error = "log.txt:12:3: error: unknown op"; // nothing kept aside before
         expected[1].nodes = 0;
         expected[23].payload.clear(); // kept aside before

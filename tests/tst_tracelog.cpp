@@ -13,6 +13,7 @@
 #include <algorithm>
 #include <map>
 #include <optional>
+#include <sstream>
 
 #include <random>
 #include <regex>
@@ -440,6 +441,58 @@ private slots:
         const auto lines = splitLines(text);
         QCOMPARE(lines[g.payloadLine - 1].substr(g.payloadColumn),
                  std::string("class GraphModule(torch.nn.Module):"));
+    }
+
+    // A joint graph takes the static input indices of the aot_forward_graph_fw_metadata artifact that follows
+    // it, also when the log is read in parts and a part boundary falls between the two. This log compiles
+    // frame 0 twice (a reset in between: both compiles are "0/0"), so each artifact belongs to the newest
+    // joint graph before it. Expected: the artifacts' text, read here.
+    void staticInputsResolveAcrossParts() {
+        const std::string path =
+            sourcePath("tests/data/torch2/embedding_max_norm_budget0_aot_eager_trace.log");
+        const std::string text = readFile(path);
+        std::vector<size_t> joints, artifacts; // byte offsets of their header lines
+        std::vector<std::vector<int64_t>> written;
+        for (size_t at = 0; at < text.size();) {
+            const size_t end = std::min(text.find('\n', at), text.size());
+            const std::string_view line(text.data() + at, end - at);
+            if (line.find("{\"aot_joint_graph\"") != std::string_view::npos)
+                joints.push_back(at);
+            if (line.find("aot_forward_graph_fw_metadata") != std::string_view::npos)
+                artifacts.push_back(at);
+            if (const size_t key = line.find("static_input_indices=["); key != std::string_view::npos) {
+                std::vector<int64_t> indices;
+                std::string list(line.substr(key + 22, line.find(']', key) - key - 22));
+                std::replace(list.begin(), list.end(), ',', ' ');
+                std::istringstream in(list);
+                for (int64_t i; in >> i;)
+                    indices.push_back(i);
+                written.push_back(indices);
+            }
+            at = end + 1;
+        }
+        QCOMPARE(joints.size(), size_t(2));
+        QCOMPARE(artifacts.size(), size_t(2));
+        QCOMPARE(written, (std::vector<std::vector<int64_t>>{{0, 2, 3}, {0, 1, 3, 4}}));
+        for (unsigned threads : {1u, 2u, 5u, 32u}) {
+            TraceIndexOptions options;
+            options.threads = threads;
+            options.bytesPerThread = 1 << 10;
+            // Parts start at the first record on or after each even share of the file: with 32, one starts
+            // between each joint graph and its artifact.
+            if (threads == 32)
+                for (size_t k = 0; k < 2; ++k)
+                    QVERIFY(artifacts[k] - joints[k] > text.size() / threads + 1);
+            Expected<GraphIndex> index = indexTraceLogFile(path, options);
+            JS_VERIFY_EXPECTED(index);
+            std::vector<std::optional<std::vector<int64_t>>> found;
+            for (const GraphEntry& e : index->graphs)
+                if (e.kind == "aot_joint_graph")
+                    found.push_back(e.staticInputIndices);
+            QCOMPARE(found.size(), size_t(2));
+            QCOMPARE(found[0], std::optional(written[0]));
+            QCOMPARE(found[1], std::optional(written[1]));
+        }
     }
 
     void fileIndexInPartsEqualsTheIndexInMemory_data() {

@@ -283,8 +283,7 @@ std::vector<CompileConfig> scanCompileConfigs(std::string_view text) {
     return std::move(scanner).finish();
 }
 
-std::vector<CompileConfig> scanCompileConfigRecords(const std::vector<ConfigRecordSpan>& records,
-                                                    const SpanReader& read) {
+std::vector<CompileConfig> scanCompileConfigRecords(const ConfigRecords& records, const SpanReader& read) {
     ConfigScanner scanner;
     for (const ConfigRecordSpan& record : records) {
         const std::string bytes = read(record.begin, record.end);
@@ -306,12 +305,12 @@ uint64_t compileKeyOf(std::string_view compileId) {
     return key ? key : 1;
 }
 
-std::optional<CompileConfig> compileConfigFromRecords(const std::vector<ConfigRecordSpan>& records,
+std::optional<CompileConfig> compileConfigFromRecords(const ConfigRecords& records,
                                                       std::string_view compileId, uint32_t line,
                                                       const SpanReader& read) {
     // The scan keeps each compile's records apart; only the torch version is shared, from records of none.
     const uint64_t key = compileKeyOf(compileId);
-    std::vector<ConfigRecordSpan> own;
+    ConfigRecords own;
     for (const ConfigRecordSpan& record : records)
         if (record.compileKey == key || record.compileKey == 0)
             own.push_back(record);

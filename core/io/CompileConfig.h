@@ -4,6 +4,7 @@
 #pragma once
 
 #include "graph/Graph.h"
+#include "support/SpillBlocks.h"
 
 #include <cstdint>
 #include <functional>
@@ -127,16 +128,17 @@ struct ConfigRecordSpan {
     // other compile's records too, which the scan keeps apart by their own ids.
     uint64_t compileKey = 0;
 };
+// Past 32 thousand records (a 2 GB log) they wait on the disk.
+using ConfigRecords = SpillVector<ConfigRecordSpan>;
 uint64_t compileKeyOf(std::string_view compileId); // 0 only for ""
 using SpanReader = std::function<std::string(uint64_t begin, uint64_t end)>;
 // True for a record line scanCompileConfigs reads; it skips the others unparsed.
 bool mayCarryCompileConfig(std::string_view recordLine);
 // scanCompileConfigs over only these records, in the log's order, their bytes read with `read`.
-std::vector<CompileConfig> scanCompileConfigRecords(const std::vector<ConfigRecordSpan>& records,
-                                                    const SpanReader& read);
+std::vector<CompileConfig> scanCompileConfigRecords(const ConfigRecords& records, const SpanReader& read);
 // findCompileConfig(scanCompileConfigRecords(records), compileId, line), reading only the records of that
 // compile and those of none (the torch version).
-std::optional<CompileConfig> compileConfigFromRecords(const std::vector<ConfigRecordSpan>& records,
+std::optional<CompileConfig> compileConfigFromRecords(const ConfigRecords& records,
                                                       std::string_view compileId, uint32_t line,
                                                       const SpanReader& read);
 

@@ -380,8 +380,7 @@ std::optional<size_t> GraphFile::select(std::string_view spec) const {
     return std::nullopt;
 }
 
-std::pair<const std::string*, const std::vector<ConfigRecordSpan>*>
-GraphFile::configSource(const GraphEntry& entry) const {
+std::pair<const std::string*, const ConfigRecords*> GraphFile::configSource(const GraphEntry& entry) const {
     if (!entry.file.empty())
         for (const RankLog& log : ranks_)
             if (log.file == entry.file)

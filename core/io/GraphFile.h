@@ -39,7 +39,7 @@ struct RankLog {
     int32_t rank = -1;
     std::string file;
     size_t graphs = 0;
-    std::vector<ConfigRecordSpan> configRecords; // where this log records what its compiles ran with
+    ConfigRecords configRecords; // where this log records what its compiles ran with
 };
 
 class GraphFile {
@@ -85,11 +85,10 @@ private:
     GraphList graphs_;
     std::vector<Diagnostic> problems_;
     std::vector<CollectiveSchedule> collectives_;
-    std::vector<ConfigRecordSpan> configRecords_;
+    ConfigRecords configRecords_;
     std::optional<std::vector<CompileConfig>> configs_; // held when the log was indexed in memory
     // The log `entry` came from (a folder's rank log, else this file) and the records it noted.
-    std::pair<const std::string*, const std::vector<ConfigRecordSpan>*>
-    configSource(const GraphEntry& entry) const;
+    std::pair<const std::string*, const ConfigRecords*> configSource(const GraphEntry& entry) const;
     std::vector<RankLog> ranks_;
 
     static Expected<GraphFile> openFolder(const std::string& path, const OpenOptions& options);

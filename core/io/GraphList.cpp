@@ -11,14 +11,17 @@ GraphList::GraphList(std::initializer_list<GraphEntry> entries) {
 }
 
 std::string_view GraphList::compileId(size_t position) const {
-    const Row& row = this->row(position);
+    return compileIdOf(rows_[position]);
+}
+
+std::string_view GraphList::compileIdOf(const Row& row) const {
     if (row.aside && !aside_[row.aside - 1].compileId.empty())
         return aside_[row.aside - 1].compileId;
     return std::string_view(compileIds_).substr(row.compileIdAt, row.compileIdSize);
 }
 
 GraphEntry GraphList::operator[](size_t position) const {
-    const Row& row = this->row(position);
+    const Row row = rows_[position];
     GraphEntry entry;
     entry.index = row.index;
     entry.rank = row.rank;
@@ -31,7 +34,7 @@ GraphEntry GraphList::operator[](size_t position) const {
     if (row.hasDigest)
         entry.digest = row.digest;
     entry.kind = texts_[row.kind];
-    entry.compileId = compileId(position);
+    entry.compileId = compileIdOf(row);
     entry.heading = texts_[row.heading];
     entry.file = texts_[row.file];
     if (row.aside) {
@@ -66,8 +69,8 @@ uint32_t GraphList::intern(std::string_view text) {
 
 uint32_t GraphList::internCompileId(std::string_view id) {
     // The graphs of a compile come one after another: only the last id is looked at.
-    if (size_) {
-        const Row& last = row(size_ - 1);
+    if (!rows_.empty()) {
+        const Row last = rows_.back();
         if (std::string_view(compileIds_).substr(last.compileIdAt, last.compileIdSize) == id)
             return last.compileIdAt;
     }
@@ -114,23 +117,16 @@ void GraphList::push_back(const GraphEntry& entry) {
         aside_.emplace_back();
         aside = uint32_t(aside_.size());
     }
-    pushRow(pack(entry, aside));
-}
-
-void GraphList::pushRow(const Row& row) {
-    if (size_ % kBlockRows == 0)
-        blocks_.emplace_back();
-    blocks_.back().push_back(row);
-    ++size_;
+    rows_.push_back(pack(entry, aside));
 }
 
 void GraphList::set(size_t position, const GraphEntry& entry) {
-    uint32_t aside = row(position).aside;
+    uint32_t aside = rows_[position].aside;
     if (!aside && needsAside(entry)) {
         aside_.emplace_back();
         aside = uint32_t(aside_.size());
     }
-    row(position) = pack(entry, aside);
+    rows_.set(position, pack(entry, aside));
 }
 
 void GraphList::append(const GraphList& other, size_t from, size_t to) {
@@ -138,10 +134,7 @@ void GraphList::append(const GraphList& other, size_t from, size_t to) {
 }
 
 void GraphList::append(GraphList&& other) {
-    for (size_t from = 0; from < other.size_; from += kBlockRows) {
-        appendRows(other, from, std::min(other.size_, from + kBlockRows));
-        std::vector<Row>().swap(other.blocks_[from / kBlockRows]);
-    }
+    appendRows(other, 0, other.size());
     other.clear();
 }
 
@@ -156,11 +149,11 @@ void GraphList::appendRows(const GraphList& other, size_t from, size_t to) {
         return textIds[id];
     };
     for (size_t i = from; i < to; ++i) {
-        if (!rowHoldsCompileId(other.compileId(i))) {
+        Row row = other.rows_[i];
+        if (!rowHoldsCompileId(other.compileIdOf(row))) {
             push_back(other[i]);
             continue;
         }
-        Row row = other.row(i);
         row.kind = remap(row.kind);
         row.heading = remap(row.heading);
         row.file = remap(row.file);
@@ -170,26 +163,26 @@ void GraphList::appendRows(const GraphList& other, size_t from, size_t to) {
             aside_.push_back(other.aside_[row.aside - 1]);
             row.aside = uint32_t(aside_.size());
         }
-        pushRow(row);
+        rows_.push_back(row);
     }
 }
 
 void GraphList::shiftRows(size_t from, uint32_t lineBase, uint32_t firstIndex) {
-    for (size_t i = from; i < size_; ++i) {
-        Row& row = this->row(i);
+    uint32_t index = firstIndex;
+    rows_.update(from, rows_.size(), [&](Row& row) {
         row.line += lineBase;
         if (row.payloadLine)
             row.payloadLine += lineBase;
-        row.index = firstIndex + uint32_t(i - from);
-    }
+        row.index = index++;
+    });
 }
 
 void GraphList::setOrigin(size_t from, int32_t rank, std::string_view file) {
     const uint32_t fileId = intern(file);
-    for (size_t i = from; i < size_; ++i) {
-        row(i).rank = rank;
-        row(i).file = fileId;
-    }
+    rows_.update(from, rows_.size(), [&](Row& row) {
+        row.rank = rank;
+        row.file = fileId;
+    });
 }
 
 GraphList GraphList::slice(size_t from, size_t to) const {
@@ -199,10 +192,7 @@ GraphList GraphList::slice(size_t from, size_t to) const {
 }
 
 size_t GraphList::heldBytes() const {
-    size_t bytes = blocks_.capacity() * sizeof(std::vector<Row>) + aside_.capacity() * sizeof(Aside) +
-                   compileIds_.capacity();
-    for (const std::vector<Row>& block : blocks_)
-        bytes += block.capacity() * sizeof(Row);
+    size_t bytes = rows_.heldBytes() + aside_.capacity() * sizeof(Aside) + compileIds_.capacity();
     for (const Aside& aside : aside_)
         bytes += aside.payload.capacity() + aside.error.capacity() + aside.compileId.capacity() +
                  (aside.staticInputIndices ? aside.staticInputIndices->capacity() * sizeof(int64_t) : 0);

@@ -3,6 +3,7 @@
 #pragma once
 
 #include "io/GraphEntry.h"
+#include "support/SpillBlocks.h"
 
 #include <cstddef>
 #include <cstdint>
@@ -56,9 +57,11 @@ public:
 
     GraphList() = default;
     GraphList(std::initializer_list<GraphEntry> entries);
+    // Rows past the first `residentRowBlocks` blocks of 4096 go to a temporary file (SpillVector).
+    explicit GraphList(size_t residentRowBlocks) : rows_(residentRowBlocks) {}
 
-    size_t size() const { return size_; }
-    bool empty() const { return size_ == 0; }
+    size_t size() const { return rows_.size(); }
+    bool empty() const { return rows_.empty(); }
     GraphEntry operator[](size_t position) const;
     GraphEntry front() const { return (*this)[0]; }
     GraphEntry back() const { return (*this)[size() - 1]; }
@@ -66,11 +69,11 @@ public:
     const_iterator end() const { return {this, size()}; }
 
     // The fields read for every graph of a big log (a listing, a search), without building the entry.
-    std::string_view kind(size_t position) const { return texts_[row(position).kind]; }
+    std::string_view kind(size_t position) const { return texts_[rows_[position].kind]; }
     std::string_view compileId(size_t position) const;
-    int32_t rank(size_t position) const { return row(position).rank; }
-    uint32_t entryIndex(size_t position) const { return row(position).index; } // GraphEntry::index
-    std::string_view file(size_t position) const { return texts_[row(position).file]; }
+    int32_t rank(size_t position) const { return rows_[position].rank; }
+    uint32_t entryIndex(size_t position) const { return rows_[position].index; } // GraphEntry::index
+    std::string_view file(size_t position) const { return texts_[rows_[position].file]; }
 
     void push_back(const GraphEntry& entry);
     void set(size_t position, const GraphEntry& entry); // entry `position` becomes `entry`
@@ -84,9 +87,10 @@ public:
     // Appends all of `other`, freeing its rows as they are copied (a part of a log joining the whole).
     void append(GraphList&& other);
     GraphList slice(size_t from, size_t to) const;
-    void clear() { *this = GraphList(); }
-    // Bytes held (the rows, their texts and what is kept aside), for benchmarks.
+    void clear() { *this = GraphList(rows_.residentBlocks()); }
+    // Bytes held in memory (the rows not in the file, their texts and what is kept aside), for benchmarks.
     size_t heldBytes() const;
+    size_t spilledRows() const { return rows_.spilledValues(); }
 
 private:
     struct Row {
@@ -114,20 +118,17 @@ private:
         std::optional<std::vector<int64_t>> staticInputIndices;
         std::string compileId; // one longer than 255 bytes (a hostile log's)
     };
-    // Rows in blocks: a list that grows never copies its rows nor holds twice their room.
-    static constexpr size_t kBlockRows = 4096;
-    const Row& row(size_t position) const { return blocks_[position / kBlockRows][position % kBlockRows]; }
-    Row& row(size_t position) { return blocks_[position / kBlockRows][position % kBlockRows]; }
-    void pushRow(const Row& row);
     void appendRows(const GraphList& other, size_t from, size_t to);
+    std::string_view compileIdOf(const Row& row) const;
     bool rowHoldsCompileId(std::string_view id) const; // else it is kept aside
     bool needsAside(const GraphEntry& entry) const;
     Row pack(const GraphEntry& entry, uint32_t aside);
     uint32_t intern(std::string_view text);
     uint32_t internCompileId(std::string_view id);
 
-    std::vector<std::vector<Row>> blocks_;
-    size_t size_ = 0;
+    // In blocks: a list that grows never copies its rows nor holds twice their room, and those of a big log
+    // wait on the disk.
+    SpillVector<Row> rows_;
     std::vector<Aside> aside_;
     std::vector<std::string> texts_{std::string()}; // kinds, headings, files; 0 is ""
     struct TextHash {

@@ -241,6 +241,18 @@ struct StaticInputs {
 // The newest aot_joint_graph of each compile id in a list: its position.
 using NewestJoints = std::unordered_map<std::string, size_t>;
 
+// An aot_forward_graph_fw_metadata artifact whose joint graph is not in its own part before it: the parts
+// before may hold it. Most belong to an inference compile, which has no joint graph, so only where the
+// artifact lies is kept (on the disk past a few thousand), and it is read again when it resolves.
+struct PendingStaticInputs {
+    static constexpr size_t kMaxCompileId = 32; // a longer id (a hostile log's) is kept as StaticInputs
+    uint64_t begin = 0, end = 0;                // the payload's bytes
+    std::array<char, kMaxCompileId> compileId{};
+    uint8_t compileIdSize = 0;
+
+    std::string_view id() const { return {compileId.data(), compileIdSize}; }
+};
+
 void resolveStaticInputs(GraphList& graphs, const NewestJoints& joints, StaticInputs& found) {
     const auto joint = joints.find(found.compileId);
     if (joint == joints.end())
@@ -256,9 +268,12 @@ void resolveStaticInputs(GraphList& graphs, const NewestJoints& joints, StaticIn
 struct TracePartIndex {
     using SpanReader = std::function<std::string(uint64_t begin, uint64_t end)>;
     GraphIndex index;
-    std::vector<StaticInputs> staticInputs;      // unresolved ones look into the parts before
+    // Unresolved: they look into the parts before.
+    SpillVector<PendingStaticInputs> pendingStaticInputs;
+    std::vector<StaticInputs> staticInputs; // those of a compile id too long for PendingStaticInputs
+    SpanReader reread;                      // the bytes of the part's file
     NewestJoints joints;
-    std::vector<ConfigRecordSpan> configRecords; // lines count from the file's start only once merged
+    ConfigRecords configRecords; // lines count from the file's start only once merged
     size_t records = 0;
     size_t droppedProblems = 0;
     uint32_t lines = 0;
@@ -424,6 +439,7 @@ public:
     TracePartIndex finish() && {
         closeRecord();
         part_.lines = lineNo_;
+        part_.reread = reread_;
         return std::move(part_);
     }
 
@@ -625,8 +641,18 @@ private:
         } else if (kind == kArtifact || kind == kGraphDump) {
             const Json& metadata = record.at(kind);
             if (kind == kArtifact && nameField(metadata) == "aot_forward_graph_fw_metadata") {
-                part_.staticInputs.push_back({entry.compileId, staticInputIndices(r.text)});
-                resolveStaticInputs(part_.index.graphs, part_.joints, part_.staticInputs.back());
+                StaticInputs found{entry.compileId, staticInputIndices(r.text)};
+                resolveStaticInputs(part_.index.graphs, part_.joints, found);
+                if (found.resolved || !found.indices)
+                    return;
+                if (found.compileId.size() > PendingStaticInputs::kMaxCompileId) {
+                    part_.staticInputs.push_back(std::move(found));
+                    return;
+                }
+                PendingStaticInputs pending{r.spanBegin, r.spanEnd};
+                std::copy(found.compileId.begin(), found.compileId.end(), pending.compileId.begin());
+                pending.compileIdSize = uint8_t(found.compileId.size());
+                part_.pendingStaticInputs.push_back(pending);
                 return;
             }
             if (kind == kArtifact && nameField(metadata) == "inductor_collective_schedule") {
@@ -825,15 +851,16 @@ GraphIndex mergeParts(std::vector<TracePartIndex> parts, const std::string& file
     size_t dropped = 0;
     // The first part's entries stay where they are; each later part's are moved in and its list freed as
     // they go, so that a log of many graphs never holds two copies of the list.
-    size_t totalRecords = 0;
-    for (const TracePartIndex& part : parts)
-        totalRecords += part.configRecords.size();
-    merged.configRecords.reserve(totalRecords);
     NewestJoints joints; // of the parts merged
     for (TracePartIndex& part : parts) {
         for (StaticInputs& found : part.staticInputs)
-            if (!found.resolved)
+            resolveStaticInputs(merged.graphs, joints, found);
+        for (const PendingStaticInputs pending : part.pendingStaticInputs)
+            if (joints.count(std::string(pending.id()))) {
+                const std::string payload = payloadFromLines(part.reread(pending.begin, pending.end));
+                StaticInputs found{std::string(pending.id()), staticInputIndices(payload)};
                 resolveStaticInputs(merged.graphs, joints, found);
+            }
         const size_t from = merged.graphs.size();
         if (&part == &parts.front()) { // its lines count from the file's start already
             merged.graphs = std::move(part.index.graphs);
@@ -855,10 +882,11 @@ GraphIndex mergeParts(std::vector<TracePartIndex> parts, const std::string& file
             schedule.line += lineBase;
             merged.collectives.push_back(std::move(schedule));
         }
-        for (ConfigRecordSpan& record : part.configRecords) {
+        for (ConfigRecordSpan record : part.configRecords) {
             record.line += lineBase;
             merged.configRecords.push_back(record);
         }
+        part.configRecords.clear();
         records += part.records;
         dropped += part.droppedProblems;
         lineBase += part.lines;

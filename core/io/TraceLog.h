@@ -28,7 +28,7 @@ struct GraphIndex {
     std::vector<CollectiveSchedule> collectives;
     // The records that may carry a compile's configuration (GraphFile::compileConfigFor reads them), and,
     // for a log indexed in memory, what each compile ran with (scanCompileConfigs of the log).
-    std::vector<ConfigRecordSpan> configRecords;
+    ConfigRecords configRecords;
     std::vector<CompileConfig> configs;
     bool cancelled = false; // the index stopped early (TraceIndexOptions::progress said so)
 };

@@ -59,8 +59,7 @@ template <class T> class SpillVector {
 
 public:
     static constexpr size_t kBlockValues = 4096;
-    // The block being filled and the one before it: what is edited soon after it is added (a part's lines
-    // shifted as parts join) is still in memory.
+    // The block being filled and the one before it; a scan in order reads each block on the disk once.
     static constexpr size_t kResidentBlocks = 2;
 
     class const_iterator {

@@ -8,6 +8,7 @@
 #include <charconv>
 #include <cstdint>
 
+#include "io/JsonScan.h"
 #include "io/JsonSupport.h"
 #include "io/LogSupport.h"
 #include "io/Md5.h"
@@ -280,7 +281,8 @@ struct TracePartIndex {
 };
 
 // What the index needs of most records (chromium events, tensor descriptions, metrics): the kind and
-// has_payload, read without building the JSON; the whole line is still checked to be JSON.
+// has_payload, read without building the JSON; the whole line is still checked to be JSON. Fed by the fast
+// scan (json_scan, scanRecord) or, where it gives up, by nlohmann's SAX parser.
 class RecordSummary final : public nlohmann::json_sax<Json> {
 public:
     enum class HasPayload { Absent, Null, String, Other };
@@ -303,25 +305,8 @@ public:
         return recordKind == "compilation_metrics" && id.empty() ? metricsCompileId : id;
     }
 
-    bool null() override { return scalar(HasPayload::Null, nullptr); }
-    bool boolean(bool) override { return scalar(HasPayload::Other, nullptr); }
-    bool number_integer(number_integer_t value) override {
-        if (value >= 0)
-            envelopeId(uint64_t(value));
-        return scalar(HasPayload::Other, nullptr);
-    }
-    bool number_unsigned(number_unsigned_t value) override {
-        envelopeId(value);
-        return scalar(HasPayload::Other, nullptr);
-    }
-    bool number_float(number_float_t, const string_t&) override { return scalar(HasPayload::Other, nullptr); }
-    bool string(string_t& value) override { return scalar(HasPayload::String, &value); }
-    bool binary(binary_t&) override { return scalar(HasPayload::Other, nullptr); }
-    bool start_object(std::size_t) override { return open(true); }
-    bool end_object() override { return close(); }
-    bool start_array(std::size_t) override { return open(false); }
-    bool end_array() override { return close(); }
-    bool key(string_t& name) override {
+    // The events, as both parsers report them.
+    bool key(std::string_view name) {
         if (depth_ == 1) {
             ++topKeys;
             if (kind.empty() && !isEnvelopeKey(name))
@@ -338,16 +323,42 @@ public:
         }
         return true;
     }
+    bool string(std::string_view value) { return scalar(HasPayload::String, &value); }
+    bool unsignedNumber(uint64_t value) {
+        if (depth_ == 1 && nextId_)
+            *nextId_ = value;
+        return scalar(HasPayload::Other, nullptr);
+    }
+    bool otherNumber() { return scalar(HasPayload::Other, nullptr); }
+    bool boolean() { return scalar(HasPayload::Other, nullptr); }
+    bool null() override { return scalar(HasPayload::Null, nullptr); }
+    bool startObject() { return open(true); }
+    bool startArray() { return open(false); }
+    bool end() {
+        --depth_;
+        return true;
+    }
+
+    // nlohmann's SAX interface.
+    bool boolean(bool) override { return boolean(); }
+    bool number_integer(number_integer_t value) override {
+        return value >= 0 ? unsignedNumber(uint64_t(value)) : otherNumber();
+    }
+    bool number_unsigned(number_unsigned_t value) override { return unsignedNumber(value); }
+    bool number_float(number_float_t, const string_t&) override { return otherNumber(); }
+    bool string(string_t& value) override { return string(std::string_view(value)); }
+    bool binary(binary_t&) override { return otherNumber(); }
+    bool start_object(std::size_t) override { return startObject(); }
+    bool end_object() override { return end(); }
+    bool start_array(std::size_t) override { return startArray(); }
+    bool end_array() override { return end(); }
+    bool key(string_t& name) override { return key(std::string_view(name)); }
     bool parse_error(std::size_t, const std::string&, const nlohmann::detail::exception&) override {
         return false;
     }
 
 private:
-    void envelopeId(uint64_t value) {
-        if (depth_ == 1 && nextId_)
-            *nextId_ = value;
-    }
-    bool scalar(HasPayload type, string_t* value) {
+    bool scalar(HasPayload type, const std::string_view* value) {
         if (depth_ == 2 && nextIsMetricsId_ && value)
             metricsCompileId = *value;
         nextIsMetricsId_ = false;
@@ -367,10 +378,6 @@ private:
         scalar(HasPayload::Other, nullptr);
         return ++depth_ <= json_support::kMaxJsonDepth; // deeper: the full parse says so
     }
-    bool close() {
-        --depth_;
-        return true;
-    }
 
     size_t depth_ = 0;
     bool nextIsHasPayload_ = false;
@@ -378,6 +385,18 @@ private:
     bool inMetrics_ = false;
     bool nextIsMetricsId_ = false;
 };
+
+// The summary of a record's JSON, or nothing when it is not JSON: the fast scan, else nlohmann's SAX parser
+// (escaped or non-ASCII strings, or not JSON at all).
+std::optional<RecordSummary> scanRecord(std::string_view jsonText) {
+    std::optional<RecordSummary> summary(std::in_place);
+    if (json_scan::scan(jsonText, *summary, json_support::kMaxJsonDepth))
+        return summary;
+    summary.emplace();
+    if (Json::sax_parse(jsonText.begin(), jsonText.end(), &*summary))
+        return summary;
+    return std::nullopt;
+}
 
 // The records whose JSON the index reads beyond kind and has_payload.
 bool needsRecordJson(std::string_view kind) {
@@ -499,8 +518,8 @@ private:
         while (jsonStart < text.size() && text[jsonStart] == ' ')
             ++jsonStart;
         const std::string_view jsonText = text.substr(jsonStart);
-        RecordSummary summary;
-        if (!Json::sax_parse(jsonText.begin(), jsonText.end(), &summary)) {
+        std::optional<RecordSummary> scanned = scanRecord(jsonText);
+        if (!scanned) {
             // The full parse says where and why.
             auto parsed = parseJson(jsonText);
             const auto* error = std::get_if<JsonError>(&parsed);
@@ -509,6 +528,7 @@ private:
                        "corrupted record JSON (record skipped): " + (error ? error->message : "not JSON"));
             return;
         }
+        RecordSummary& summary = *scanned;
         if (!summary.object || summary.topKeys == 0) {
             addProblem(
                 Severity::Error, lineNo_, static_cast<uint32_t>(jsonStart + 1),

@@ -1,0 +1,208 @@
+// A fast, strict scan of one JSON text (a TORCH_TRACE record's line) for the index's hot path: the events a
+// SAX handler gets, keys and strings as views into the text, nothing built. It gives up (false) on what is
+// not JSON and also on what it leaves to a full parser: escapes and bytes past ASCII in strings, a negative
+// zero, integers of more than 19 digits. What it accepts, nlohmann's parser accepts with the same events
+// (tst_jsonscan); where it gives up, the caller parses again with nlohmann (its events, or its located
+// error).
+//
+// Handler: bool key(std::string_view), string(std::string_view), unsignedNumber(uint64_t), otherNumber(),
+// boolean(), null(), startObject(), startArray(), end(); false from one stops the scan.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <string_view>
+
+namespace jointscope::json_scan {
+
+template <class Handler> class Scanner {
+public:
+    Scanner(std::string_view text, Handler& handler, size_t maxDepth)
+        : at_(text.data()), end_(text.data() + text.size()), handler_(handler), maxDepth_(maxDepth) {}
+
+    bool scan() {
+        skipSpace();
+        if (!value())
+            return false;
+        skipSpace();
+        return at_ == end_;
+    }
+
+private:
+    static bool isDigit(char c) { return c >= '0' && c <= '9'; }
+
+    void skipSpace() {
+        while (at_ != end_ && (*at_ == ' ' || *at_ == '\t' || *at_ == '\n' || *at_ == '\r'))
+            ++at_;
+    }
+
+    bool value() {
+        if (at_ == end_)
+            return false;
+        switch (*at_) {
+        case '{':
+            return object();
+        case '[':
+            return array();
+        case '"': {
+            std::string_view text;
+            return string(text) && handler_.string(text);
+        }
+        case 't':
+            return literal("true") && handler_.boolean();
+        case 'f':
+            return literal("false") && handler_.boolean();
+        case 'n':
+            return literal("null") && handler_.null();
+        default:
+            return (*at_ == '-' || isDigit(*at_)) && number();
+        }
+    }
+
+    bool literal(std::string_view word) {
+        if (size_t(end_ - at_) < word.size() || std::string_view(at_, word.size()) != word)
+            return false;
+        at_ += word.size();
+        return true;
+    }
+
+    // At the opening quote. Plain printable ASCII only: anything else goes to the full parser.
+    bool string(std::string_view& text) {
+        const char* begin = ++at_;
+        for (; at_ != end_; ++at_) {
+            const auto c = static_cast<unsigned char>(*at_);
+            if (c == '"') {
+                text = std::string_view(begin, size_t(at_ - begin));
+                ++at_;
+                return true;
+            }
+            if (c == '\\' || c < 0x20 || c >= 0x80)
+                return false;
+        }
+        return false;
+    }
+
+    bool digits() {
+        if (at_ == end_ || !isDigit(*at_))
+            return false;
+        while (at_ != end_ && isDigit(*at_))
+            ++at_;
+        return true;
+    }
+
+    // JSON's grammar for numbers: -?(0|[1-9][0-9]*)(\.[0-9]+)?([eE][+-]?[0-9]+)?
+    bool number() {
+        const bool negative = *at_ == '-';
+        if (negative)
+            ++at_;
+        const char* first = at_;
+        if (at_ != end_ && *at_ == '0')
+            ++at_;
+        else if (!digits())
+            return false;
+        const size_t integerDigits = size_t(at_ - first);
+        bool integral = true;
+        if (at_ != end_ && *at_ == '.') {
+            ++at_;
+            if (!digits())
+                return false;
+            integral = false;
+        }
+        if (at_ != end_ && (*at_ == 'e' || *at_ == 'E')) {
+            ++at_;
+            if (at_ != end_ && (*at_ == '+' || *at_ == '-'))
+                ++at_;
+            if (!digits())
+                return false;
+            integral = false;
+        }
+        if (at_ != end_ && isDigit(*at_))
+            return false; // "01"
+        if (!integral)
+            return handler_.otherNumber();
+        if (negative) // a negative integer; -0 is the integer 0 to nlohmann, left to it
+            return !(integerDigits == 1 && *first == '0') && handler_.otherNumber();
+        if (integerDigits > 19)
+            return false;
+        uint64_t value = 0;
+        for (const char* d = first; d != at_; ++d)
+            value = value * 10 + uint64_t(*d - '0');
+        return handler_.unsignedNumber(value);
+    }
+
+    bool object() {
+        if (++depth_ > maxDepth_ || !handler_.startObject())
+            return false;
+        ++at_;
+        skipSpace();
+        if (at_ != end_ && *at_ == '}') {
+            ++at_;
+            --depth_;
+            return handler_.end();
+        }
+        while (true) {
+            std::string_view name;
+            if (at_ == end_ || *at_ != '"' || !string(name) || !handler_.key(name))
+                return false;
+            skipSpace();
+            if (at_ == end_ || *at_ != ':')
+                return false;
+            ++at_;
+            skipSpace();
+            if (!value())
+                return false;
+            skipSpace();
+            if (at_ != end_ && *at_ == ',') {
+                ++at_;
+                skipSpace();
+                continue;
+            }
+            if (at_ != end_ && *at_ == '}') {
+                ++at_;
+                --depth_;
+                return handler_.end();
+            }
+            return false;
+        }
+    }
+
+    bool array() {
+        if (++depth_ > maxDepth_ || !handler_.startArray())
+            return false;
+        ++at_;
+        skipSpace();
+        if (at_ != end_ && *at_ == ']') {
+            ++at_;
+            --depth_;
+            return handler_.end();
+        }
+        while (true) {
+            if (!value())
+                return false;
+            skipSpace();
+            if (at_ != end_ && *at_ == ',') {
+                ++at_;
+                skipSpace();
+                continue;
+            }
+            if (at_ != end_ && *at_ == ']') {
+                ++at_;
+                --depth_;
+                return handler_.end();
+            }
+            return false;
+        }
+    }
+
+    const char* at_;
+    const char* end_;
+    Handler& handler_;
+    size_t maxDepth_;
+    size_t depth_ = 0;
+};
+
+template <class Handler> bool scan(std::string_view text, Handler& handler, size_t maxDepth) {
+    return Scanner<Handler>(text, handler, maxDepth).scan();
+}
+
+} // namespace jointscope::json_scan

@@ -11,6 +11,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <string>
 #include <string_view>
 
 namespace jointscope::json_scan {
@@ -66,7 +67,8 @@ private:
         return true;
     }
 
-    // At the opening quote. Plain printable ASCII only: anything else goes to the full parser.
+    // At the opening quote. Printable ASCII and escapes; other bytes (UTF-8 to validate) go to the full
+    // parser. A string with escapes is decoded into decoded_, which the view then points into.
     bool string(std::string_view& text) {
         const char* begin = ++at_;
         for (; at_ != end_; ++at_) {
@@ -76,10 +78,115 @@ private:
                 ++at_;
                 return true;
             }
-            if (c == '\\' || c < 0x20 || c >= 0x80)
+            if (c == '\\') {
+                decoded_.assign(begin, at_);
+                return escapedString(text);
+            }
+            if (c < 0x20 || c >= 0x80)
                 return false;
         }
         return false;
+    }
+
+    bool escapedString(std::string_view& text) {
+        while (at_ != end_) {
+            const auto c = static_cast<unsigned char>(*at_);
+            if (c == '"') {
+                text = decoded_;
+                ++at_;
+                return true;
+            }
+            if (c < 0x20 || c >= 0x80)
+                return false;
+            if (c != '\\') {
+                decoded_ += char(c);
+                ++at_;
+                continue;
+            }
+            if (++at_ == end_)
+                return false;
+            switch (*at_++) {
+            case '"':
+                decoded_ += '"';
+                break;
+            case '\\':
+                decoded_ += '\\';
+                break;
+            case '/':
+                decoded_ += '/';
+                break;
+            case 'b':
+                decoded_ += '\b';
+                break;
+            case 'f':
+                decoded_ += '\f';
+                break;
+            case 'n':
+                decoded_ += '\n';
+                break;
+            case 'r':
+                decoded_ += '\r';
+                break;
+            case 't':
+                decoded_ += '\t';
+                break;
+            case 'u': {
+                uint32_t code = 0;
+                if (!hex4(code))
+                    return false;
+                if (code >= 0xDC00 && code <= 0xDFFF)
+                    return false;                       // a low surrogate first
+                if (code >= 0xD800 && code <= 0xDBFF) { // a high surrogate: its low one must follow
+                    uint32_t low = 0;
+                    if (end_ - at_ < 2 || at_[0] != '\\' || at_[1] != 'u')
+                        return false;
+                    at_ += 2;
+                    if (!hex4(low) || low < 0xDC00 || low > 0xDFFF)
+                        return false;
+                    code = 0x10000 + ((code - 0xD800) << 10) + (low - 0xDC00);
+                }
+                appendUtf8(code);
+                break;
+            }
+            default:
+                return false;
+            }
+        }
+        return false;
+    }
+
+    bool hex4(uint32_t& code) {
+        if (end_ - at_ < 4)
+            return false;
+        for (int i = 0; i < 4; ++i, ++at_) {
+            const char c = *at_;
+            const int digit = c >= '0' && c <= '9'   ? c - '0'
+                              : c >= 'a' && c <= 'f' ? c - 'a' + 10
+                              : c >= 'A' && c <= 'F' ? c - 'A' + 10
+                                                     : -1;
+            if (digit < 0)
+                return false;
+            code = code * 16 + uint32_t(digit);
+        }
+        return true;
+    }
+
+    void appendUtf8(uint32_t code) {
+        if (code < 0x80) {
+            decoded_ += char(code);
+        } else if (code < 0x800) {
+            decoded_ += char(0xC0 | (code >> 6));
+            decoded_ += char(0x80 | (code & 0x3F));
+        } else if (code < 0x10000) {
+            decoded_ += char(0xE0 | (code >> 12));
+            decoded_ += char(0x80 | ((code >> 6) & 0x3F));
+            decoded_ += char(0x80 | (code & 0x3F));
+        } else {
+            decoded_ += char(0xF0 | (code >> 18));
+            decoded_ += char(0x80 | ((code >> 12) & 0x3F));
+            decoded_ += char(0x80 | ((code >> 6) & 0x3F));
+            decoded_ += char(0x80 | (code & 0x3F));
+        }
     }
 
     bool digits() {
@@ -199,6 +306,7 @@ private:
     Handler& handler_;
     size_t maxDepth_;
     size_t depth_ = 0;
+    std::string decoded_;
 };
 
 template <class Handler> bool scan(std::string_view text, Handler& handler, size_t maxDepth) {

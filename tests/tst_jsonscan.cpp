@@ -166,6 +166,7 @@ private slots:
                     ++checked;
                 }
         }
+        qInfo("%zu damaged lines: %zu not JSON, %zu scanned fast", checked, invalid, fast);
         // Both kinds were met: not JSON, and JSON the fast scan takes.
         QVERIFY(checked > 10000);
         QVERIFY(invalid > checked / 4);

@@ -8,6 +8,7 @@
              pastes of tests/data/logs (compiled autograd, captured by capture_pastes.py) whole
   symexpr/   the symbolic size expressions of every FX text above (annotation sizes, Sym(...) values), plus the
              int64 corner cases the evaluator checks
+  jsonline/  the JSON of every distinct record line of the TORCH_TRACE logs (fuzz_json_scan)
   json/      written later by fuzz_json_seeds from fx/
 Usage: make_corpus.py SHARED_DIR OUT_DIR
 """
@@ -64,6 +65,8 @@ def main():
 
     payloads = []
     trace = os.path.join(graphs, "torch-trace")
+    jsonline_dir = os.path.join(a.out, "jsonline")
+    lines_seen = set()
     for f in sorted(os.listdir(trace)):
         text = open(os.path.join(trace, f), encoding="utf-8", errors="replace").read()
         stem = os.path.splitext(f)[0]
@@ -71,6 +74,10 @@ def main():
         piece, count = [], 0
         size = 0
         for header, body in log_entries(text):
+            record = GLOG.sub("", header, count=1)
+            if record != header and record not in lines_seen:
+                lines_seen.add(record)
+                write(jsonline_dir, f"{stem}_{len(lines_seen):05d}.json", record)
             entry = "\n".join([header] + body) + "\n"
             if piece and size + len(entry) > a.max_bytes:
                 write(log_dir, f"{stem}_{count:03d}.log", "".join(piece))
@@ -127,6 +134,7 @@ def main():
     for i, e in enumerate(sorted(exprs)):
         write(sym_dir, f"expr_{i:04d}.txt", e)
     print(f"make_corpus: {len(os.listdir(fx_dir))} fx, {len(os.listdir(log_dir))} tracelog, "
+          f"{len(lines_seen)} jsonline, "
           f"{len(os.listdir(paste_dir))} paste, {len(exprs)} symexpr seeds in {a.out}")
 
 

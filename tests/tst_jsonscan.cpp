@@ -120,6 +120,10 @@ private slots:
             {"{\"id\": 9999999999999999999}", true},
             {"{\"x\": -0}", false},
             {"{\"x\": -0.5}", true},
+            {"{\"x\": 231e+943}", false}, // past a double's range: nlohmann refuses it
+            {"{\"x\": -1.5e400}", false},
+            {"{\"x\": 1e-400}", false}, // below it: left to nlohmann, which takes it
+            {"{\"x\": 1.7976931348623157e308}", true},
             {"{\"x\": 01}", false},
             {"{\"x\": 1.}", false},
             {"{\"x\": .5}", false},

@@ -9,6 +9,7 @@
 // boolean(), null(), startObject(), startArray(), end(); false from one stops the scan.
 #pragma once
 
+#include <charconv>
 #include <cstddef>
 #include <cstdint>
 #include <string>
@@ -225,8 +226,12 @@ private:
         }
         if (at_ != end_ && isDigit(*at_))
             return false; // "01"
-        if (!integral)
-            return handler_.otherNumber();
+        if (!integral) {
+            // nlohmann refuses a number past a double's range; one out of range either way is left to it.
+            double value = 0;
+            const auto [end, error] = std::from_chars(negative ? first - 1 : first, at_, value);
+            return error == std::errc() && end == at_ && handler_.otherNumber();
+        }
         if (negative) // a negative integer; -0 is the integer 0 to nlohmann, left to it
             return !(integerDigits == 1 && *first == '0') && handler_.otherNumber();
         if (integerDigits > 19)

@@ -67,6 +67,8 @@ void Md5::processBlock(const uint8_t* block) {
 }
 
 void Md5::update(std::string_view data) {
+    if (data.empty())
+        return; // an empty view may hold no pointer at all, which memcpy must not get
     const auto* bytes = reinterpret_cast<const uint8_t*>(data.data());
     size_t size = data.size();
     size_t used = length_ % 64;

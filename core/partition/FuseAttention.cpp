@@ -127,18 +127,18 @@ private:
             g_.users(id).size() != static_cast<size_t>(p.users))
             return false;
         std::vector<const Value*> keywordValues;
-        for (const auto& [key, arg] : p.kwargs) {
+        for (const auto& keyword : p.kwargs) {
             auto it = std::find_if(n.kwargs.begin(), n.kwargs.end(),
-                                   [&](const auto& kv) { return kv.first == key; });
+                                   [&](const auto& kv) { return kv.first == keyword.first; });
             if (it == n.kwargs.end())
                 return false;
             keywordValues.push_back(&it->second);
         }
         if (strictKeywords_)
-            for (const auto& [key, value] : n.kwargs)
+            for (const auto& keyword : n.kwargs)
                 if (std::none_of(p.kwargs.begin(), p.kwargs.end(),
-                                 [&](const auto& kv) { return kv.first == key; }) &&
-                    !isDefaultKeyword(key, value))
+                                 [&](const auto& kv) { return kv.first == keyword.first; }) &&
+                    !isDefaultKeyword(keyword.first, keyword.second))
                     return false;
         for (size_t a = 0; a < p.args.size(); ++a)
             if (!matchArg(p.args[a], n.args[a]))

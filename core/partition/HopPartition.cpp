@@ -293,11 +293,11 @@ Expected<HopPartitionReport> partitionInvokeSubgraphBodies(Graph& joint,
             return prepared.error();
         // The body's sizes are in the symbols of the graph that calls it: its hints and guards hold there
         // (the other facts, static inputs by index, are the caller's own).
-        for (const auto& [key, value] : joint.attributes)
-            if ((key == "symbol_hints" || key == "symbol_equalities") &&
+        for (const auto& attribute : joint.attributes)
+            if ((attribute.first == "symbol_hints" || attribute.first == "symbol_equalities") &&
                 std::none_of(prepared->attributes.begin(), prepared->attributes.end(),
-                             [&](const auto& kv) { return kv.first == key; }))
-                prepared->attributes.emplace_back(key, value);
+                             [&](const auto& kv) { return kv.first == attribute.first; }))
+                prepared->attributes.push_back(attribute);
         Expected<Partition> p = partitionBody(prepared.take(), "partitioned_fw" + identifier);
         if (!p) {
             Diagnostic d = p.error();

@@ -261,13 +261,13 @@ inline void updateMeta(NodeMeta& into, const NodeMeta& from) {
         into.partitionerTag = from.partitionerTag;
     if (!from.descriptor.empty())
         into.descriptor = from.descriptor;
-    for (const auto& [key, json] : from.extra) {
-        auto it =
-            std::find_if(into.extra.begin(), into.extra.end(), [&](const auto& e) { return e.first == key; });
+    for (const auto& extra : from.extra) {
+        auto it = std::find_if(into.extra.begin(), into.extra.end(),
+                               [&](const auto& e) { return e.first == extra.first; });
         if (it != into.extra.end())
-            it->second = json;
+            it->second = extra.second;
         else
-            into.extra.emplace_back(key, json);
+            into.extra.push_back(extra);
     }
 }
 

@@ -3,12 +3,12 @@
 #pragma once
 
 #include "io/GraphEntry.h"
+#include "support/PositionIterator.h"
 #include "support/SpillBlocks.h"
 
 #include <cstddef>
 #include <cstdint>
 #include <functional>
-#include <iterator>
 #include <string>
 #include <string_view>
 #include <unordered_map>
@@ -19,45 +19,13 @@ namespace jointscope {
 class GraphList {
 public:
     // Reads GraphEntry values, built from a row when read (nothing refers into the list).
-    class const_iterator {
-    public:
-        using iterator_category = std::random_access_iterator_tag;
-        using value_type = GraphEntry;
-        using difference_type = std::ptrdiff_t;
-        using reference = GraphEntry;
-        using pointer = void;
-
-        const_iterator() = default;
-        const_iterator(const GraphList* list, size_t at) : list_(list), at_(at) {}
-        GraphEntry operator*() const { return (*list_)[at_]; }
-        GraphEntry operator[](difference_type n) const { return (*list_)[size_t(difference_type(at_) + n)]; }
-        const_iterator& operator++() { return ++at_, *this; }
-        const_iterator operator++(int) { return {list_, at_++}; }
-        const_iterator& operator--() { return --at_, *this; }
-        const_iterator operator--(int) { return {list_, at_--}; }
-        const_iterator& operator+=(difference_type n) {
-            return at_ = size_t(difference_type(at_) + n), *this;
-        }
-        const_iterator& operator-=(difference_type n) { return *this += -n; }
-        friend const_iterator operator+(const_iterator it, difference_type n) { return it += n; }
-        friend const_iterator operator+(difference_type n, const_iterator it) { return it += n; }
-        friend const_iterator operator-(const_iterator it, difference_type n) { return it -= n; }
-        friend difference_type operator-(const const_iterator& a, const const_iterator& b) {
-            return difference_type(a.at_) - difference_type(b.at_);
-        }
-        friend bool operator==(const const_iterator& a, const const_iterator& b) { return a.at_ == b.at_; }
-        friend auto operator<=>(const const_iterator& a, const const_iterator& b) { return a.at_ <=> b.at_; }
-
-    private:
-        const GraphList* list_ = nullptr;
-        size_t at_ = 0;
-    };
+    using const_iterator = PositionIterator<GraphList, GraphEntry>;
     using value_type = GraphEntry;
     using iterator = const_iterator;
 
     GraphList() = default;
     GraphList(std::initializer_list<GraphEntry> entries);
-    // Rows past the first `residentRowBlocks` blocks of 4096 go to a temporary file (SpillVector).
+    // Rows but those of the newest `residentRowBlocks` blocks of 4096 wait in a temporary file (SpillVector).
     explicit GraphList(size_t residentRowBlocks) : rows_(residentRowBlocks) {}
 
     size_t size() const { return rows_.size(); }

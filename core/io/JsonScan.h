@@ -242,68 +242,44 @@ private:
         return handler_.unsignedNumber(value);
     }
 
-    bool object() {
-        if (++depth_ > maxDepth_ || !handler_.startObject())
+    bool object() { return container(true); }
+    bool array() { return container(false); }
+
+    // An object's members or an array's values, separated by commas, up to the closing bracket.
+    bool container(bool isObject) {
+        const char close = isObject ? '}' : ']';
+        if (++depth_ > maxDepth_ || !(isObject ? handler_.startObject() : handler_.startArray()))
             return false;
         ++at_;
         skipSpace();
-        if (at_ != end_ && *at_ == '}') {
-            ++at_;
-            --depth_;
-            return handler_.end();
-        }
-        while (true) {
-            std::string_view name;
-            if (at_ == end_ || *at_ != '"' || !string(name) || !handler_.key(name))
-                return false;
-            skipSpace();
-            if (at_ == end_ || *at_ != ':')
-                return false;
-            ++at_;
-            skipSpace();
-            if (!value())
-                return false;
-            skipSpace();
-            if (at_ != end_ && *at_ == ',') {
+        if (at_ == end_ || *at_ != close) {
+            while (true) {
+                if (!(isObject ? member() : value()))
+                    return false;
+                skipSpace();
+                if (at_ == end_ || *at_ != ',')
+                    break;
                 ++at_;
                 skipSpace();
-                continue;
             }
-            if (at_ != end_ && *at_ == '}') {
-                ++at_;
-                --depth_;
-                return handler_.end();
-            }
-            return false;
+            if (at_ == end_ || *at_ != close)
+                return false;
         }
+        ++at_;
+        --depth_;
+        return handler_.end();
     }
 
-    bool array() {
-        if (++depth_ > maxDepth_ || !handler_.startArray())
+    bool member() {
+        std::string_view name;
+        if (at_ == end_ || *at_ != '"' || !string(name) || !handler_.key(name))
+            return false;
+        skipSpace();
+        if (at_ == end_ || *at_ != ':')
             return false;
         ++at_;
         skipSpace();
-        if (at_ != end_ && *at_ == ']') {
-            ++at_;
-            --depth_;
-            return handler_.end();
-        }
-        while (true) {
-            if (!value())
-                return false;
-            skipSpace();
-            if (at_ != end_ && *at_ == ',') {
-                ++at_;
-                skipSpace();
-                continue;
-            }
-            if (at_ != end_ && *at_ == ']') {
-                ++at_;
-                --depth_;
-                return handler_.end();
-            }
-            return false;
-        }
+        return value();
     }
 
     const char* at_;

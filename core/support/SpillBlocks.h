@@ -3,10 +3,11 @@
 // grows with the log; kept this way, the memory it takes does not.
 #pragma once
 
+#include "support/PositionIterator.h"
+
 #include <algorithm>
 #include <cstddef>
 #include <cstring>
-#include <iterator>
 #include <memory>
 #include <type_traits>
 #include <vector>
@@ -62,39 +63,7 @@ public:
     // The block being filled and the one before it; a scan in order reads each block on the disk once.
     static constexpr size_t kResidentBlocks = 2;
 
-    class const_iterator {
-    public:
-        using iterator_category = std::random_access_iterator_tag;
-        using value_type = T;
-        using difference_type = std::ptrdiff_t;
-        using reference = T;
-        using pointer = void;
-
-        const_iterator() = default;
-        const_iterator(const SpillVector* values, size_t at) : values_(values), at_(at) {}
-        T operator*() const { return (*values_)[at_]; }
-        T operator[](difference_type n) const { return (*values_)[size_t(difference_type(at_) + n)]; }
-        const_iterator& operator++() { return ++at_, *this; }
-        const_iterator operator++(int) { return {values_, at_++}; }
-        const_iterator& operator--() { return --at_, *this; }
-        const_iterator operator--(int) { return {values_, at_--}; }
-        const_iterator& operator+=(difference_type n) {
-            return at_ = size_t(difference_type(at_) + n), *this;
-        }
-        const_iterator& operator-=(difference_type n) { return *this += -n; }
-        friend const_iterator operator+(const_iterator it, difference_type n) { return it += n; }
-        friend const_iterator operator+(difference_type n, const_iterator it) { return it += n; }
-        friend const_iterator operator-(const_iterator it, difference_type n) { return it -= n; }
-        friend difference_type operator-(const const_iterator& a, const const_iterator& b) {
-            return difference_type(a.at_) - difference_type(b.at_);
-        }
-        friend bool operator==(const const_iterator& a, const const_iterator& b) { return a.at_ == b.at_; }
-        friend auto operator<=>(const const_iterator& a, const const_iterator& b) { return a.at_ <=> b.at_; }
-
-    private:
-        const SpillVector* values_ = nullptr;
-        size_t at_ = 0;
-    };
+    using const_iterator = PositionIterator<SpillVector, T>;
     using value_type = T;
     using iterator = const_iterator;
 

@@ -113,6 +113,9 @@ private slots:
         QCOMPARE(copy.spilledValues(), 3 * kBlock);
         SpillVector<Record> moved = std::move(copy);
         QCOMPARE(firstDifference(moved, count), count);
+        QVERIFY(copy.empty()); // NOLINT(bugprone-use-after-move): a moved-from vector is empty and usable
+        copy.push_back(recordAt(0));
+        QCOMPARE(firstDifference(copy, 1), size_t(1));
         moved.clear();
         QVERIFY(moved.empty());
         moved.push_back(recordAt(0));

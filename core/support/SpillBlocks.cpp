@@ -9,6 +9,7 @@
 #include <cstdlib>
 #include <mutex>
 #include <string>
+#include <utility>
 
 namespace jointscope {
 
@@ -75,8 +76,21 @@ struct SpillBlocks::File {
 
 SpillBlocks::SpillBlocks(size_t blockBytes, size_t residentBlocks)
     : blockBytes_(blockBytes), residentBlocks_(std::max<size_t>(residentBlocks, 1)) {}
-SpillBlocks::SpillBlocks(SpillBlocks&& other) noexcept = default;
-SpillBlocks& SpillBlocks::operator=(SpillBlocks&& other) noexcept = default;
+SpillBlocks::SpillBlocks(SpillBlocks&& other) noexcept {
+    *this = std::move(other);
+}
+
+SpillBlocks& SpillBlocks::operator=(SpillBlocks&& other) noexcept {
+    // The moved-from blocks are none: no block counts as spilled any more.
+    blockBytes_ = other.blockBytes_;
+    residentBlocks_ = other.residentBlocks_;
+    blocks_ = std::move(other.blocks_);
+    other.blocks_.clear();
+    spilled_ = std::exchange(other.spilled_, 0);
+    file_ = std::move(other.file_);
+    fileFailed_ = std::exchange(other.fileFailed_, false);
+    return *this;
+}
 SpillBlocks::~SpillBlocks() = default;
 
 std::byte* SpillBlocks::addBlock() {

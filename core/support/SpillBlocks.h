@@ -10,6 +10,7 @@
 #include <cstring>
 #include <memory>
 #include <type_traits>
+#include <utility>
 #include <vector>
 
 namespace jointscope {
@@ -73,8 +74,14 @@ public:
         for (const T& value : values)
             push_back(value);
     }
-    SpillVector(SpillVector&&) noexcept = default;
-    SpillVector& operator=(SpillVector&&) noexcept = default;
+    // A moved-from vector is empty.
+    SpillVector(SpillVector&& other) noexcept
+        : blocks_(std::move(other.blocks_)), size_(std::exchange(other.size_, 0)) {}
+    SpillVector& operator=(SpillVector&& other) noexcept {
+        blocks_ = std::move(other.blocks_);
+        size_ = std::exchange(other.size_, 0);
+        return *this;
+    }
     SpillVector(const SpillVector& other) : SpillVector(other.blocks_.residentBlocks()) { *this = other; }
     SpillVector& operator=(const SpillVector& other) {
         if (this != &other) {

@@ -387,7 +387,7 @@ private:
 };
 
 // The summary of a record's JSON, or nothing when it is not JSON: the fast scan, else nlohmann's SAX parser
-// (escaped or non-ASCII strings, or not JSON at all).
+// (non-ASCII strings, the numbers json_scan leaves to it, or not JSON at all).
 std::optional<RecordSummary> scanRecord(std::string_view jsonText) {
     std::optional<RecordSummary> summary(std::in_place);
     if (json_scan::scan(jsonText, *summary, json_support::kMaxJsonDepth))
